@@ -1,0 +1,377 @@
+# Kernel descriptions: data-independent objects that become matrices when a model is fit.
+# Type codes match the enum in src/mklearn.h.
+.kernel_codes <- c(linear = 0L, poly = 1L, rbf = 2L, laplace = 3L, chisq = 4L)
+.norm_codes <- c(none = 0L, trace = 1L, center_trace = 2L)
+
+new_kernel <- function(type, par1, par2, label) {
+  structure(list(type = type, code = .kernel_codes[[type]], par1 = as.double(par1),
+                 par2 = rep_len(as.double(par2), length(par1)), label = label),
+            class = "mkl_kernel")
+}
+
+check_positive <- function(v, name) {
+  if (!is.numeric(v) || length(v) == 0L || anyNA(v) || any(!is.finite(v)) || any(v <= 0))
+    stop(sprintf("'%s' must be a non-empty vector of positive finite numbers", name), call. = FALSE)
+  as.double(v)
+}
+
+fmt_par <- function(v) format(v, digits = 6, trim = TRUE, drop0trailing = TRUE)
+
+#' Kernel families
+#'
+#' Data-independent descriptions of kernel functions. A vector of hyperparameters gives one
+#' kernel per value. They are combined with feature subsets by [kernel_set()] and turned into
+#' matrices (in parallel C code) when a model is fit or [gram()] is called.
+#'
+#' * `rbf_kernel(sigma)`: \eqn{k(x, x') = \exp(-\|x - x'\|^2 / (2\sigma^2))}, the width
+#'   convention of the MKL papers. (kernlab's `rbfdot(sigma = s)` uses
+#'   \eqn{\exp(-s\|x - x'\|^2)}, i.e. \eqn{s = 1 / (2\sigma^2)}.)
+#' * `poly_kernel(degree, offset = 1)`: \eqn{(\langle x, x'\rangle + offset)^{degree}}.
+#' * `linear_kernel()`: \eqn{\langle x, x'\rangle}.
+#' * `laplace_kernel(sigma)`: \eqn{\exp(-\|x - x'\| / \sigma)} (Euclidean norm).
+#' * `chisq_kernel(gamma)`: the histogram kernel
+#'   \eqn{\exp(-\gamma \sum_j (x_j - x'_j)^2 / (x_j + x'_j))} for non-negative features
+#'   (terms with \eqn{x_j + x'_j = 0} are zero).
+#'
+#' @param sigma positive widths.
+#' @param degree positive integer degrees.
+#' @param offset non-negative offset added to the inner product.
+#' @param gamma positive scale of the chi-square distance.
+#' @return An object of class `mkl_kernel`.
+#' @seealso [kernel_set()], [gram()]
+#' @examples
+#' rbf_kernel(sigma = c(0.5, 1, 2))
+#' poly_kernel(degree = 1:3)
+#' @name kernels
+NULL
+
+#' @rdname kernels
+#' @export
+rbf_kernel <- function(sigma = 1) {
+  sigma <- check_positive(sigma, "sigma")
+  new_kernel("rbf", sigma, 0, sprintf("rbf(sigma=%s)", fmt_par(sigma)))
+}
+
+#' @rdname kernels
+#' @export
+poly_kernel <- function(degree = 2, offset = 1) {
+  degree <- check_positive(degree, "degree")
+  if (any(degree != round(degree)))
+    stop("'degree' must be a vector of positive integers", call. = FALSE)
+  if (!is.numeric(offset) || length(offset) != 1L || !is.finite(offset) || offset < 0)
+    stop("'offset' must be one non-negative number", call. = FALSE)
+  new_kernel("poly", degree, rep(offset, length(degree)),
+             sprintf("poly(degree=%s%s)", fmt_par(degree),
+                     if (offset != 1) paste0(",offset=", fmt_par(offset)) else ""))
+}
+
+#' @rdname kernels
+#' @export
+linear_kernel <- function() new_kernel("linear", 0, 0, "linear")
+
+#' @rdname kernels
+#' @export
+laplace_kernel <- function(sigma = 1) {
+  sigma <- check_positive(sigma, "sigma")
+  new_kernel("laplace", sigma, 0, sprintf("laplace(sigma=%s)", fmt_par(sigma)))
+}
+
+#' @rdname kernels
+#' @export
+chisq_kernel <- function(gamma = 1) {
+  gamma <- check_positive(gamma, "gamma")
+  new_kernel("chisq", gamma, 0, sprintf("chisq(gamma=%s)", fmt_par(gamma)))
+}
+
+#' @export
+print.mkl_kernel <- function(x, ...) {
+  cat("<mkl_kernel>", length(x$label), "kernel(s):", paste(x$label, collapse = ", "), "\n")
+  invisible(x)
+}
+
+#' A set of kernels on feature subsets
+#'
+#' Pairs every kernel family with every feature subset. `features = c("all", "each")` gives
+#' the 27 (d + 1) design of the SpicyMKL and SimpleMKL experiments when used with 24 Gaussian
+#' widths and polynomial degrees 1 to 3.
+#'
+#' @param ... kernel families ([rbf_kernel()], [poly_kernel()], ...).
+#' @param features `"all"` (one kernel on all columns), `"each"` (one kernel per single
+#'   column), `c("all", "each")`, or a list of column subsets given by index or by name.
+#' @param normalize `"trace"` (each kernel scaled to unit trace, the default), `"center_trace"`
+#'   (centred in feature space, then unit trace, as in HessianMKL), or `"none"`.
+#' @param jitter a small number added to the diagonal of each training kernel after
+#'   normalisation (default 1e-8, as in SpicyMKL's experiments).
+#' @return An object of class `kernel_set`.
+#' @seealso [random_kernels()], [gram()], [mkl()]
+#' @examples
+#' ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)),
+#'                  poly_kernel(degree = 1:3),
+#'                  features = c("all", "each"))
+#' ks
+#' @export
+kernel_set <- function(..., features = "all", normalize = c("trace", "center_trace", "none"),
+                       jitter = 1e-8) {
+  fams <- list(...)
+  fams <- fams[!vapply(fams, is.null, logical(1))]
+  if (length(fams) == 0L)
+    stop("a kernel set needs at least one kernel family, e.g. rbf_kernel(sigma = 1)",
+         call. = FALSE)
+  if (!all(vapply(fams, inherits, logical(1), "mkl_kernel")))
+    stop("every argument in '...' must be a kernel family such as rbf_kernel() or poly_kernel()",
+         call. = FALSE)
+  normalize <- match.arg(normalize)
+  check_features(features)
+  if (!is.numeric(jitter) || length(jitter) != 1L || !is.finite(jitter) || jitter < 0)
+    stop("'jitter' must be one non-negative number", call. = FALSE)
+  structure(list(families = fams, features = features, normalize = normalize,
+                 jitter = as.double(jitter), explicit = NULL), class = "kernel_set")
+}
+
+check_features <- function(features) {
+  ok <- if (is.character(features)) all(features %in% c("all", "each")) && length(features) > 0L
+        else if (is.list(features)) length(features) > 0L &&
+          all(vapply(features, function(f) (is.numeric(f) || is.character(f)) && length(f) > 0L,
+                     logical(1)))
+        else FALSE
+  if (!ok)
+    stop("'features' must be \"all\", \"each\", c(\"all\", \"each\") or a non-empty list of ",
+         "column subsets (indices or names)", call. = FALSE)
+  invisible(TRUE)
+}
+
+#' Random Gaussian kernels on random feature subsets
+#'
+#' The many-kernel design of SpicyMKL (Suzuki and Tomioka 2009, Sec. 5.2): each kernel is a
+#' Gaussian on a random subset of the columns with width \eqn{5\chi^2_1 + 0.1}. The subset
+#' size is drawn uniformly from `size` and the columns uniformly without replacement.
+#'
+#' @param M number of kernels.
+#' @param p number of columns of the data the set will be used with.
+#' @param size possible subset sizes (default `1:p`).
+#' @inheritParams kernel_set
+#' @return A `kernel_set` with `M` kernels.
+#' @examples
+#' set.seed(1)
+#' ks <- random_kernels(50, p = 20)
+#' ks
+#' @export
+random_kernels <- function(M, p, size = seq_len(p), normalize = c("trace", "center_trace", "none"),
+                           jitter = 1e-8) {
+  if (!is.numeric(M) || length(M) != 1L || !is.finite(M) || M < 1 || M != round(M))
+    stop("'M' must be one positive integer", call. = FALSE)
+  if (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p < 1 || p != round(p))
+    stop("'p' must be one positive integer", call. = FALSE)
+  if (!is.numeric(size) || length(size) == 0L || any(size < 1 | size > p | size != round(size)))
+    stop("'size' must contain integers between 1 and p", call. = FALSE)
+  normalize <- match.arg(normalize)
+  sz <- if (length(size) == 1L) rep(size, M) else sample(size, M, replace = TRUE)
+  groups <- lapply(sz, function(s) sort(sample.int(p, s)))
+  sigma <- 5 * stats::rchisq(M, df = 1) + 0.1
+  structure(list(families = list(), features = groups, normalize = normalize,
+                 jitter = as.double(jitter),
+                 explicit = list(type = rep("rbf", M), par1 = sigma, par2 = rep(0, M),
+                                 flabel = sprintf("rbf(sigma=%s)", fmt_par(sigma)))),
+            class = "kernel_set")
+}
+
+#' @export
+print.kernel_set <- function(x, ...) {
+  nk <- if (is.null(x$explicit)) sum(vapply(x$families, function(f) length(f$label), 1L)) else
+    length(x$explicit$type)
+  cat("<kernel_set> normalisation:", x$normalize, " jitter:", format(x$jitter), "\n")
+  if (is.null(x$explicit)) {
+    cat(" families:", paste(unlist(lapply(x$families, `[[`, "label")), collapse = ", "), "\n")
+    fs <- if (is.character(x$features)) paste(x$features, collapse = " + ") else
+      sprintf("%d column subsets", length(x$features))
+    cat(" features:", fs, "\n")
+    cat(" kernels per feature group:", nk, "\n")
+  } else {
+    cat(" ", nk, " kernels, each on its own feature subset (random design)\n", sep = "")
+  }
+  invisible(x)
+}
+
+# Resolve a kernel set against the columns of x: the feature groups and a kernel table.
+resolve_kernels <- function(ks, p, cn) {
+  feats <- ks$features
+  glist <- list(); glab <- character()
+  add_group <- function(idx, lab) {
+    glist[[length(glist) + 1L]] <<- as.integer(idx)
+    glab[length(glab) + 1L] <<- lab
+  }
+  to_index <- function(f) {
+    if (is.character(f)) {
+      if (is.null(cn)) stop("feature subsets given by name need a matrix with column names",
+                            call. = FALSE)
+      bad <- setdiff(f, cn)
+      if (length(bad)) stop(sprintf("unknown column(s) in 'features': %s",
+                                    paste(bad, collapse = ", ")), call. = FALSE)
+      match(f, cn)
+    } else {
+      if (any(f != round(f)) || any(f < 1) || any(f > p))
+        stop(sprintf("feature indices must be integers between 1 and %d", p), call. = FALSE)
+      as.integer(f)
+    }
+  }
+  colname <- function(j) if (is.null(cn)) paste0("x", j) else cn[j]
+  sub_label <- function(idx) {
+    nm <- colname(idx)
+    if (length(nm) <= 3L) paste(nm, collapse = ",") else
+      sprintf("%s,...(%d)", paste(nm[1:2], collapse = ","), length(nm))
+  }
+  if (is.character(feats)) {
+    if ("all" %in% feats) add_group(seq_len(p), "all")
+    if ("each" %in% feats) for (j in seq_len(p)) add_group(j, colname(j))
+  } else {
+    for (f in feats) {
+      if (is.character(f) && length(f) == 1L && f %in% c("all", "each")) {
+        if (f == "all") add_group(seq_len(p), "all") else
+          for (j in seq_len(p)) add_group(j, colname(j))
+      } else {
+        idx <- unique(to_index(f))
+        add_group(idx, sub_label(idx))
+      }
+    }
+  }
+  G <- length(glist)
+  if (is.null(ks$explicit)) {
+    fam_type <- unlist(lapply(ks$families, function(f) rep(f$type, length(f$par1))))
+    fam_p1 <- unlist(lapply(ks$families, `[[`, "par1"))
+    fam_p2 <- unlist(lapply(ks$families, `[[`, "par2"))
+    fam_lab <- unlist(lapply(ks$families, `[[`, "label"))
+    nf <- length(fam_type)
+    kg <- rep(seq_len(G), each = nf)
+    tab <- data.frame(group = kg, type = rep(fam_type, G), par1 = rep(fam_p1, G),
+                      par2 = rep(fam_p2, G), stringsAsFactors = FALSE)
+    labels <- paste0(rep(fam_lab, G), "[", glab[kg], "]")
+  } else {
+    e <- ks$explicit
+    if (length(e$type) != G) stop("internal: explicit kernels and groups differ", call. = FALSE)
+    tab <- data.frame(group = seq_len(G), type = e$type, par1 = e$par1, par2 = e$par2,
+                      stringsAsFactors = FALSE)
+    labels <- paste0(e$flabel, "[", glab, "]")
+  }
+  labels <- make.unique(labels, sep = "#")
+  gfeat <- unlist(glist) - 1L
+  gstart <- c(0L, cumsum(lengths(glist)))
+  list(groups = glist, group_labels = glab, gstart = as.integer(gstart),
+       gfeat = as.integer(gfeat), table = tab, labels = labels,
+       normalize = ks$normalize, jitter = ks$jitter)
+}
+
+#' Number of kernels a set gives on data with p columns
+#' @param kernels a [kernel_set()].
+#' @param x a matrix or data frame (only its columns are used).
+#' @return An integer.
+#' @examples
+#' n_kernels(kernel_set(rbf_kernel(1:3), features = c("all", "each")), matrix(0, 2, 4))
+#' @export
+n_kernels <- function(kernels, x) {
+  if (!inherits(kernels, "kernel_set")) stop("'kernels' must be a kernel_set", call. = FALSE)
+  nrow(resolve_kernels(kernels, ncol(x), colnames(x))$table)
+}
+
+kernel_bytes <- function(n1, n2, M) 8 * as.double(n1) * as.double(n2) * as.double(M)
+
+check_kernel_memory <- function(n1, n2, M) {
+  bytes <- kernel_bytes(n1, n2, M)
+  limit <- getOption("mklearn.max_bytes", 4e9)
+  if (bytes > limit)
+    stop(sprintf(paste0("the kernel array would need %s (%d x %d x %d doubles), above the limit ",
+                        "of %s set by options(mklearn.max_bytes = ). Use fewer kernels or ",
+                        "samples, raise the limit, or use a solver that computes kernels on the ",
+                        "fly in O(MN) memory (MWUMKL; not yet available in this version)."),
+                 format_bytes(bytes), n1, n2, M, format_bytes(limit)), call. = FALSE)
+  invisible(bytes)
+}
+
+format_bytes <- function(b) {
+  u <- c("B", "KB", "MB", "GB", "TB"); k <- 1
+  while (b >= 1000 && k < length(u)) { b <- b / 1000; k <- k + 1 }
+  sprintf("%.3g %s", b, u[k])
+}
+
+check_chisq_data <- function(rk, x, which) {
+  tab <- rk$table[which, , drop = FALSE]
+  g <- unique(tab$group[tab$type == "chisq"])
+  for (gi in g) {
+    if (any(x[, rk$groups[[gi]]] < 0))
+      stop("chisq_kernel() needs non-negative features (histograms); the data have negative ",
+           "values (with standardize = TRUE they always do: set standardize = FALSE)",
+           call. = FALSE)
+  }
+}
+
+# Build training kernels (normalised) for the resolved set rk, optionally only `which`.
+build_train <- function(rk, x, which = NULL, nthreads = 0L) {
+  if (is.null(which)) which <- seq_len(nrow(rk$table))
+  check_kernel_memory(nrow(x), nrow(x), length(which))
+  check_chisq_data(rk, x, which)
+  tab <- rk$table[which, , drop = FALSE]
+  .Call(C_gram, x, NULL, rk$gstart, rk$gfeat, as.integer(tab$group - 1L),
+        unname(.kernel_codes[tab$type]), as.double(tab$par1), as.double(tab$par2),
+        .norm_codes[[rk$normalize]], rk$jitter, NULL, as.integer(nthreads))
+}
+
+# Test-by-train kernels for kernels `which`, with the training normalisation `stats`.
+build_test <- function(rk, x, z, stats, which, nthreads = 0L) {
+  check_kernel_memory(nrow(z), nrow(x), length(which))
+  check_chisq_data(rk, z, which)
+  tab <- rk$table[which, , drop = FALSE]
+  st <- list(as.double(stats$scale[which]),
+             if (is.null(stats$colmeans)) NULL else stats$colmeans[, which, drop = FALSE],
+             if (is.null(stats$grandmean)) NULL else as.double(stats$grandmean[which]))
+  .Call(C_gram, x, z, rk$gstart, rk$gfeat, as.integer(tab$group - 1L),
+        unname(.kernel_codes[tab$type]), as.double(tab$par1), as.double(tab$par2),
+        .norm_codes[[rk$normalize]], rk$jitter, st, as.integer(nthreads))
+}
+
+#' Kernel matrices
+#'
+#' Builds the kernels of a set as one contiguous n x n x M array, in parallel C code, with
+#' each feature subset's distances computed once. With `y`, returns the test-by-train
+#' kernels (rows: `y`, columns: `x`) normalised with the statistics of the training kernels,
+#' so they can be combined with a model fitted on `x`.
+#'
+#' @param kernels a [kernel_set()].
+#' @param x training data: a numeric matrix or data frame.
+#' @param y optional new data with the same columns as `x`.
+#' @param which optional indices of the kernels to compute (default all).
+#' @param nthreads number of threads (0: the OpenMP default, capped by `OMP_THREAD_LIMIT`).
+#' @return A numeric array with dimnames giving the kernel labels; the training version has
+#'   attribute `"normalization"` (trace scale, and the column and grand means for centring).
+#' @examples
+#' x <- as.matrix(iris[1:20, 1:4])
+#' K <- gram(kernel_set(rbf_kernel(c(0.5, 1)), features = c("all", "each")), x)
+#' dim(K)
+#' dimnames(K)[[3]]
+#' @export
+gram <- function(kernels, x, y = NULL, which = NULL, nthreads = 0L) {
+  if (!inherits(kernels, "kernel_set"))
+    stop("'kernels' must be a kernel_set (see ?kernel_set)", call. = FALSE)
+  x <- check_x(x)
+  rk <- resolve_kernels(kernels, ncol(x), colnames(x))
+  M <- nrow(rk$table)
+  if (is.null(which)) which <- seq_len(M)
+  if (!is.numeric(which) || any(which < 1 | which > M | which != round(which)))
+    stop(sprintf("'which' must contain kernel indices between 1 and %d", M), call. = FALSE)
+  which <- as.integer(which)
+  nthreads <- check_threads(nthreads)
+  tr <- build_train(rk, x, which, nthreads)
+  if (is.null(y)) {
+    K <- tr$K
+    tr$K <- NULL   # drop the second reference so that setting dimnames does not copy
+    dimnames(K) <- list(rownames(x), rownames(x), rk$labels[which])
+    attr(K, "normalization") <- tr[c("scale", "colmeans", "grandmean")]
+    return(K)
+  }
+  y <- check_newx(y, x)
+  st <- tr[c("scale", "colmeans", "grandmean")]
+  rm(tr)
+  idx <- seq_along(which)
+  rk2 <- rk; rk2$table <- rk$table[which, , drop = FALSE]
+  K <- build_test(rk2, x, y, st, idx, nthreads)
+  dimnames(K) <- list(rownames(y), rownames(x), rk$labels[which])
+  K
+}

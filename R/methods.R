@@ -1,0 +1,284 @@
+# S3 methods shared by every solver's "mkl" object, and by "mkl_path".
+
+active_kernels <- function(object) which(colSums(object$alpha != 0) > 0)
+
+#' @export
+print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, ...) {
+  cat("\nCall:  ", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
+  cat(sprintf("Multiple kernel learning: method '%s', %s, loss '%s'%s\n", x$method, x$task,
+              x$loss, if (!is.null(x$penalty)) paste0(", penalty '", x$penalty, "'") else ""))
+  cat(sprintf("Data: %d observations%s; C = %s\n", x$nobs,
+              if (is.na(x$p_x)) ", precomputed kernels" else paste0(" x ", x$p_x, " features"),
+              format(x$C, digits = digits)))
+  nz <- sum(x$weights > 0)
+  cat(sprintf("Kernels selected: %d of %d\n", nz, x$M))
+  cat(sprintf("Converged: %s after %d iteration(s)", if (x$converged) "yes" else "NO",
+              x$iterations))
+  g <- utils::tail(x$history$gap, 1L)
+  if (length(g) && !is.na(g)) cat(sprintf(", relative gap %s", format(g, digits = 3)))
+  cat("\n")
+  w <- sort(x$weights[x$weights > 0], decreasing = TRUE)
+  if (length(w)) {
+    cat(sprintf("\nTop kernel weights:\n"))
+    print(round(utils::head(w, top), digits))
+  }
+  cat("\n")
+  invisible(x)
+}
+
+#' Summarise an mkl fit
+#'
+#' @param object an `"mkl"` fit.
+#' @param ... unused.
+#' @return An object of class `"summary.mkl"`: the selected kernels with their weights and
+#'   block norms, the training error, the number of support vectors (non-zero sample
+#'   coefficients), convergence and the last row of the history.
+#' @examples
+#' set.seed(2)
+#' x <- matrix(rnorm(200), 50)
+#' y <- factor(ifelse(x[, 1]^2 + x[, 2] > 1, "a", "b"))
+#' fit <- mkl(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 2)), features = c("all", "each")))
+#' summary(fit)
+#' @export
+summary.mkl <- function(object, ...) {
+  act <- which(object$weights > 0)
+  tab <- data.frame(kernel = names(object$weights)[act], weight = unname(object$weights[act]),
+                    stringsAsFactors = FALSE)
+  tab <- tab[order(-tab$weight), , drop = FALSE]
+  rownames(tab) <- NULL
+  train <- if (object$task == "classification")
+    c(error = mean(sign(object$fitted) != object$y))
+  else c(rmse = sqrt(mean((object$fitted - object$y)^2)),
+         r2 = 1 - sum((object$fitted - object$y)^2) / sum((object$y - mean(object$y))^2))
+  structure(list(call = object$call, method = object$method, task = object$task,
+                 loss = object$loss, penalty = object$penalty, C = object$C,
+                 nobs = object$nobs, M = object$M, kernels = tab,
+                 n_sv = sum(rowSums(object$alpha != 0) > 0), train = train,
+                 converged = object$converged, iterations = object$iterations,
+                 last = utils::tail(object$history, 1L), timing = object$timing),
+            class = "summary.mkl")
+}
+
+#' @export
+print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("\nCall:  ", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
+  cat(sprintf("Method '%s' (%s, loss '%s'), C = %s, %d observations, %d kernels\n",
+              x$method, x$task, x$loss, format(x$C, digits = digits), x$nobs, x$M))
+  cat(sprintf("Converged: %s, %d iteration(s); kernel build %.3g s, fit %.3g s\n",
+              if (x$converged) "yes" else "NO", x$iterations, x$timing[["kernels"]],
+              x$timing[["fit"]]))
+  cat(sprintf("Non-zero sample coefficients: %d of %d\n", x$n_sv, x$nobs))
+  if (x$task == "classification")
+    cat(sprintf("Training error: %.4g\n", x$train[["error"]]))
+  else cat(sprintf("Training RMSE: %.4g, R^2: %.4g\n", x$train[["rmse"]], x$train[["r2"]]))
+  cat("\nLast iteration:\n")
+  print(x$last, digits = digits, row.names = FALSE)
+  cat(sprintf("\nSelected kernels (%d of %d):\n", nrow(x$kernels), x$M))
+  print(utils::head(x$kernels, 20L), digits = digits, row.names = FALSE)
+  if (nrow(x$kernels) > 20L) cat(sprintf("... and %d more\n", nrow(x$kernels) - 20L))
+  invisible(x)
+}
+
+#' Kernel weights of an mkl fit
+#'
+#' @param object an `"mkl"` fit or an `"mkl_path"`.
+#' @param type `"weights"` (the kernel weights on the simplex), `"alpha"` (the n x M
+#'   sample coefficients) or `"bias"`.
+#' @param nonzero keep only the kernels with non-zero weight.
+#' @param s for a path: the value(s) of C to use (the nearest fitted value on the log scale).
+#' @param ... unused.
+#' @return A named numeric vector (or matrix for `type = "alpha"`, or for a path several
+#'   values of `s`).
+#' @examples
+#' x <- as.matrix(mtcars[, -1])
+#' fit <- mkl(x, mtcars$mpg, kernels = kernel_set(rbf_kernel(c(1, 3)), linear_kernel()))
+#' coef(fit)
+#' @export
+coef.mkl <- function(object, type = c("weights", "alpha", "bias"), nonzero = FALSE, ...) {
+  type <- match.arg(type)
+  switch(type,
+         weights = if (nonzero) object$weights[object$weights > 0] else object$weights,
+         alpha = if (nonzero) object$alpha[, active_kernels(object), drop = FALSE] else
+           object$alpha,
+         bias = object$b)
+}
+
+prepare_newx <- function(object, newx) {
+  if (!is.null(object$terms) && is.data.frame(newx)) {
+    mf <- stats::model.frame(object$terms, newx, xlev = object$xlevels, na.action = stats::na.fail)
+    X <- stats::model.matrix(object$terms, mf, contrasts.arg = object$contrasts)
+    newx <- X[, colnames(X) != "(Intercept)", drop = FALSE]
+  }
+  newx <- check_newx(newx, if (is.null(object$xnames)) seq_len(object$p_x) else object$xnames)
+  if (!is.null(object$standardize))
+    newx <- apply_standardize(newx, object$standardize$center, object$standardize$scale)
+  newx
+}
+
+#' Predict with an mkl fit
+#'
+#' Builds only the test kernels with non-zero weight, normalised with the training
+#' statistics, and combines them with the fitted coefficients.
+#'
+#' @param object an `"mkl"` fit.
+#' @param newx new data (matrix or data frame; for a formula fit, a data frame). Missing:
+#'   the fitted training decision values (computed with the training kernels, which carry
+#'   the diagonal jitter).
+#' @param type `"class"` (classification: labels as in the training response), `"link"`
+#'   (the decision value \eqn{f(x)}), or `"response"` (classification: the probability of the
+#'   second class, from the logistic link for the logistic loss and from Platt's sigmoid fitted
+#'   on the training decision values for the hinge loss; regression: \eqn{f(x)}).
+#' @param newkernels for precomputed kernels: the test-by-train kernels, an n_new x n x M
+#'   array or a list of M matrices, in the order of the training kernels and un-normalised
+#'   like them.
+#' @param ... unused.
+#' @return A vector of predictions: a factor (or the training label values) for
+#'   `type = "class"`, numeric otherwise.
+#' @examples
+#' set.seed(3)
+#' x <- matrix(rnorm(300), 100)
+#' y <- ifelse(x[, 1] * x[, 2] > 0, 1, -1)
+#' fit <- mkl(x[1:70, ], y[1:70], kernels = kernel_set(rbf_kernel(c(0.5, 1, 2))), C = 10)
+#' mean(predict(fit, x[71:100, ]) == y[71:100])
+#' head(predict(fit, x[71:100, ], type = "response"))
+#' @export
+predict.mkl <- function(object, newx, type = c("class", "link", "response"),
+                        newkernels = NULL, ...) {
+  type <- if (missing(type) && object$task == "regression") "link" else match.arg(type)
+  if (object$task == "regression" && type == "class")
+    stop("type = 'class' is for classification fits; use 'link' or 'response'", call. = FALSE)
+  act <- active_kernels(object)
+  nthreads <- check_threads(NULL)
+  if (is.null(object$x)) {
+    if (is.null(newkernels))
+      stop("this model was fitted on precomputed kernels: supply 'newkernels'", call. = FALSE)
+    Kt <- as_kernel_array(newkernels, name = "newkernels", test = TRUE)
+    if (dim(Kt)[2] != object$nobs || dim(Kt)[3] != object$M)
+      stop(sprintf("'newkernels' must be n_new x %d x %d (test by train, all kernels)",
+                   object$nobs, object$M), call. = FALSE)
+    Kt <- Kt[, , act, drop = FALSE]
+    f <- object$b + if (length(act))
+      .Call(C_kernel_mv, Kt, object$alpha[, act, drop = FALSE], nthreads) else 0
+  } else {
+    if (!is.null(newkernels)) stop("'newkernels' is only for precomputed-kernel fits",
+                                   call. = FALSE)
+    if (missing(newx) || is.null(newx)) {
+      f <- object$fitted
+    } else if (length(act)) {
+      z <- prepare_newx(object, newx)
+      Kt <- build_test(object$kernel_info, object$x, z, object$normalization, act, nthreads)
+      f <- .Call(C_kernel_mv, Kt, object$alpha[, act, drop = FALSE], nthreads) + object$b
+      names(f) <- rownames(z)
+    } else f <- rep(object$b, nrow(prepare_newx(object, newx)))
+  }
+  if (type == "link" || object$task == "regression") return(f)
+  if (type == "response") return(stats::plogis(object$platt[["A"]] * f + object$platt[["B"]]))
+  cls <- object$classes
+  out <- cls[ifelse(f > 0, 2L, 1L)]
+  names(out) <- names(f)
+  out
+}
+
+#' @export
+fitted.mkl <- function(object, ...) object$fitted
+
+#' Plot an mkl fit
+#'
+#' @param x an `"mkl"` fit.
+#' @param type `"weights"`: the non-zero kernel weights, labelled; `"history"`: the relative
+#'   duality gap (log scale) and the number of active kernels against time, when the solver
+#'   recorded them.
+#' @param top at most this many kernels are shown.
+#' @param ... passed to the plotting functions.
+#' @return `x`, invisibly.
+#' @examples
+#' set.seed(2)
+#' x <- matrix(rnorm(200), 50)
+#' y <- ifelse(x[, 1] + x[, 3] > 0, 1, -1)
+#' fit <- mkl(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 2)), features = c("all", "each")))
+#' plot(fit)
+#' @export
+plot.mkl <- function(x, type = c("weights", "history"), top = 30L, ...) {
+  type <- match.arg(type)
+  if (type == "weights") {
+    w <- sort(x$weights[x$weights > 0], decreasing = TRUE)
+    w <- rev(utils::head(w, top))
+    op <- graphics::par(mar = c(4, max(4, min(20, max(nchar(names(w))) * 0.55)), 3, 1))
+    on.exit(graphics::par(op))
+    graphics::barplot(w, horiz = TRUE, las = 1, cex.names = 0.7, xlab = "kernel weight",
+                      main = sprintf("%s: %d of %d kernels selected", x$method,
+                                     sum(x$weights > 0), x$M), ...)
+  } else {
+    h <- x$history
+    ok <- !is.na(h$gap) & h$gap > 0
+    if (nrow(h) < 2L || !any(ok)) {
+      message("this fit recorded no iteration history to plot")
+      return(invisible(x))
+    }
+    op <- graphics::par(mfrow = c(1, 2))
+    on.exit(graphics::par(op))
+    graphics::plot(h$time[ok], h$gap[ok], log = "y", type = "b", pch = 20,
+                   xlab = "time (s)", ylab = "relative duality gap", main = x$method, ...)
+    graphics::plot(h$time, h$n_active, type = "b", pch = 20, xlab = "time (s)",
+                   ylab = "active kernels", main = x$method, ...)
+  }
+  invisible(x)
+}
+
+# ------------------------------------------------------------------ paths over C
+
+path_index <- function(object, s) {
+  if (is.null(s)) return(seq_along(object$C))
+  if (!is.numeric(s) || anyNA(s) || any(s <= 0)) stop("'s' must be positive values of C",
+                                                      call. = FALSE)
+  vapply(s, function(v) which.min(abs(log(object$C) - log(v))), integer(1))
+}
+
+#' @export
+print.mkl_path <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("\nCall:  ", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
+  tab <- data.frame(C = x$C,
+                    kernels = vapply(x$fits, function(f) sum(f$weights > 0), 1L),
+                    iterations = vapply(x$fits, `[[`, 1L, "iterations"),
+                    converged = vapply(x$fits, `[[`, TRUE, "converged"),
+                    objective = vapply(x$fits, function(f) as.double(f$objective), 1),
+                    gap = vapply(x$fits, function(f) as.double(utils::tail(f$history$gap, 1L)), 1))
+  cat(sprintf("Path of %d '%s' fits (warm-started):\n", length(x$C), x$method))
+  print(tab, digits = digits, row.names = FALSE)
+  invisible(x)
+}
+
+#' @rdname coef.mkl
+#' @export
+coef.mkl_path <- function(object, s = NULL, type = c("weights", "alpha", "bias"), ...) {
+  type <- match.arg(type)
+  idx <- path_index(object, s)
+  if (length(idx) == 1L) return(coef(object$fits[[idx]], type = type))
+  if (type == "alpha") return(lapply(object$fits[idx], coef, type = "alpha"))
+  out <- sapply(object$fits[idx], coef, type = type)
+  if (is.matrix(out)) colnames(out) <- format(object$C[idx]) else
+    names(out) <- format(object$C[idx])
+  out
+}
+
+#' @rdname predict.mkl
+#' @param s for a path: the value(s) of C to predict with (nearest fitted value, log scale).
+#' @export
+predict.mkl_path <- function(object, newx, s = NULL, ...) {
+  idx <- path_index(object, s)
+  if (length(idx) == 1L) return(predict(object$fits[[idx]], newx, ...))
+  out <- lapply(object$fits[idx], function(f) predict(f, newx, ...))
+  names(out) <- format(object$C[idx])
+  out
+}
+
+#' @rdname plot.mkl
+#' @export
+plot.mkl_path <- function(x, ...) {
+  W <- sapply(x$fits, `[[`, "weights")
+  keep <- rowSums(W) > 0
+  graphics::matplot(log10(x$C), t(W[keep, , drop = FALSE]), type = "l", lty = 1,
+                    xlab = "log10(C)", ylab = "kernel weight",
+                    main = sprintf("%s: kernel weights along the path", x$method), ...)
+  invisible(x)
+}

@@ -1,0 +1,302 @@
+#' Fit a multiple kernel learning model
+#'
+#' The single entry point of the package. `mkl()` validates its arguments, builds the
+#' normalised kernel matrices in C, and hands them to the solver selected by `method`.
+#' Every solver returns the same kind of object (class `"mkl"`), with [print()],
+#' [summary()], [predict()], [coef()] and [plot()] methods.
+#'
+#' @section Methods:
+#' * `"uniform"`: equal kernel weights \eqn{1/M}; an SVM (hinge loss) for classification,
+#'   kernel ridge regression (squared loss, ridge \eqn{1/C}) for a numeric response.
+#' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty.
+#' * `"simple"`, `"hessian"`, `"lp"`: SimpleMKL, HessianMKL and lp-norm MKL on the SMO SVM.
+#'
+#' Solvers other than `"uniform"` are available when their code is part of the installed
+#' version; [mkl_methods()] lists them.
+#'
+#' @param x a numeric matrix or data frame of numeric columns (n x p); may be `NULL` when
+#'   `kernels` are precomputed. For the formula method, a formula.
+#' @param y the response: a two-level factor, a numeric vector in \{-1, 1\} or \{0, 1\}
+#'   (classification), or a numeric vector (regression).
+#' @param kernels a [kernel_set()], or precomputed training kernels: an n x n x M array or a
+#'   list of n x n matrices (symmetric, positive semidefinite; used as given).
+#' @param method the solver, see Methods.
+#' @param C regularisation constant(s) (positive). For the SVM-based methods it is the box
+#'   constant (larger C, less regularisation); for SpicyMKL the penalty weight. A strictly
+#'   decreasing vector fits the whole path with warm starts and returns an `"mkl_path"`.
+#' @param loss `"hinge"` or `"logistic"` (classification), `"squared"` or `"epsilon"`
+#'   (regression). Default: hinge for classification, squared for regression.
+#' @param penalty `"l1"` (block 1-norm) or `"elasticnet"` (SpicyMKL).
+#' @param lambda elastic-net mixing parameter in \[0, 1\].
+#' @param p the norm of lp-norm MKL (`method = "lp"`), `p >= 1`.
+#' @param epsilon the width of the epsilon-insensitive loss.
+#' @param standardize z-score the columns of `x` (stored and re-applied by `predict`).
+#' @param task `"classification"` or `"regression"`; guessed from `y` when `NULL`.
+#' @param control a list from [mkl_control()].
+#' @param init a previous fit of the same method on the same data, to warm-start from.
+#' @param ... for the formula method, arguments passed to the default method.
+#' @return An object of class `"mkl"` (or `"mkl_path"` for a vector `C`), a list with
+#'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `weights` (named kernel weights, on
+#'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
+#'   \alpha_m + b}), `b`, `converged`, `iterations`, `history` (a data frame per iteration),
+#'   `objective`, `fitted` (training decision values), `timing`, and what `predict` needs to
+#'   rebuild the test kernels (the kernel set, the training data and normalisation).
+#' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
+#' @examples
+#' data(iris)
+#' d <- iris[iris$Species != "setosa", ]
+#' d$Species <- droplevels(d$Species)
+#' ks <- kernel_set(rbf_kernel(sigma = c(0.5, 1, 2)), poly_kernel(1:2),
+#'                  features = c("all", "each"))
+#' fit <- mkl(Species ~ ., data = d, kernels = ks, method = "uniform", C = 10)
+#' fit
+#' mean(predict(fit, d) == d$Species)
+#' head(coef(fit))
+#' @export
+mkl <- function(x, ...) UseMethod("mkl")
+
+#' @rdname mkl
+#' @param data a data frame for the formula method.
+#' @export
+mkl.formula <- function(x, data, ...) {
+  formula <- x
+  cl <- match.call()
+  if (missing(data)) stop("the formula interface needs 'data'", call. = FALSE)
+  mf <- stats::model.frame(formula, data = data, na.action = stats::na.fail)
+  tt <- attr(mf, "terms")
+  y <- stats::model.response(mf)
+  if (is.null(y)) stop("the formula has no response", call. = FALSE)
+  attr(tt, "intercept") <- 1L
+  X <- stats::model.matrix(tt, mf)
+  X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
+  fit <- mkl.default(X, y, ...)
+  attr(tt, ".Environment") <- NULL
+  add_formula <- function(f) {
+    f$call <- cl
+    f$terms <- stats::delete.response(tt)
+    f$xlevels <- stats::.getXlevels(tt, mf)
+    f$contrasts <- attr(X, "contrasts")
+    f
+  }
+  if (inherits(fit, "mkl_path")) {
+    fit$fits <- lapply(fit$fits, add_formula)
+    fit$call <- cl
+    fit
+  } else add_formula(fit)
+}
+
+#' The solvers available in this build
+#' @return A character vector of `method` values accepted by [mkl()].
+#' @examples
+#' mkl_methods()
+#' @export
+mkl_methods <- function() {
+  all <- c("uniform", "spicy", "simple", "hessian", "lp")
+  ns <- asNamespace("mklearn")
+  all[vapply(all, function(m) exists(paste0("fit_", m), envir = ns, inherits = FALSE),
+             logical(1))]
+}
+
+#' Solver settings
+#'
+#' @param tol relative duality-gap tolerance of the MKL solvers (the papers use 0.01).
+#' @param maxiter maximum number of outer iterations.
+#' @param svm_tol KKT tolerance of the inner SMO SVM.
+#' @param svm_maxiter maximum number of SMO iterations per SVM solve.
+#' @param inner_tol,inner_maxiter tolerance and iteration bound of an inner Newton loop
+#'   (SpicyMKL); `NULL` for the solver's default.
+#' @param nthreads number of threads (0: the OpenMP default, capped by `OMP_THREAD_LIMIT`);
+#'   defaults to `getOption("mklearn.threads", 0)`.
+#' @param verbose print progress.
+#' @param ... further method-specific settings, passed to the solver as they are.
+#' @return A list.
+#' @examples
+#' mkl_control(tol = 1e-3)
+#' @export
+mkl_control <- function(tol = 0.01, maxiter = 500L, svm_tol = 1e-4, svm_maxiter = 10000000L,
+                        inner_tol = NULL, inner_maxiter = NULL, nthreads = NULL,
+                        verbose = FALSE, ...) {
+  ctl <- list(tol = check_scalar(tol, "tol", 0, lower_open = TRUE),
+              maxiter = as.integer(check_scalar(maxiter, "maxiter", 1)),
+              svm_tol = check_scalar(svm_tol, "svm_tol", 0, lower_open = TRUE),
+              svm_maxiter = as.integer(check_scalar(svm_maxiter, "svm_maxiter", 1)),
+              inner_tol = if (!is.null(inner_tol)) check_scalar(inner_tol, "inner_tol", 0,
+                                                                lower_open = TRUE),
+              inner_maxiter = if (!is.null(inner_maxiter))
+                as.integer(check_scalar(inner_maxiter, "inner_maxiter", 1)),
+              nthreads = check_threads(nthreads),
+              verbose = isTRUE(verbose))
+  c(ctl, list(...))
+}
+
+.method_losses <- list(
+  uniform = list(classification = "hinge", regression = "squared"),
+  spicy = list(classification = c("hinge", "logistic"), regression = c("squared", "epsilon")),
+  simple = list(classification = "hinge", regression = character()),
+  hessian = list(classification = "hinge", regression = character()),
+  lp = list(classification = "hinge", regression = character())
+)
+
+#' @rdname mkl
+#' @export
+mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
+                                                   poly_kernel(1:2)),
+                        method = c("uniform", "spicy", "simple", "hessian", "lp"), C = 1,
+                        loss = NULL, penalty = c("l1", "elasticnet"), lambda = 0.5, p = 2,
+                        epsilon = 0.1, standardize = TRUE, task = NULL,
+                        control = mkl_control(), init = NULL, ...) {
+  cl <- match.call()
+  if (length(list(...)))
+    stop(sprintf("unused argument(s): %s", paste(names(list(...)), collapse = ", ")),
+         call. = FALSE)
+  method <- match.arg(method)
+  penalty <- match.arg(penalty)
+  fitfun <- get0(paste0("fit_", method), envir = asNamespace("mklearn"), inherits = FALSE)
+  if (is.null(fitfun))
+    stop(sprintf("method '%s' is not available in this version; available: %s", method,
+                 paste(mkl_methods(), collapse = ", ")), call. = FALSE)
+  if (!is.numeric(C) || length(C) == 0L || anyNA(C) || any(!is.finite(C)) || any(C <= 0))
+    stop("'C' must be positive and finite", call. = FALSE)
+  if (length(C) > 1L && any(diff(C) >= 0))
+    stop("a vector 'C' must be strictly decreasing (it is fitted as a warm-started path)",
+         call. = FALSE)
+  if (!is.null(task)) task <- match.arg(task, c("classification", "regression"))
+  lambda <- check_scalar(lambda, "lambda", 0, 1)
+  p <- check_scalar(p, "p", 1)
+  epsilon <- check_scalar(epsilon, "epsilon", 0)
+  if (!is.logical(standardize) || length(standardize) != 1L || is.na(standardize))
+    stop("'standardize' must be TRUE or FALSE", call. = FALSE)
+  if (!is.list(control) || is.null(control$tol))
+    stop("'control' must be a list made by mkl_control()", call. = FALSE)
+
+  precomputed <- !inherits(kernels, "kernel_set")
+  if (precomputed) {
+    if (!is.null(x)) x <- check_x(x)
+    Karr <- as_kernel_array(kernels, NULL)
+    n <- dim(Karr)[1]
+    if (NROW(y) != n)
+      stop(sprintf("precomputed kernels are %d x %d but there are %d observations in 'y'",
+                   n, n, NROW(y)), call. = FALSE)
+    if (!is.null(x) && nrow(x) != n)
+      stop(sprintf("'x' has %d rows but the precomputed kernels are %d x %d", nrow(x), n, n),
+           call. = FALSE)
+  } else {
+    if (is.null(x)) stop("'x' is needed to build the kernels of a kernel_set", call. = FALSE)
+    x <- check_x(x)
+    n <- nrow(x)
+  }
+  yc <- check_y(y, n, task)
+  task <- yc$task
+  allowed <- .method_losses[[method]][[task]]
+  if (length(allowed) == 0L)
+    stop(sprintf("method '%s' does not do %s", method, task), call. = FALSE)
+  if (is.null(loss)) loss <- allowed[1L]
+  if (!is.character(loss) || length(loss) != 1L || !(loss %in% allowed))
+    stop(sprintf("method '%s' with a %s response supports loss %s", method, task,
+                 paste0("'", allowed, "'", collapse = " or ")), call. = FALSE)
+  if (penalty == "elasticnet" && method != "spicy")
+    stop("penalty = 'elasticnet' is available with method = 'spicy' only", call. = FALSE)
+  if (!is.null(init) && !inherits(init, "mkl"))
+    stop("'init' must be a previous mkl fit", call. = FALSE)
+
+  # --- kernels
+  t0 <- proc.time()[["elapsed"]]
+  std <- NULL
+  if (precomputed) {
+    M <- dim(Karr)[3]
+    labels <- dimnames(Karr)[[3]]
+    if (is.null(labels)) labels <- paste0("K", seq_len(M))
+    norm <- .Call(C_normalize, Karr, 0L, 0, control$nthreads)
+    rm(Karr)
+    rk <- NULL
+    kset <- "precomputed"
+  } else {
+    if (standardize) {
+      std <- standardize_x(x)
+      xs <- std$x
+    } else xs <- x
+    rk <- resolve_kernels(kernels, ncol(x), colnames(x))
+    M <- nrow(rk$table)
+    labels <- rk$labels
+    norm <- build_train(rk, xs, NULL, control$nthreads)
+    kset <- kernels
+  }
+  K <- norm$K
+  t_kernels <- proc.time()[["elapsed"]] - t0
+  if (!is.null(init)) {
+    if (init$method != method || nrow(init$alpha) != n || ncol(init$alpha) != M)
+      stop("'init' must be a fit of the same method on data of the same size and kernels",
+           call. = FALSE)
+  }
+
+  ctl <- control
+  ctl$loss <- loss; ctl$penalty <- penalty; ctl$lambda <- lambda; ctl$p <- p
+  ctl$epsilon <- epsilon
+  base <- list(method = method, task = task, loss = loss,
+               penalty = if (method == "spicy") penalty else NULL,
+               lambda = if (method == "spicy" && penalty == "elasticnet") lambda else NULL,
+               p = if (method == "lp") p else NULL,
+               epsilon = if (loss == "epsilon") epsilon else NULL,
+               kernels = kset, kernel_info = rk, labels = labels,
+               normalization = list(scale = norm$scale, colmeans = norm$colmeans,
+                                    grandmean = norm$grandmean),
+               x = if (precomputed) NULL else if (standardize) std$x else x,
+               xnames = if (is.null(x)) NULL else colnames(x),
+               p_x = if (is.null(x)) NA_integer_ else ncol(x),
+               standardize = if (is.null(std)) NULL else std[c("center", "scale")],
+               y = yc$y, classes = yc$classes, nobs = n, M = M)
+  state <- if (is.null(init)) NULL else init$state
+  fits <- vector("list", length(C))
+  for (k in seq_along(C)) {
+    t1 <- proc.time()[["elapsed"]]
+    res <- fitfun(K, yc$y, task, C[k], ctl, state)
+    t_fit <- proc.time()[["elapsed"]] - t1
+    state <- res$state
+    fits[[k]] <- new_mkl(res, base, C[k], K, cl, c(kernels = t_kernels, fit = t_fit),
+                         ctl$nthreads)
+    if (!isTRUE(res$converged))
+      warning(sprintf(paste0("%s did not converge at C = %s within %d iterations (last relative ",
+                             "gap %s); raise control$maxiter or loosen control$tol"),
+                      method, format(C[k]), ctl$maxiter,
+                      format(signif(utils::tail(res$history$gap, 1L), 3))), call. = FALSE)
+  }
+  if (length(C) == 1L) return(fits[[1L]])
+  structure(list(call = cl, method = method, C = C, fits = fits), class = "mkl_path")
+}
+
+new_mkl <- function(res, base, C, K, call, timing, nthreads) {
+  M <- base$M
+  w <- as.double(res$weights)
+  if (length(w) != M || anyNA(w)) stop("internal: solver returned malformed weights", call. = FALSE)
+  names(w) <- base$labels
+  alpha <- res$alpha
+  if (!is.matrix(alpha) || nrow(alpha) != base$nobs || ncol(alpha) != M)
+    stop("internal: solver returned malformed alpha", call. = FALSE)
+  colnames(alpha) <- base$labels
+  act <- which(colSums(alpha != 0) > 0)
+  fitted <- if (length(act)) .Call(C_kernel_mv, K[, , act, drop = FALSE],
+                                   alpha[, act, drop = FALSE], nthreads) + res$b
+            else rep(res$b, base$nobs)
+  obj <- c(list(call = call), base,
+           list(C = C, weights = w, alpha = alpha, b = as.double(res$b),
+                objective = res$objective, converged = isTRUE(res$converged),
+                iterations = as.integer(res$iterations), history = as.data.frame(res$history),
+                fitted = fitted, state = res$state, info = res$info, timing = timing))
+  if (obj$task == "classification") obj$platt <- platt_fit(fitted, base$y, obj$loss)
+  class(obj) <- "mkl"
+  obj
+}
+
+# Probabilities for hinge-loss classifiers: Platt's sigmoid on the training decision values,
+# with his smoothed targets (which keep it finite on separable data).
+platt_fit <- function(f, y, loss) {
+  if (loss == "logistic") return(c(A = 1, B = 0))
+  np <- sum(y > 0); nn <- sum(y < 0)
+  t <- ifelse(y > 0, (np + 1) / (np + 2), 1 / (nn + 2))
+  nll <- function(par) {
+    z <- par[1] * f + par[2]
+    sum(-t * stats::plogis(z, log.p = TRUE) - (1 - t) * stats::plogis(-z, log.p = TRUE))
+  }
+  op <- stats::optim(c(1, 0), nll, method = "BFGS")
+  c(A = op$par[1], B = op$par[2])
+}

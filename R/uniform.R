@@ -1,0 +1,40 @@
+# The uniform combination: d_m = 1/M, one SVM (hinge) or one kernel ridge fit (squared).
+fit_uniform <- function(K, y, task, C, control, init) {
+  M <- dim(K)[3]
+  n <- length(y)
+  d <- rep(1 / M, M)
+  t0 <- proc.time()[["elapsed"]]
+  Kc <- .Call(C_combine, K, d, control$nthreads)
+  if (task == "classification") {
+    a0 <- if (!is.null(init$alpha_svm) && length(init$alpha_svm) == n) init$alpha_svm else
+      numeric(n)
+    s <- .Call(C_smo, Kc, y, C, as.double(a0), control$svm_tol, control$svm_maxiter)
+    coef <- s$alpha * y
+    b <- s$b
+    obj <- s$objective
+    conv <- s$converged
+    it <- s$iterations
+    f <- drop(Kc %*% coef) + b
+    primal <- 0.5 * sum(coef * drop(Kc %*% coef)) + C * sum(pmax(0, 1 - y * f))
+    gap <- (primal - obj) / max(abs(primal), .Machine$double.eps)
+    state <- list(alpha_svm = s$alpha)
+    info <- list(svm_violation = s$violation, svm_iterations = s$iterations,
+                 n_sv = sum(s$alpha > 0))
+  } else {
+    r <- .Call(C_kridge, Kc, y, 1 / C)
+    coef <- r$beta
+    b <- r$b
+    res <- y - drop(Kc %*% coef) - b
+    obj <- C / 2 * sum(res^2) + 0.5 * sum(coef * drop(Kc %*% coef))
+    conv <- TRUE
+    it <- 1L
+    gap <- 0
+    state <- NULL
+    info <- list()
+  }
+  list(weights = d, alpha = outer(coef, d), b = b, objective = obj, converged = conv,
+       iterations = it,
+       history = data.frame(iteration = 1L, time = proc.time()[["elapsed"]] - t0,
+                            objective = obj, gap = gap, n_active = M),
+       state = state, info = info)
+}

@@ -1,0 +1,155 @@
+# Argument checks shared by the front ends. Each stops with a specific message.
+
+check_x <- function(x, name = "x") {
+  if (is.data.frame(x)) {
+    bad <- names(x)[!vapply(x, function(v) is.numeric(v) || is.logical(v), logical(1))]
+    if (length(bad))
+      stop(sprintf(paste0("'%s' has non-numeric column(s): %s. Convert them to numbers, or use ",
+                          "the formula interface mkl(y ~ ., data), which expands factors."),
+                   name, paste(bad, collapse = ", ")), call. = FALSE)
+    x <- as.matrix(x)
+  }
+  if (!is.matrix(x) && is.numeric(x) && is.null(dim(x))) x <- matrix(x, ncol = 1L)
+  if (!is.matrix(x) || !(is.numeric(x) || is.logical(x)))
+    stop(sprintf("'%s' must be a numeric matrix or a data frame of numeric columns", name),
+         call. = FALSE)
+  if (nrow(x) == 0L || ncol(x) == 0L) stop(sprintf("'%s' has no rows or no columns", name),
+                                           call. = FALSE)
+  storage.mode(x) <- "double"
+  if (anyNA(x)) stop(sprintf("'%s' contains missing values (NA/NaN); remove or impute them",
+                             name), call. = FALSE)
+  if (any(!is.finite(x))) stop(sprintf("'%s' contains infinite values", name), call. = FALSE)
+  x
+}
+
+check_newx <- function(newx, x_train_cols) {
+  newx <- check_x(newx, "newx")
+  p <- if (is.matrix(x_train_cols)) ncol(x_train_cols) else length(x_train_cols)
+  cn <- if (is.matrix(x_train_cols)) colnames(x_train_cols) else x_train_cols
+  if (!is.null(cn) && !is.null(colnames(newx)) && !is.numeric(cn)) {
+    miss <- setdiff(cn, colnames(newx))
+    if (length(miss))
+      stop(sprintf("'newx' lacks column(s) the model was fitted on: %s",
+                   paste(miss, collapse = ", ")), call. = FALSE)
+    newx <- newx[, cn, drop = FALSE]
+  }
+  if (ncol(newx) != p)
+    stop(sprintf("'newx' has %d column(s) but the model was fitted on %d", ncol(newx), p),
+         call. = FALSE)
+  newx
+}
+
+check_threads <- function(nthreads) {
+  if (is.null(nthreads)) nthreads <- getOption("mklearn.threads", 0L)
+  if (!is.numeric(nthreads) || length(nthreads) != 1L || is.na(nthreads) || nthreads < 0 ||
+      nthreads != round(nthreads))
+    stop("'nthreads' must be one non-negative integer (0: the OpenMP default)", call. = FALSE)
+  as.integer(nthreads)
+}
+
+check_scalar <- function(v, name, lower = -Inf, upper = Inf, lower_open = FALSE) {
+  ok <- is.numeric(v) && length(v) == 1L && !is.na(v) && is.finite(v) && v <= upper &&
+    (if (lower_open) v > lower else v >= lower)
+  if (!ok)
+    stop(sprintf("'%s' must be one finite number %s %s%s", name, if (lower_open) ">" else ">=",
+                 format(lower), if (is.finite(upper)) paste(" and <=", format(upper)) else ""),
+         call. = FALSE)
+  as.double(v)
+}
+
+# Code the response. Returns list(y (double), task, classes).
+check_y <- function(y, n, task = NULL) {
+  if (is.data.frame(y) || (is.matrix(y) && ncol(y) > 1L))
+    stop("'y' must be a vector (one response)", call. = FALSE)
+  if (is.matrix(y)) y <- drop(y)
+  if (length(y) != n)
+    stop(sprintf("'y' has length %d but 'x' has %d rows", length(y), n), call. = FALSE)
+  if (anyNA(y)) stop("'y' contains missing values", call. = FALSE)
+  if (is.character(y) || is.logical(y)) y <- factor(y)
+  if (is.factor(y)) {
+    y <- droplevels(y)
+    if (!is.null(task) && task == "regression")
+      stop("a factor 'y' cannot be used for regression", call. = FALSE)
+    lv <- levels(y)
+    if (length(lv) < 2L)
+      stop(sprintf("'y' has a single class ('%s'); classification needs two", lv), call. = FALSE)
+    if (length(lv) > 2L)
+      stop(sprintf("'y' has %d classes; mklearn fits binary classifiers only", length(lv)),
+           call. = FALSE)
+    return(list(y = ifelse(y == lv[2L], 1, -1), task = "classification",
+                classes = factor(lv, levels = lv)))
+  }
+  if (!is.numeric(y)) stop("'y' must be a factor or a numeric vector", call. = FALSE)
+  if (any(!is.finite(y))) stop("'y' contains infinite values", call. = FALSE)
+  u <- sort(unique(y))
+  if (is.null(task))
+    task <- if (length(u) <= 2L && (all(u %in% c(-1, 1)) || all(u %in% c(0, 1))))
+      "classification" else "regression"
+  if (task == "classification") {
+    if (length(u) < 2L)
+      stop(sprintf("'y' has a single class (%s); classification needs two", format(u)),
+           call. = FALSE)
+    if (length(u) > 2L || !(all(u %in% c(-1, 1)) || all(u %in% c(0, 1))))
+      stop("a numeric 'y' for classification must take the values {-1, 1} or {0, 1}",
+           call. = FALSE)
+    return(list(y = ifelse(y == u[2L], 1, -1), task = task, classes = u))
+  }
+  if (length(u) < 2L) stop("'y' is constant; there is nothing to learn", call. = FALSE)
+  list(y = as.double(y), task = "regression", classes = NULL)
+}
+
+standardize_x <- function(x) {
+  center <- colMeans(x)
+  scale <- sqrt(colSums(sweep(x, 2L, center)^2) / max(nrow(x) - 1L, 1L))
+  const <- scale <= 1e-12 * pmax(1, abs(center))
+  if (any(const)) {
+    nm <- if (is.null(colnames(x))) paste0("column ", which(const)) else colnames(x)[const]
+    stop(sprintf(paste0("cannot standardise constant column(s): %s. Remove them, or set ",
+                        "standardize = FALSE"), paste(nm, collapse = ", ")), call. = FALSE)
+  }
+  list(x = sweep(sweep(x, 2L, center), 2L, scale, "/"), center = center, scale = scale)
+}
+
+apply_standardize <- function(x, center, scale) {
+  if (is.null(center)) return(x)
+  sweep(sweep(x, 2L, center), 2L, scale, "/")
+}
+
+# Validate a precomputed kernel array or list of matrices; returns an n x n x M double array.
+as_kernel_array <- function(K, n = NULL, name = "kernels", test = FALSE) {
+  if (is.list(K) && !is.array(K)) {
+    if (length(K) == 0L) stop(sprintf("'%s' is an empty list", name), call. = FALSE)
+    d <- lapply(K, dim)
+    if (!all(vapply(K, is.matrix, logical(1))) || length(unique(d)) != 1L)
+      stop(sprintf("'%s' must be a list of matrices of the same size", name), call. = FALSE)
+    labs <- names(K)
+    K <- array(unlist(lapply(K, as.double)), c(d[[1]], length(K)))
+    if (!is.null(labs)) dimnames(K) <- list(NULL, NULL, labs)
+  }
+  if (is.matrix(K)) K <- array(K, c(dim(K), 1L), dimnames = c(dimnames(K), list(NULL)))
+  if (!is.array(K) || length(dim(K)) != 3L || !is.numeric(K))
+    stop(sprintf("'%s' must be a kernel_set, an n x n x M numeric array or a list of matrices",
+                 name), call. = FALSE)
+  if (dim(K)[3] == 0L) stop(sprintf("'%s' holds no kernels", name), call. = FALSE)
+  storage.mode(K) <- "double"
+  if (anyNA(K) || any(!is.finite(K)))
+    stop(sprintf("'%s' contains NA or infinite values", name), call. = FALSE)
+  if (!test) {
+    if (dim(K)[1] != dim(K)[2]) stop(sprintf("precomputed training kernels must be square; got %d x %d",
+                                             dim(K)[1], dim(K)[2]), call. = FALSE)
+    if (!is.null(n) && dim(K)[1] != n)
+      stop(sprintf("precomputed kernels are %d x %d but there are %d observations",
+                   dim(K)[1], dim(K)[1], n), call. = FALSE)
+    chk <- .Call(C_check_psd, K)
+    bad <- which(chk$asymmetry > 1e-10)
+    if (length(bad))
+      stop(sprintf("precomputed kernel(s) %s not symmetric", paste(head(bad, 5), collapse = ", ")),
+           call. = FALSE)
+    bad <- which(chk$min_eigen < -1e-8)
+    if (length(bad))
+      stop(sprintf(paste0("precomputed kernel(s) %s not positive semidefinite (smallest ",
+                          "eigenvalue %.3g relative to the largest entry)"),
+                   paste(head(bad, 5), collapse = ", "), min(chk$min_eigen[bad])), call. = FALSE)
+  }
+  K
+}

@@ -1,0 +1,408 @@
+/* Kernel matrices and their normalisation.
+ * Each feature group's distances / inner products are computed once and reused for every
+ * kernel on that group; kernels are filled in parallel. Training kernels are symmetric:
+ * only the lower triangle is computed and then mirrored. */
+#include "mklearn.h"
+#include <math.h>
+#include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <stdint.h>
+#endif
+
+/* Large kernel arrays are touched once, page by page: on Linux ask for transparent huge
+   pages, which makes the first touch several times cheaper. Advice only; errors ignored. */
+static void advise_huge(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t) 1 << 21;
+    if (bytes < 4 * huge) return;
+    uintptr_t a = ((uintptr_t) p + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t) p + bytes) & ~(huge - 1);
+    if (e > a) (void) madvise((void *) a, e - a, MADV_HUGEPAGE);
+#else
+    (void) p; (void) bytes;
+#endif
+}
+
+static double ipow(double x, int k)
+{
+    double r = 1.0;
+    while (k > 0) {
+        if (k & 1) r *= x;
+        x *= x;
+        k >>= 1;
+    }
+    return r;
+}
+
+/* base matrices of one feature group: squared distance, inner product, chi-square distance */
+enum { NEED_D2 = 1, NEED_IP = 2, NEED_CH = 4 };
+
+static void group_base(const double *x, int n, const double *z, int nz, const int *feat,
+                       int nf, int need, int sym, double *D2, double *IP, double *CH, int nt)
+{
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 8)
+#endif
+    for (int j = 0; j < n; j++) {
+        int i0 = sym ? j : 0;
+        for (int i = i0; i < nz; i++) {
+            double d2 = 0.0, ip = 0.0, ch = 0.0;
+            for (int f = 0; f < nf; f++) {
+                size_t c = (size_t) feat[f];
+                double a = z[c * nz + i], b = x[c * n + j];
+                double d = a - b;
+                d2 += d * d;
+                ip += a * b;
+                if (need & NEED_CH) {
+                    double s = a + b;
+                    if (s != 0.0) ch += d * d / s;
+                }
+            }
+            size_t o = (size_t) j * nz + i;
+            if (need & NEED_D2) D2[o] = d2;
+            if (need & NEED_IP) IP[o] = ip;
+            if (need & NEED_CH) CH[o] = ch;
+        }
+    }
+}
+
+static inline double kval(int type, double p1, double p2, double d2, double ip, double ch)
+{
+    switch (type) {
+    case MK_LINEAR:  return ip;
+    case MK_POLY:    return ipow(ip + p2, (int) p1);
+    case MK_RBF:     return exp(-d2 / (2.0 * p1 * p1));
+    case MK_LAPLACE: return exp(-sqrt(d2) / p1);
+    case MK_CHISQ:   return exp(-p1 * ch);
+    default:         return NAN;
+    }
+}
+
+void mk_gram(const double *x, int n, int p, const double *z, int nz,
+             const int *gstart, const int *gfeat, int M, const int *kgroup, const int *ktype,
+             const double *kpar1, const double *kpar2, double *out, int nthreads)
+{
+    (void) p;
+    int nt = mk_threads(nthreads);
+    int sym = (z == NULL);
+    if (sym) { z = x; nz = n; }
+    const size_t nn = (size_t) nz * n;
+    double *D2 = (double *) R_alloc(nn, sizeof(double));
+    double *IP = (double *) R_alloc(nn, sizeof(double));
+    double *CH = NULL;
+    int *members = (int *) R_alloc(M > 0 ? M : 1, sizeof(int));
+    int ngroups = 0;
+    for (int m = 0; m < M; m++) if (kgroup[m] + 1 > ngroups) ngroups = kgroup[m] + 1;
+
+    for (int g = 0; g < ngroups; g++) {
+        int nm = 0, need = 0;
+        for (int m = 0; m < M; m++) {
+            if (kgroup[m] != g) continue;
+            members[nm++] = m;
+            switch (ktype[m]) {
+            case MK_LINEAR: case MK_POLY: need |= NEED_IP; break;
+            case MK_RBF: case MK_LAPLACE: need |= NEED_D2; break;
+            case MK_CHISQ: need |= NEED_CH; break;
+            }
+        }
+        if (nm == 0) continue;
+        if ((need & NEED_CH) && CH == NULL) CH = (double *) R_alloc(nn, sizeof(double));
+        group_base(x, n, z, nz, gfeat + gstart[g], gstart[g + 1] - gstart[g], need, sym,
+                   D2, IP, CH, nt);
+        const int ntask = nm * n;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 16)
+#endif
+        for (int task = 0; task < ntask; task++) {
+            int m = members[task / n], j = task % n;
+            int type = ktype[m];
+            double p1 = kpar1[m], p2 = kpar2[m];
+            double *Kj = out + (size_t) m * nn + (size_t) j * nz;
+            int i0 = sym ? j : 0;
+            size_t o = (size_t) j * nz;
+            switch (type) {
+            case MK_RBF: {
+                double c = -1.0 / (2.0 * p1 * p1);
+                for (int i = i0; i < nz; i++) Kj[i] = exp(c * D2[o + i]);
+                break;
+            }
+            case MK_POLY: {
+                int deg = (int) p1;
+                for (int i = i0; i < nz; i++) Kj[i] = ipow(IP[o + i] + p2, deg);
+                break;
+            }
+            default:
+                for (int i = i0; i < nz; i++)
+                    Kj[i] = kval(type, p1, p2, D2[o + i], IP[o + i], CH ? CH[o + i] : 0.0);
+            }
+        }
+    }
+    if (sym) {
+        /* mirror the lower triangle into the upper one */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
+#endif
+        for (int m = 0; m < M; m++) {
+            double *Km = out + (size_t) m * nn;
+            for (int j = 1; j < n; j++)
+                for (int i = 0; i < j; i++) Km[(size_t) j * n + i] = Km[(size_t) i * n + j];
+        }
+    }
+}
+
+void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scale,
+                  double *colmeans, double *grandmean, int nthreads)
+{
+    const size_t nn = (size_t) n * n;
+    int nt = mk_threads(nthreads);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        double *Km = K + (size_t) m * nn;
+        double s = 1.0;
+        if (norm == MK_NORM_CENTER_TRACE) {
+            double *cm = colmeans + (size_t) m * n, gm = 0.0;
+            for (int j = 0; j < n; j++) {
+                double t = 0.0;
+                for (int i = 0; i < n; i++) t += Km[(size_t) j * n + i];
+                cm[j] = t / n;
+                gm += cm[j];
+            }
+            gm /= n;
+            grandmean[m] = gm;
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < n; i++) Km[(size_t) j * n + i] += gm - cm[i] - cm[j];
+        }
+        if (norm != MK_NORM_NONE) {
+            double tr = 0.0;
+            for (int i = 0; i < n; i++) tr += Km[(size_t) i * n + i];
+            s = tr > 0.0 ? tr : 1.0;
+            double inv = 1.0 / s;
+            for (size_t k = 0; k < nn; k++) Km[k] *= inv;
+        }
+        scale[m] = s;
+        if (jitter != 0.0)
+            for (int i = 0; i < n; i++) Km[(size_t) i * n + i] += jitter;
+    }
+}
+
+void mk_normalize_test(double *Kt, int nz, int n, int M, int norm, const double *scale,
+                       const double *colmeans, const double *grandmean, int nthreads)
+{
+    if (norm == MK_NORM_NONE) return;
+    const size_t nn = (size_t) nz * n;
+    int nt = mk_threads(nthreads);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        double *Km = Kt + (size_t) m * nn;
+        double inv = 1.0 / scale[m];
+        if (norm == MK_NORM_CENTER_TRACE) {
+            const double *cm = colmeans + (size_t) m * n;
+            double gm = grandmean[m];
+            /* row means of the test kernel over the training points, without scratch */
+            for (int i = 0; i < nz; i++) {
+                double r = 0.0;
+                for (int j = 0; j < n; j++) r += Km[(size_t) j * nz + i];
+                r /= n;
+                for (int j = 0; j < n; j++) {
+                    double *v = Km + (size_t) j * nz + i;
+                    *v = (*v - r - cm[j] + gm) * inv;
+                }
+            }
+        } else {
+            for (size_t k = 0; k < nn; k++) Km[k] *= inv;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ .Call */
+
+static int kernel_dims(SEXP K, int *n, int *M)
+{
+    SEXP dim = getAttrib(K, R_DimSymbol);
+    if (!isReal(K) || LENGTH(dim) != 3) error("'K' must be a double n x n x M array");
+    *n = INTEGER(dim)[0];
+    *M = INTEGER(dim)[2];
+    return INTEGER(dim)[1];
+}
+
+static SEXP stats_list(int nprot_base, SEXP K, SEXP scale, SEXP cm, SEXP gm)
+{
+    (void) nprot_base;
+    const char *nms[] = {"K", "scale", "colmeans", "grandmean", ""};
+    SEXP out = PROTECT(mkNamed(VECSXP, nms));
+    SET_VECTOR_ELT(out, 0, K);
+    SET_VECTOR_ELT(out, 1, scale);
+    SET_VECTOR_ELT(out, 2, cm);
+    SET_VECTOR_ELT(out, 3, gm);
+    UNPROTECT(1);
+    return out;
+}
+
+static SEXP alloc_array3(int a, int b, int c)
+{
+    SEXP dim = PROTECT(allocVector(INTSXP, 3));
+    INTEGER(dim)[0] = a; INTEGER(dim)[1] = b; INTEGER(dim)[2] = c;
+    SEXP out = PROTECT(allocVector(REALSXP, (R_xlen_t) a * b * c));
+    advise_huge(REAL(out), (size_t) a * b * c * sizeof(double));
+    setAttrib(out, R_DimSymbol, dim);
+    UNPROTECT(2);
+    return out;
+}
+
+/* training mode (z = NULL): returns list(K, scale, colmeans, grandmean);
+   test mode: stats = list(scale, colmeans, grandmean) of the training kernels, returns the
+   normalised test-by-train array. */
+SEXP mkc_gram(SEXP x, SEXP z, SEXP gstart, SEXP gfeat, SEXP kgroup, SEXP ktype,
+              SEXP kpar1, SEXP kpar2, SEXP norm, SEXP jitter, SEXP stats, SEXP nthreads)
+{
+    if (!isReal(x) || !isMatrix(x)) error("'x' must be a double matrix");
+    if (!isNull(z) && (!isReal(z) || !isMatrix(z))) error("'z' must be NULL or a double matrix");
+    if (!isInteger(gstart) || !isInteger(gfeat) || !isInteger(kgroup) || !isInteger(ktype))
+        error("group and kernel codes must be integer");
+    if (!isReal(kpar1) || !isReal(kpar2)) error("kernel parameters must be double");
+    int n = nrows(x), p = ncols(x), M = LENGTH(ktype);
+    if (LENGTH(kgroup) != M || LENGTH(kpar1) != M || LENGTH(kpar2) != M)
+        error("kernel description vectors differ in length");
+    int ng = LENGTH(gstart) - 1;
+    const int *gs = INTEGER(gstart), *gf = INTEGER(gfeat);
+    if (ng < 1 || gs[ng] != LENGTH(gfeat)) error("malformed feature groups");
+    for (int k = 0; k < LENGTH(gfeat); k++)
+        if (gf[k] < 0 || gf[k] >= p) error("feature index out of range");
+    for (int m = 0; m < M; m++)
+        if (INTEGER(kgroup)[m] < 0 || INTEGER(kgroup)[m] >= ng) error("group index out of range");
+    int nz = n;
+    if (!isNull(z)) {
+        nz = nrows(z);
+        if (ncols(z) != p) error("'z' and 'x' differ in columns");
+    }
+    int nc = asInteger(norm), nt = asInteger(nthreads);
+    double jit = asReal(jitter);
+    int nprot = 0;
+    SEXP K = PROTECT(alloc_array3(nz, n, M)); nprot++;
+    mk_gram(REAL(x), n, p, isNull(z) ? NULL : REAL(z), nz, gs, gf, M, INTEGER(kgroup),
+            INTEGER(ktype), REAL(kpar1), REAL(kpar2), REAL(K), nt);
+    if (!isNull(z)) {
+        if (!isNewList(stats) || LENGTH(stats) != 3) error("'stats' must be a list of 3");
+        SEXP sc = VECTOR_ELT(stats, 0), cm = VECTOR_ELT(stats, 1), gm = VECTOR_ELT(stats, 2);
+        if (!isReal(sc) || LENGTH(sc) != M) error("'scale' must have length M");
+        if (nc == MK_NORM_CENTER_TRACE &&
+            (!isReal(cm) || XLENGTH(cm) != (R_xlen_t) n * M || !isReal(gm) || LENGTH(gm) != M))
+            error("centring statistics have the wrong length");
+        mk_normalize_test(REAL(K), nz, n, M, nc, REAL(sc),
+                          nc == MK_NORM_CENTER_TRACE ? REAL(cm) : NULL,
+                          nc == MK_NORM_CENTER_TRACE ? REAL(gm) : NULL, nt);
+        UNPROTECT(nprot);
+        return K;
+    }
+    SEXP sc = PROTECT(allocVector(REALSXP, M)); nprot++;
+    SEXP cm = R_NilValue, gm = R_NilValue;
+    if (nc == MK_NORM_CENTER_TRACE) {
+        cm = PROTECT(allocMatrix(REALSXP, n, M)); nprot++;
+        gm = PROTECT(allocVector(REALSXP, M)); nprot++;
+    }
+    mk_normalize(REAL(K), n, M, nc, jit, REAL(sc), isNull(cm) ? NULL : REAL(cm),
+                 isNull(gm) ? NULL : REAL(gm), nt);
+    SEXP out = stats_list(nprot, K, sc, cm, gm);
+    UNPROTECT(nprot);
+    return out;
+}
+
+/* Normalise a user-supplied training array (a copy; the user's object is untouched). */
+SEXP mkc_normalize(SEXP K, SEXP norm, SEXP jitter, SEXP nthreads)
+{
+    int n, M;
+    if (kernel_dims(K, &n, &M) != n) error("kernels must be square");
+    int nc = asInteger(norm), nprot = 0;
+    SEXP Kn = PROTECT(duplicate(K)); nprot++;
+    SEXP sc = PROTECT(allocVector(REALSXP, M)); nprot++;
+    SEXP cm = R_NilValue, gm = R_NilValue;
+    if (nc == MK_NORM_CENTER_TRACE) {
+        cm = PROTECT(allocMatrix(REALSXP, n, M)); nprot++;
+        gm = PROTECT(allocVector(REALSXP, M)); nprot++;
+    }
+    mk_normalize(REAL(Kn), n, M, nc, asReal(jitter), REAL(sc), isNull(cm) ? NULL : REAL(cm),
+                 isNull(gm) ? NULL : REAL(gm), asInteger(nthreads));
+    SEXP out = stats_list(nprot, Kn, sc, cm, gm);
+    UNPROTECT(nprot);
+    return out;
+}
+
+SEXP mkc_normalize_test(SEXP Kt, SEXP norm, SEXP stats, SEXP nthreads)
+{
+    int nz, M;
+    int n = kernel_dims(Kt, &nz, &M);
+    int nc = asInteger(norm);
+    if (!isNewList(stats) || LENGTH(stats) != 3) error("'stats' must be a list of 3");
+    SEXP sc = VECTOR_ELT(stats, 0), cm = VECTOR_ELT(stats, 1), gm = VECTOR_ELT(stats, 2);
+    if (!isReal(sc) || LENGTH(sc) != M) error("'scale' must have length M");
+    if (nc == MK_NORM_CENTER_TRACE &&
+        (!isReal(cm) || XLENGTH(cm) != (R_xlen_t) n * M || !isReal(gm) || LENGTH(gm) != M))
+        error("centring statistics have the wrong length");
+    SEXP out = PROTECT(duplicate(Kt));
+    mk_normalize_test(REAL(out), nz, n, M, nc, REAL(sc),
+                      nc == MK_NORM_CENTER_TRACE ? REAL(cm) : NULL,
+                      nc == MK_NORM_CENTER_TRACE ? REAL(gm) : NULL, asInteger(nthreads));
+    UNPROTECT(1);
+    return out;
+}
+
+/* For each kernel: the largest |K - K'| relative to max |K|, and the smallest eigenvalue
+   relative to the largest absolute one (LAPACK dsyevr on a scratch copy). */
+#define USE_FC_LEN_T
+#include <R_ext/Lapack.h>
+#ifndef FCONE
+#define FCONE
+#endif
+SEXP mkc_check_psd(SEXP K)
+{
+    int n, M;
+    if (kernel_dims(K, &n, &M) != n) error("kernels must be square");
+    const size_t nn = (size_t) n * n;
+    SEXP asym = PROTECT(allocVector(REALSXP, M));
+    SEXP mineig = PROTECT(allocVector(REALSXP, M));
+    double *A = (double *) R_alloc(nn, sizeof(double));
+    double *w = (double *) R_alloc(n, sizeof(double));
+    int *isuppz = (int *) R_alloc(2, sizeof(int));
+    for (int m = 0; m < M; m++) {
+        const double *Km = REAL(K) + (size_t) m * nn;
+        double amax = 0.0, dmax = 0.0;
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++) {
+                double v = Km[(size_t) j * n + i];
+                if (fabs(v) > amax) amax = fabs(v);
+                double d = fabs(v - Km[(size_t) i * n + j]);
+                if (d > dmax) dmax = d;
+            }
+        REAL(asym)[m] = amax > 0.0 ? dmax / amax : 0.0;
+        memcpy(A, Km, nn * sizeof(double));
+        int il = 1, iu = 1, found = 0, info = 0, lwork = -1, liwork = -1, iwq;
+        double vl = 0.0, vu = 0.0, abstol = 0.0, wq, z;
+        int one = 1;
+        F77_CALL(dsyevr)("N", "I", "L", &n, A, &n, &vl, &vu, &il, &iu, &abstol, &found, w,
+                         &z, &one, isuppz, &wq, &lwork, &iwq, &liwork, &info FCONE FCONE FCONE);
+        lwork = (int) wq; liwork = iwq;
+        double *work = (double *) R_alloc(lwork, sizeof(double));
+        int *iwork = (int *) R_alloc(liwork, sizeof(int));
+        F77_CALL(dsyevr)("N", "I", "L", &n, A, &n, &vl, &vu, &il, &iu, &abstol, &found, w,
+                         &z, &one, isuppz, work, &lwork, iwork, &liwork, &info FCONE FCONE FCONE);
+        if (info != 0) error("eigenvalue computation failed for kernel %d", m + 1);
+        /* the largest |eigenvalue| is bounded below by max |K_ij| */
+        REAL(mineig)[m] = amax > 0.0 ? w[0] / amax : 0.0;
+        R_CheckUserInterrupt();
+    }
+    const char *nms[] = {"asymmetry", "min_eigen", ""};
+    SEXP out = PROTECT(mkNamed(VECSXP, nms));
+    SET_VECTOR_ELT(out, 0, asym);
+    SET_VECTOR_ELT(out, 1, mineig);
+    UNPROTECT(3);
+    return out;
+}

@@ -1,0 +1,165 @@
+/* C-SVM dual on a precomputed kernel: SMO with second-order working-set selection
+ * (Fan, Chen & Lin, JMLR 2005).  min_a (1/2) a'Qa - e'a, 0 <= a <= C, y'a = 0,
+ * Q = diag(y) K diag(y).  The whole kernel is in memory, so there is no cache. */
+#include "mklearn.h"
+#include <math.h>
+#include <float.h>
+
+#define TAU 1e-12
+
+/* Make a warm start feasible: clip to the box, then scale the heavier class down so y'a = 0. */
+static void project_start(int n, const double *y, double C, double *a)
+{
+    double sp = 0.0, sn = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (!(a[i] > 0.0)) a[i] = 0.0;       /* also catches NaN */
+        if (a[i] > C) a[i] = C;
+        if (y[i] > 0) sp += a[i]; else sn += a[i];
+    }
+    if (fabs(sp - sn) <= 1e-13 * (sp + sn)) return;   /* feasible up to rounding */
+    if (sp > sn) {
+        double f = sn / sp;
+        for (int i = 0; i < n; i++) if (y[i] > 0) a[i] *= f;
+    } else {
+        double f = sp / sn;
+        for (int i = 0; i < n; i++) if (y[i] < 0) a[i] *= f;
+    }
+}
+
+static double bias(int n, const double *y, double C, const double *a, const double *G)
+{
+    double ub = INFINITY, lb = -INFINITY, sfree = 0.0;
+    int nfree = 0;
+    for (int i = 0; i < n; i++) {
+        double yG = y[i] * G[i];
+        if (a[i] >= C) {
+            if (y[i] < 0) ub = fmin(ub, yG); else lb = fmax(lb, yG);
+        } else if (a[i] <= 0.0) {
+            if (y[i] > 0) ub = fmin(ub, yG); else lb = fmax(lb, yG);
+        } else {
+            nfree++;
+            sfree += yG;
+        }
+    }
+    double rho = nfree > 0 ? sfree / nfree : 0.5 * (ub + lb);
+    return -rho;
+}
+
+int mk_smo(const double *K, int n, const double *y, double C, double tol, int maxiter,
+           double *alpha, double *G, mk_svm_result *res)
+{
+    double *a = alpha;
+    project_start(n, y, C, a);
+
+    /* gradient G = Q a - e, accumulated over the non-zero alphas */
+    for (int t = 0; t < n; t++) G[t] = -1.0;
+    for (int i = 0; i < n; i++) {
+        if (a[i] == 0.0) continue;
+        const double *Ki = K + (size_t) i * n;
+        double ai = a[i] * y[i];
+        for (int t = 0; t < n; t++) G[t] += ai * y[t] * Ki[t];
+    }
+
+    int iter = 0, status = 1;
+    double viol = 0.0;
+    while (iter < maxiter) {
+        /* select i: max over I_up of -y G */
+        double Gmax = -INFINITY, Gmax2 = -INFINITY;
+        int i = -1, j = -1;
+        for (int t = 0; t < n; t++) {
+            if (y[t] > 0) {
+                if (a[t] < C && -G[t] >= Gmax) { Gmax = -G[t]; i = t; }
+            } else {
+                if (a[t] > 0.0 && G[t] >= Gmax) { Gmax = G[t]; i = t; }
+            }
+        }
+        if (i < 0) { viol = 0.0; status = 0; break; }
+        const double *Ki = K + (size_t) i * n;
+        const double Kii = Ki[i];
+        double obj_min = INFINITY;
+        /* select j: second order gain over I_low */
+        for (int t = 0; t < n; t++) {
+            double mgt; /* -y_t G_t, only for t in I_low */
+            if (y[t] > 0) {
+                if (!(a[t] > 0.0)) continue;
+                mgt = -G[t];
+            } else {
+                if (!(a[t] < C)) continue;
+                mgt = G[t];
+            }
+            if (-mgt > Gmax2) Gmax2 = -mgt;  /* Gmax2 = max over I_low of y_t G_t */
+            double bdiff = Gmax - mgt;
+            if (bdiff > 0.0) {
+                double quad = Kii + K[(size_t) t * n + t] - 2.0 * Ki[t];
+                if (quad <= 0.0) quad = TAU;
+                double o = -(bdiff * bdiff) / quad;
+                if (o <= obj_min) { obj_min = o; j = t; }
+            }
+        }
+        viol = Gmax + Gmax2;
+        if (viol < tol || j < 0) { status = 0; break; }
+        iter++;
+
+        const double *Kj = K + (size_t) j * n;
+        double Qij = y[i] * y[j] * Ki[j];
+        double ai_old = a[i], aj_old = a[j];
+        if (y[i] != y[j]) {
+            double quad = Kii + Kj[j] + 2.0 * Qij;
+            if (quad <= 0.0) quad = TAU;
+            double delta = (-G[i] - G[j]) / quad;
+            double diff = a[i] - a[j];
+            a[i] += delta; a[j] += delta;
+            if (diff > 0.0) { if (a[j] < 0.0) { a[j] = 0.0; a[i] = diff; } }
+            else            { if (a[i] < 0.0) { a[i] = 0.0; a[j] = -diff; } }
+            if (diff > 0.0) { if (a[i] > C) { a[i] = C; a[j] = C - diff; } }
+            else            { if (a[j] > C) { a[j] = C; a[i] = C + diff; } }
+        } else {
+            double quad = Kii + Kj[j] - 2.0 * Qij;
+            if (quad <= 0.0) quad = TAU;
+            double delta = (G[i] - G[j]) / quad;
+            double sum = a[i] + a[j];
+            a[i] -= delta; a[j] += delta;
+            if (sum > C) { if (a[i] > C) { a[i] = C; a[j] = sum - C; } }
+            else         { if (a[j] < 0.0) { a[j] = 0.0; a[i] = sum; } }
+            if (sum > C) { if (a[j] > C) { a[j] = C; a[i] = sum - C; } }
+            else         { if (a[i] < 0.0) { a[i] = 0.0; a[j] = sum; } }
+        }
+        double di = (a[i] - ai_old) * y[i], dj = (a[j] - aj_old) * y[j];
+        for (int t = 0; t < n; t++) G[t] += y[t] * (Ki[t] * di + Kj[t] * dj);
+    }
+
+    double obj = 0.0;
+    for (int t = 0; t < n; t++) obj += a[t] * (1.0 - G[t]);
+    res->obj = 0.5 * obj;
+    res->b = bias(n, y, C, a, G);
+    res->viol = viol;
+    res->iter = iter;
+    res->status = status;
+    return status;
+}
+
+SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
+{
+    if (!isReal(K) || !isReal(y) || !isReal(alpha0)) error("'K', 'y', 'alpha0' must be double");
+    int n = LENGTH(y);
+    if ((R_xlen_t) n * n != XLENGTH(K) || LENGTH(alpha0) != n) error("dimension mismatch");
+    double c = asReal(C), eps = asReal(tol);
+    int mi = asInteger(maxiter);
+    if (!(c > 0.0) || !(eps > 0.0) || mi < 1) error("invalid C, tol or maxiter");
+    int nprot = 0;
+    SEXP a = PROTECT(duplicate(alpha0)); nprot++;
+    double *G = (double *) R_alloc(n, sizeof(double));
+    mk_svm_result r;
+    mk_smo(REAL(K), n, REAL(y), c, eps, mi, REAL(a), G, &r);
+
+    const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged", ""};
+    SEXP out = PROTECT(mkNamed(VECSXP, nms)); nprot++;
+    SET_VECTOR_ELT(out, 0, a);
+    SET_VECTOR_ELT(out, 1, ScalarReal(r.b));
+    SET_VECTOR_ELT(out, 2, ScalarReal(r.obj));
+    SET_VECTOR_ELT(out, 3, ScalarReal(r.viol));
+    SET_VECTOR_ELT(out, 4, ScalarInteger(r.iter));
+    SET_VECTOR_ELT(out, 5, ScalarLogical(r.status == 0));
+    UNPROTECT(nprot);
+    return out;
+}

@@ -1,0 +1,4 @@
+library(testthat)
+library(mklearn)
+
+test_check("mklearn")

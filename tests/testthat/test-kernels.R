@@ -1,0 +1,123 @@
+test_that("gram() equals kernlab::kernelMatrix to 1e-12 relative", {
+  skip_if_not_installed("kernlab")
+  skip_if_not_installed("mlbench")
+  d <- ionosphere_xy()
+  x <- d$x[1:120, ]
+  sig <- c(0.1, 0.5, 1, 5, 20)
+  ks <- kernel_set(rbf_kernel(sigma = sig), poly_kernel(degree = 1:3), linear_kernel(),
+                   laplace_kernel(sigma = c(0.5, 2)), features = c("all", "each"),
+                   normalize = "none", jitter = 0)
+  K <- gram(ks, x)
+  expect_equal(dim(K), c(120L, 120L, 11L * 34L))
+  groups <- c(list(1:33), as.list(1:33))
+  m <- 0L; err <- 0
+  for (g in groups) {
+    xg <- x[, g, drop = FALSE]
+    refs <- c(lapply(sig, function(s) kernlab::rbfdot(sigma = 1 / (2 * s^2))),
+              lapply(1:3, function(dd) kernlab::polydot(degree = dd, scale = 1, offset = 1)),
+              list(kernlab::vanilladot()))
+    for (kf in refs) {
+      m <- m + 1L
+      ref <- kernlab::kernelMatrix(kf, xg)
+      err <- max(err, max(abs(K[, , m] - ref)) / max(abs(ref)))
+    }
+    # kernlab's laplacedot takes a square root of an expanded, cancelling distance, which is
+    # accurate to ~1e-8 only; compare the Laplace kernels with the exact distances instead
+    D <- as.matrix(dist(xg))
+    for (s in c(0.5, 2)) {
+      m <- m + 1L
+      err <- max(err, max(abs(K[, , m] - exp(-D / s))))
+    }
+  }
+  expect_lt(err, 1e-12)
+  expect_identical(dimnames(K)[[3]][1], "rbf(sigma=0.1)[all]")
+  expect_identical(dimnames(K)[[3]][12], "rbf(sigma=0.1)[V1]")
+})
+
+test_that("the chi-square kernel matches its definition", {
+  set.seed(3)
+  x <- matrix(rexp(40), 10)
+  x[1, 2] <- 0; x[2, 2] <- 0
+  K <- gram(kernel_set(chisq_kernel(gamma = c(0.5, 2)), normalize = "none", jitter = 0), x)
+  ref <- outer(1:10, 1:10, Vectorize(function(i, j) {
+    a <- x[i, ]; b <- x[j, ]; s <- a + b
+    sum(ifelse(s > 0, (a - b)^2 / s, 0))
+  }))
+  expect_equal(K[, , 1], exp(-0.5 * ref), tolerance = 1e-13)
+  expect_equal(K[, , 2], exp(-2 * ref), tolerance = 1e-13)
+  expect_error(gram(kernel_set(chisq_kernel()), x - 1), "non-negative")
+})
+
+test_that("normalisation: unit trace, centring, jitter, and test kernels use training statistics", {
+  d <- two_class(30, 3)
+  z <- matrix(rnorm(12), 4, 3, dimnames = list(NULL, colnames(d$x)))
+  s <- 1.3
+  Kraw <- rbf_R(d$x, d$x, s); Ktz <- rbf_R(z, d$x, s)
+  K <- gram(kernel_set(rbf_kernel(s), jitter = 1e-8), d$x)
+  expect_equal(K[, , 1], Kraw / sum(diag(Kraw)) + diag(1e-8, 30), tolerance = 1e-12)
+  expect_equal(gram(kernel_set(rbf_kernel(s)), d$x, z)[, , 1], Ktz / sum(diag(Kraw)),
+               tolerance = 1e-12)
+  H <- diag(30) - 1 / 30
+  Kc <- H %*% Kraw %*% H
+  ksc <- kernel_set(rbf_kernel(s), normalize = "center_trace", jitter = 0)
+  expect_equal(gram(ksc, d$x)[, , 1], Kc / sum(diag(Kc)), tolerance = 1e-12)
+  Ktc <- Ktz - rowMeans(Ktz) - matrix(colMeans(Kraw), 4, 30, byrow = TRUE) + mean(Kraw)
+  expect_equal(gram(ksc, d$x, z)[, , 1], Ktc / sum(diag(Kc)), tolerance = 1e-12)
+  # a subset of kernels gives the same matrices as the full set
+  ks2 <- kernel_set(rbf_kernel(c(0.5, 1, 2)), poly_kernel(2), features = c("all", "each"))
+  full <- gram(ks2, d$x, z)
+  sub <- gram(ks2, d$x, z, which = c(2, 7, 16))
+  expect_equal(unname(sub), unname(full[, , c(2, 7, 16)]))
+  expect_identical(dimnames(sub)[[3]], dimnames(full)[[3]][c(2, 7, 16)])
+})
+
+test_that("threads do not change the result", {
+  d <- two_class(50, 5)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1)), poly_kernel(1:2), features = c("all", "each"))
+  expect_identical(gram(ks, d$x, nthreads = 1), gram(ks, d$x, nthreads = 2))
+})
+
+test_that("feature subsets by index and by name, and labels", {
+  d <- two_class(20, 4)
+  ks <- kernel_set(rbf_kernel(1), features = list(1:2, c("v3", "v4"), "all"))
+  K <- gram(ks, d$x)
+  expect_identical(dimnames(K)[[3]], c("rbf(sigma=1)[v1,v2]", "rbf(sigma=1)[v3,v4]",
+                                       "rbf(sigma=1)[all]"))
+  expect_equal(K[, , 2] * sum(diag(rbf_R(d$x[, 3:4], d$x[, 3:4], 1))),
+               rbf_R(d$x[, 3:4], d$x[, 3:4], 1) + diag(1e-8, 20) *
+                 sum(diag(rbf_R(d$x[, 3:4], d$x[, 3:4], 1))), tolerance = 1e-12)
+  expect_error(gram(kernel_set(rbf_kernel(1), features = list("zz")), d$x), "unknown column")
+  expect_error(gram(kernel_set(rbf_kernel(1), features = list(9)), d$x), "between 1 and 4")
+})
+
+test_that("random_kernels() follows the SpicyMKL design", {
+  set.seed(10)
+  ks <- random_kernels(200, p = 20)
+  expect_s3_class(ks, "kernel_set")
+  expect_equal(n_kernels(ks, matrix(0, 3, 20)), 200L)
+  expect_true(all(ks$explicit$par1 >= 0.1))
+  expect_gt(mean(ks$explicit$par1), 3)   # E[5 chi^2_1 + 0.1] = 5.1
+  expect_true(all(lengths(ks$features) >= 1 & lengths(ks$features) <= 20))
+  set.seed(10)
+  expect_identical(random_kernels(200, p = 20), ks)
+})
+
+test_that("kernel descriptions reject bad input", {
+  expect_error(rbf_kernel(-1), "positive finite")
+  expect_error(rbf_kernel(c(1, NA)), "positive finite")
+  expect_error(poly_kernel(1.5), "positive integers")
+  expect_error(poly_kernel(2, offset = -1), "non-negative")
+  expect_error(kernel_set(), "at least one kernel family")
+  expect_error(kernel_set(1), "kernel family")
+  expect_error(kernel_set(rbf_kernel(1), features = "some"), "'features'")
+  expect_error(kernel_set(rbf_kernel(1), normalize = "max"), "should be one of")
+  expect_error(gram(list(), matrix(1, 2, 2)), "kernel_set")
+  expect_error(random_kernels(0, 3), "'M'")
+})
+
+test_that("the memory guard names the size and the alternative", {
+  old <- options(mklearn.max_bytes = 1e4)
+  on.exit(options(old))
+  d <- two_class(40, 2)
+  expect_error(gram(kernel_set(rbf_kernel(1:2)), d$x), "25.6 KB \\(40 x 40 x 2 doubles\\).*on the fly")
+})

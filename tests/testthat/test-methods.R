@@ -1,0 +1,40 @@
+test_that("print, summary, coef, fitted and plot work on a fit", {
+  d <- two_class(60, 3, seed = 17)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1:2), features = c("all", "each"))
+  fit <- mkl(d$x, d$y, kernels = ks, C = 2)
+  expect_output(print(fit), "Kernels selected: 16 of 16")
+  expect_output(print(fit), "Top kernel weights")
+  s <- summary(fit)
+  expect_s3_class(s, "summary.mkl")
+  expect_equal(s$train[["error"]], mean(sign(fitted(fit)) != d$y))
+  expect_output(print(s), "Training error")
+  w <- coef(fit)
+  expect_named(w, dimnames(gram(ks, d$x))[[3]])
+  expect_equal(sum(w), 1)
+  expect_equal(dim(coef(fit, type = "alpha")), c(60L, 16L))
+  expect_equal(coef(fit, type = "bias"), fit$b)
+  pdf(NULL)
+  on.exit(dev.off())
+  expect_invisible(plot(fit))
+  expect_message(plot(fit, type = "history"), "no iteration history")
+})
+
+test_that("predict types: class, link and response are consistent", {
+  d <- two_class(80, 3, seed = 18)
+  fit <- mkl(d$x[1:60, ], factor(d$y[1:60], labels = c("neg", "pos")),
+             kernels = kernel_set(rbf_kernel(1)), C = 5)
+  z <- d$x[61:80, ]
+  f <- predict(fit, z, type = "link")
+  cl <- predict(fit, z)
+  pr <- predict(fit, z, type = "response")
+  expect_identical(as.character(cl), ifelse(f > 0, "pos", "neg"))
+  expect_true(all(pr > 0 & pr < 1))
+  expect_equal(order(pr), order(f))            # monotone in the decision value
+  expect_identical(predict(fit, type = "link"), fitted(fit))
+  # the training points as new data differ only by the diagonal jitter (1e-8)
+  expect_equal(unname(predict(fit, d$x[1:60, ], type = "link")), unname(fitted(fit)),
+               tolerance = 1e-6)
+  reg <- mkl(d$x, d$x[, 1] + d$x[, 2]^2, kernels = kernel_set(rbf_kernel(1)))
+  expect_equal(predict(reg, z, type = "response"), predict(reg, z, type = "link"))
+  expect_error(predict(reg, z, type = "class"), "classification fits")
+})

@@ -1,0 +1,37 @@
+test_that("uniform classification is the SVM on the averaged kernel (checked against ksvm)", {
+  skip_if_not_installed("kernlab")
+  d <- two_class(100, 4, seed = 6)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(2), features = c("all", "each"))
+  fit <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = 3, standardize = FALSE,
+             control = mkl_control(svm_tol = 1e-9))
+  K <- gram(ks, d$x)
+  Kbar <- apply(K, c(1, 2), mean)
+  k <- kernlab::ksvm(kernlab::as.kernelMatrix(Kbar), d$y, type = "C-svc", C = 3, tol = 1e-9,
+                     scaled = FALSE)
+  a <- numeric(100); a[kernlab::alphaindex(k)[[1]]] <- kernlab::coef(k)[[1]]   # a_i y_i
+  fk <- drop(Kbar %*% a) - kernlab::b(k)
+  expect_gt(cor(fit$fitted, fk), 0.99999)
+  expect_equal(fit$fitted, fk, tolerance = 1e-4)
+  expect_equal(unname(fit$weights), rep(1 / dim(K)[3], dim(K)[3]))
+  expect_true(fit$converged)
+  expect_lt(fit$history$gap, 1e-6)
+  expect_gte(fit$history$gap, -1e-10)
+})
+
+test_that("uniform regression is kernel ridge regression in closed form", {
+  set.seed(7)
+  x <- matrix(runif(120), 60)
+  y <- sin(4 * x[, 1]) + x[, 2]^2 + 0.1 * rnorm(60)
+  ks <- kernel_set(rbf_kernel(c(0.3, 1)), linear_kernel())
+  fit <- mkl(x, y, kernels = ks, method = "uniform", C = 20, standardize = FALSE)
+  expect_identical(fit$task, "regression")
+  Kbar <- apply(gram(ks, x), c(1, 2), mean)
+  # [Kbar + I/C, 1; 1', 0] [beta; b] = [y; 0]
+  A <- rbind(cbind(Kbar + diag(60) / 20, 1), c(rep(1, 60), 0))
+  sol <- solve(A, c(y, 0))
+  expect_equal(fit$fitted, drop(Kbar %*% sol[1:60]) + sol[61], tolerance = 1e-8)
+  expect_equal(fit$b, sol[61], tolerance = 1e-8)
+  newx <- matrix(runif(10), 5)
+  Kt <- apply(gram(ks, x, newx), c(1, 2), mean)
+  expect_equal(unname(predict(fit, newx)), drop(Kt %*% sol[1:60]) + sol[61], tolerance = 1e-8)
+})
