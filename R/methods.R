@@ -156,9 +156,8 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
     if (dim(Kt)[2] != object$nobs || dim(Kt)[3] != object$M)
       stop(sprintf("'newkernels' must be n_new x %d x %d (test by train, all kernels)",
                    object$nobs, object$M), call. = FALSE)
-    Kt <- Kt[, , act, drop = FALSE]
     f <- object$b + if (length(act))
-      .Call(C_kernel_mv, Kt, object$alpha[, act, drop = FALSE], nthreads) else 0
+      .Call(C_kernel_mv, Kt, object$alpha[, act, drop = FALSE], act, nthreads) else 0
   } else {
     if (!is.null(newkernels)) stop("'newkernels' is only for precomputed-kernel fits",
                                    call. = FALSE)
@@ -167,7 +166,7 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
     } else if (length(act)) {
       z <- prepare_newx(object, newx)
       Kt <- build_test(object$kernel_info, object$x, z, object$normalization, act, nthreads)
-      f <- .Call(C_kernel_mv, Kt, object$alpha[, act, drop = FALSE], nthreads) + object$b
+      f <- .Call(C_kernel_mv, Kt, object$alpha[, act, drop = FALSE], NULL, nthreads) + object$b
       names(f) <- rownames(z)
     } else f <- rep(object$b, nrow(prepare_newx(object, newx)))
   }

@@ -24,6 +24,9 @@
 #' @param C regularisation constant(s) (positive). For the SVM-based methods it is the box
 #'   constant (larger C, less regularisation); for SpicyMKL the penalty weight. A strictly
 #'   decreasing vector fits the whole path with warm starts and returns an `"mkl_path"`.
+#'   Kernels scaled to unit trace have entries of order 1/n, so an SVM box constant C acts
+#'   like C/n does on kernels with a unit diagonal: useful values are large (HessianMKL's
+#'   experiments use C = 100).
 #' @param loss `"hinge"` or `"logistic"` (classification), `"squared"` or `"epsilon"`
 #'   (regression). Default: hinge for classification, squared for regression.
 #' @param penalty `"l1"` (block 1-norm) or `"elasticnet"` (SpicyMKL).
@@ -274,8 +277,8 @@ new_mkl <- function(res, base, C, K, call, timing, nthreads) {
     stop("internal: solver returned malformed alpha", call. = FALSE)
   colnames(alpha) <- base$labels
   act <- which(colSums(alpha != 0) > 0)
-  fitted <- if (length(act)) .Call(C_kernel_mv, K[, , act, drop = FALSE],
-                                   alpha[, act, drop = FALSE], nthreads) + res$b
+  fitted <- if (length(act)) .Call(C_kernel_mv, K, alpha[, act, drop = FALSE], act,
+                                   nthreads) + res$b
             else rep(res$b, base$nobs)
   obj <- c(list(call = call), base,
            list(C = C, weights = w, alpha = alpha, b = as.double(res$b),

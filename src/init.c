@@ -7,7 +7,7 @@
 static const R_CallMethodDef callMethods[] = {
     ENTRY(threads, 1),
     ENTRY(combine, 3),
-    ENTRY(kernel_mv, 3),
+    ENTRY(kernel_mv, 4),
     ENTRY(gram, 12),
     ENTRY(normalize, 4),
     ENTRY(normalize_test, 4),

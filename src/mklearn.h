@@ -36,10 +36,11 @@ int mk_chol_solve(double *A, int n, double *B, int nrhs);
 /* Wall-clock seconds since an arbitrary origin. */
 double mk_time(void);
 
-/* out = sum_j K_j alpha[, j] for K nz x n x Ma, alpha n x Ma (decision values without bias). */
-void mk_kernel_mv(const double *K, int nz, int n, int Ma, const double *alpha, double *out,
-                  int nthreads);
-SEXP mkc_kernel_mv(SEXP K, SEXP alpha, SEXP nthreads);
+/* out = sum_j K_{idx[j]} alpha[, j] for K nz x n x M, alpha n x Ma, idx 0-based (NULL: the
+   first Ma kernels): decision values without the bias. */
+void mk_kernel_mv(const double *K, int nz, int n, const int *idx, int Ma, const double *alpha,
+                  double *out, int nthreads);
+SEXP mkc_kernel_mv(SEXP K, SEXP alpha, SEXP idx, SEXP nthreads);
 SEXP mkc_combine(SEXP K, SEXP d, SEXP nthreads);
 SEXP mkc_threads(SEXP requested);
 

@@ -123,10 +123,10 @@ SEXP mkc_combine(SEXP K, SEXP d, SEXP nthreads)
     return out;
 }
 
-/* out[i] = sum_j sum_l K_j[i, l] * alpha[l, j]: the decision values of kernels K (nz x n x Ma)
-   with coefficient columns alpha (n x Ma). */
-void mk_kernel_mv(const double *K, int nz, int n, int Ma, const double *alpha, double *out,
-                  int nthreads)
+/* out[i] = sum_j sum_l K_{idx[j]}[i, l] * alpha[l, j]: the decision values of the kernels idx
+   (0-based; NULL: the first Ma) of K (nz x n x M) with coefficient columns alpha (n x Ma). */
+void mk_kernel_mv(const double *K, int nz, int n, const int *idx, int Ma, const double *alpha,
+                  double *out, int nthreads)
 {
     const size_t nn = (size_t) nz * n;
     int nt = mk_threads(nthreads);
@@ -137,22 +137,33 @@ void mk_kernel_mv(const double *K, int nz, int n, int Ma, const double *alpha, d
     for (int i = 0; i < nz; i++) {
         double s = 0.0;
         for (int j = 0; j < Ma; j++) {
-            const double *Kj = K + (size_t) j * nn, *aj = alpha + (size_t) j * n;
+            const double *Kj = K + (size_t) (idx ? idx[j] : j) * nn;
+            const double *aj = alpha + (size_t) j * n;
             for (int l = 0; l < n; l++) s += Kj[(size_t) l * nz + i] * aj[l];
         }
         out[i] = s;
     }
 }
 
-SEXP mkc_kernel_mv(SEXP K, SEXP alpha, SEXP nthreads)
+SEXP mkc_kernel_mv(SEXP K, SEXP alpha, SEXP idx, SEXP nthreads)
 {
     if (!isReal(K) || !isReal(alpha)) error("'K' and 'alpha' must be double");
     SEXP dim = getAttrib(K, R_DimSymbol);
     if (LENGTH(dim) != 3) error("'K' must be a 3-d array");
-    int nz = INTEGER(dim)[0], n = INTEGER(dim)[1], Ma = INTEGER(dim)[2];
-    if (XLENGTH(alpha) != (R_xlen_t) n * Ma) error("'alpha' must be n x M");
+    int nz = INTEGER(dim)[0], n = INTEGER(dim)[1], M = INTEGER(dim)[2], Ma = M;
+    int *ix = NULL;
+    if (!isNull(idx)) {
+        if (!isInteger(idx)) error("'idx' must be integer");
+        Ma = LENGTH(idx);
+        ix = (int *) R_alloc(Ma > 0 ? Ma : 1, sizeof(int));
+        for (int j = 0; j < Ma; j++) {
+            ix[j] = INTEGER(idx)[j] - 1;
+            if (ix[j] < 0 || ix[j] >= M) error("kernel index out of range");
+        }
+    }
+    if (XLENGTH(alpha) != (R_xlen_t) n * Ma) error("'alpha' must be n x length(idx)");
     SEXP out = PROTECT(allocVector(REALSXP, nz));
-    mk_kernel_mv(REAL(K), nz, n, Ma, REAL(alpha), REAL(out), asInteger(nthreads));
+    mk_kernel_mv(REAL(K), nz, n, ix, Ma, REAL(alpha), REAL(out), asInteger(nthreads));
     UNPROTECT(1);
     return out;
 }
