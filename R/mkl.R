@@ -103,8 +103,9 @@ mkl_methods <- function() {
 #' Solver settings
 #'
 #' @param tol relative duality-gap tolerance of the MKL solvers (the papers use 0.01).
-#' @param maxiter maximum number of outer iterations.
-#' @param svm_tol KKT tolerance of the inner SMO SVM.
+#' @param maxiter maximum number of outer iterations (`NULL`: the solver's default).
+#' @param svm_tol KKT tolerance of the inner SMO SVM (`NULL`: the solver's default; 1e-4
+#'   for `"uniform"`).
 #' @param svm_maxiter maximum number of SMO iterations per SVM solve.
 #' @param inner_tol,inner_maxiter tolerance and iteration bound of an inner Newton loop
 #'   (SpicyMKL); `NULL` for the solver's default.
@@ -116,12 +117,13 @@ mkl_methods <- function() {
 #' @examples
 #' mkl_control(tol = 1e-3)
 #' @export
-mkl_control <- function(tol = 0.01, maxiter = 500L, svm_tol = 1e-4, svm_maxiter = 10000000L,
+mkl_control <- function(tol = 0.01, maxiter = NULL, svm_tol = NULL, svm_maxiter = 10000000L,
                         inner_tol = NULL, inner_maxiter = NULL, nthreads = NULL,
                         verbose = FALSE, ...) {
   ctl <- list(tol = check_scalar(tol, "tol", 0, lower_open = TRUE),
-              maxiter = as.integer(check_scalar(maxiter, "maxiter", 1)),
-              svm_tol = check_scalar(svm_tol, "svm_tol", 0, lower_open = TRUE),
+              maxiter = if (!is.null(maxiter)) as.integer(check_scalar(maxiter, "maxiter", 1)),
+              svm_tol = if (!is.null(svm_tol)) check_scalar(svm_tol, "svm_tol", 0,
+                                                            lower_open = TRUE),
               svm_maxiter = as.integer(check_scalar(svm_maxiter, "svm_maxiter", 1)),
               inner_tol = if (!is.null(inner_tol)) check_scalar(inner_tol, "inner_tol", 0,
                                                                 lower_open = TRUE),
@@ -260,7 +262,7 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
     if (!isTRUE(res$converged))
       warning(sprintf(paste0("%s did not converge at C = %s within %d iterations (last relative ",
                              "gap %s); raise control$maxiter or loosen control$tol"),
-                      method, format(C[k]), ctl$maxiter,
+                      method, format(C[k]), as.integer(res$iterations),
                       format(signif(utils::tail(res$history$gap, 1L), 3))), call. = FALSE)
   }
   if (length(C) == 1L) return(fits[[1L]])

@@ -8,7 +8,8 @@ fit_uniform <- function(K, y, task, C, control, init) {
   if (task == "classification") {
     a0 <- if (!is.null(init$alpha_svm) && length(init$alpha_svm) == n) init$alpha_svm else
       numeric(n)
-    s <- .Call(C_smo, Kc, y, C, as.double(a0), control$svm_tol, control$svm_maxiter)
+    svm_tol <- if (is.null(control$svm_tol)) 1e-4 else control$svm_tol
+    s <- .Call(C_smo, Kc, y, C, as.double(a0), svm_tol, control$svm_maxiter)
     coef <- s$alpha * y
     b <- s$b
     obj <- s$objective

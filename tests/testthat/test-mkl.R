@@ -152,3 +152,11 @@ test_that("unavailable methods say which ones exist", {
   missing <- setdiff(c("spicy", "simple", "hessian", "lp"), mkl_methods())
   for (m in missing) expect_error(mkl(d$x, d$y, method = m), "not available")
 })
+
+test_that("non-convergence is a warning, and the fit records it", {
+  d <- two_class(60, 3, seed = 19)
+  expect_warning(fit <- mkl(d$x, d$y, kernels = ks_small, C = 100,
+                            control = mkl_control(svm_maxiter = 3)), "did not converge")
+  expect_false(fit$converged)
+  expect_output(print(fit), "Converged: NO")
+})
