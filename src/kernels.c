@@ -44,7 +44,7 @@ static void group_base(const double *x, int n, const double *z, int nz, const in
 {
     (void) nt;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 8)
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 8)
 #endif
     for (int j = 0; j < n; j++) {
         int i0 = sym ? j : 0;
@@ -81,6 +81,66 @@ static inline double kval(int type, double p1, double p2, double d2, double ip, 
     }
 }
 
+/* All kernels of one feature group: its base matrices once, then every kernel (lower
+   triangle and mirror when symmetric). nt > 1 parallelises inside the group. */
+static void one_group(const double *x, int n, const double *z, int nz, int sym,
+                      const int *feat, int nf, const int *members, int nm, const int *ktype,
+                      const double *kpar1, const double *kpar2, double *out,
+                      double *D2, double *IP, double *CH, int nt)
+{
+    const size_t nn = (size_t) nz * n;
+    int need = 0;
+    for (int k = 0; k < nm; k++) {
+        switch (ktype[members[k]]) {
+        case MK_LINEAR: case MK_POLY: need |= NEED_IP; break;
+        case MK_RBF: case MK_LAPLACE: need |= NEED_D2; break;
+        case MK_CHISQ: need |= NEED_CH; break;
+        }
+    }
+    group_base(x, n, z, nz, feat, nf, need, sym, D2, IP, CH, nt);
+    const int ntask = nm * n;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 16)
+#endif
+    for (int task = 0; task < ntask; task++) {
+        int m = members[task / n], j = task % n;
+        int type = ktype[m];
+        double p1 = kpar1[m], p2 = kpar2[m];
+        double *Kj = out + (size_t) m * nn + (size_t) j * nz;
+        int i0 = sym ? j : 0;
+        size_t o = (size_t) j * nz;
+        switch (type) {
+        case MK_RBF: {
+            double c = -1.0 / (2.0 * p1 * p1);
+            for (int i = i0; i < nz; i++) Kj[i] = exp(c * D2[o + i]);
+            break;
+        }
+        case MK_POLY: {
+            int deg = (int) p1;
+            for (int i = i0; i < nz; i++) Kj[i] = ipow(IP[o + i] + p2, deg);
+            break;
+        }
+        default:
+            for (int i = i0; i < nz; i++)
+                Kj[i] = kval(type, p1, p2, D2[o + i], IP[o + i], CH ? CH[o + i] : 0.0);
+        }
+    }
+    if (!sym) return;
+    /* mirror the lower triangle into the upper one, in cache-sized blocks */
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int k = 0; k < nm; k++) {
+        double *Km = out + (size_t) members[k] * nn;
+        const int B = 64;
+        for (int jb = 0; jb < n; jb += B)
+            for (int ib = 0; ib <= jb; ib += B)
+                for (int j = jb; j < n && j < jb + B; j++)
+                    for (int i = ib; i < j && i < ib + B; i++)
+                        Km[(size_t) j * n + i] = Km[(size_t) i * n + j];
+    }
+}
+
 void mk_gram(const double *x, int n, int p, const double *z, int nz,
              const int *gstart, const int *gfeat, int M, const int *kgroup, const int *ktype,
              const double *kpar1, const double *kpar2, double *out, int nthreads)
@@ -90,65 +150,50 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
     int sym = (z == NULL);
     if (sym) { z = x; nz = n; }
     const size_t nn = (size_t) nz * n;
-    double *D2 = (double *) R_alloc(nn, sizeof(double));
-    double *IP = (double *) R_alloc(nn, sizeof(double));
-    double *CH = NULL;
-    int *members = (int *) R_alloc(M > 0 ? M : 1, sizeof(int));
-    int ngroups = 0;
-    for (int m = 0; m < M; m++) if (kgroup[m] + 1 > ngroups) ngroups = kgroup[m] + 1;
-
-    for (int g = 0; g < ngroups; g++) {
-        int nm = 0, need = 0;
-        for (int m = 0; m < M; m++) {
-            if (kgroup[m] != g) continue;
-            members[nm++] = m;
-            switch (ktype[m]) {
-            case MK_LINEAR: case MK_POLY: need |= NEED_IP; break;
-            case MK_RBF: case MK_LAPLACE: need |= NEED_D2; break;
-            case MK_CHISQ: need |= NEED_CH; break;
-            }
-        }
-        if (nm == 0) continue;
-        if ((need & NEED_CH) && CH == NULL) CH = (double *) R_alloc(nn, sizeof(double));
-        group_base(x, n, z, nz, gfeat + gstart[g], gstart[g + 1] - gstart[g], need, sym,
-                   D2, IP, CH, nt);
-        const int ntask = nm * n;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 16)
-#endif
-        for (int task = 0; task < ntask; task++) {
-            int m = members[task / n], j = task % n;
-            int type = ktype[m];
-            double p1 = kpar1[m], p2 = kpar2[m];
-            double *Kj = out + (size_t) m * nn + (size_t) j * nz;
-            int i0 = sym ? j : 0;
-            size_t o = (size_t) j * nz;
-            switch (type) {
-            case MK_RBF: {
-                double c = -1.0 / (2.0 * p1 * p1);
-                for (int i = i0; i < nz; i++) Kj[i] = exp(c * D2[o + i]);
-                break;
-            }
-            case MK_POLY: {
-                int deg = (int) p1;
-                for (int i = i0; i < nz; i++) Kj[i] = ipow(IP[o + i] + p2, deg);
-                break;
-            }
-            default:
-                for (int i = i0; i < nz; i++)
-                    Kj[i] = kval(type, p1, p2, D2[o + i], IP[o + i], CH ? CH[o + i] : 0.0);
-            }
-        }
+    int ngroups = 0, anych = 0;
+    for (int m = 0; m < M; m++) {
+        if (kgroup[m] + 1 > ngroups) ngroups = kgroup[m] + 1;
+        if (ktype[m] == MK_CHISQ) anych = 1;
     }
-    if (sym) {
-        /* mirror the lower triangle into the upper one */
+    /* kernels listed group by group (counting sort) */
+    int *goff = (int *) R_alloc(ngroups + 1, sizeof(int));
+    int *gmem = (int *) R_alloc(M > 0 ? M : 1, sizeof(int));
+    int *fill = (int *) R_alloc(ngroups + 1, sizeof(int));
+    for (int g = 0; g <= ngroups; g++) goff[g] = 0;
+    for (int m = 0; m < M; m++) goff[kgroup[m] + 1]++;
+    for (int g = 0; g < ngroups; g++) goff[g + 1] += goff[g];
+    for (int g = 0; g <= ngroups; g++) fill[g] = goff[g];
+    for (int m = 0; m < M; m++) gmem[fill[kgroup[m]]++] = m;
+
+    /* many groups: one group per thread at a time, each thread with its own scratch;
+       few groups: the threads share each group */
+    int across = (nt > 1 && ngroups >= 2 * nt);
+    int nscratch = across ? nt : 1;
+    double *D2 = (double *) R_alloc(nn * nscratch, sizeof(double));
+    double *IP = (double *) R_alloc(nn * nscratch, sizeof(double));
+    double *CH = anych ? (double *) R_alloc(nn * nscratch, sizeof(double)) : NULL;
+    if (across) {
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
+#pragma omp parallel num_threads(nt)
+        {
+            int tid = omp_get_thread_num();
+            size_t off = (size_t) tid * nn;
+#pragma omp for schedule(dynamic, 1)
+            for (int g = 0; g < ngroups; g++) {
+                int nm = goff[g + 1] - goff[g];
+                if (nm == 0) continue;
+                one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
+                          gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2 + off, IP + off,
+                          CH ? CH + off : NULL, 1);
+            }
+        }
 #endif
-        for (int m = 0; m < M; m++) {
-            double *Km = out + (size_t) m * nn;
-            for (int j = 1; j < n; j++)
-                for (int i = 0; i < j; i++) Km[(size_t) j * n + i] = Km[(size_t) i * n + j];
+    } else {
+        for (int g = 0; g < ngroups; g++) {
+            int nm = goff[g + 1] - goff[g];
+            if (nm == 0) continue;
+            one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
+                      gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2, IP, CH, nt);
         }
     }
 }
