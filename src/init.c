@@ -15,6 +15,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(smo, 6),
     ENTRY(kridge, 3),
     /* ---- spicy BEGIN ---- */
+    ENTRY(spicy, 9),
     /* ---- spicy END ---- */
     /* ---- svm family BEGIN ---- */
     /* ---- svm family END ---- */

@@ -116,10 +116,10 @@ typedef struct {
    n_active, svm_solves, grad_evals, hessian_evals, step) and the weights path. */
 #define MK_SF_HCOLS 9
 typedef struct { int cap, len, M; double *tab, *wpath; } mk_sf_hist;
-/* Options shared by the three solvers: dpar = (tol, svm_tol, p, newton_tol, gold_tol),
-   ipar = (maxiter, svm_maxiter, nthreads, verbose, line_search). */
-typedef struct { double tol, svm_tol, p, newton_tol, gold_tol; int maxiter, svm_maxiter,
-                 nthreads, verbose, line_search; } mk_sf_opts;
+/* Options shared by the three solvers: dpar = (tol, svm_tol, p, newton_tol, gold_tol,
+   max_time), ipar = (maxiter, svm_maxiter, nthreads, verbose, line_search). */
+typedef struct { double tol, svm_tol, p, newton_tol, gold_tol, max_time; int maxiter,
+                 svm_maxiter, nthreads, verbose, line_search; } mk_sf_opts;
 void mk_sf_init(mk_sf_work *w, const double *K, int n, int M, const double *y, double C,
                 const mk_sf_opts *o);
 double mk_sf_svm(mk_sf_work *w, const double *d, double *alpha, double *b);
@@ -131,7 +131,8 @@ void mk_sf_record(mk_sf_hist *h, const mk_sf_work *w, int it, double J, double r
                   const double *d, double step);
 /* Solvers: d (M, in = start on the feasible set, out), alpha (n, in = warm start, out), b out.
    They return 1 when the stopping rule was met; *J, *relgap, *iter are set; *reason is
-   0 = gap <= tol, 1 = maxiter, 2 = no descent possible/stalled, 3 = Newton decrement. */
+   0 = gap <= tol, 1 = maxiter or max_time, 2 = no descent found even with the tightest SMO
+   tolerance (1e-12), 3 = Newton decrement (HessianMKL). */
 int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *alpha, double *b,
                  mk_sf_hist *h, double *J, double *relgap, int *iter, int *reason);
 int mk_hessianmkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *alpha, double *b,

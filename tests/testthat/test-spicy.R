@@ -1,0 +1,344 @@
+# SpicyMKL (fit_spicy): certified duality gaps, closed forms and an independent optimiser.
+
+spicy_fit <- function(K, y, task, C, ...) {
+  mklearn:::fit_spicy(K, y, task, C, list(...), NULL)
+}
+
+# Gaussian kernels on feature subsets, unit trace, 1e-8 jitter (as the front end builds them)
+spicy_kernels <- function(x, specs) {
+  n <- nrow(x)
+  K <- array(0, c(n, n, length(specs)))
+  for (m in seq_along(specs)) {
+    xs <- x[, specs[[m]]$f, drop = FALSE]
+    Km <- exp(-as.matrix(dist(xs))^2 / (2 * specs[[m]]$s^2))
+    Km <- Km / sum(diag(Km))
+    diag(Km) <- diag(Km) + 1e-8
+    K[, , m] <- Km
+  }
+  K
+}
+
+spicy_random_specs <- function(p, M) {
+  lapply(seq_len(M), function(m) list(f = sort(sample.int(p, sample.int(min(p, 4L), 1L))),
+                                      s = sqrt(p) * c(0.5, 1, 2)[1L + (m %% 3L)]))
+}
+
+# decision values of a fit on its training kernels
+spicy_decision <- function(K, fit) {
+  z <- rep(fit$b, dim(K)[1L])
+  for (m in which(colSums(fit$alpha != 0) > 0)) z <- z + drop(K[, , m] %*% fit$alpha[, m])
+  z
+}
+
+# the primal objective, computed independently of the C code
+spicy_primal <- function(K, y, fit, loss, C, lambda = 0, eps = 0.1) {
+  z <- spicy_decision(K, fit)
+  l <- switch(loss,
+              hinge = sum(pmax(0, 1 - y * z)),
+              logistic = sum(log1p(exp(-y * z))),
+              squared = sum((y - z)^2) / 2,
+              epsilon = sum(pmax(abs(y - z) - eps, 0)))
+  a <- sqrt(pmax(vapply(seq_len(dim(K)[3L]), function(m)
+    sum(fit$alpha[, m] * (K[, , m] %*% fit$alpha[, m])), 0), 0))
+  l + C * sum((1 - lambda) * a + lambda / 2 * a^2)
+}
+
+spicy_check_fit <- function(fit, K, y, loss, C, tol, lambda = 0, eps = 0.1) {
+  M <- dim(K)[3L]
+  expect_true(fit$converged)
+  expect_gte(fit$info$gap, 0)
+  expect_lte(fit$info$gap, tol)
+  expect_true(all(fit$history$gap >= 0))
+  expect_true(all(fit$history$dual <= fit$history$objective))
+  expect_equal(nrow(fit$history), fit$iterations)
+  expect_true(all(c("iteration", "time", "objective", "dual", "gap", "n_active") %in%
+                    names(fit$history)))
+  expect_true(all(fit$weights >= 0))
+  expect_equal(sum(fit$weights), 1, tolerance = 1e-12)
+  expect_length(fit$weights, M)
+  expect_equal(dim(fit$alpha), c(dim(K)[1L], M))
+  # the reported objective is the primal of (alpha, b), recomputed here in R
+  expect_equal(fit$objective, spicy_primal(K, y, fit, loss, C, lambda, eps), tolerance = 1e-8)
+  # unused kernels have zero weight and zero coefficients, and vice versa
+  expect_identical(fit$weights > 0, colSums(fit$alpha != 0) > 0)
+}
+
+test_that("the relative duality gap is certified for every loss and penalty (generated data)", {
+  set.seed(11)
+  n <- 70; p <- 6
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 8))
+  ycls <- ifelse(x[, 1] + x[, 2]^2 - 1 + 0.3 * rnorm(n) > 0, 1, -1)
+  yreg <- sin(2 * x[, 1]) + 0.5 * x[, 2] + 0.1 * rnorm(n)
+  for (pen in c("l1", "elasticnet")) {
+    for (loss in c("hinge", "logistic")) {
+      fit <- spicy_fit(K, ycls, "classification", 0.2, loss = loss, penalty = pen,
+                       lambda = 0.3, tol = 0.01)
+      spicy_check_fit(fit, K, ycls, loss, 0.2, 0.01, lambda = if (pen == "l1") 0 else 0.3)
+    }
+    for (loss in c("squared", "epsilon")) {
+      fit <- spicy_fit(K, yreg, "regression", 0.2, loss = loss, penalty = pen,
+                       lambda = 0.3, epsilon = 0.1, tol = 0.01)
+      spicy_check_fit(fit, K, yreg, loss, 0.2, 0.01, lambda = if (pen == "l1") 0 else 0.3)
+    }
+  }
+})
+
+test_that("the relative duality gap is certified on mlbench data (Sonar, BostonHousing)", {
+  skip_if_not_installed("mlbench")
+  env <- new.env()
+  utils::data("Sonar", package = "mlbench", envir = env)
+  utils::data("BostonHousing", package = "mlbench", envir = env)
+  set.seed(12)
+  sonar <- env$Sonar[sample(nrow(env$Sonar), 80), ]
+  xs <- scale(as.matrix(sonar[, 1:60]))
+  ys <- ifelse(sonar$Class == "M", 1, -1)
+  Ks <- spicy_kernels(xs, c(list(list(f = 1:60, s = 8), list(f = 1:60, s = 16)),
+                            lapply(0:5, function(g) list(f = 10 * g + 1:10, s = 4))))
+  bh <- env$BostonHousing[sample(nrow(env$BostonHousing), 80), ]
+  xb <- scale(as.matrix(bh[, c(1:3, 5:13)]))
+  yb <- as.numeric(scale(bh$medv))
+  Kb <- spicy_kernels(xb, c(list(list(f = 1:12, s = 3)), lapply(1:12, function(j) list(f = j, s = 1))))
+  for (pen in c("l1", "elasticnet")) {
+    for (loss in c("hinge", "logistic")) {
+      fit <- spicy_fit(Ks, ys, "classification", 0.1, loss = loss, penalty = pen, lambda = 0.5)
+      spicy_check_fit(fit, Ks, ys, loss, 0.1, 0.01, lambda = if (pen == "l1") 0 else 0.5)
+    }
+    for (loss in c("squared", "epsilon")) {
+      fit <- spicy_fit(Kb, yb, "regression", 0.1, loss = loss, penalty = pen, lambda = 0.5,
+                       epsilon = 0.2)
+      spicy_check_fit(fit, Kb, yb, loss, 0.1, 0.01, lambda = if (pen == "l1") 0 else 0.5,
+                      eps = 0.2)
+    }
+  }
+})
+
+test_that("a certified gap bounds the suboptimality", {
+  set.seed(13)
+  n <- 60; p <- 5
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 10))
+  y <- ifelse(x[, 1] - x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  for (loss in c("hinge", "logistic")) {
+    loose <- spicy_fit(K, y, "classification", 0.1, loss = loss, tol = 0.05)
+    tight <- spicy_fit(K, y, "classification", 0.1, loss = loss, tol = 1e-8)
+    expect_lte(tight$info$gap, 1e-8)
+    # P(loose) - P* <= gap * P(loose) and P(tight) >= P*
+    expect_lte(loose$objective - tight$objective, loose$info$gap * loose$objective + 1e-12)
+    # and the tight dual value is a lower bound of every primal value
+    expect_lte(tight$info$dual, loose$objective)
+  }
+})
+
+test_that("one kernel, squared loss: block 1-norm MKL is kernel ridge regression with lambda = C / ||alpha||_K", {
+  set.seed(14)
+  n <- 50
+  x <- matrix(rnorm(n * 2), n)
+  y <- sin(x[, 1]) + 0.3 * x[, 2] + 0.1 * rnorm(n) + 2
+  K <- spicy_kernels(x, list(list(f = 1:2, s = 1)))
+  K1 <- K[, , 1]
+  # (1/2)||y - K a - b||^2 + C ||a||_K: stationarity gives y - z = (C / ||a||_K) a and sum(a) = 0,
+  # i.e. the kernel ridge solution (K + lambda I) a = y - b 1, 1'a = 0 with lambda ||a_lambda||_K = C
+  ridge <- function(lambda) {
+    A <- K1 + diag(lambda, n)
+    Ay <- solve(A, y); A1 <- solve(A, rep(1, n))
+    b <- sum(Ay) / sum(A1)
+    a <- Ay - b * A1
+    list(a = a, b = b, norm = sqrt(sum(a * (K1 %*% a))))
+  }
+  yc <- y - mean(y)
+  C <- 0.3 * sqrt(sum(yc * (K1 %*% yc)))   # below the threshold at which alpha = 0
+  lam <- uniroot(function(l) l * ridge(l)$norm - C, c(1e-8, 1e4), tol = 1e-14)$root
+  r <- ridge(lam)
+  fit <- spicy_fit(K, y, "regression", C, loss = "squared", tol = 1e-12, inner_tol = 1e-12)
+  expect_true(fit$converged)
+  # alpha itself is ill-determined along the tiny eigenvalues of K: compare it loosely, and the
+  # fitted function, the bias and the norm tightly
+  expect_equal(drop(fit$alpha), r$a, tolerance = 1e-4)
+  expect_equal(fit$b, r$b, tolerance = 1e-6)
+  expect_equal(spicy_decision(K, fit), drop(K1 %*% r$a) + r$b, tolerance = 1e-6)
+  expect_equal(fit$info$sum_norms, r$norm, tolerance = 1e-6)
+  expect_equal(fit$weights, 1)
+
+  # above the threshold ||y - mean(y)||_K the solution is the constant fit (alpha = 0, b = mean)
+  fit0 <- spicy_fit(K, y, "regression", 1.01 * sqrt(sum(yc * (K1 %*% yc))), loss = "squared",
+                    tol = 1e-10, inner_tol = 1e-12)
+  expect_true(all(fit0$alpha == 0))
+  expect_equal(fit0$b, mean(y), tolerance = 1e-8)
+  expect_equal(fit0$weights, 1)   # documented: all-zero alpha gives uniform weights
+})
+
+test_that("elastic net with lambda = 1 is kernel ridge regression on the sum of the kernels", {
+  set.seed(15)
+  n <- 40; p <- 4
+  x <- matrix(rnorm(n * p), n)
+  y <- x[, 1] - x[, 2]^2 + 0.2 * rnorm(n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 5))
+  C <- 0.05
+  # sum_m (C/2)||a_m||^2_{K_m}: a_m = rho / C for every m, so f = Kbar beta with Kbar = sum K_m,
+  # (Kbar + C I) beta = y - b 1, sum(beta) = 0
+  Kbar <- apply(K, c(1, 2), sum)
+  A <- Kbar + diag(C, n)
+  Ay <- solve(A, y); A1 <- solve(A, rep(1, n))
+  b <- sum(Ay) / sum(A1)
+  beta <- Ay - b * A1
+  fit <- spicy_fit(K, y, "regression", C, loss = "squared", penalty = "elasticnet", lambda = 1,
+                   tol = 1e-12, inner_tol = 1e-12)
+  expect_true(fit$converged)
+  expect_lte(fit$info$gap, 1e-12)
+  for (m in seq_len(dim(K)[3L])) expect_equal(fit$alpha[, m], beta, tolerance = 1e-6)
+  expect_equal(fit$b, b, tolerance = 1e-6)
+  expect_equal(spicy_decision(K, fit), drop(Kbar %*% beta) + b, tolerance = 1e-6)
+  expect_equal(fit$weights, rep(1 / dim(K)[3L], dim(K)[3L]), tolerance = 1e-8)
+})
+
+test_that("one kernel, logistic loss: the fit matches BFGS on the primal", {
+  set.seed(16)
+  n <- 50
+  x <- matrix(rnorm(n * 2), n)
+  y <- ifelse(x[, 1] + 0.5 * x[, 2] + 0.7 * rnorm(n) > 0, 1, -1)
+  K <- spicy_kernels(x, list(list(f = 1:2, s = 1.5)))
+  e <- eigen(K[, , 1], symmetric = TRUE)
+  R <- e$vectors %*% (sqrt(pmax(e$values, 0)) * t(e$vectors))   # K^(1/2)
+  for (lambda in c(0, 0.5)) {
+    C <- 0.05
+    # primal in w = K^(1/2) alpha: sum log(1 + exp(-y (R w + b))) + C ((1 - l)||w|| + l/2 ||w||^2)
+    obj <- function(th) {
+      w <- th[-1]; z <- drop(R %*% w) + th[1]; nw <- sqrt(sum(w^2))
+      sum(log1p(exp(-y * z))) + C * ((1 - lambda) * nw + lambda / 2 * nw^2)
+    }
+    grd <- function(th) {
+      w <- th[-1]; z <- drop(R %*% w) + th[1]; nw <- sqrt(sum(w^2))
+      gz <- -y / (1 + exp(y * z))
+      c(sum(gz), drop(crossprod(R, gz)) + C * ((1 - lambda) * w / nw + lambda * w))
+    }
+    th <- c(0, rep(0.1, n))
+    for (k in 1:5) th <- optim(th, obj, grd, method = "BFGS",
+                               control = list(reltol = 1e-16, maxit = 5000))$par
+    z_ref <- drop(R %*% th[-1]) + th[1]
+    fit <- spicy_fit(K, y, "classification", C, loss = "logistic",
+                     penalty = if (lambda == 0) "l1" else "elasticnet", lambda = lambda,
+                     tol = 1e-10, inner_tol = 1e-10)
+    expect_true(fit$converged)
+    expect_equal(spicy_decision(K, fit), z_ref, tolerance = 1e-4)
+    expect_lte(fit$objective, obj(th) + 1e-8)
+  }
+})
+
+test_that("one kernel, hinge loss: the fit is the SVM with box constant ||alpha||_K / C (kernlab)", {
+  skip_if_not_installed("kernlab")
+  set.seed(20)
+  n <- 60
+  x <- matrix(rnorm(n * 2), n)
+  y <- ifelse(x[, 1] + 0.5 * x[, 2] + 0.7 * rnorm(n) > 0, 1, -1)
+  K <- spicy_kernels(x, list(list(f = 1:2, s = 1)))
+  C <- 0.05
+  fit <- spicy_fit(K, y, "classification", C, loss = "hinge", tol = 1e-10, inner_tol = 1e-12)
+  expect_true(fit$converged)
+  # hinge + C ||f|| and hinge + ||f||^2 / (2 C_svm) share their minimiser when C_svm = ||f*|| / C
+  Csvm <- fit$info$sum_norms / C
+  K1 <- K[, , 1]
+  sv <- kernlab::ksvm(kernlab::as.kernelMatrix(K1), y, type = "C-svc", C = Csvm, scaled = FALSE,
+                      tol = 1e-10, shrinking = FALSE)
+  zk <- kernlab::predict(sv, kernlab::as.kernelMatrix(K1[, kernlab::SVindex(sv), drop = FALSE]),
+                         type = "decision")
+  zk <- drop(zk)
+  if (cor(zk, y) < 0) zk <- -zk   # kernlab orders the classes its own way
+  expect_equal(spicy_decision(K, fit), zk, tolerance = 1e-3)
+})
+
+test_that("warm starts along a decreasing C path converge in fewer iterations", {
+  set.seed(17)
+  n <- 60; p <- 5
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 12))
+  y <- ifelse(x[, 1] * x[, 2] + 0.3 * rnorm(n) > 0, 1, -1)
+  Cs <- c(1, 0.5, 0.25, 0.1)
+  for (loss in c("hinge", "logistic")) {
+    prev <- NULL
+    it_warm <- it_cold <- 0
+    for (C in Cs) {
+      ctrl <- list(loss = loss, tol = 1e-4)
+      warm <- mklearn:::fit_spicy(K, y, "classification", C, ctrl, if (is.null(prev)) NULL else prev$state)
+      cold <- mklearn:::fit_spicy(K, y, "classification", C, ctrl, NULL)
+      expect_true(warm$converged)
+      expect_lte(warm$info$gap, 1e-4)
+      expect_gte(warm$info$gap, 0)
+      # both are certified to 1e-4: their objectives agree within the gaps
+      expect_equal(warm$objective, cold$objective, tolerance = 2e-4)
+      it_warm <- it_warm + warm$iterations
+      it_cold <- it_cold + cold$iterations
+      prev <- warm
+    }
+    expect_lt(it_warm, it_cold)
+  }
+})
+
+test_that("screening kernels out of the working set never changes the answer", {
+  # reference: every kernel in the working set at every Newton step (no screening)
+  set.seed(18)
+  n <- 60; p <- 8
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 40))
+  y <- ifelse(x[, 1] + x[, 2] * x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  for (loss in c("hinge", "logistic")) {
+    a <- spicy_fit(K, y, "classification", 0.2, loss = loss, tol = 1e-9, inner_tol = 1e-10)
+    b <- spicy_fit(K, y, "classification", 0.2, loss = loss, tol = 1e-9, inner_tol = 1e-10,
+                   screening = FALSE)
+    expect_true(a$converged && b$converged)
+    expect_lt(a$info$n_active, dim(K)[3L])          # the test is void if every kernel is used
+    expect_lt(a$info$kernel_sweeps, b$info$kernel_sweeps)
+    expect_equal(a$objective, b$objective, tolerance = 1e-8)
+    expect_equal(spicy_decision(K, a), spicy_decision(K, b), tolerance = 1e-4)
+    expect_equal(a$weights > 1e-6, b$weights > 1e-6)
+  }
+})
+
+test_that("conjugate-gradient and Cholesky Newton solves give the same fit", {
+  set.seed(19)
+  n <- 60; p <- 4
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 6))
+  y <- ifelse(x[, 2] + 0.5 * rnorm(n) > 0, 1, -1)
+  for (loss in c("hinge", "logistic")) {
+    a <- spicy_fit(K, y, "classification", 0.1, loss = loss, tol = 1e-6, cg = FALSE)
+    b <- spicy_fit(K, y, "classification", 0.1, loss = loss, tol = 1e-6, cg = TRUE)
+    expect_true(b$converged)
+    expect_lte(b$info$gap, 1e-6)
+    expect_equal(b$objective, a$objective, tolerance = 2e-6)
+  }
+})
+
+test_that("fit_spicy checks its inputs", {
+  K <- array(diag(4) / 4, c(4, 4, 1))
+  expect_error(spicy_fit(K, c(1, -1, 1), "classification", 1), "length")
+  expect_error(spicy_fit(K, c(1, -1, 1, 2), "classification", 1, loss = "hinge"), "-1, \\+1")
+  expect_error(spicy_fit(K, c(1, -1, 1, -1), "classification", -1), "positive")
+})
+
+test_that("end to end through mkl(): certified gaps and a warm-started C path", {
+  skip_if_not(exists("mkl", asNamespace("mklearn")) && exists("kernel_set", asNamespace("mklearn")))
+  set.seed(21)
+  x <- matrix(rnorm(80 * 3), 80)
+  y <- factor(ifelse(x[, 1] + 0.5 * rnorm(80) > 0, "a", "b"))
+  ks <- mklearn::kernel_set(mklearn::rbf_kernel(c(0.5, 1, 2)), features = c("all", "each"))
+  for (loss in c("hinge", "logistic")) {
+    f <- mklearn::mkl(x, y, kernels = ks, method = "spicy", loss = loss, C = 0.1,
+                      control = mklearn::mkl_control(tol = 1e-3))
+    expect_true(f$converged)
+    expect_gte(f$info$gap, 0)
+    expect_lte(f$info$gap, 1e-3)
+    expect_equal(sum(f$weights), 1, tolerance = 1e-12)
+  }
+  yr <- x[, 1] - x[, 2]^2 + 0.2 * rnorm(80)
+  for (pen in c("l1", "elasticnet")) {
+    f <- mklearn::mkl(x, yr, kernels = ks, method = "spicy", loss = "epsilon", penalty = pen,
+                      lambda = 0.3, C = 0.1)
+    expect_true(f$converged)
+    expect_gte(f$info$gap, 0)
+    expect_lte(f$info$gap, 0.01)
+  }
+  path <- mklearn::mkl(x, y, kernels = ks, method = "spicy", loss = "hinge", C = c(1, 0.3, 0.1))
+  gaps <- vapply(path$fits, function(f) f$info$gap, 0)
+  expect_true(all(gaps >= 0 & gaps <= 0.01))
+})
