@@ -1,7 +1,7 @@
 /* Kernel matrices and their normalisation.
  * Each feature group's distances / inner products are computed once and reused for every
  * kernel on that group; kernels are filled in parallel. Training kernels are symmetric:
- * only the lower triangle is computed and then mirrored. */
+ * only the lower triangle is computed, each value written to both triangles. */
 #include "mklearn.h"
 #include <math.h>
 #include <string.h>
@@ -82,7 +82,7 @@ static inline double kval(int type, double p1, double p2, double d2, double ip, 
 }
 
 /* All kernels of one feature group: its base matrices once, then every kernel (lower
-   triangle and mirror when symmetric). nt > 1 parallelises inside the group. */
+   triangle, written to both triangles, when symmetric). nt > 1 parallelises inside the group. */
 static void one_group(const double *x, int n, const double *z, int nz, int sym,
                       const int *feat, int nf, const int *members, int nm, const int *ktype,
                       const double *kpar1, const double *kpar2, double *out,
@@ -98,46 +98,50 @@ static void one_group(const double *x, int n, const double *z, int nz, int sym,
         }
     }
     group_base(x, n, z, nz, feat, nf, need, sym, D2, IP, CH, nt);
-    const int ntask = nm * n;
+    /* fill in square tiles; a symmetric kernel computes the tiles on and below the diagonal
+       and writes each value twice while the tile is in cache (no second mirror pass) */
+    const int B = 64;
+    const int tr = (nz + B - 1) / B, tc = (n + B - 1) / B;
+    const int ntile = sym ? tc * (tc + 1) / 2 : tr * tc;
+    const int ntask = nm * ntile;
 #ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 16)
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 4)
 #endif
     for (int task = 0; task < ntask; task++) {
-        int m = members[task / n], j = task % n;
+        int m = members[task / ntile], t = task % ntile, ib, jb;
+        if (sym) {            /* t -> (ib >= jb) in the lower triangle of tiles */
+            ib = 0;
+            while ((ib + 1) * (ib + 2) / 2 <= t) ib++;
+            jb = t - ib * (ib + 1) / 2;
+        } else {
+            ib = t % tr;
+            jb = t / tr;
+        }
         int type = ktype[m];
         double p1 = kpar1[m], p2 = kpar2[m];
-        double *Kj = out + (size_t) m * nn + (size_t) j * nz;
-        int i0 = sym ? j : 0;
-        size_t o = (size_t) j * nz;
-        switch (type) {
-        case MK_RBF: {
-            double c = -1.0 / (2.0 * p1 * p1);
-            for (int i = i0; i < nz; i++) Kj[i] = exp(c * D2[o + i]);
-            break;
+        double *Km = out + (size_t) m * nn;
+        int i0 = ib * B, i1 = i0 + B < nz ? i0 + B : nz;
+        int j0 = jb * B, j1 = j0 + B < n ? j0 + B : n;
+        double c = type == MK_RBF ? -1.0 / (2.0 * p1 * p1) : 0.0;
+        int deg = (int) p1;
+        for (int j = j0; j < j1; j++) {
+            size_t o = (size_t) j * nz;
+            int is = (sym && ib == jb) ? j : i0;
+            double *Kj = Km + o;
+            switch (type) {
+            case MK_RBF:
+                for (int i = is; i < i1; i++) Kj[i] = exp(c * D2[o + i]);
+                break;
+            case MK_POLY:
+                for (int i = is; i < i1; i++) Kj[i] = ipow(IP[o + i] + p2, deg);
+                break;
+            default:
+                for (int i = is; i < i1; i++)
+                    Kj[i] = kval(type, p1, p2, D2[o + i], IP[o + i], CH ? CH[o + i] : 0.0);
+            }
+            if (sym)
+                for (int i = is; i < i1; i++) Km[(size_t) i * n + j] = Kj[i];
         }
-        case MK_POLY: {
-            int deg = (int) p1;
-            for (int i = i0; i < nz; i++) Kj[i] = ipow(IP[o + i] + p2, deg);
-            break;
-        }
-        default:
-            for (int i = i0; i < nz; i++)
-                Kj[i] = kval(type, p1, p2, D2[o + i], IP[o + i], CH ? CH[o + i] : 0.0);
-        }
-    }
-    if (!sym) return;
-    /* mirror the lower triangle into the upper one, in cache-sized blocks */
-#ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 1)
-#endif
-    for (int k = 0; k < nm; k++) {
-        double *Km = out + (size_t) members[k] * nn;
-        const int B = 64;
-        for (int jb = 0; jb < n; jb += B)
-            for (int ib = 0; ib <= jb; ib += B)
-                for (int j = jb; j < n && j < jb + B; j++)
-                    for (int i = ib; i < j && i < ib + B; i++)
-                        Km[(size_t) j * n + i] = Km[(size_t) i * n + j];
     }
 }
 
