@@ -18,6 +18,9 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(spicy, 9),
     /* ---- spicy END ---- */
     /* ---- svm family BEGIN ---- */
+    ENTRY(simple, 7),
+    ENTRY(hessian, 7),
+    ENTRY(lpnorm, 7),
     /* ---- svm family END ---- */
     {NULL, NULL, 0}
 };

@@ -115,7 +115,7 @@ typedef struct {
 /* Per-outer-iteration record: MK_SF_HCOLS columns (iteration, time, objective, gap,
    n_active, svm_solves, grad_evals, hessian_evals, step) and the weights path. */
 #define MK_SF_HCOLS 9
-typedef struct { int cap, len, M; double *tab, *wpath; } mk_sf_hist;
+typedef struct { int cap, maxcap, len, M; double *tab, *wpath; } mk_sf_hist;
 /* Options shared by the three solvers: dpar = (tol, svm_tol, p, newton_tol, gold_tol,
    max_time), ipar = (maxiter, svm_maxiter, nthreads, verbose, line_search). */
 typedef struct { double tol, svm_tol, p, newton_tol, gold_tol, max_time; int maxiter,

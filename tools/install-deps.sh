@@ -3,9 +3,9 @@
 # Debian/Ubuntu as root: prebuilt r-cran-* packages through apt-get (fast);
 # elsewhere: the R packages from CRAN into the user library.
 set -euo pipefail
-apt_pkgs="r-base-dev r-cran-kernlab r-cran-mlbench r-cran-testthat r-cran-knitr r-cran-rmarkdown
-          pandoc qpdf"
-r_pkgs='c("kernlab", "mlbench", "testthat", "knitr", "rmarkdown")'
+apt_pkgs="r-base-dev r-cran-kernlab r-cran-mlbench r-cran-quadprog r-cran-testthat r-cran-knitr
+          r-cran-rmarkdown pandoc qpdf"
+r_pkgs='c("kernlab", "mlbench", "quadprog", "testthat", "knitr", "rmarkdown")'
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   need=""
   for p in $apt_pkgs; do

@@ -1,0 +1,188 @@
+# Benchmark: SpicyMKL (hinge, block 1-norm), SimpleMKL and HessianMKL on the same problems,
+# all stopped at the same relative duality gap (0.01).
+#
+#   Rscript bench-svm-family.R              # full run (long: SimpleMKL is slow on 918 kernels)
+#   MKL_BENCH_QUICK=1 Rscript bench-svm-family.R   # reduced grid
+#   MKL_BENCH_MAXSEC=600   # time limit of one SVM-family run; a method that hits it (or a SpicyMKL
+#                          # run longer than that) is skipped at larger sizes
+#   MKL_BENCH_THREADS=0, MKL_BENCH_OUT=results.csv
+#
+# (a) Ionosphere (351 x 33, V2 dropped), 27 (d + 1) = 918 kernels (Gaussian widths 0.1, 0.25, 0.5,
+#     0.75, 1, ..., 20 and polynomials of degree 1-3, on all variables and on each variable),
+#     centred in feature space, unit trace. SpicyMKL at C = 0.005, 0.05, 0.5; SimpleMKL and
+#     HessianMKL at the mapped C_svm = sum_m ||f*_m|| / C (the same optimum, see
+#     the last section of specs/spicymkl.md). Also the HessianMKL paper's setting C_svm = 100.
+# (b) Ringnorm, N = 200 (mlbench.ringnorm, 20 variables), M = 50 ... 6000 Gaussian kernels on random
+#     feature subsets with width 5 chi^2_1 + 0.1, centred, unit trace.
+suppressPackageStartupMessages(library(mklearn))
+quick <- nzchar(Sys.getenv("MKL_BENCH_QUICK"))
+maxsec <- as.numeric(Sys.getenv("MKL_BENCH_MAXSEC", "600"))
+nthreads <- as.integer(Sys.getenv("MKL_BENCH_THREADS", "0"))
+fit_simple <- get("fit_simple", asNamespace("mklearn"))
+fit_hessian <- get("fit_hessian", asNamespace("mklearn"))
+fit_spicy <- if (exists("fit_spicy", asNamespace("mklearn"))) get("fit_spicy", asNamespace("mklearn"))
+
+center_trace <- function(A) {
+  rm <- rowMeans(A)
+  A <- A - outer(rm, rm, "+") + mean(rm)
+  A <- (A + t(A)) / 2
+  A <- A / sum(diag(A))
+  diag(A) <- diag(A) + 1e-8
+  A
+}
+sqdist <- function(X) {
+  G <- tcrossprod(X)
+  pmax(outer(diag(G), diag(G), "+") - 2 * G, 0)
+}
+
+iono_kernels <- function() {
+  data("Ionosphere", package = "mlbench", envir = environment())
+  X <- Ionosphere[, -c(2, 35)]
+  X$V1 <- as.numeric(as.character(X$V1))
+  X <- scale(as.matrix(X))
+  y <- ifelse(Ionosphere$Class == "good", 1, -1)
+  sig <- c(0.1, 0.25, 0.5, 0.75, 1:20)
+  feats <- c(list(seq_len(ncol(X))), as.list(seq_len(ncol(X))))
+  n <- nrow(X)
+  K <- array(0, c(n, n, 27L * length(feats)))
+  m <- 0L
+  for (f in feats) {
+    G <- tcrossprod(X[, f, drop = FALSE])
+    D2 <- pmax(outer(diag(G), diag(G), "+") - 2 * G, 0)
+    for (s in sig) { m <- m + 1L; K[, , m] <- center_trace(exp(-D2 / (2 * s^2))) }
+    for (p in 1:3) { m <- m + 1L; K[, , m] <- center_trace((G + 1)^p) }
+  }
+  list(K = K, y = y)
+}
+
+ringnorm_kernels <- function(M, N = 200, seed = 1) {
+  set.seed(seed)
+  rn <- mlbench::mlbench.ringnorm(N, d = 20)
+  X <- scale(rn$x)
+  y <- ifelse(rn$classes == levels(rn$classes)[1], 1, -1)
+  K <- array(0, c(N, N, M))
+  for (m in seq_len(M)) {
+    f <- sort(sample.int(ncol(X), sample.int(ncol(X), 1)))
+    s <- 5 * stats::rchisq(1, df = 1) + 0.1
+    K[, , m] <- center_trace(exp(-sqdist(X[, f, drop = FALSE]) / (2 * s^2)))
+  }
+  list(K = K, y = y)
+}
+
+block_norms <- function(K, alpha)
+  vapply(seq_len(dim(K)[3]), function(m) {
+    a <- alpha[, m]
+    if (all(a == 0)) 0 else sqrt(max(0, drop(crossprod(a, K[, , m] %*% a))))
+  }, 0)
+
+timed <- function(expr) {
+  t0 <- proc.time()[["elapsed"]]
+  r <- tryCatch(expr, error = function(e) e)
+  t <- proc.time()[["elapsed"]] - t0
+  if (inherits(r, "error")) {
+    message("  failed: ", conditionMessage(r))
+    return(NULL)
+  }
+  list(fit = r, time = t)
+}
+
+row_svm <- function(setting, method, r, Csvm) {
+  if (is.null(r)) return(NULL)
+  f <- r$fit
+  data.frame(setting = setting, method = method, C_svm = signif(Csvm, 5),
+             time = round(r$time, 3), objective = signif(f$objective, 8),
+             gap = signif(f$info$gap, 3), iterations = f$iterations,
+             svm_solves = f$info$svm_solves, grad_evals = f$info$grad_evals,
+             hessian_evals = f$info$hessian_evals, n_active = sum(f$weights > 0),
+             t_svm = round(f$info$times[["svm"]], 3), t_grad = round(f$info$times[["gradient"]], 3),
+             t_dir = round(f$info$times[["direction"]], 3), converged = f$converged,
+             stop = f$info$stop_reason)
+}
+row_spicy <- function(setting, r, C) {
+  if (is.null(r)) return(NULL)
+  f <- r$fit
+  data.frame(setting = setting, method = "spicy", C_svm = NA_real_,
+             time = round(r$time, 3), objective = signif(f$objective, 8),
+             gap = signif(utils::tail(f$history$gap, 1), 3), iterations = f$iterations,
+             svm_solves = NA_integer_, grad_evals = NA_integer_, hessian_evals = NA_integer_,
+             n_active = sum(f$weights > 0), t_svm = NA_real_, t_grad = NA_real_, t_dir = NA_real_,
+             converged = f$converged, stop = NA_character_)
+}
+
+# SVM-family runs are stopped after maxsec seconds (reported with converged = FALSE and their gap)
+# newton_tol = 0: HessianMKL stops on the gap only, like the others (no Newton-decrement stop)
+ctl <- list(tol = 0.01, nthreads = nthreads, max_time = maxsec, maxiter = 1000000L,
+            newton_tol = 0)
+results <- list()
+slow <- character(0)
+
+## (a) Ionosphere
+cat("building the Ionosphere kernels ...\n")
+dat <- iono_kernels()
+Cs <- if (quick) 0.05 else c(0.005, 0.05, 0.5)
+for (C in Cs) {
+  setting <- sprintf("ionosphere C=%g", C)
+  if (is.null(fit_spicy)) { cat("SpicyMKL not available: skipped\n"); break }
+  sp <- timed(fit_spicy(dat$K, dat$y, "classification", C,
+                        list(loss = "hinge", penalty = "l1", tol = 0.01, nthreads = nthreads), NULL))
+  results[[length(results) + 1L]] <- row_spicy(setting, sp, C)
+  if (is.null(sp)) next
+  Csvm <- sum(block_norms(dat$K, sp$fit$alpha)) / C
+  if (!(Csvm > 0)) next
+  for (meth in c("hessian", "simple")) {
+    fitf <- if (meth == "hessian") fit_hessian else fit_simple
+    r <- timed(fitf(dat$K, dat$y, "classification", Csvm, ctl, NULL))
+    results[[length(results) + 1L]] <- row_svm(setting, meth, r, Csvm)
+  }
+  print(do.call(rbind, results))
+}
+# the HessianMKL paper's setting
+for (meth in c("hessian", "simple")) {
+  fitf <- if (meth == "hessian") fit_hessian else fit_simple
+  r <- timed(fitf(dat$K, dat$y, "classification", 100, ctl, NULL))
+  results[[length(results) + 1L]] <- row_svm("ionosphere C_svm=100", meth, r, 100)
+}
+rm(dat); invisible(gc())
+
+## (b) Ringnorm, N = 200
+Ms <- if (quick) c(50, 200, 1000) else c(50, 200, 1000, 3000, 6000)
+Cr <- 0.05
+for (M in Ms) {
+  setting <- sprintf("ringnorm M=%d", M)
+  rk <- ringnorm_kernels(M)
+  Csvm <- NA
+  if (!is.null(fit_spicy) && !("spicy" %in% slow)) {
+    sp <- timed(fit_spicy(rk$K, rk$y, "classification", Cr,
+                          list(loss = "hinge", penalty = "l1", tol = 0.01, nthreads = nthreads), NULL))
+    results[[length(results) + 1L]] <- row_spicy(setting, sp, Cr)
+    if (is.null(sp) || sp$time > maxsec) slow <- c(slow, "spicy")
+    if (!is.null(sp)) Csvm <- sum(block_norms(rk$K, sp$fit$alpha)) / Cr
+  }
+  if (!is.finite(Csvm) || !(Csvm > 0)) Csvm <- 10
+  for (meth in c("hessian", "simple")) {
+    if (meth %in% slow) next
+    fitf <- if (meth == "hessian") fit_hessian else fit_simple
+    r <- timed(fitf(rk$K, rk$y, "classification", Csvm, ctl, NULL))
+    results[[length(results) + 1L]] <- row_svm(setting, meth, r, Csvm)
+    if (is.null(r) || r$time > maxsec) slow <- c(slow, meth)
+  }
+  rm(rk); invisible(gc())
+  print(utils::tail(do.call(rbind, results), 3))
+}
+
+res <- do.call(rbind, results)
+cat("\n== all runs ==\n")
+print(res, row.names = FALSE)
+cat("\n== time ratios (relative to HessianMKL) and SVM-solve ratio SimpleMKL / HessianMKL ==\n")
+for (s in unique(res$setting)) {
+  r <- res[res$setting == s, ]
+  th <- r$time[r$method == "hessian"]
+  if (!length(th)) next
+  ts <- r$time[r$method == "simple"]; tsp <- r$time[r$method == "spicy"]
+  ss <- r$svm_solves[r$method == "simple"]; sh <- r$svm_solves[r$method == "hessian"]
+  cat(sprintf("%-24s simple/hessian time %7.2f  spicy/hessian time %7.2f  svm solves simple/hessian %6.1f\n",
+              s, if (length(ts)) ts / th else NA, if (length(tsp)) tsp / th else NA,
+              if (length(ss)) ss / sh else NA))
+}
+out <- Sys.getenv("MKL_BENCH_OUT")
+if (nzchar(out)) utils::write.csv(res, out, row.names = FALSE)

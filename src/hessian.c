@@ -1,0 +1,363 @@
+/* HessianMKL (Chapelle & Rakotomamonjy 2008): constrained Newton steps on the kernel weights.
+ *
+ * At the SVM solution a (signed alpha = y.a), with S the free support vectors (0 < a_i < C)
+ * and Kbar = K(d)_{SS}, differentiating the margin equations K(d)_{S,:} alpha + b = y_S gives
+ *   H_{ml} = q_m' Abar q_l,  q_m = (K_m alpha)_S,
+ *   Abar = top-left block of [[Kbar, 1], [1', 0]]^{-1} = Kbar^{-1} - Kbar^{-1} 1 1' Kbar^{-1} / (1'Kbar^{-1}1).
+ * (q_m uses the whole alpha, bounded support vectors included: they move the margin of S even
+ * though their own alpha does not change; the paper's K^m_{sv,sv} alpha_sv is the special case
+ * with no bounded support vectors.)  With Kbar = L L' (Cholesky), Z = L^{-1} Q, z = L^{-1} 1:
+ *   H = Z'Z - w w' / c,  w = Z'z,  c = z'z.
+ * The step solves min (1/2) s'Hs + g's, sum(s) = 0, d + s >= 0 (Eq. 4); in x = d + s this is a
+ * strictly convex QP on the simplex, solved by a primal active-set method that starts at a vertex
+ * and needs only the columns of H of the kernels it lets in (computed lazily from Z), so a
+ * step costs O(M n_sv^2) for Z plus O(M n_sv) per kernel in the QP working set, not O(M^3).
+ */
+#define USE_FC_LEN_T
+#include "mklearn.h"
+#include <R_ext/BLAS.h>
+#include <R_ext/Lapack.h>
+#include <math.h>
+#include <float.h>
+#include <string.h>
+#ifndef FCONE
+#define FCONE
+#endif
+
+typedef struct {
+    int M, ns, cap, ncached;
+    const double *Z;   /* ns x M */
+    const double *wv;  /* M */
+    double cw, ridge;
+    double *cache;     /* M x cap */
+    int *slot;         /* M: cache slot or -1 */
+} hcols;
+
+/* Column j of H (ridge included), computed on first use; NULL if the cache is full. */
+static const double *hcol(hcols *hc, int j)
+{
+    if (hc->slot[j] >= 0) return hc->cache + (size_t) hc->slot[j] * hc->M;
+    if (hc->ncached >= hc->cap) return NULL;
+    double *col = hc->cache + (size_t) hc->ncached * hc->M;
+    hc->slot[j] = hc->ncached++;
+    int M = hc->M, ns = hc->ns, one = 1;
+    double d1 = 1.0, d0 = 0.0;
+    F77_CALL(dgemv)("T", &ns, &M, &d1, hc->Z, &ns, hc->Z + (size_t) j * ns, &one, &d0, col, &one
+                    FCONE);
+    double f = hc->wv[j] / hc->cw;
+    for (int m = 0; m < M; m++) col[m] -= hc->wv[m] * f;
+    col[j] += hc->ridge;
+    return col;
+}
+
+/* min (1/2) x'Hx + c'x over {x >= 0, sum x = 1}.  Primal active-set method from the best vertex.
+   diagH: the diagonal of H (ridge included).  x: out.  Returns the number of iterations, or -1
+   if the working set outgrew the column cache (x is then the last feasible iterate). */
+static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x, int maxit)
+{
+    const int M = hc->M;
+    int *F = (int *) R_alloc(M, sizeof(int)), *inF = (int *) R_alloc(M, sizeof(int));
+    int cap = hc->cap;
+    double *A = (double *) R_alloc((size_t) cap * cap, sizeof(double));
+    double *u = (double *) R_alloc(cap, sizeof(double));
+    double *r = (double *) R_alloc(cap, sizeof(double));
+    double *yv = (double *) R_alloc(cap, sizeof(double));
+    double *Hx = (double *) R_alloc(M, sizeof(double));
+    double *B = (double *) R_alloc((size_t) 2 * cap, sizeof(double));
+    double cscale = 0.0;
+    for (int m = 0; m < M; m++) {
+        x[m] = 0.0; inF[m] = 0;
+        if (fabs(c[m]) > cscale) cscale = fabs(c[m]);
+        if (diagH[m] > cscale) cscale = diagH[m];
+    }
+    int j0 = 0;
+    for (int m = 1; m < M; m++)
+        if (0.5 * diagH[m] + c[m] < 0.5 * diagH[j0] + c[j0]) j0 = m;
+    int nf = 1, last = -1;
+    F[0] = j0; inF[j0] = 1; x[j0] = 1.0;
+    int it;
+    for (it = 0; it < maxit; it++) {
+        /* equality-constrained minimiser on F: H_FF y = lam 1 - c_F, 1'y = 1 */
+        for (int k = 0; k < nf; k++) {
+            const double *col = hcol(hc, F[k]);
+            if (!col) return -1;
+            for (int l = 0; l < nf; l++) A[l + (size_t) k * nf] = col[F[l]];
+            u[k] = 1.0; r[k] = c[F[k]];
+        }
+        int info = 0, two = 2;
+        memcpy(B, u, nf * sizeof(double));
+        memcpy(B + nf, r, nf * sizeof(double));
+        F77_CALL(dposv)("L", &nf, &two, A, &nf, B, &nf, &info FCONE);
+        if (info != 0) return -1;
+        double su = 0.0, sr = 0.0;
+        for (int k = 0; k < nf; k++) { su += B[k]; sr += B[nf + k]; }
+        double lam = (1.0 + sr) / su;
+        int feasible = 1;
+        for (int k = 0; k < nf; k++) {
+            yv[k] = lam * B[k] - B[nf + k];
+            if (yv[k] < 0.0) feasible = 0;
+        }
+        if (feasible) {
+            for (int k = 0; k < nf; k++) x[F[k]] = yv[k];
+            /* multipliers of the bounds x_j >= 0 outside F: (Hx + c)_j - lam */
+            for (int m = 0; m < M; m++) Hx[m] = 0.0;
+            for (int k = 0; k < nf; k++) {
+                const double *col = hcol(hc, F[k]);
+                for (int m = 0; m < M; m++) Hx[m] += col[m] * yv[k];
+            }
+            int jin = -1;
+            double best = -1e-10 * (cscale + fabs(lam));
+            for (int m = 0; m < M; m++) {
+                if (inF[m]) continue;
+                double mu = Hx[m] + c[m] - lam;
+                if (mu < best) { best = mu; jin = m; }
+            }
+            if (jin < 0) break;   /* KKT point: optimal */
+            F[nf++] = jin; inF[jin] = 1;
+            last = jin;
+            if (nf > cap) return -1;
+        } else {
+            /* move toward y until the first x_j hits zero, drop the blocking indices */
+            double t = 1.0;
+            int kb = -1;
+            for (int k = 0; k < nf; k++)
+                if (yv[k] < 0.0) {
+                    double xk = x[F[k]], tk = xk / (xk - yv[k]);
+                    if (tk < t || kb < 0) { t = tk; kb = k; }
+                }
+            int jblock = kb >= 0 ? F[kb] : -1, k2 = 0;
+            for (int k = 0; k < nf; k++) {
+                int j = F[k];
+                double xn = x[j] + t * (yv[k] - x[j]);
+                if (k == kb || xn <= 1e-15) {
+                    x[j] = 0.0; inF[j] = 0;
+                } else {
+                    x[j] = xn; F[k2++] = j;
+                }
+            }
+            /* the kernel just let in is dropped again at once: its multiplier was negative
+               only by rounding (ill-conditioned H_FF); x is optimal to that accuracy, stop
+               here rather than cycle */
+            nf = k2;
+            if (jblock == last && t <= 1e-12 && nf > 0) break;
+            if (nf == 0) {   /* cannot happen in exact arithmetic; restart from the vertex */
+                F[0] = j0; inF[j0] = 1; x[j0] = 1.0; nf = 1;
+            }
+        }
+    }
+    double s = 0.0;
+    for (int m = 0; m < M; m++) { if (x[m] < 0.0) x[m] = 0.0; s += x[m]; }
+    for (int m = 0; m < M; m++) x[m] /= s;
+    return it;
+}
+
+/* Q[:, m] = (K_m alpha)_S for every m, alpha signed, restricted to its nonzeros. */
+static void build_Q(const double *K, int n, int M, const int *S, int ns, const int *sv, int nsv,
+                    const double *al, double *Q, int nthreads)
+{
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        const double *Km = K + (size_t) m * n * n;
+        double *q = Q + (size_t) m * ns;
+        for (int k = 0; k < ns; k++) {
+            const double *col = Km + (size_t) S[k] * n;
+            double s = 0.0;
+            for (int l = 0; l < nsv; l++) s += col[sv[l]] * al[sv[l]];
+            q[k] = s;
+        }
+    }
+    (void) nthreads;
+}
+
+int mk_hessianmkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, double *b,
+                  mk_sf_hist *h, double *Jout, double *relgap, int *iter, int *reason)
+{
+    const int n = w->n, M = w->M, one = 1;
+    const double C = w->C, d1 = 1.0, d0 = 0.0;
+    double *v = (double *) R_alloc(M, sizeof(double));
+    double *g = (double *) R_alloc(M, sizeof(double));
+    double *cq = (double *) R_alloc(M, sizeof(double));
+    double *x = (double *) R_alloc(M, sizeof(double));
+    double *dt = (double *) R_alloc(M, sizeof(double));
+    double *diagH = (double *) R_alloc(M, sizeof(double));
+    double *wv = (double *) R_alloc(M, sizeof(double));
+    double *tmp = (double *) R_alloc(n > M ? n : M, sizeof(double));
+    double *at = (double *) R_alloc(n, sizeof(double));
+    double *ab = (double *) R_alloc(n, sizeof(double));
+    double *db = (double *) R_alloc(M, sizeof(double));
+    double *al = (double *) R_alloc(n, sizeof(double));
+    int *S = (int *) R_alloc(n, sizeof(int)), *sv = (int *) R_alloc(n, sizeof(int));
+    int *slot = (int *) R_alloc(M, sizeof(int));
+    int cap = M < 1000 ? M : 1000;
+    double *cache = (double *) R_alloc((size_t) M * cap, sizeof(double));
+
+    double J = mk_sf_svm(w, d, a, b), step = 0.0, rg = INFINITY;
+    int it = 0, conv = 0;
+    *reason = 1;
+    for (;; it++) {
+        mk_sf_quad(w, a, v);
+        rg = mk_sf_gap(a, n, v, M, J, 1.0) / fabs(J);
+        mk_sf_record(h, w, it, J, rg, d, step);
+        if (rg <= o->tol) { conv = 1; *reason = 0; break; }
+        if (it >= o->maxiter || mk_time() - w->t0 > o->max_time) { *reason = 1; break; }
+        R_CheckUserInterrupt();
+        double tdir = mk_time();
+        const void *vmax = vmaxget();   /* scratch of this iteration is released at its end */
+        for (int m = 0; m < M; m++) g[m] = -0.5 * v[m];
+
+        /* free and all support vectors */
+        int ns = 0, nsv = 0;
+        const double eps = 1e-8 * C;
+        for (int i = 0; i < n; i++) {
+            al[i] = w->y[i] * a[i];
+            if (a[i] > 0.0) sv[nsv++] = i;
+            if (a[i] > eps && a[i] < C - eps) S[ns++] = i;
+        }
+        hcols hc;
+        hc.M = M; hc.cap = cap; hc.ncached = 0; hc.cache = cache; hc.slot = slot;
+        for (int m = 0; m < M; m++) slot[m] = -1;
+        double *Z = NULL;
+        int ok = 0;
+        if (ns > 0) {
+            /* Kbar = K(d)_{SS} + ridge, Cholesky */
+            double *Kb = (double *) R_alloc((size_t) ns * ns, sizeof(double));
+            double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double));
+            memset(Kb, 0, (size_t) ns * ns * sizeof(double));
+            for (int m = 0; m < M; m++) {
+                if (d[m] <= 0.0) continue;
+                const double *Km = w->K + (size_t) m * n * n;
+                for (int k = 0; k < ns; k++) {
+                    const double *col = Km + (size_t) S[k] * n;
+                    for (int l = k; l < ns; l++) Kb[l + (size_t) k * ns] += d[m] * col[S[l]];
+                }
+            }
+            double tr = 0.0;
+            for (int k = 0; k < ns; k++) tr += Kb[k + (size_t) k * ns];
+            double jit = 1e-10 * tr / ns;
+            int info = 1;
+            for (int attempt = 0; attempt < 6 && info != 0; attempt++, jit *= 100.0) {
+                memcpy(Kb2, Kb, (size_t) ns * ns * sizeof(double));
+                for (int k = 0; k < ns; k++) Kb2[k + (size_t) k * ns] += jit;
+                F77_CALL(dpotrf)("L", &ns, Kb2, &ns, &info FCONE);
+            }
+            if (info == 0) {
+                Z = (double *) R_alloc((size_t) ns * (M + 1), sizeof(double));
+                build_Q(w->K, n, M, S, ns, sv, nsv, al, Z, w->nthreads);
+                double *z = Z + (size_t) ns * M;
+                for (int k = 0; k < ns; k++) z[k] = 1.0;
+                int Mp1 = M + 1;
+                F77_CALL(dtrsm)("L", "L", "N", "N", &ns, &Mp1, &d1, Kb2, &ns, Z, &ns
+                                FCONE FCONE FCONE FCONE);
+                double cw = 0.0;
+                for (int k = 0; k < ns; k++) cw += z[k] * z[k];
+                F77_CALL(dgemv)("T", &ns, &M, &d1, Z, &ns, z, &one, &d0, wv, &one FCONE);
+                double md = 0.0, mz = 0.0;
+                for (int m = 0; m < M; m++) {
+                    const double *zm = Z + (size_t) m * ns;
+                    double s = 0.0;
+                    for (int k = 0; k < ns; k++) s += zm[k] * zm[k];
+                    diagH[m] = s - wv[m] * wv[m] / cw;
+                    md += diagH[m]; mz += s;
+                }
+                md /= M; mz /= M;
+                /* with a single free SV, Abar = 0 and H vanishes up to rounding */
+                if (md > 1e-10 * mz) {
+                    hc.Z = Z; hc.wv = wv; hc.cw = cw; hc.ridge = 1e-5 * md;
+                    for (int m = 0; m < M; m++) diagH[m] += hc.ridge;
+                    ok = 1;
+                }
+            }
+        }
+        w->hess_evals++;
+        if (!ok) {
+            /* no usable curvature (J is locally linear in d, e.g. at most one free SV):
+               a vanishing ridge makes the QP step go to the best vertex (a Frank-Wolfe
+               step) and the line search below sets its length */
+            double gs = 0.0;
+            for (int m = 0; m < M; m++) if (fabs(g[m]) > gs) gs = fabs(g[m]);
+            gs *= 1e-10;
+            Z = (double *) R_alloc(M + 1, sizeof(double));
+            memset(Z, 0, (M + 1) * sizeof(double));
+            memset(wv, 0, M * sizeof(double));
+            hc.Z = Z; hc.wv = wv; hc.cw = 1.0; hc.ridge = gs > 0.0 ? gs : 1.0;
+            ns = 1;
+            for (int m = 0; m < M; m++) diagH[m] = hc.ridge;
+        }
+        hc.ns = ns;
+        /* c = g - H d, H d = Z'(Z d) - w (w'd)/cw + ridge d */
+        F77_CALL(dgemv)("N", &ns, &M, &d1, hc.Z, &ns, d, &one, &d0, tmp, &one FCONE);
+        F77_CALL(dgemv)("T", &ns, &M, &d1, hc.Z, &ns, tmp, &one, &d0, cq, &one FCONE);
+        double wd = 0.0;
+        for (int m = 0; m < M; m++) wd += wv[m] * d[m];
+        for (int m = 0; m < M; m++)
+            cq[m] = g[m] - (cq[m] - wv[m] * wd / hc.cw + hc.ridge * d[m]);
+        int qit = simplex_qp(&hc, diagH, cq, x, 10 * M + 100);
+        if (qit < 0 && o->verbose) Rprintf("HessianMKL: QP working set exceeded the cache\n");
+        /* predicted decrease -(g's + s'Hs/2), s = x - d */
+        double gs = 0.0, ws = 0.0, ss = 0.0;
+        for (int m = 0; m < M; m++) {
+            double s = x[m] - d[m];
+            dt[m] = s; gs += g[m] * s; ws += wv[m] * s; ss += s * s;
+        }
+        F77_CALL(dgemv)("N", &ns, &M, &d1, hc.Z, &ns, dt, &one, &d0, tmp, &one FCONE);
+        double zs = 0.0;
+        for (int k = 0; k < ns; k++) zs += tmp[k] * tmp[k];
+        double sHs = zs - ws * ws / hc.cw + hc.ridge * ss;
+        double pred = -(gs + 0.5 * sHs);
+        w->t_dir += mk_time() - tdir;
+        if (pred < o->newton_tol * fabs(J)) { conv = 1; *reason = 3; break; }
+
+        /* Backtracking along s: t = 1, 1/2, 1/4, ... until J decreases (the reference rule,
+           line_search = 0), or (line_search = 1) continue halving while J keeps decreasing
+           and keep the best of the sequence. */
+        double t = 1.0, bt = 0.0, Jt = J, Jb = J, bb = 0.0, tb = 0.0;
+        int acc = 0;
+        for (int k = 0; k < 12; k++, t *= 0.5) {
+            double sm = 0.0;
+            for (int m = 0; m < M; m++) {
+                double xm = d[m] + t * (x[m] - d[m]);
+                if (xm < 1e-14 || (t == 1.0 && x[m] == 0.0)) xm = 0.0;
+                dt[m] = xm; sm += xm;
+            }
+            for (int m = 0; m < M; m++) dt[m] /= sm;
+            memcpy(at, a, (size_t) n * sizeof(double));
+            Jt = mk_sf_svm(w, dt, at, &bt);
+            if (Jt < Jb) {
+                acc = 1; Jb = Jt; bb = bt; tb = t;
+                memcpy(db, dt, (size_t) M * sizeof(double));
+                memcpy(ab, at, (size_t) n * sizeof(double));
+                if (o->line_search == 0) break;
+            } else if (acc) break;
+        }
+        if (w->verbose)
+            Rprintf("  newton: free SV = %d, QP iterations = %d, predicted = %.4g, "
+                    "actual = %.4g, t = %g\n", ns, qit, pred, J - Jb, tb);
+        if (!acc && w->svm_tol > 1e-12) {
+            /* no decrease found along s: tighten the SMO (100x), re-solve at d, go on */
+            w->svm_tol = fmax(1e-12, 0.01 * w->svm_tol);
+            J = mk_sf_svm(w, d, a, b);
+            vmaxset(vmax);
+            continue;
+        }
+        if (!acc) {
+            conv = rg <= o->tol;
+            *reason = conv ? 0 : 2;
+            break;
+        }
+        step = 0.0;
+        for (int m = 0; m < M; m++) step += fabs(db[m] - d[m]);
+        memcpy(d, db, (size_t) M * sizeof(double));
+        memcpy(a, ab, (size_t) n * sizeof(double));
+        *b = bb; J = Jb;
+        vmaxset(vmax);
+    }
+    *Jout = J; *relgap = rg; *iter = it;
+    return conv;
+}
+
+SEXP mkc_hessian(SEXP K, SEXP y, SEXP C, SEXP d0, SEXP alpha0, SEXP dpar, SEXP ipar)
+{
+    return mk_sf_call(1, K, y, C, d0, alpha0, dpar, ipar);
+}
