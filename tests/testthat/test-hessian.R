@@ -1,37 +1,13 @@
 # HessianMKL: optimality certificates, the Ionosphere step count of the paper, and the
 # agreement with SpicyMKL (hinge, block 1-norm) through C_svm = sum_m ||f*_m|| / C.
 
-# Kernels built in plain R: centred in feature space, unit trace, jitter on the diagonal.
-hs_center <- function(A) {
-  rm <- rowMeans(A)
-  A <- A - outer(rm, rm, "+") + mean(rm)
-  A <- (A + t(A)) / 2
-  A <- A / sum(diag(A))
-  diag(A) <- diag(A) + 1e-8
-  A
-}
-hs_kernels <- function(X, sigmas, feats) {
-  out <- list()
-  for (f in feats) {
-    Xf <- X[, f, drop = FALSE]
-    G <- tcrossprod(Xf)
-    D2 <- pmax(outer(diag(G), diag(G), "+") - 2 * G, 0)
-    for (s in sigmas) out[[length(out) + 1L]] <- hs_center(exp(-D2 / (2 * s^2)))
-  }
-  array(unlist(out), c(nrow(X), nrow(X), length(out)))
-}
 hs_pima <- function() {
   set.seed(20261123)
   data("PimaIndiansDiabetes", package = "mlbench", envir = environment())
   X <- scale(as.matrix(PimaIndiansDiabetes[, 1:8]))
   y <- ifelse(PimaIndiansDiabetes$diabetes == "pos", 1, -1)
   idx <- sample(nrow(X), 150)
-  list(K = hs_kernels(X[idx, ], c(0.5, 2, 8), c(list(1:8), as.list(1:8))), y = y[idx])
-}
-hs_combine <- function(K, d) {
-  out <- matrix(0, dim(K)[1], dim(K)[2])
-  for (m in which(d > 0)) out <- out + d[m] * K[, , m]
-  out
+  list(K = centred_rbf_kernels(X[idx, ], c(0.5, 2, 8), c(list(1:8), as.list(1:8))), y = y[idx])
 }
 hs_decision <- function(K, alpha, b) {
   f <- rep(b, dim(K)[1])
@@ -59,7 +35,7 @@ test_that("HessianMKL reaches a certified optimum: gap, QP-solver SVM value, per
   expect_equal(J, f$objective, tolerance = 1e-9)
   expect_equal((J - (sum(f$state$alpha_svm) - 0.5 * max(v))) / J, f$info$gap, tolerance = 1e-6)
   # the decision function from alpha (n x M) equals the SVM on the combined kernel
-  Kd <- hs_combine(dat$K, f$weights)
+  Kd <- combine_R(dat$K, f$weights)
   expect_equal(hs_decision(dat$K, f$alpha, f$b), drop(Kd %*% ya) + f$b, tolerance = 1e-10)
   skip_if_not_installed("quadprog")
   # the SVM value at d* from a general QP solver
@@ -89,8 +65,8 @@ test_that("HessianMKL needs <= 15 Newton steps and >= 3x fewer SVM solves than S
   for (f in feats) {
     G <- tcrossprod(X[, f, drop = FALSE])
     D2 <- pmax(outer(diag(G), diag(G), "+") - 2 * G, 0)
-    for (s in sig) { m <- m + 1L; K[, , m] <- hs_center(exp(-D2 / (2 * s^2))) }
-    for (p in 1:3) { m <- m + 1L; K[, , m] <- hs_center((G + 1)^p) }
+    for (s in sig) { m <- m + 1L; K[, , m] <- centre_unit_trace(exp(-D2 / (2 * s^2))) }
+    for (p in 1:3) { m <- m + 1L; K[, , m] <- centre_unit_trace((G + 1)^p) }
   }
   expect_equal(dim(K)[3], 918L)
   fh <- mklearn:::fit_hessian(K, y, "classification", 100, list(tol = 0.01), NULL)

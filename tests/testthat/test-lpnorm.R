@@ -1,44 +1,12 @@
 # lp-norm MKL (closed-form weight update alternating with the SVM), p >= 1.
 
-lp_kernels <- function(X, sigmas, feats) {
-  out <- list()
-  for (f in feats) {
-    D2 <- as.matrix(stats::dist(X[, f, drop = FALSE]))^2
-    for (s in sigmas) {
-      A <- exp(-D2 / (2 * s^2))
-      rm <- rowMeans(A)
-      A <- A - outer(rm, rm, "+") + mean(rm)
-      A <- (A + t(A)) / 2
-      A <- A / sum(diag(A))
-      diag(A) <- diag(A) + 1e-8
-      out[[length(out) + 1L]] <- A
-    }
-  }
-  array(unlist(out), c(nrow(X), nrow(X), length(out)))
-}
 lp_data <- function() {
   set.seed(3)
   data("Sonar", package = "mlbench", envir = environment())
   X <- scale(as.matrix(Sonar[, 1:60])); y <- ifelse(Sonar$Class == "M", 1, -1)
   idx <- sample(nrow(X), 100)
-  list(K = lp_kernels(X[idx, ], c(1, 3, 10), list(1:60, 1:15, 16:30, 31:45, 46:60)),
+  list(K = centred_rbf_kernels(X[idx, ], c(1, 3, 10), list(1:60, 1:15, 16:30, 31:45, 46:60)),
        y = y[idx], C = 100)
-}
-lp_combine <- function(K, d) {
-  out <- matrix(0, dim(K)[1], dim(K)[2])
-  for (m in which(d > 0)) out <- out + d[m] * K[, , m]
-  out
-}
-# SVM dual value by a general QP solver (independent of the package's SMO)
-lp_qp_svm <- function(K, y, C) {
-  n <- length(y)
-  Q <- K * outer(y, y)
-  Qr <- Q
-  diag(Qr) <- diag(Qr) + 1e-10 * mean(diag(Q))
-  s <- quadprog::solve.QP(Qr, rep(1, n), cbind(y, diag(n), -diag(n)),
-                          c(0, rep(0, n), rep(-C, n)), meq = 1)
-  a <- pmin(pmax(s$solution, 0), C)
-  list(a = a, J = sum(a) - 0.5 * drop(crossprod(a, Q %*% a)))
 }
 
 test_that("lp-norm MKL (p = 2, 4/3) is certified: lp-dual gap, fixed point, no better d on the sphere", {
@@ -57,7 +25,7 @@ test_that("lp-norm MKL (p = 2, 4/3) is certified: lp-dual gap, fixed point, no b
     expect_equal(f$weights, d / sum(d))                        # reported weights sum to 1
     expect_equal(f$state$weights, d)
     # J(d) from the independent QP solver on K(d)
-    qs <- lp_qp_svm(lp_combine(dat$K, d), dat$y, dat$C)
+    qs <- qp_svm(combine_R(dat$K, d), dat$y, dat$C)
     expect_lt(abs(qs$J - f$objective) / f$objective, 1e-6)
     # the lp-dual bound from the QP solver's alpha: sum(a) - ||v(a)||_{p*} / 2 <= J* <= J(d)
     ya <- dat$y * qs$a
@@ -75,12 +43,12 @@ test_that("lp-norm MKL (p = 2, 4/3) is certified: lp-dual gap, fixed point, no b
     for (r in 1:3) {
       d2 <- d * exp(stats::rnorm(M, 0, 0.2))
       d2 <- d2 / sum(d2^p)^(1 / p)
-      expect_gte(lp_qp_svm(lp_combine(dat$K, d2), dat$y, dat$C)$J, f$objective * (1 - 1e-7))
+      expect_gte(qp_svm(combine_R(dat$K, d2), dat$y, dat$C)$J, f$objective * (1 - 1e-7))
     }
     # the decision function is that of the SVM on K(d)
     fx <- rep(f$b, length(dat$y))
     for (m in seq_len(M)) fx <- fx + drop(dat$K[, , m] %*% f$alpha[, m])
-    expect_equal(fx, drop(lp_combine(dat$K, d) %*% (dat$y * f$state$alpha_svm)) + f$b,
+    expect_equal(fx, drop(combine_R(dat$K, d) %*% (dat$y * f$state$alpha_svm)) + f$b,
                  tolerance = 1e-10)
   }
 })

@@ -1,23 +1,6 @@
 # SimpleMKL (and its agreement with HessianMKL and lp-norm MKL at p = 1), checked against
 # an independent QP solver and against the optimality conditions of the MKL problem.
 
-# Gaussian kernels built here in plain R (independent of the package's kernel code):
-# centred in feature space, unit trace, a small jitter on the diagonal.
-sf_kernels <- function(X, sigmas, feats = list(seq_len(ncol(X)))) {
-  n <- nrow(X)
-  out <- list()
-  for (f in feats) for (s in sigmas) {
-    D2 <- as.matrix(stats::dist(X[, f, drop = FALSE]))^2
-    A <- exp(-D2 / (2 * s^2))
-    rm <- rowMeans(A)
-    A <- A - outer(rm, rm, "+") + mean(rm)
-    A <- (A + t(A)) / 2
-    A <- A / sum(diag(A))
-    diag(A) <- diag(A) + 1e-8
-    out[[length(out) + 1L]] <- A
-  }
-  array(unlist(out), c(n, n, length(out)))
-}
 
 sf_data <- function(which) {
   if (which == "sonar") {
@@ -25,7 +8,7 @@ sf_data <- function(which) {
     data("Sonar", package = "mlbench", envir = environment())
     X <- scale(as.matrix(Sonar[, 1:60])); y <- ifelse(Sonar$Class == "M", 1, -1)
     idx <- sample(nrow(X), 120)
-    list(K = sf_kernels(X[idx, ], c(0.5, 1, 2, 5, 10, 20),
+    list(K = centred_rbf_kernels(X[idx, ], c(0.5, 1, 2, 5, 10, 20),
                         feats = list(1:60, 1:20, 21:40, 41:60)), y = y[idx], C = 100)
   } else {
     set.seed(20261123)
@@ -33,16 +16,11 @@ sf_data <- function(which) {
     X <- scale(as.matrix(PimaIndiansDiabetes[, 1:8]))
     y <- ifelse(PimaIndiansDiabetes$diabetes == "pos", 1, -1)
     idx <- sample(nrow(X), 150)
-    list(K = sf_kernels(X[idx, ], c(0.5, 2, 8), feats = c(list(1:8), as.list(1:8))),
+    list(K = centred_rbf_kernels(X[idx, ], c(0.5, 2, 8), feats = c(list(1:8), as.list(1:8))),
          y = y[idx], C = 100)
   }
 }
 
-combine_R <- function(K, d) {
-  out <- matrix(0, dim(K)[1], dim(K)[2])
-  for (m in which(d > 0)) out <- out + d[m] * K[, , m]
-  out
-}
 
 # a tight gap so that agreement to 1e-4 in J is meaningful (gap <= tol bounds J - J* by tol J)
 tight <- list(tol = 5e-5, svm_tol = 1e-8, newton_tol = 1e-12, maxiter = 3000, p = 1)
@@ -75,19 +53,6 @@ test_that("SimpleMKL, HessianMKL and lp-norm (p = 1) reach the same J(d) on two 
   }
 })
 
-# The SVM dual solved by a general-purpose QP solver (quadprog, Goldfarb-Idnani), independent
-# of the package's SMO. (kernlab::ksvm was tried first: on these centred unit-trace kernels
-# at C = 100 it returns a clearly suboptimal alpha whose reported obj does not match it.)
-qp_svm <- function(K, y, C) {
-  n <- length(y)
-  Q <- K * outer(y, y)
-  Qr <- Q
-  diag(Qr) <- diag(Qr) + 1e-10 * mean(diag(Q))
-  s <- quadprog::solve.QP(Qr, rep(1, n), cbind(y, diag(n), -diag(n)),
-                          c(0, rep(0, n), rep(-C, n)), meq = 1)
-  a <- pmin(pmax(s$solution, 0), C)
-  list(a = a, J = sum(a) - 0.5 * drop(crossprod(a, Q %*% a)))
-}
 
 test_that("SimpleMKL optimum is certified by an independent QP solver and the KKT conditions", {
   skip_if_not_installed("mlbench")
