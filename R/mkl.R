@@ -11,8 +11,10 @@
 #' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty.
 #' * `"simple"`, `"hessian"`, `"lp"`: SimpleMKL, HessianMKL and lp-norm MKL on the SMO SVM.
 #'
-#' Solvers other than `"uniform"` are available when their code is part of the installed
-#' version; [mkl_methods()] lists them.
+#' [mkl_methods()] lists the solvers of the installed version. SpicyMKL's `C` multiplies the
+#' penalty; the SVM-based methods' `C` is the SVM box constant. The two families solve the
+#' same problem (hinge loss, block 1-norm) when `C_svm = sum_m ||f_m|| / C_spicy`, with the
+#' block norms of the SpicyMKL solution (`fit$info$sum_norms`).
 #'
 #' @param x a numeric matrix or data frame of numeric columns (n x p); may be `NULL` when
 #'   `kernels` are precomputed. For the formula method, a formula.
