@@ -30,10 +30,12 @@
  *         the smoothed kink at rho = 0 has width 2 eps / g, and with g = gamma -> 1e8 Newton could
  *         no longer resolve it. A small Levenberg-Marquardt term keeps its Newton steps bounded.
  * Newton safeguards: the Hessian is factored with a tiny ridge (Cholesky, or Jacobi-preconditioned
- * CG for n >= cg_threshold); logistic systems are diagonally equilibrated first; steps of the
- * box-type dual variables are capped at 1 in the max-norm, logistic steps are truncated per
- * coordinate to stay inside 0 < y rho < 1; a step that would more than double the kernel working
- * set is halved first (trust region on the working set).
+ * CG for n >= cg_threshold, which falls back to the preconditioned gradient when H has no
+ * curvature along it, e.g. H = gamma_b 11' at a balanced hinge cold start); logistic systems
+ * are diagonally equilibrated first; steps of the box-type dual variables are capped at 1 in
+ * the max-norm, logistic steps are truncated per coordinate to stay inside 0 < y rho < 1; a step
+ * that would more than double the kernel working set is halved first (trust region on the
+ * working set).
  *
  * Stopping: relative duality gap (P - D) / P from a feasible dual point (Sec. 5.1 / spec): clip rho
  * into the loss's box, balance it so that sum(rho) = 0 by shrinking the heavier side, and (block
@@ -431,7 +433,16 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
     for (it = 0; it < maxit; it++) {
         F77_CALL(dsymv)("U", &n, &done, H, &n, p, &one, &dzero, q, &one FCONE);
         double pq = sp_dot(n, p, q);
-        if (!(pq > 0.0)) break;
+        if (!(pq > 0.0)) {
+            /* no curvature along the first (preconditioned steepest-descent) direction: H is
+               singular there. Hinge cold start with balanced classes: no slack piece and no
+               kernel active yet, H = gamma_b 11' and 1'g = 0, so p'Hp = 0 exactly; returning
+               no direction stalled the solver for good. Take that direction instead: the step
+               cap and the line search scale it, as the ridge does in the Cholesky branch.
+               A later breakdown keeps the iterate reached so far. */
+            if (it == 0) { for (int i = 0; i < n; i++) d[i] = p[i]; it = 1; }
+            break;
+        }
         double a = rz / pq;
         for (int i = 0; i < n; i++) { d[i] += a * p[i]; r[i] -= a * q[i]; }
         if (sqrt(sp_dot(n, r, r)) <= target) { it++; break; }
