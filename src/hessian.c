@@ -197,12 +197,10 @@ int mk_hessianmkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doub
     int it = 0, conv = 0;
     *reason = 1;
     for (;; it++) {
-        mk_sf_quad(w, a, v);
-        rg = mk_sf_gap(a, n, v, M, J, 1.0) / fabs(J);
-        mk_sf_record(h, w, it, J, rg, d, step);
-        if (rg <= o->tol) { conv = 1; *reason = 0; break; }
-        if (it >= o->maxiter || mk_time() - w->t0 > o->max_time) { *reason = 1; break; }
-        R_CheckUserInterrupt();
+        if (mk_sf_checkpoint(w, o, h, it, J, a, d, v, 1.0, step, &rg, reason)) {
+            conv = (*reason == 0);
+            break;
+        }
         double tdir = mk_time();
         const void *vmax = vmaxget();   /* scratch of this iteration is released at its end */
         for (int m = 0; m < M; m++) g[m] = -0.5 * v[m];

@@ -27,7 +27,7 @@ static void lp_normalise(double *d, int M, double p)
 int mk_lpmkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, double *b,
              mk_sf_hist *h, double *Jout, double *relgap, int *iter, int *reason)
 {
-    const int n = w->n, M = w->M;
+    const int M = w->M;
     const double p = o->p;
     double *v = (double *) R_alloc(M, sizeof(double));
     double *wn = (double *) R_alloc(M, sizeof(double));
@@ -36,12 +36,10 @@ int mk_lpmkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, double *b
     int it = 0, conv = 0;
     *reason = 1;
     for (;; it++) {
-        mk_sf_quad(w, a, v);
-        rg = mk_sf_gap(a, n, v, M, J, p) / fabs(J);
-        mk_sf_record(h, w, it, J, rg, d, step);
-        if (rg <= o->tol) { conv = 1; *reason = 0; break; }
-        if (it >= o->maxiter || mk_time() - w->t0 > o->max_time) { *reason = 1; break; }
-        R_CheckUserInterrupt();
+        if (mk_sf_checkpoint(w, o, h, it, J, a, d, v, p, step, &rg, reason)) {
+            conv = (*reason == 0);
+            break;
+        }
         double t = mk_time();
         /* ||w_m||, computed in scaled form: u_m = (||w_m|| / max ||w||)^(2/(p+1)) */
         double wmax = 0.0;

@@ -129,6 +129,11 @@ double mk_sf_gap(const double *alpha, int n, const double *v, int M, double J, d
 void mk_sf_hist_init(mk_sf_hist *h, int cap, int M);
 void mk_sf_record(mk_sf_hist *h, const mk_sf_work *w, int it, double J, double relgap,
                   const double *d, double step);
+/* Top of each outer iteration: quadratic forms, relative gap, history row, stopping rule
+   (returns 1 to stop; *reason 0 = gap, 1 = limit), user interrupt. */
+int mk_sf_checkpoint(mk_sf_work *w, const mk_sf_opts *o, mk_sf_hist *h, int it, double J,
+                     const double *a, const double *d, double *v, double p, double step,
+                     double *rg, int *reason);
 /* Solvers: d (M, in = start on the feasible set, out), alpha (n, in = warm start, out), b out.
    They return 1 when the stopping rule was met; *J, *relgap, *iter are set; *reason is
    0 = gap <= tol, 1 = maxiter or max_time, 2 = no descent found even with the tightest SMO

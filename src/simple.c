@@ -92,6 +92,23 @@ void mk_sf_hist_init(mk_sf_hist *h, int cap, int M)
     h->wpath = (double *) R_alloc((size_t) cap * M, sizeof(double));
 }
 
+/* The top of every outer iteration of the three solvers: v_m = a'YK_mYa, the relative duality
+   gap (lp dual norm p), a history row, and the stopping rule. Returns 1 to stop, with
+   *reason = 0 (gap <= tol) or 1 (iteration or time limit); otherwise checks for a user
+   interrupt and returns 0. */
+int mk_sf_checkpoint(mk_sf_work *w, const mk_sf_opts *o, mk_sf_hist *h, int it, double J,
+                     const double *a, const double *d, double *v, double p, double step,
+                     double *rg, int *reason)
+{
+    mk_sf_quad(w, a, v);
+    *rg = mk_sf_gap(a, w->n, v, w->M, J, p) / fabs(J);
+    mk_sf_record(h, w, it, J, *rg, d, step);
+    if (*rg <= o->tol) { *reason = 0; return 1; }
+    if (it >= o->maxiter || mk_time() - w->t0 > o->max_time) { *reason = 1; return 1; }
+    R_CheckUserInterrupt();
+    return 0;
+}
+
 void mk_sf_record(mk_sf_hist *h, const mk_sf_work *w, int it, double J, double relgap,
                   const double *d, double step)
 {
@@ -210,12 +227,10 @@ int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doubl
     int it = 0, conv = 0;
     *reason = 1;
     for (;; it++) {
-        mk_sf_quad(w, a, v);
-        rg = mk_sf_gap(a, n, v, M, J, 1.0) / fabs(J);
-        mk_sf_record(h, w, it, J, rg, d, step);
-        if (rg <= o->tol) { conv = 1; *reason = 0; break; }
-        if (it >= o->maxiter || mk_time() - w->t0 > o->max_time) { *reason = 1; break; }
-        R_CheckUserInterrupt();
+        if (mk_sf_checkpoint(w, o, h, it, J, a, d, v, 1.0, step, &rg, reason)) {
+            conv = (*reason == 0);
+            break;
+        }
         double t0 = mk_time();
         memcpy(dold, d, (size_t) M * sizeof(double));
         int mu, jb;
