@@ -99,10 +99,11 @@ svmfam_fit <- function(method, K, y, task, C, control, init) {
       weights_raw = d,               # for lp: the weights with ||d||_p = 1 that define K(d)
       gap = res$gap,
       stop_reason = reason,
-      svm_solves = res$counts[[1L]],
-      grad_evals = res$counts[[2L]],
-      hessian_evals = res$counts[[3L]],
-      svm_maxiter_hits = res$counts[[4L]],
+      svm_solves = as.integer(res$counts[[1L]]),
+      grad_evals = as.integer(res$counts[[2L]]),
+      hessian_evals = as.integer(res$counts[[3L]]),
+      svm_maxiter_hits = as.integer(res$counts[[4L]]),
+      smo_iterations = res$counts[[5L]],
       weights_path = wp,
       times = res$times,
       alpha_svm = a

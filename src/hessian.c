@@ -50,20 +50,108 @@ static const double *hcol(hcols *hc, int j)
     return col;
 }
 
-/* min (1/2) x'Hx + c'x over {x >= 0, sum x = 1}.  Primal active-set method from the best vertex.
+/* Cholesky factor L (lower, leading dimension ld) of H_FF for the working set F, kept up to
+   date as kernels enter and leave F, so that an active-set iteration costs O(|F|^2) instead
+   of a fresh O(|F|^3) factorisation. */
+typedef struct { double *L; int ld, nf; } chol_ws;
+
+/* Append kernel j (H column hj, full length M) to F; 0 on success, -1 if H_FF + j is not
+   numerically positive definite. */
+static int chol_add(chol_ws *cw, const int *F, const double *hj, int j, double *tmp)
+{
+    int nf = cw->nf, ld = cw->ld;
+    double *L = cw->L, ss = 0.0;
+    for (int r = 0; r < nf; r++) {          /* forward solve L t = H_{F, j} */
+        double v = hj[F[r]];
+        for (int c = 0; c < r; c++) v -= L[r + (size_t) c * ld] * tmp[c];
+        tmp[r] = v / L[r + (size_t) r * ld];
+        ss += tmp[r] * tmp[r];
+    }
+    double piv = hj[j] - ss;
+    if (!(piv > 1e-13 * hj[j])) return -1;
+    for (int c = 0; c < nf; c++) L[nf + (size_t) c * ld] = tmp[c];
+    L[nf + (size_t) nf * ld] = sqrt(piv);
+    cw->nf = nf + 1;
+    return 0;
+}
+
+/* Remove position k of F from the factor: drop row k, then Givens rotations on the column
+   pairs (i, i+1), i >= k, restore the lower-triangular shape (L L' is unchanged by them). */
+static void chol_remove(chol_ws *cw, int k)
+{
+    int nf = cw->nf, ld = cw->ld;
+    double *L = cw->L;
+    for (int c = 0; c < nf; c++)
+        for (int r = k; r < nf - 1; r++) L[r + (size_t) c * ld] = L[r + 1 + (size_t) c * ld];
+    for (int i = k; i < nf - 1; i++) {
+        double *ci = L + (size_t) i * ld, *cn = L + (size_t) (i + 1) * ld;
+        double a = ci[i], bb = cn[i], rr = hypot(a, bb);
+        if (rr == 0.0) continue;
+        double cs = a / rr, sn = bb / rr;
+        for (int r = i; r < nf - 1; r++) {
+            double t1 = ci[r], t2 = cn[r];
+            ci[r] = cs * t1 + sn * t2;
+            cn[r] = -sn * t1 + cs * t2;
+        }
+        ci[i] = rr; cn[i] = 0.0;
+    }
+    cw->nf = nf - 1;
+}
+
+/* Solve L L' z = z in place. */
+static void chol_solve(const chol_ws *cw, double *z)
+{
+    int nf = cw->nf, ld = cw->ld;
+    const double *L = cw->L;
+    for (int r = 0; r < nf; r++) {
+        double v = z[r];
+        for (int c = 0; c < r; c++) v -= L[r + (size_t) c * ld] * z[c];
+        z[r] = v / L[r + (size_t) r * ld];
+    }
+    for (int r = nf - 1; r >= 0; r--) {
+        const double *cr = L + (size_t) r * ld;
+        double v = z[r];
+        for (int q = r + 1; q < nf; q++) v -= cr[q] * z[q];
+        z[r] = v / cr[r];
+    }
+}
+
+/* Hx = Z'(Z x) - w (w'x) / c + ridge x for x supported on F (O(ns |F| + ns M)). */
+static void h_times(const hcols *hc, const int *F, int nf, const double *x, double *zx,
+                    double *Hx)
+{
+    int ns = hc->ns, M = hc->M, one = 1;
+    double d1 = 1.0, d0 = 0.0, wx = 0.0;
+    for (int k = 0; k < ns; k++) zx[k] = 0.0;
+    for (int l = 0; l < nf; l++) {
+        const double *zl = hc->Z + (size_t) F[l] * ns;
+        double xl = x[F[l]];
+        for (int k = 0; k < ns; k++) zx[k] += zl[k] * xl;
+        wx += hc->wv[F[l]] * xl;
+    }
+    F77_CALL(dgemv)("T", &ns, &M, &d1, hc->Z, &ns, zx, &one, &d0, Hx, &one FCONE);
+    for (int m = 0; m < M; m++) Hx[m] += -hc->wv[m] * wx / hc->cw + hc->ridge * x[m];
+}
+
+/* min (1/2) x'Hx + c'x over {x >= 0, sum x = 1}.  Primal active-set method from the best vertex,
+   with the Cholesky factor of H_FF updated as kernels enter and leave the working set F.
    diagH: the diagonal of H (ridge included).  x: out.  Returns the number of iterations, or -1
-   if the working set outgrew the column cache (x is then the last feasible iterate). */
+   if the working set outgrew the column cache or lost positive definiteness (x is then the last
+   feasible iterate). */
 static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x, int maxit)
 {
     const int M = hc->M;
     int *F = (int *) R_alloc(M, sizeof(int)), *inF = (int *) R_alloc(M, sizeof(int));
     int cap = hc->cap;
-    double *A = (double *) R_alloc((size_t) cap * cap, sizeof(double));
+    chol_ws cw;
+    cw.ld = cap; cw.nf = 0;
+    cw.L = (double *) R_alloc((size_t) cap * cap, sizeof(double));
     double *u = (double *) R_alloc(cap, sizeof(double));
     double *r = (double *) R_alloc(cap, sizeof(double));
     double *yv = (double *) R_alloc(cap, sizeof(double));
+    double *tmp = (double *) R_alloc(cap, sizeof(double));
+    double *zx = (double *) R_alloc(hc->ns, sizeof(double));
     double *Hx = (double *) R_alloc(M, sizeof(double));
-    double *B = (double *) R_alloc((size_t) 2 * cap, sizeof(double));
     double cscale = 0.0;
     for (int m = 0; m < M; m++) {
         x[m] = 0.0; inF[m] = 0;
@@ -73,38 +161,28 @@ static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x
     int j0 = 0;
     for (int m = 1; m < M; m++)
         if (0.5 * diagH[m] + c[m] < 0.5 * diagH[j0] + c[j0]) j0 = m;
-    int nf = 1, last = -1;
-    F[0] = j0; inF[j0] = 1; x[j0] = 1.0;
+    int nf = 0, last = -1;
+    const double *col = hcol(hc, j0);
+    if (!col || chol_add(&cw, F, col, j0, tmp) != 0) return -1;
+    F[nf++] = j0; inF[j0] = 1; x[j0] = 1.0;
     int it;
     for (it = 0; it < maxit; it++) {
         /* equality-constrained minimiser on F: H_FF y = lam 1 - c_F, 1'y = 1 */
-        for (int k = 0; k < nf; k++) {
-            const double *col = hcol(hc, F[k]);
-            if (!col) return -1;
-            for (int l = 0; l < nf; l++) A[l + (size_t) k * nf] = col[F[l]];
-            u[k] = 1.0; r[k] = c[F[k]];
-        }
-        int info = 0, two = 2;
-        memcpy(B, u, nf * sizeof(double));
-        memcpy(B + nf, r, nf * sizeof(double));
-        F77_CALL(dposv)("L", &nf, &two, A, &nf, B, &nf, &info FCONE);
-        if (info != 0) return -1;
+        for (int k = 0; k < nf; k++) { u[k] = 1.0; r[k] = c[F[k]]; }
+        chol_solve(&cw, u);
+        chol_solve(&cw, r);
         double su = 0.0, sr = 0.0;
-        for (int k = 0; k < nf; k++) { su += B[k]; sr += B[nf + k]; }
+        for (int k = 0; k < nf; k++) { su += u[k]; sr += r[k]; }
         double lam = (1.0 + sr) / su;
         int feasible = 1;
         for (int k = 0; k < nf; k++) {
-            yv[k] = lam * B[k] - B[nf + k];
+            yv[k] = lam * u[k] - r[k];
             if (yv[k] < 0.0) feasible = 0;
         }
         if (feasible) {
             for (int k = 0; k < nf; k++) x[F[k]] = yv[k];
             /* multipliers of the bounds x_j >= 0 outside F: (Hx + c)_j - lam */
-            for (int m = 0; m < M; m++) Hx[m] = 0.0;
-            for (int k = 0; k < nf; k++) {
-                const double *col = hcol(hc, F[k]);
-                for (int m = 0; m < M; m++) Hx[m] += col[m] * yv[k];
-            }
+            h_times(hc, F, nf, x, zx, Hx);
             int jin = -1;
             double best = -1e-10 * (cscale + fabs(lam));
             for (int m = 0; m < M; m++) {
@@ -113,9 +191,11 @@ static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x
                 if (mu < best) { best = mu; jin = m; }
             }
             if (jin < 0) break;   /* KKT point: optimal */
+            if (nf >= cap) return -1;
+            col = hcol(hc, jin);
+            if (!col || chol_add(&cw, F, col, jin, tmp) != 0) return -1;
             F[nf++] = jin; inF[jin] = 1;
             last = jin;
-            if (nf > cap) return -1;
         } else {
             /* move toward y until the first x_j hits zero, drop the blocking indices */
             double t = 1.0;
@@ -125,23 +205,28 @@ static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x
                     double xk = x[F[k]], tk = xk / (xk - yv[k]);
                     if (tk < t || kb < 0) { t = tk; kb = k; }
                 }
-            int jblock = kb >= 0 ? F[kb] : -1, k2 = 0;
+            int jblock = kb >= 0 ? F[kb] : -1;
             for (int k = 0; k < nf; k++) {
                 int j = F[k];
-                double xn = x[j] + t * (yv[k] - x[j]);
-                if (k == kb || xn <= 1e-15) {
+                x[j] = x[j] + t * (yv[k] - x[j]);
+            }
+            for (int k = nf - 1; k >= 0; k--) {   /* from the end: positions stay valid */
+                int j = F[k];
+                if (k == kb || x[j] <= 1e-15) {
                     x[j] = 0.0; inF[j] = 0;
-                } else {
-                    x[j] = xn; F[k2++] = j;
+                    chol_remove(&cw, k);
+                    for (int q = k; q < nf - 1; q++) F[q] = F[q + 1];
+                    nf--;
                 }
             }
             /* the kernel just let in is dropped again at once: its multiplier was negative
                only by rounding (ill-conditioned H_FF); x is optimal to that accuracy, stop
                here rather than cycle */
-            nf = k2;
             if (jblock == last && t <= 1e-12 && nf > 0) break;
             if (nf == 0) {   /* cannot happen in exact arithmetic; restart from the vertex */
-                F[0] = j0; inF[j0] = 1; x[j0] = 1.0; nf = 1;
+                col = hcol(hc, j0);
+                if (!col || chol_add(&cw, F, col, j0, tmp) != 0) return -1;
+                F[nf++] = j0; inF[j0] = 1; x[j0] = 1.0;
             }
         }
     }

@@ -109,6 +109,7 @@ typedef struct {
     double C, svm_tol;
     double *Kd, *grad, *ya;          /* n*n combined kernel, n SMO gradient, n signed alpha */
     int svm_solves, grad_evals, hess_evals, svm_fail;
+    double smo_iter;                 /* SMO iterations over all solves */
     double t0, t_svm, t_grad, t_dir; /* start time; seconds in SVM solves (incl. combine),
                                         in gradients, in direction finding (Hessian + QP) */
 } mk_sf_work;
@@ -123,6 +124,7 @@ typedef struct { double tol, svm_tol, p, newton_tol, gold_tol, max_time; int max
 void mk_sf_init(mk_sf_work *w, const double *K, int n, int M, const double *y, double C,
                 const mk_sf_opts *o);
 double mk_sf_svm(mk_sf_work *w, const double *d, double *alpha, double *b);
+double mk_sf_solve(mk_sf_work *w, double *alpha, double *b);
 void mk_sf_quad(mk_sf_work *w, const double *alpha, double *v);
 double mk_sf_dualnorm(const double *v, int M, double p);
 double mk_sf_gap(const double *alpha, int n, const double *v, int M, double J, double p);

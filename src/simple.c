@@ -25,23 +25,33 @@ void mk_sf_init(mk_sf_work *w, const double *K, int n, int M, const double *y, d
     w->grad = (double *) R_alloc(n, sizeof(double));
     w->ya = (double *) R_alloc(n, sizeof(double));
     w->svm_solves = w->grad_evals = w->hess_evals = w->svm_fail = 0;
+    w->smo_iter = 0.0;
     w->t0 = mk_time();
     w->t_svm = w->t_grad = w->t_dir = 0.0;
 }
 
-/* J at weights d: one combined-kernel build (only d_m != 0 enter), one warm-started SMO.
-   alpha is in/out; returns the SVM dual value, which is J(d) up to the SMO tolerance. */
-double mk_sf_svm(mk_sf_work *w, const double *d, double *alpha, double *b)
+/* The SVM on the kernel already in w->Kd, warm-started from alpha (in/out); returns the SVM
+   dual value, which is J at that kernel up to the SMO tolerance. */
+double mk_sf_solve(mk_sf_work *w, double *alpha, double *b)
 {
     double t = mk_time();
     mk_svm_result res;
-    mk_combine(w->K, w->n, w->M, d, w->Kd, w->nthreads);
     mk_smo(w->Kd, w->n, w->y, w->C, w->svm_tol, w->svm_maxiter, alpha, w->grad, &res);
     w->svm_solves++;
     if (res.status != 0) w->svm_fail++;
+    w->smo_iter += res.iter;
     *b = res.b;
     w->t_svm += mk_time() - t;
     return res.obj;
+}
+
+/* J at weights d: one combined-kernel build (only d_m != 0 enter), one warm-started SMO. */
+double mk_sf_svm(mk_sf_work *w, const double *d, double *alpha, double *b)
+{
+    double t = mk_time();
+    mk_combine(w->K, w->n, w->M, d, w->Kd, w->nthreads);
+    w->t_svm += mk_time() - t;
+    return mk_sf_solve(w, alpha, b);
 }
 
 /* v_m = (y.a)' K_m (y.a) for every kernel; the gradient of J is -v/2. */
@@ -189,20 +199,63 @@ static void move_simplex(const double *d, const double *D, double t, int M, int 
     for (int m = 0; m < M; m++) out[m] /= s;
 }
 
+/* Kernels along the search line.  With Kc = K(d) and KD = sum_m D_m K_m, the combined kernel
+   at d + t D is Kc + t KD: every SVM solve of a line search (feasible steps and golden section)
+   then costs O(n^2) for its kernel instead of a build over all active kernels, and a patched
+   direction (one weight dropped, the largest one rebalanced) updates KD in O(n^2) per change. */
+static void kern_axpy(double *A, const double *K, int n, int m, double c, int nthreads)
+{
+    const double *Km = K + (size_t) m * n * n;
+#ifdef _OPENMP
+#pragma omp parallel for if(n >= 1000) num_threads(nthreads) schedule(static)
+#endif
+    for (int j = 0; j < n; j++) {
+        double *Aj = A + (size_t) j * n;
+        const double *Kj = Km + (size_t) j * n;
+        for (int i = 0; i < n; i++) Aj[i] += c * Kj[i];
+    }
+    (void) nthreads;
+}
+
+/* out = Kc + t KD (out may be Kc) */
+static void kern_line(const double *Kc, const double *KD, double t, double *out, int n,
+                      int nthreads)
+{
+#ifdef _OPENMP
+#pragma omp parallel for if(n >= 1000) num_threads(nthreads) schedule(static)
+#endif
+    for (int j = 0; j < n; j++) {
+        size_t o = (size_t) j * n;
+        for (int i = 0; i < n; i++) out[o + i] = Kc[o + i] + t * KD[o + i];
+    }
+    (void) nthreads;
+}
+
+/* J(d + t D): w->Kd = Kc + t KD, then the SMO warm-started from alpha (in/out). */
+static double line_svm(mk_sf_work *w, const double *Kc, const double *KD, double t,
+                       double *alpha, double *b)
+{
+    double t0 = mk_time();
+    kern_line(Kc, KD, t, w->Kd, w->n, w->nthreads);
+    w->t_svm += mk_time() - t0;
+    return mk_sf_solve(w, alpha, b);
+}
+
 typedef struct {   /* line-search state: the best point seen */
-    double J, b; double *d, *a;
+    double J, b, t; double *d, *a;
 } ls_best;
 
-static double ls_eval(mk_sf_work *w, const double *d, const double *D, double t,
-                      const double *a0, double *dt, double *at, ls_best *best)
+static double ls_eval(mk_sf_work *w, const double *Kc, const double *KD, const double *d,
+                      const double *D, double t, const double *a0, double *dt, double *at,
+                      ls_best *best)
 {
     int M = w->M, n = w->n;
     double bt;
     move_simplex(d, D, t, M, -1, dt);
     memcpy(at, a0, (size_t) n * sizeof(double));
-    double J = mk_sf_svm(w, dt, at, &bt);
+    double J = line_svm(w, Kc, KD, t, at, &bt);
     if (J < best->J) {
-        best->J = J; best->b = bt;
+        best->J = J; best->b = bt; best->t = t;
         memcpy(best->d, dt, (size_t) M * sizeof(double));
         memcpy(best->a, at, (size_t) n * sizeof(double));
     }
@@ -213,11 +266,15 @@ int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doubl
                  mk_sf_hist *h, double *Jout, double *relgap, int *iter, int *reason)
 {
     const int n = w->n, M = w->M;
+    const size_t nn = (size_t) n * n;
     double *v = (double *) R_alloc(M, sizeof(double));
     double *D = (double *) R_alloc(M, sizeof(double));
+    double *Dold = (double *) R_alloc(M, sizeof(double));
     double *dt = (double *) R_alloc(M, sizeof(double));
     double *dold = (double *) R_alloc(M, sizeof(double));
     double *at = (double *) R_alloc(n, sizeof(double));
+    double *Kc = (double *) R_alloc(nn, sizeof(double));
+    double *KD = (double *) R_alloc(nn, sizeof(double));
     ls_best best;
     best.d = (double *) R_alloc(M, sizeof(double));
     best.a = (double *) R_alloc(n, sizeof(double));
@@ -236,6 +293,12 @@ int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doubl
         int mu, jb;
         if (!simple_direction(d, v, M, D, &mu)) { *reason = 2; break; }
         w->t_dir += mk_time() - t0;
+        /* line kernels: KD for the new direction; Kc = K(d) is carried from the previous
+           iteration (O(n^2) updates) and rebuilt every 25 iterations against rounding drift */
+        t0 = mk_time();
+        if (it % 25 == 0) mk_combine(w->K, n, M, d, Kc, w->nthreads);
+        mk_combine(w->K, n, M, D, KD, w->nthreads);
+        w->t_svm += mk_time() - t0;
 
         /* Descent: go to the largest feasible step while J decreases there; each accepted
            move sets one more weight to zero and the direction is patched (same gradient). */
@@ -254,15 +317,26 @@ int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doubl
             } else {
                 move_simplex(d, D, gmax, M, jb, dt);
                 memcpy(at, a, (size_t) n * sizeof(double));
-                Jfar = mk_sf_svm(w, dt, at, &bt);
+                Jfar = line_svm(w, Kc, KD, gmax, at, &bt);
             }
             if (negligible || Jfar < J) {
-                memcpy(d, dt, (size_t) M * sizeof(double));
-                if (!negligible) {
+                t0 = mk_time();
+                if (negligible) {
+                    /* Kc = K(dt): take the dropped weights out, renormalise */
+                    double kept = 0.0;
+                    for (int m = 0; m < M; m++) {
+                        if (dt[m] == 0.0 && d[m] != 0.0) kern_axpy(Kc, w->K, n, m, -d[m], w->nthreads);
+                        else kept += d[m];
+                    }
+                    for (size_t i = 0; i < nn; i++) Kc[i] /= kept;
+                } else {
+                    double *tmp = Kc; Kc = w->Kd; w->Kd = tmp;   /* Kc = K(d + gmax D) */
                     memcpy(a, at, (size_t) n * sizeof(double));
                     *b = bt; J = Jfar;
                 }
-                if (jb == mu) { linesearch = 0; break; }
+                memcpy(d, dt, (size_t) M * sizeof(double));
+                if (jb == mu) { w->t_svm += mk_time() - t0; linesearch = 0; break; }
+                memcpy(Dold, D, (size_t) M * sizeof(double));
                 D[jb] = 0.0;
                 double s = 0.0, dmax = 0.0;
                 for (int m = 0; m < M; m++) if (m != mu) {
@@ -270,6 +344,12 @@ int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doubl
                     s += D[m];
                 }
                 D[mu] = -s;
+                int nchg = 0;
+                for (int m = 0; m < M; m++) if (D[m] != Dold[m]) nchg++;
+                if (nchg > 16) mk_combine(w->K, n, M, D, KD, w->nthreads);
+                else for (int m = 0; m < M; m++)
+                    if (D[m] != Dold[m]) kern_axpy(KD, w->K, n, m, D[m] - Dold[m], w->nthreads);
+                w->t_svm += mk_time() - t0;
                 for (int m = 0; m < M; m++) if (fabs(D[m]) > dmax) dmax = fabs(D[m]);
                 if (dmax == 0.0) { linesearch = 0; break; }
             } else break;
@@ -277,20 +357,20 @@ int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doubl
 
         /* Golden-section search for min_t J(d + t D) on [0, gmax], J(0) = J, J(gmax) = Jfar. */
         if (linesearch) {
-            best.J = J; best.b = *b;
+            best.J = J; best.b = *b; best.t = 0.0;
             memcpy(best.d, d, (size_t) M * sizeof(double));
             memcpy(best.a, a, (size_t) n * sizeof(double));
             double lo = 0.0, hi = gmax;
             double t1 = lo + r * (hi - lo), t2 = hi - r * (hi - lo);
-            double f1 = ls_eval(w, d, D, t1, a, dt, at, &best);
-            double f2 = ls_eval(w, d, D, t2, a, dt, at, &best);
+            double f1 = ls_eval(w, Kc, KD, d, D, t1, a, dt, at, &best);
+            double f2 = ls_eval(w, Kc, KD, d, D, t2, a, dt, at, &best);
             while (hi - lo > o->gold_tol * gmax) {
                 if (f1 < f2) {
                     hi = t2; t2 = t1; f2 = f1; t1 = lo + r * (hi - lo);
-                    f1 = ls_eval(w, d, D, t1, a, dt, at, &best);
+                    f1 = ls_eval(w, Kc, KD, d, D, t1, a, dt, at, &best);
                 } else {
                     lo = t1; t1 = t2; f1 = f2; t2 = hi - r * (hi - lo);
-                    f2 = ls_eval(w, d, D, t2, a, dt, at, &best);
+                    f2 = ls_eval(w, Kc, KD, d, D, t2, a, dt, at, &best);
                 }
             }
             /* Near the optimum the best step can be far below gold_tol * gmax: if no point
@@ -307,10 +387,11 @@ int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doubl
                         if (tq < 1e-3 * tt) tq = 1e-3 * tt;
                     }
                     tt = tq;
-                    ft = ls_eval(w, d, D, tt, a, dt, at, &best);
+                    ft = ls_eval(w, Kc, KD, d, D, tt, a, dt, at, &best);
                 }
             }
             if (best.J < J) {
+                kern_line(Kc, KD, best.t, Kc, n, w->nthreads);   /* Kc = K(d + t D) */
                 J = best.J; *b = best.b;
                 memcpy(d, best.d, (size_t) M * sizeof(double));
                 memcpy(a, best.a, (size_t) n * sizeof(double));
@@ -408,9 +489,9 @@ SEXP mk_sf_call(int method, SEXP K, SEXP y, SEXP C, SEXP d0, SEXP alpha0, SEXP d
     SEXP times = PROTECT(allocVector(REALSXP, 4)); nprot++;
     REAL(times)[0] = mk_time() - w.t0; REAL(times)[1] = w.t_svm;
     REAL(times)[2] = w.t_grad; REAL(times)[3] = w.t_dir;
-    SEXP counts = PROTECT(allocVector(INTSXP, 4)); nprot++;
-    INTEGER(counts)[0] = w.svm_solves; INTEGER(counts)[1] = w.grad_evals;
-    INTEGER(counts)[2] = w.hess_evals; INTEGER(counts)[3] = w.svm_fail;
+    SEXP counts = PROTECT(allocVector(REALSXP, 5)); nprot++;
+    REAL(counts)[0] = w.svm_solves; REAL(counts)[1] = w.grad_evals;
+    REAL(counts)[2] = w.hess_evals; REAL(counts)[3] = w.svm_fail; REAL(counts)[4] = w.smo_iter;
 
     const char *nm[] = { "weights", "alpha", "b", "objective", "gap", "iterations",
                          "converged", "reason", "history", "weights_path", "counts", "times" };
