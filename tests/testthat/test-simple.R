@@ -102,3 +102,29 @@ test_that("SimpleMKL warm start from its own state converges at once; defaults w
                     "grad_evals") %in% names(f1$history)))
   expect_error(mklearn:::fit_simple(dat$K, dat$y, "regression", 1, list(), NULL))
 })
+
+test_that("many kernels: line-search kernels and the QP working-set updates stay exact", {
+  # 240 kernels for 80 points: SimpleMKL's feasible-step loop drops dozens of weights per
+  # iteration (each solve on K(d) + t K_D, carried between iterations) and HessianMKL's
+  # first QP grows and shrinks a large working set (updated Cholesky factor). The SVM value
+  # at the returned weights, recomputed from scratch by quadprog, must equal the objective.
+  skip_if_not_installed("mlbench")
+  skip_if_not_installed("quadprog")
+  set.seed(11)
+  rn <- mlbench::mlbench.ringnorm(80, d = 10)
+  X <- scale(rn$x)
+  y <- ifelse(rn$classes == levels(rn$classes)[1], 1, -1)
+  feats <- replicate(40, sort(sample(10, sample(1:4, 1))), simplify = FALSE)
+  K <- centred_rbf_kernels(X, c(0.5, 1, 2, 4, 8, 16), feats)
+  ctl <- list(tol = 1e-3, svm_tol = 1e-8, maxiter = 5000)
+  fs <- mklearn:::fit_simple(K, y, "classification", 100, ctl, NULL)
+  fh <- mklearn:::fit_hessian(K, y, "classification", 100, ctl, NULL)
+  for (f in list(fs, fh)) {
+    expect_true(f$converged)
+    expect_lte(f$info$gap, 1e-3)
+    Jq <- qp_svm(combine_R(K, f$weights), y, 100)$J
+    expect_lt(abs(Jq - f$objective) / Jq, 1e-6)
+  }
+  expect_lt(sum(fs$weights > 0), dim(K)[3] / 4)
+  expect_lt(abs(fs$objective - fh$objective) / fh$objective, 2e-3)
+})
