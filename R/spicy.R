@@ -13,8 +13,8 @@ spicy_control_defaults <- function(task) {
        penalty = "l1", lambda = 0.5, epsilon = 0.1,
        tol = 0.01, maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
        nthreads = 1L, verbose = FALSE,
-       cg = NA, cg_threshold = 250L, screening = TRUE,
-       gamma = 10, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8, warm_shrink = 100)
+       cg = NA, cg_threshold = 250L, screening = TRUE, lazy_screening = TRUE,
+       gamma = NA, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8, warm_shrink = 100)
 }
 
 # fit_spicy(K, y, task, C, control, init): see DEVELOPERS.md for the contract.
@@ -28,8 +28,21 @@ spicy_control_defaults <- function(task) {
 #   solve (hinge, logistic, squared loss), although the inexact CG steps need up to ~1.8 times
 #   more Newton steps; below 250 both take the same time),
 #   gamma, gamma_b (initial proximal parameters), gamma_mult (their growth factor), gamma_max (cap),
+#   gamma_scale (gamma = NA, the default, starts at gamma_scale / C1; see below),
 #   warm_shrink (a warm start resumes at the previous fit's final gamma divided by this),
-#   screening (FALSE keeps every kernel in the Newton working set: for testing only).
+#   screening (FALSE keeps every kernel in the Newton working set: for testing only),
+#   lazy_screening (TRUE: kernels outside the working set are screened on the step the line
+#   search accepts, not on the whole Newton step; FALSE: the whole step; same iterates up to
+#   rounding, FALSE is for testing).
+# Initial gamma: a kernel is active when ||alpha_m + gamma rho||_{K_m} > gamma C1, so with
+# alpha = 0 the first Newton problems penalise ||rho||_{K_m} - C1 with weight gamma; the relative
+# overshoot of rho beyond the C1-balls, hence the first active set, depends on gamma C1. The
+# reference toolbox's fixed gamma0 = 10 made 3163 of 6000 kernels active in the first outer
+# iteration on ringnorm (N = 200, C = 0.05), which then cost most of the fit (gamma0 = 100: 515).
+# gamma_scale = 5 was the best compromise of 2, 5, 10, 20 over ringnorm with 200 / 1000 / 6000
+# kernels and Ionosphere (918 kernels) at C = 0.005, 0.05, 0.5 (Ionosphere at C = 0.5 keeps
+# gamma0 = 10; larger values were slower there).
+# With C1 = 0 (elastic net, lambda = 1) there is no threshold and gamma0 stays 10.
 # Warm start: `init` is the `state` of a previous fit_spicy() result with the same loss and sizes
 # (alpha, b, rho, slack variables, gamma); any C or penalty may differ.
 # Kernel weights: block 1-norm d_m = ||alpha_m||_{K_m} / sum_l ||alpha_l||_{K_l}; elastic net
@@ -57,9 +70,14 @@ fit_spicy <- function(K, y, task, C, control = list(), init = NULL) {
   cgcode <- if (is.na(cg)) -1L else as.integer(isTRUE(cg))
   iopt <- as.integer(c(spicy_loss_codes[[loss]], control$maxiter, control$inner_maxiter,
                        control$nthreads, as.integer(control$verbose), cgcode,
-                       control$cg_threshold, isTRUE(control$screening)))
+                       control$cg_threshold, isTRUE(control$screening),
+                       isTRUE(control$lazy_screening)))
+  # initial kernel proximal parameter, unless given: gamma0 = gamma_scale / C1 (the kernel
+  # threshold is gamma C1, see the comment on the defaults); 10 without a threshold (C1 = 0)
+  gamma <- as.double(control$gamma)
+  if (is.na(gamma)) gamma <- if (C1 > 0) control$gamma_scale / C1 else 10
   dopt <- as.double(c(C1, C2, control$epsilon, control$tol, control$inner_tol,
-                      control$gamma, control$gamma_b, control$gamma_mult, control$gamma_max))
+                      gamma, control$gamma_b, control$gamma_mult, control$gamma_max))
 
   alpha0 <- b0 <- rho0 <- aux0 <- gamma0 <- NULL
   if (!is.null(init) && identical(init$method, "spicy") && identical(init$loss, loss) &&
@@ -70,7 +88,7 @@ fit_spicy <- function(K, y, task, C, control = list(), init = NULL) {
     aux0 <- as.double(init$aux)
     # resume the proximal parameters, but not at their final (huge) values: a new C moves the
     # solution, and a moderate gamma keeps the first Newton problems well conditioned
-    gamma0 <- pmax(c(control$gamma, control$gamma_b),
+    gamma0 <- pmax(c(gamma, control$gamma_b),
                    as.double(init$gamma) / control$warm_shrink)
   }
   r <- .Call(C_spicy, K, y, iopt, dopt, alpha0, b0, rho0, aux0, gamma0)

@@ -15,7 +15,12 @@
  *   ||e||_{K_m} <= |mean(e)| sqrt(1'K_m 1) + sqrt(lambda_max(P K_m P)) ||e - mean(e)||,
  * with lambda_max(PKP) bounded by min(tr, Frobenius, Gershgorin) computed in the first sweep.
  * The bound is convex in rho', so a kernel whose bound stays below C1 at both ends of a Newton
- * segment is inactive along the whole segment and is not read at all.
+ * segment is inactive along the whole segment and is not read at all. Lazy screening: kernels
+ * outside S are tested on [rho, rho + c D] only for the step c that passes the Armijo test with
+ * the kernels of S (a lower bound of phi), and those that fail join S before the test is
+ * repeated at the same c; kernels of S found inactive at rho leave S with their exact K_m rho.
+ * The Newton matrix sums c_m K_m + c'_m w_m w_m' over active kernels, four kernels per pass over
+ * a cache-resident panel of H, threads on column ranges of equal triangle area.
  *
  * Loss-conjugate parts of phi (rho_i = -d loss / d z_i at the optimum):
  *  squared  loss (y - z)^2 / 2:  rho^2 / 2 - y rho
@@ -62,6 +67,8 @@ enum { SP_HINGE = 0, SP_LOGISTIC = 1, SP_SQUARED = 2, SP_EPSILON = 3 };
 /* Threads only pay off for at least a few million kernel entries per region: below that the
    fork/join cost (and, on a busy machine, waiting for a descheduled thread) dominates. */
 #define SP_PAR(cnt, n) ((cnt) > 1 && (double) (cnt) * (double) (n) * (double) (n) >= 4e6)
+/* the same for loops of O(n) work per kernel (dot products, screening bounds) */
+#define SP_PARV(nt, cnt, n) ((nt) > 1 && (double) (cnt) * (double) (n) >= 4e5)
 
 #ifdef _OPENMP
 #define SP_SIMD _Pragma("omp simd")
@@ -166,8 +173,10 @@ static double sp_ub2(int n, const double *x, const double *r, const double *Kr, 
                      double s1, double lc)
 {
     double mu = 0.0, ss = 0.0, cr = 0.0;
+    SP_SIMD_RED(mu, cr)
     for (int i = 0; i < n; i++) { double e = x[i] - r[i]; mu += e; cr += Kr[i] * e; }
     mu /= n;
+    SP_SIMD_RED(ss)
     for (int i = 0; i < n; i++) { double d = x[i] - r[i] - mu; ss += d * d; }
     double be = fabs(mu) * s1 + lc * sqrt(ss);
     double v = nr * nr + 2.0 * cr + be * be;
@@ -366,7 +375,11 @@ static void sp_products(sp_state *S, int cnt, const double *rho, const double *D
 /* r_m and active flags for m in S at the current rho */
 static void sp_norms(sp_state *S, const double *alpha, const double *rho, double gamma)
 {
-    int n = S->n;
+    int n = S->n, nt = S->nt;
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (SP_PARV(nt, S->M, n))
+#endif
     for (int m = 0; m < S->M; m++) {
         if (!S->inS[m]) continue;
         const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
@@ -380,6 +393,78 @@ static void sp_norms(sp_state *S, const double *alpha, const double *rho, double
 }
 
 /* ------------------------------------------------------------------ Newton system */
+
+/* Columns j0 <= j < j1 of the upper triangle of
+     H = gb 11' + diag(hl) + sum_a c1[a] K_{m_a} + c2[a] w_a w_a'   (w_a = KD column of m_a).
+   Kernels are taken four at a time, so that each H entry is loaded and stored once per four
+   kernel entries, and the columns are cut into panels that stay in cache while every kernel
+   streams through them. Plain C: safe in OpenMP regions. */
+static void sp_hess_cols(const sp_state *S, int na, const int *act, const double *c1,
+                         const double *c2, double gb, const double *hl, double *H, int j0, int j1)
+{
+    int n = S->n;
+    const int panel = 48;
+    for (int jb = j0; jb < j1; jb += panel) {
+        int je = jb + panel < j1 ? jb + panel : j1;
+        for (int j = jb; j < je; j++) {
+            double *hj = H + (size_t) j * n;
+            for (int i = 0; i <= j; i++) hj[i] = gb;
+            hj[j] += hl[j];
+        }
+        int a = 0;
+        for (; a + 4 <= na; a += 4) {
+            const double *k0 = S->K + (size_t) act[a] * S->nn, *k1 = S->K + (size_t) act[a + 1] * S->nn,
+                *k2 = S->K + (size_t) act[a + 2] * S->nn, *k3 = S->K + (size_t) act[a + 3] * S->nn;
+            const double *w0 = S->KD + (size_t) act[a] * n, *w1 = S->KD + (size_t) act[a + 1] * n,
+                *w2 = S->KD + (size_t) act[a + 2] * n, *w3 = S->KD + (size_t) act[a + 3] * n;
+            double a0 = c1[a], a1 = c1[a + 1], a2 = c1[a + 2], a3 = c1[a + 3];
+            for (int j = jb; j < je; j++) {
+                double *hj = H + (size_t) j * n;
+                const double *p0 = k0 + (size_t) j * n, *p1 = k1 + (size_t) j * n,
+                    *p2 = k2 + (size_t) j * n, *p3 = k3 + (size_t) j * n;
+                double b0 = c2[a] * w0[j], b1 = c2[a + 1] * w1[j], b2 = c2[a + 2] * w2[j],
+                    b3 = c2[a + 3] * w3[j];
+                SP_SIMD
+                for (int i = 0; i <= j; i++)
+                    hj[i] += (a0 * p0[i] + b0 * w0[i]) + (a1 * p1[i] + b1 * w1[i]) +
+                        (a2 * p2[i] + b2 * w2[i]) + (a3 * p3[i] + b3 * w3[i]);
+            }
+        }
+        for (; a < na; a++) {
+            const double *k0 = S->K + (size_t) act[a] * S->nn, *w0 = S->KD + (size_t) act[a] * n;
+            double a0 = c1[a];
+            for (int j = jb; j < je; j++) {
+                double *hj = H + (size_t) j * n;
+                const double *p0 = k0 + (size_t) j * n;
+                double b0 = c2[a] * w0[j];
+                SP_SIMD
+                for (int i = 0; i <= j; i++) hj[i] += a0 * p0[i] + b0 * w0[i];
+            }
+        }
+    }
+}
+
+/* The whole upper triangle; threads take column ranges of equal triangle area. */
+static void sp_hessian(const sp_state *S, int na, const int *act, const double *c1,
+                       const double *c2, double gb, const double *hl, double *H)
+{
+    int n = S->n, nt = S->nt;
+#ifdef _OPENMP
+    if (nt > 1 && SP_PAR(na, n)) {
+#pragma omp parallel num_threads(nt)
+        {
+            int t = omp_get_thread_num(), T = omp_get_num_threads();
+            int j0 = (int) (n * sqrt((double) t / T)), j1 = (int) (n * sqrt((double) (t + 1) / T));
+            if (t == 0) j0 = 0;
+            if (t == T - 1) j1 = n;
+            if (j1 > j0) sp_hess_cols(S, na, act, c1, c2, gb, hl, H, j0, j1);
+        }
+        return;
+    }
+#endif
+    (void) nt;
+    sp_hess_cols(S, na, act, c1, c2, gb, hl, H, 0, n);
+}
 
 /* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles.
    cg: 0 Cholesky, 1 Jacobi-preconditioned CG. Returns 0 on success. */
@@ -459,7 +544,7 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
 
 typedef struct {
     double tol, inner_tol, gamma0, gammab0, gamma_mult, gamma_max, lm, lm_hinge, step_cap, start_scale, budget, gs_max, gs_newton;
-    int maxiter, inner_maxiter, nthreads, verbose, cg, cg_threshold, warm, screen;
+    int maxiter, inner_maxiter, nthreads, verbose, cg, cg_threshold, warm, screen, lazy, dual_ref;
 } sp_opts;
 
 typedef struct {
@@ -509,8 +594,16 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
     double *Bq = (double *) R_alloc(M, sizeof(double));
     double *Dq = (double *) R_alloc(M, sizeof(double));
     int *act = (int *) R_alloc(M, sizeof(int));
+    double *hc1 = (double *) R_alloc(M, sizeof(double));
+    double *hc2 = (double *) R_alloc(M, sizeof(double));
+    double *ubv = (double *) R_alloc(M, sizeof(double));
+    int *stamp = (int *) R_alloc(M, sizeof(int));   /* Newton step at which m left S */
+    int stepid = 0;
+    for (int m = 0; m < M; m++) stamp[m] = -1;
     double gamma = gam[0], gammab = gam[1];
     const double thr_eps = 1e-10; /* safety margin of the screening test */
+    double tm[8] = { 0 }, tq = mk_time();   /* section timers, reported when verbose */
+#define SP_TICK(j) do { double t_ = mk_time(); tm[j] += t_ - tq; tq = t_; } while (0)
 
     memset(S.Ka, 0, sizeof(double) * nM);
     for (int m = 0; m < M; m++) {
@@ -605,6 +698,7 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
         for (int m = 0; m < M; m++)   /* K_m rho0 is already in Kr */
             if (!S.anz[m] && (S.nref[m] > C1 * (1.0 - thr_eps) || !opt->screen)) S.inS[m] = 1;
     }
+    SP_TICK(0);
     /* z and the slack variables consistent with the starting point */
     for (int i = 0; i < n; i++) z[i] = *b;
     for (int m = 0; m < M; m++) if (S.anz[m]) {
@@ -669,38 +763,23 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
                 for (int i = 0; i < n; i++) hl[i] += tau;
             }
 
+            SP_TICK(1);
             /* Hessian: loss diagonal + gamma_b 11' + active kernels (upper triangle) */
-            {
-                int nt = S.nt;
-                (void) nt;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && SP_PAR(na, n))
-#endif
-                for (int j = 0; j < n; j++) {
-                    double *hj = H + (size_t) j * n;
-                    for (int i = 0; i <= j; i++) hj[i] = gammab;
-                    hj[j] += hl[j];
-                    for (int a = 0; a < na; a++) {
-                        int m = act[a];
-                        double rm = S.r[m], q = thr / rm;
-                        double c1 = gamma / den * (1.0 - q);
-                        const double *kj = K + (size_t) m * S.nn + (size_t) j * n;
-                        for (int i = 0; i <= j; i++) hj[i] += c1 * kj[i];
-                    }
-                }
-                /* rank-one parts: q_m gamma/den * w w', w = K_m v_m / r_m */
-                for (int a = 0; a < na; a++) {
-                    int m = act[a];
-                    double rm = S.r[m], q = thr / rm;
-                    if (q <= 0.0) continue;
-                    double c2 = gamma / den * q / (rm * rm);
-                    const double *ka = S.Ka + (size_t) m * n, *kr = S.Kr + (size_t) m * n;
-                    for (int i = 0; i < n; i++) tmp[i] = ka[i] + gamma * kr[i];
-                    const int one = 1;
-                    F77_CALL(dsyr)("U", &n, &c2, tmp, &one, H, &n FCONE);
-                }
+            for (int a = 0; a < na; a++) {
+                int m = act[a];
+                double rm = S.r[m], q = thr / rm;
+                hc1[a] = gamma / den * (1.0 - q);
+                hc2[a] = q > 0.0 ? gamma / den * q / (rm * rm) : 0.0;
+                /* w = K_m v_m (KD is free scratch until the products of this Newton step) */
+                double *w = S.KD + (size_t) m * n;
+                const double *ka = S.Ka + (size_t) m * n, *kr = S.Kr + (size_t) m * n;
+                if (S.anz[m]) for (int i = 0; i < n; i++) w[i] = ka[i] + gamma * kr[i];
+                else for (int i = 0; i < n; i++) w[i] = gamma * kr[i];
             }
+            sp_hessian(&S, na, act, hc1, hc2, gammab, hl, H);
+            SP_TICK(2);
             if (sp_solve(H, n, g, D, work, use_cg, loss == SP_LOGISTIC, gnorm, &cgit) != 0) break;
+            SP_TICK(3);
             /* step cap: dual variables of the box-type losses live on a scale of 1; a longer
                step only costs kernel sweeps in the screening and is cut by the line search */
             if (loss != SP_SQUARED) {
@@ -759,8 +838,15 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
                     gd *= 0.5;
                 }
             }
-            /* ---- screening for the segment [rho, rho + D] ---- */
+            /* ---- screening for the segment [rho, rho + D] ----
+               lazy: kernels outside S join only once the line search has found a step c that
+               passes the Armijo test with the kernels of S alone (a lower bound of phi, since
+               every term is >= 0): the bound is then checked on [rho, rho + c D] only. Steps are
+               often cut to a small fraction of D early on, and checking the whole segment brought
+               in thousands of kernels that never became active. */
+            int lazy = opt->screen && opt->lazy;
             int cnt = 0;
+            stepid++;
             for (int i = 0; i < n; i++) tmp[i] = rho[i] + D[i];
             for (int m = 0; m < M; m++) {
                 if (S.inS[m]) {
@@ -770,14 +856,18 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
                         double q = sp_dot(n, rho, kr);
                         S.nref[m] = q > 0.0 ? sqrt(q) : 0.0;
                         memcpy(S.REF + (size_t) m * n, rho, sizeof(double) * n);
-                        if (opt->screen && sp_ub2(n, tmp, rho, kr, S.nref[m], S.s1[m], S.sqL[m]) <=
-                            C1 * C1 * (1.0 - thr_eps)) {
+                        /* lazy: a kernel inactive at rho leaves S (its exact K_m rho stays in Kr)
+                           and comes back, with K_m D only, if the accepted step needs it */
+                        if (lazy ? S.nref[m] * S.nref[m] <= C1 * C1 * (1.0 - thr_eps) :
+                            (opt->screen && sp_ub2(n, tmp, rho, kr, S.nref[m], S.s1[m], S.sqL[m]) <=
+                             C1 * C1 * (1.0 - thr_eps))) {
                             S.inS[m] = 0;
+                            stamp[m] = stepid;
                             continue;
                         }
                     }
                     S.list[cnt] = m; S.flag[cnt] = 0; cnt++;
-                } else {
+                } else if (!lazy) {
                     const double *ref = S.REF + (size_t) m * n;
                     double ub = sp_ub2(n, tmp, ref, S.Kr + (size_t) m * n, S.nref[m],
                                        S.s1[m], S.sqL[m]);
@@ -788,7 +878,9 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
                     }
                 }
             }
+            SP_TICK(4);
             sp_products(&S, cnt, rho, D);
+            SP_TICK(5);
             for (int j = 0; j < cnt; j++) if (S.flag[j] == 1) {
                 int m = S.list[j];
                 double q = sp_dot(n, rho, S.Kr + (size_t) m * n);
@@ -798,6 +890,9 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
             sp_norms(&S, alpha, rho, gamma);
 
             /* ---- line search: r_m(c)^2 = r^2 + 2 c gamma B + c^2 gamma^2 Dq ---- */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(S.nt) schedule(static) if (SP_PARV(S.nt, M, n))
+#endif
             for (int m = 0; m < M; m++) {
                 if (!S.inS[m]) continue;
                 const double *ka = S.Ka + (size_t) m * n, *kr = S.Kr + (size_t) m * n,
@@ -825,7 +920,47 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
                 }
                 if (opt->verbose > 2 && ls < 3)
                     Rprintf("      ls c=%.3e val-phi0=%.6e c*gd=%.6e\n", c, val - phi0, c * gd);
-                if (val <= phi0 + 1e-4 * c * gd) { ok = 1; break; }
+                if (val <= phi0 + 1e-4 * c * gd) {
+                    if (lazy) {
+                        /* kernels outside S that may be active on [rho, rho + c D] (tmp is the
+                           end point; at rho itself they are certified inactive) */
+                        int cnew = 0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(S.nt) schedule(static) if (SP_PARV(S.nt, M, n))
+#endif
+                        for (int m = 0; m < M; m++)
+                            ubv[m] = S.inS[m] ? 0.0 :
+                                sp_ub2(n, tmp, S.REF + (size_t) m * n, S.Kr + (size_t) m * n,
+                                       S.nref[m], S.s1[m], S.sqL[m]);
+                        for (int m = 0; m < M; m++) {
+                            if (S.inS[m]) continue;
+                            if (ubv[m] > C1 * C1 * (1.0 - thr_eps)) {
+                                S.inS[m] = 1;
+                                memset(S.Ka + (size_t) m * n, 0, sizeof(double) * n);
+                                /* K_m rho is still exact if m left S in this Newton step */
+                                S.list[cnew] = m; S.flag[cnew] = stamp[m] == stepid ? 0 : 1; cnew++;
+                            }
+                        }
+                        if (cnew > 0) {
+                            SP_TICK(6);
+                            sp_products(&S, cnew, rho, D);
+                            SP_TICK(5);
+                            for (int j = 0; j < cnew; j++) {
+                                int m = S.list[j];
+                                const double *kr = S.Kr + (size_t) m * n, *kd = S.KD + (size_t) m * n;
+                                double q = sp_dot(n, rho, kr);
+                                S.nref[m] = q > 0.0 ? sqrt(q) : 0.0;
+                                memcpy(S.REF + (size_t) m * n, rho, sizeof(double) * n);
+                                S.r[m] = gamma * S.nref[m];
+                                Bq[m] = gamma * sp_dot(n, D, kr);
+                                Dq[m] = sp_dot(n, D, kd);
+                            }
+                            cnt += cnew;
+                            continue;   /* the same c again, now with every kernel it needs */
+                        }
+                    }
+                    ok = 1; break;
+                }
                 c *= 0.5;
             }
             if (opt->verbose > 1) {
@@ -840,6 +975,7 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
                 Rprintf("   newton %d: phi %.10g |g| %.3e gd %.3e step %.3e |S| %d needed %d active %d\n",
                         k, phi0, gnorm, gd, ok ? c : 0.0, cnt, need, na);
             }
+            SP_TICK(6);
             if (!ok) { ls_fail++; break; }
             for (int i = 0; i < n; i++) rho[i] += c * D[i];
             for (int m = 0; m < M; m++) {
@@ -850,6 +986,7 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
             }
         }
         newton_total += nnewton;
+        SP_TICK(1);
 
         /* ---------------- outer updates (Eqs. 5, 6, 10, 11) ---------------- */
         /* The proximal step is taken even when the inner loop stopped early (iteration limit or
@@ -921,10 +1058,21 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
 #endif
             for (int j = 0; j < cnt; j++) {
                 int m = S.list[j];
-                double q = sp_quad(K + (size_t) m * S.nn, n, u);
+                double q;
+                if (S.inS[m] || !opt->dual_ref) q = sp_quad(K + (size_t) m * S.nn, n, u);
+                else {
+                    /* outside S: the same sweep gives K_m u, which becomes the reference point
+                       of the screening bound (u is close to the next iterates) */
+                    double *kr = S.Kr + (size_t) m * n;
+                    sp_symv2(K + (size_t) m * S.nn, n, u, NULL, kr, NULL);
+                    q = sp_dot(n, u, kr);
+                    S.nref[m] = q > 0.0 ? sqrt(q) : 0.0;
+                    memcpy(S.REF + (size_t) m * n, u, sizeof(double) * n);
+                }
                 sm[m] = q > 0.0 ? sqrt(q) : 0.0;
             }
             S.nprod += cnt;
+            if (opt->verbose > 1) Rprintf("   dual: %d kernel sweeps\n", cnt);
             double maxn = 0.0;
             for (int m = 0; m < M; m++) if (sm[m] > maxn) maxn = sm[m];
             double kap = (C1 > 0.0 && maxn > C1) ? C1 / maxn : 1.0;
@@ -954,6 +1102,7 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
             if (diff < 0.0 && -diff <= 64.0 * DBL_EPSILON * scale) diff = 0.0;
             gap = primal > 0.0 ? diff / primal : (diff == 0.0 ? 0.0 : R_PosInf);
         }
+        SP_TICK(7);
         h_time[it] = mk_time() - t0;
         h_primal[it] = primal; h_dual[it] = dual; h_gap[it] = gap;
         h_active[it] = nactive; h_newton[it] = nnewton;
@@ -969,6 +1118,10 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
             gam_s *= opt->gamma_mult; if (gam_s > opt->gamma_max) gam_s = opt->gamma_max;
         }
     }
+    if (opt->verbose)
+        Rprintf("spicy times: init %.3f grad %.3f hess %.3f solve %.3f screen %.3f prod %.3f ls %.3f outer %.3f\n",
+                tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], tm[7]);
+#undef SP_TICK
     gam[0] = gamma; gam[1] = gammab;
     for (int m = 0; m < M; m++) norms[m] = S.anz[m] ? S.anorm[m] : 0.0;
     res->primal = primal; res->dual = dual; res->gap = gap; res->iter = it; res->status = status;
@@ -982,7 +1135,8 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
 
 /* mkc_spicy(K, y, iopt, dopt, alpha0, b0, rho0, aux0, gamma0)
    iopt: loss, maxiter, inner_maxiter, nthreads, verbose, cg (-1 auto), cg_threshold,
-         screen (0: every kernel in the working set, no screening; for testing)
+         screen (0: every kernel in the working set, no screening; for testing),
+         lazy (1: kernels outside the working set are screened on the accepted step only)
    dopt: C1, C2, eps, tol, inner_tol, gamma0, gammab0, gamma_mult, gamma_max
    alpha0 (n*M or NULL), b0 (1 or NULL), rho0/aux0/gamma0: NULL for a cold start. */
 SEXP mkc_spicy(SEXP K, SEXP y, SEXP iopt, SEXP dopt, SEXP alpha0, SEXP b0, SEXP rho0,
@@ -991,7 +1145,7 @@ SEXP mkc_spicy(SEXP K, SEXP y, SEXP iopt, SEXP dopt, SEXP alpha0, SEXP b0, SEXP 
     int nprot = 0;
     if (!isReal(K)) error("K must be a double array");
     if (!isReal(y)) error("y must be a double vector");
-    if (!isInteger(iopt) || LENGTH(iopt) != 8) error("iopt must be an integer vector of length 8");
+    if (!isInteger(iopt) || LENGTH(iopt) != 9) error("iopt must be an integer vector of length 9");
     if (!isReal(dopt) || LENGTH(dopt) != 9) error("dopt must be a double vector of length 9");
     SEXP dim = getAttrib(K, R_DimSymbol);
     int n = LENGTH(y);
@@ -1017,6 +1171,9 @@ SEXP mkc_spicy(SEXP K, SEXP y, SEXP iopt, SEXP dopt, SEXP alpha0, SEXP b0, SEXP 
     opt.cg = io[5];
     opt.cg_threshold = io[6];
     opt.screen = io[7];
+    opt.lazy = io[8];
+    opt.dual_ref = 1;       /* the dual sweep also refreshes the screening reference point of
+                               kernels outside S (K_m u instead of u'K_m u: same reads) */
     double C1 = dp[0], C2 = dp[1], eps = dp[2];
     if (!(C1 >= 0.0) || !(C2 >= 0.0) || !(C1 + C2 > 0.0)) error("invalid C1, C2");
     opt.tol = dp[3]; opt.inner_tol = dp[4]; opt.gamma0 = dp[5]; opt.gammab0 = dp[6];

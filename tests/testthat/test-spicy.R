@@ -294,6 +294,64 @@ test_that("screening kernels out of the working set never changes the answer", {
   }
 })
 
+test_that("lazy screening (on the accepted step) and segment screening give the same fit", {
+  # many similar kernels and a small initial gamma: the first Newton steps are cut by the line
+  # search and would bring most kernels into the working set under segment screening
+  set.seed(21)
+  n <- 60; p <- 8
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 150))
+  y <- ifelse(x[, 1] + x[, 2] * x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  for (loss in c("hinge", "logistic")) {
+    for (g in c(1, 100)) {
+      a <- spicy_fit(K, y, "classification", 0.1, loss = loss, tol = 1e-8, inner_tol = 1e-10,
+                     gamma = g)
+      b <- spicy_fit(K, y, "classification", 0.1, loss = loss, tol = 1e-8, inner_tol = 1e-10,
+                     gamma = g, lazy_screening = FALSE)
+      expect_true(a$converged && b$converged)
+      expect_lte(a$info$gap, 1e-8)
+      expect_lte(a$info$kernel_sweeps, b$info$kernel_sweeps)
+      expect_equal(a$objective, b$objective, tolerance = 1e-7)
+      expect_equal(spicy_decision(K, a), spicy_decision(K, b), tolerance = 1e-4)
+    }
+  }
+})
+
+test_that("the threaded Newton matrix (many active kernels) agrees with the serial one", {
+  # gamma = 0.5 keeps most of the 1200 kernels active in the first Newton steps, so that n^2 times
+  # the active count passes the threading threshold (4e6) of the Hessian accumulation
+  skip_on_cran()
+  set.seed(22)
+  n <- 80; p <- 6
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 1200))
+  y <- ifelse(x[, 1] - x[, 2]^2 + 0.5 * rnorm(n) > -1, 1, -1)
+  a <- spicy_fit(K, y, "classification", 0.05, tol = 1e-6, gamma = 0.5, nthreads = 1L)
+  b <- spicy_fit(K, y, "classification", 0.05, tol = 1e-6, gamma = 0.5, nthreads = 2L)
+  expect_gt(max(a$history$n_active), 4e6 / n^2)
+  expect_true(a$converged && b$converged)
+  expect_lte(b$info$gap, 1e-6)
+  expect_equal(a$objective, b$objective, tolerance = 2e-6)
+  expect_equal(spicy_decision(K, a), spicy_decision(K, b), tolerance = 1e-3)
+})
+
+test_that("the default initial gamma is gamma_scale / C and reaches the same optimum as gamma = 10", {
+  set.seed(23)
+  n <- 60; p <- 6
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 60))
+  y <- ifelse(x[, 1] + x[, 3]^2 + 0.4 * rnorm(n) > 1, 1, -1)
+  for (C in c(0.01, 0.1, 1)) {
+    a <- spicy_fit(K, y, "classification", C, tol = 1e-6)
+    b <- spicy_fit(K, y, "classification", C, tol = 1e-6, gamma = 10)
+    c1 <- spicy_fit(K, y, "classification", C, tol = 1e-6, maxiter = 1L, gamma_mult = 1)
+    expect_equal(c1$state$gamma[1], 5 / C)
+    expect_true(a$converged && b$converged)
+    expect_lte(a$info$gap, 1e-6)
+    expect_equal(a$objective, b$objective, tolerance = 2e-6)
+  }
+})
+
 test_that("conjugate-gradient and Cholesky Newton solves give the same fit", {
   set.seed(19)
   n <- 60; p <- 4
