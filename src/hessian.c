@@ -133,6 +133,16 @@ static void h_times(const hcols *hc, const int *F, int nf, const double *x, doub
     for (int m = 0; m < M; m++) Hx[m] += -hc->wv[m] * wx / hc->cw + hc->ridge * x[m];
 }
 
+/* Let kernel j into the working set F (position *nf) and the factor; -1 if its H column does not
+   fit the cache or H_FF would lose positive definiteness. */
+static int qp_enter(hcols *hc, chol_ws *cw, int *F, int *nf, int *inF, int j, double *tmp)
+{
+    const double *col = hcol(hc, j);
+    if (!col || chol_add(cw, F, col, j, tmp) != 0) return -1;
+    F[(*nf)++] = j; inF[j] = 1;
+    return 0;
+}
+
 /* min (1/2) x'Hx + c'x over {x >= 0, sum x = 1}.  Primal active-set method from the best vertex,
    with the Cholesky factor of H_FF updated as kernels enter and leave the working set F.
    diagH: the diagonal of H (ridge included).  x: out.  Returns the number of iterations, or -1
@@ -162,9 +172,8 @@ static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x
     for (int m = 1; m < M; m++)
         if (0.5 * diagH[m] + c[m] < 0.5 * diagH[j0] + c[j0]) j0 = m;
     int nf = 0, last = -1;
-    const double *col = hcol(hc, j0);
-    if (!col || chol_add(&cw, F, col, j0, tmp) != 0) return -1;
-    F[nf++] = j0; inF[j0] = 1; x[j0] = 1.0;
+    if (qp_enter(hc, &cw, F, &nf, inF, j0, tmp) != 0) return -1;
+    x[j0] = 1.0;
     int it;
     for (it = 0; it < maxit; it++) {
         /* equality-constrained minimiser on F: H_FF y = lam 1 - c_F, 1'y = 1 */
@@ -192,9 +201,7 @@ static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x
             }
             if (jin < 0) break;   /* KKT point: optimal */
             if (nf >= cap) return -1;
-            col = hcol(hc, jin);
-            if (!col || chol_add(&cw, F, col, jin, tmp) != 0) return -1;
-            F[nf++] = jin; inF[jin] = 1;
+            if (qp_enter(hc, &cw, F, &nf, inF, jin, tmp) != 0) return -1;
             last = jin;
         } else {
             /* move toward y until the first x_j hits zero, drop the blocking indices */
@@ -224,9 +231,8 @@ static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x
                here rather than cycle */
             if (jblock == last && t <= 1e-12 && nf > 0) break;
             if (nf == 0) {   /* cannot happen in exact arithmetic; restart from the vertex */
-                col = hcol(hc, j0);
-                if (!col || chol_add(&cw, F, col, j0, tmp) != 0) return -1;
-                F[nf++] = j0; inF[j0] = 1; x[j0] = 1.0;
+                if (qp_enter(hc, &cw, F, &nf, inF, j0, tmp) != 0) return -1;
+                x[j0] = 1.0;
             }
         }
     }

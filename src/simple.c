@@ -203,21 +203,7 @@ static void move_simplex(const double *d, const double *D, double t, int M, int 
    at d + t D is Kc + t KD: every SVM solve of a line search (feasible steps and golden section)
    then costs O(n^2) for its kernel instead of a build over all active kernels, and a patched
    direction (one weight dropped, the largest one rebalanced) updates KD in O(n^2) per change. */
-static void kern_axpy(double *A, const double *K, int n, int m, double c, int nthreads)
-{
-    const double *Km = K + (size_t) m * n * n;
-#ifdef _OPENMP
-#pragma omp parallel for if(n >= 1000) num_threads(nthreads) schedule(static)
-#endif
-    for (int j = 0; j < n; j++) {
-        double *Aj = A + (size_t) j * n;
-        const double *Kj = Km + (size_t) j * n;
-        for (int i = 0; i < n; i++) Aj[i] += c * Kj[i];
-    }
-    (void) nthreads;
-}
-
-/* out = Kc + t KD (out may be Kc) */
+/* out = Kc + t KD; out may be Kc (then it is Kc += t KD, e.g. with KD one kernel K_m) */
 static void kern_line(const double *Kc, const double *KD, double t, double *out, int n,
                       int nthreads)
 {
@@ -325,7 +311,7 @@ int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doubl
                     /* Kc = K(dt): take the dropped weights out, renormalise */
                     double kept = 0.0;
                     for (int m = 0; m < M; m++) {
-                        if (dt[m] == 0.0 && d[m] != 0.0) kern_axpy(Kc, w->K, n, m, -d[m], w->nthreads);
+                        if (dt[m] == 0.0 && d[m] != 0.0) kern_line(Kc, w->K + (size_t) m * nn, -d[m], Kc, n, w->nthreads);
                         else kept += d[m];
                     }
                     for (size_t i = 0; i < nn; i++) Kc[i] /= kept;
@@ -348,7 +334,8 @@ int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *a, doubl
                 for (int m = 0; m < M; m++) if (D[m] != Dold[m]) nchg++;
                 if (nchg > 16) mk_combine(w->K, n, M, D, KD, w->nthreads);
                 else for (int m = 0; m < M; m++)
-                    if (D[m] != Dold[m]) kern_axpy(KD, w->K, n, m, D[m] - Dold[m], w->nthreads);
+                    if (D[m] != Dold[m])
+                        kern_line(KD, w->K + (size_t) m * nn, D[m] - Dold[m], KD, n, w->nthreads);
                 w->t_svm += mk_time() - t0;
                 for (int m = 0; m < M; m++) if (fabs(D[m]) > dmax) dmax = fabs(D[m]);
                 if (dmax == 0.0) { linesearch = 0; break; }
