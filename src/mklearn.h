@@ -1,11 +1,22 @@
 /* mklearn: every C prototype of the package.
  *
+ * Architecture (DEVELOPERS.md draws it):
+ *   runtime (utils.c)  threads, time, interrupts, the R <-> C contract (named lists)
+ *   kernels.c          kernel functions, Gram arrays, normalisation
+ *   store.c            the kernel store: the only way a solver reads kernels (dense or on the fly)
+ *   svm.c              SMO C-SVM on a dense matrix
+ *   svmfam.c           SVM-family driver (outer loop, certificate, line kernel, .Call entry)
+ *   simple.c, hessian.c, lpnorm.c   its step strategies
+ *   spicy.c            SpicyMKL (phases over a state struct, loss table)
+ *   uniform.c          kernel ridge (the regression branch of the uniform method)
+ * Calls go one way down this list's dependency order: store.c uses kernels.c, the solvers use
+ * store.c and svm.c, the strategies are reached from the driver through a function table only.
+ *
  * Conventions
- *  - Kernel arrays are column-major n x n x M doubles; kernel m starts at K + m*n*n.
  *  - Pure C functions work on double* / int* and never call the R API from threaded code.
  *  - .Call wrappers are named mkc_<name> and registered in init.c as "<name>", so R calls
  *    .Call(C_<name>, ...). Wrappers check types/lengths with error(), allocate scratch with
- *    R_alloc, and return named lists.
+ *    R_alloc, read options from a named list by name, and return named lists (mk_list_new).
  */
 #ifndef MKLEARN_H
 #define MKLEARN_H
@@ -13,46 +24,68 @@
 #include <R.h>
 #include <Rinternals.h>
 #include <R_ext/RS.h>
+#include <stddef.h>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-/* ---------------------------------------------------------------- utils.c */
-/* Number of threads to use: requested (<= 0 means the OpenMP default), capped by
-   omp_get_thread_limit() (OMP_THREAD_LIMIT); 1 without OpenMP. */
+/* ====================================================================== runtime: utils.c */
+/* Work (in multiply-adds, or kernel entries touched) below which a region runs on one thread:
+   below it the fork/join cost, and on a busy machine waiting for a descheduled thread,
+   dominates (HessianMKL at M = 50-200, N = 200 ran 3x slower on two threads than on one). */
+#define MK_PAR_WORK 4e6
+/* Called from R_init_mklearn: remembers the process id, so that a forked child (parallel::
+   mclapply, future's multicore) runs on one thread. */
+void mk_runtime_init(void);
+/* The thread rule: requested > 0, else the OpenMP default (OMP_NUM_THREADS); capped by
+   OMP_THREAD_LIMIT and by the number of processors; 1 in a forked child or without OpenMP. */
 int mk_threads(int requested);
-/* out = sum_m d[m] * K_m over the kernels with d[m] != 0. */
-void mk_combine(const double *K, int n, int M, const double *d, double *out, int nthreads);
-/* v' A v for a symmetric n x n A (work: n doubles). */
-double mk_quad(const double *A, int n, const double *v, double *work);
-/* out[j] = v' K_{idx[j]} v for j < nidx (idx NULL means all M kernels, nidx = M). */
-void mk_quad_kernels(const double *K, int n, const int *idx, int nidx, const double *v,
-                     double *out, int nthreads);
-/* y = A x for a symmetric n x n A (BLAS dsymv). */
-void mk_symv(const double *A, int n, const double *x, double *y);
-/* Cholesky solve of (A) X = B in place; A is overwritten by its factor. Returns LAPACK info. */
-int mk_chol_solve(double *A, int n, double *B, int nrhs);
+/* mk_threads(requested), but 1 when work < MK_PAR_WORK. */
+int mk_threads_for(int requested, double work);
 /* Wall-clock seconds since an arbitrary origin. */
 double mk_time(void);
+/* R_CheckUserInterrupt() at most every 'every' seconds (pass the address of a timer initialised
+   to 0); only from code outside OpenMP regions. */
+void mk_interrupt_every(double *last, double every);
+/* Cholesky solve of A X = B in place; A is overwritten by its factor. Returns LAPACK info. */
+int mk_chol_solve(double *A, int n, double *B, int nrhs);
 
-/* out = sum_j K_{idx[j]} alpha[, j] for K nz x n x M, alpha n x Ma, idx 0-based (NULL: the
-   first Ma kernels): decision values without the bias. */
-void mk_kernel_mv(const double *K, int nz, int n, const int *idx, int Ma, const double *alpha,
-                  double *out, int nthreads);
-SEXP mkc_kernel_mv(SEXP K, SEXP alpha, SEXP idx, SEXP nthreads);
-SEXP mkc_combine(SEXP K, SEXP d, SEXP nthreads);
-SEXP mkc_threads(SEXP requested);
+/* The R <-> C contract. Options arrive as one named list, read by name (an absent name is an
+   error: the R front end fills every default). Results leave as named lists. */
+SEXP mk_ctl(SEXP ctl, const char *name);          /* the element, or error() */
+double mk_ctl_real(SEXP ctl, const char *name);   /* one number (integer or double) */
+int mk_ctl_int(SEXP ctl, const char *name);       /* one integer (integer, logical or double) */
+/* A named list with the given names (NULL-terminated), PROTECTed once: the caller UNPROTECTs
+   it; elements set with SET_VECTOR_ELT are protected by the list. */
+SEXP mk_list_new(const char *const *names);
+/* Growable history: ncol columns of doubles, rows appended, storage doubling on demand, so
+   maxiter = 1e9 costs nothing until rows are written. */
+typedef struct { int ncol, len, cap; double *tab; } mk_hist;
+void mk_hist_init(mk_hist *h, int ncol);
+void mk_hist_add(mk_hist *h, const double *row);
+/* The history as a data frame-ready named list of columns (names: ncol strings). */
+SEXP mk_hist_sexp(const mk_hist *h, const char *const *names);
 
-/* -------------------------------------------------------------- kernels.c */
+/* ====================================================================== kernels.c */
 /* Kernel type codes (R/kernels.R keeps the same table). */
 enum { MK_LINEAR = 0, MK_POLY = 1, MK_RBF = 2, MK_LAPLACE = 3, MK_CHISQ = 4 };
 /* Normalisation codes. */
 enum { MK_NORM_NONE = 0, MK_NORM_TRACE = 1, MK_NORM_CENTER_TRACE = 2 };
+/* Base quantities a kernel type is a function of. */
+enum { MK_BASE_D2 = 1, MK_BASE_IP = 2, MK_BASE_CH = 4 };
+int mk_kernel_base_kind(int type);
+/* base[i] for rows i < nz of z (nz x p) against row j of x (n x p), over features feat[0..nf-1]:
+   squared distance, inner product or chi-square distance (kind: one MK_BASE_*). */
+void mk_kernel_base(const double *x, int n, const double *z, int nz, int j, const int *feat,
+                    int nf, int kind, double *base);
+/* out[i] = k(base[i]) for kernel type / parameters (out may be base). */
+void mk_kernel_apply(int type, double p1, double p2, const double *base, int len, double *out);
 
 /* Raw kernels: out is nz x n x M (nz = n when z is NULL, the symmetric training case).
    Feature groups: group g uses features gfeat[gstart[g] .. gstart[g+1]-1] (0-based).
-   Kernel m: group kgroup[m], type ktype[m], parameters kpar1[m], kpar2[m]. */
+   Kernel m: group kgroup[m], type ktype[m], parameters kpar1[m], kpar2[m]. Checks for a user
+   interrupt between blocks of work. */
 void mk_gram(const double *x, int n, int p, const double *z, int nz,
              const int *gstart, const int *gfeat, int M, const int *kgroup, const int *ktype,
              const double *kpar1, const double *kpar2, double *out, int nthreads);
@@ -67,10 +100,80 @@ void mk_normalize_test(double *Kt, int nz, int n, int M, int norm, const double 
 SEXP mkc_gram(SEXP x, SEXP z, SEXP gstart, SEXP gfeat, SEXP kgroup, SEXP ktype,
               SEXP kpar1, SEXP kpar2, SEXP norm, SEXP jitter, SEXP stats, SEXP nthreads);
 SEXP mkc_normalize(SEXP K, SEXP norm, SEXP jitter, SEXP nthreads);
-SEXP mkc_normalize_test(SEXP Kt, SEXP norm, SEXP stats, SEXP nthreads);
 SEXP mkc_check_psd(SEXP K);
 
-/* ------------------------------------------------------------------ svm.c */
+/* ====================================================================== store.c */
+/* The kernel store: every solver reads kernels through it, never by indexing an array.
+ * A store describes nr x n kernel matrices K_m(Z, X), m < M: the training kernels (Z = X,
+ * nr = n, square, with the training normalisation and jitter) or test-by-train blocks for
+ * prediction (Z = new rows, normalised with the training statistics, no jitter).
+ *  - dense: one nr x n x M column-major array (training arrays built by gram(), or precomputed
+ *    kernels after normalisation);
+ *  - on the fly (fly): kernel columns computed from x, z and the kernel description (type,
+ *    parameters, feature group, normalisation statistics); no n x n x M array exists.
+ * Single-kernel primitives are thread-safe (no R API, no shared writes): they take a scratch
+ * buffer of mk_store_scratch() doubles. Batch operations open their own OpenMP regions (never
+ * call them from inside one) and choose their thread count with mk_threads_for(). */
+enum { MK_STORE_DENSE = 0, MK_STORE_FLY = 1 };
+typedef struct {
+    int kind, nr, n, M, nthreads;
+    int square;                       /* training store: Z = X (jitter on the diagonal) */
+    const double *K;                  /* dense: nr x n x M */
+    /* on the fly */
+    const double *x, *z;              /* x: n x p, z: nr x p (z = x when square) */
+    int p;
+    const int *gstart, *gfeat, *kgroup, *ktype;
+    const double *kpar1, *kpar2;
+    int norm;
+    double jitter;
+    const double *scale, *colmeans, *grandmean;   /* training statistics (M, n x M, M) */
+    const double *rowmeans;           /* nr x M: row means of the raw test kernels (centring) */
+} mk_store;
+
+/* Fill st from the R store list (see R/store.R); checks types and lengths with error(). A
+   fly test store with centring computes its row means here (R_alloc). */
+void mk_store_read(SEXP s, mk_store *st);
+/* Doubles of scratch a thread needs for one single-kernel call (0 for dense). */
+size_t mk_store_scratch(const mk_store *s);
+/* Column j (length nr) of kernel m: a pointer into the array (dense) or buf (fly). */
+const double *mk_store_col(const mk_store *s, int m, int j, double *buf);
+/* The whole nr x n kernel m: a pointer into the array (dense) or buf, nr * n doubles (fly). */
+const double *mk_store_kernel(const mk_store *s, int m, double *buf);
+/* y1 = K_m x1 (and y2 = K_m x2 if x2 != NULL), one column-order sweep; x: n, y: nr. */
+void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2, double *y1,
+                   double *y2, double *buf);
+/* v' K_m v (square stores). */
+double mk_store_kquad(const mk_store *s, int m, const double *v, double *buf);
+
+/* Batch operations (threaded over kernels or columns). */
+/* out[, j] = K_{idx[j]} v for j < cnt (column j at out + j * ldo); idx NULL: kernels 0..cnt-1 */
+void mk_store_mv(const mk_store *s, const int *idx, int cnt, const double *v, double *out,
+                 size_t ldo);
+/* out[j] = v' K_{idx[j]} v */
+void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, double *out);
+/* out (nr x n) = sum_m d[m] K_m over the kernels with d[m] != 0 */
+void mk_store_combine(const mk_store *s, const double *d, double *out);
+/* A (nr x n) += t K_m */
+void mk_store_axpy(const mk_store *s, int m, double t, double *A);
+/* out[i] = sum_j (K_{idx[j]} alpha[, j])_i, alpha n x cnt: decision values without the bias */
+void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double *alpha,
+                       double *out);
+/* out[, k] (nr) = column j of kernel idx[k], k < cnt; on the fly, kernels of one feature group
+   listed together share their distances */
+void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *out);
+/* Fly training statistics (what mk_normalize computes on a dense array): scale[M],
+   colmeans[n*M], grandmean[M] of the raw kernels of s (s->scale etc. are not read). */
+void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean);
+
+SEXP mkc_store_stats(SEXP store);
+SEXP mkc_store_mv(SEXP store, SEXP idx, SEXP v);
+SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v);
+SEXP mkc_store_combine(SEXP store, SEXP d);
+SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha);
+SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j);
+SEXP mkc_threads(SEXP requested);
+
+/* ====================================================================== svm.c */
 typedef struct {
     double b;     /* bias */
     double obj;   /* dual objective sum(a) - a'Qa/2 (maximised) */
@@ -79,78 +182,33 @@ typedef struct {
     int status;   /* 0 converged, 1 iteration limit */
 } mk_svm_result;
 
-/* C-SVM dual on a precomputed kernel by SMO with second-order working-set selection
-   (Fan, Chen & Lin 2005). K: n x n; y in {-1,+1}; alpha: in = warm start (projected onto
+/* C-SVM dual on a dense n x n kernel by SMO with second-order working-set selection
+   (Fan, Chen & Lin 2005). y in {-1,+1}; alpha: in = warm start (projected onto
    0 <= a <= C, y'a = 0 if needed), out = solution. grad: n doubles of scratch; on exit
-   grad[i] = (Q a)_i - 1 with Q = diag(y) K diag(y). */
+   grad[i] = (Q a)_i - 1 with Q = diag(y) K diag(y). Checks for a user interrupt about every
+   0.1 s (never call it from an OpenMP region). */
 int mk_smo(const double *K, int n, const double *y, double C, double tol, int maxiter,
            double *alpha, double *grad, mk_svm_result *res);
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter);
 
-/* ---------------------------------------------------------------- uniform.c */
+/* ====================================================================== uniform.c */
 /* Kernel ridge: (K + lambda I) beta = y - b, b chosen so that sum(beta) = 0. */
 int mk_kridge(const double *K, int n, const double *y, double lambda, double *beta, double *b);
 SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
 
-/* ================= solver sections: each owner edits only its own block =========== */
-/* ---- spicy.c (SpicyMKL) BEGIN ---- */
+/* ====================================================================== spicy.c */
+/* ---- spicy BEGIN ---- */
 /* SpicyMKL: dual augmented Lagrangian MKL (block 1-norm / elastic net; hinge, logistic,
-   squared, epsilon-insensitive losses). See src/spicy.c for the argument layout. */
-SEXP mkc_spicy(SEXP K, SEXP y, SEXP iopt, SEXP dopt, SEXP alpha0, SEXP b0, SEXP rho0,
-               SEXP aux0, SEXP gamma0);
-/* ---- spicy.c (SpicyMKL) END ---- */
+   squared, epsilon-insensitive losses). control: named list (R/spicy.R); init: NULL or the
+   state list of a previous fit. */
+SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
+/* ---- spicy END ---- */
 
-/* ---- simple.c / hessian.c / lpnorm.c (SVM family) BEGIN ---- */
-/* Shared machinery of the SVM-family MKL solvers (simple.c): J(d) = optimal C-SVM dual value
-   on K(d) = sum_m d_m K_m, computed by mk_smo warm-started from the previous alpha. */
-typedef struct {
-    const double *K; const double *y;
-    int n, M, svm_maxiter, nthreads, verbose;
-    double C, svm_tol;
-    double *Kd, *grad, *ya;          /* n*n combined kernel, n SMO gradient, n signed alpha */
-    int svm_solves, grad_evals, hess_evals, svm_fail;
-    double smo_iter;                 /* SMO iterations over all solves */
-    double t0, t_svm, t_grad, t_dir; /* start time; seconds in SVM solves (incl. combine),
-                                        in gradients, in direction finding (Hessian + QP) */
-} mk_sf_work;
-/* Per-outer-iteration record: MK_SF_HCOLS columns (iteration, time, objective, gap,
-   n_active, svm_solves, grad_evals, hessian_evals, step) and the weights path. */
-#define MK_SF_HCOLS 9
-typedef struct { int cap, maxcap, len, M; double *tab, *wpath; } mk_sf_hist;
-/* Options shared by the three solvers: dpar = (tol, svm_tol, p, newton_tol, gold_tol,
-   max_time), ipar = (maxiter, svm_maxiter, nthreads, verbose, line_search). */
-typedef struct { double tol, svm_tol, p, newton_tol, gold_tol, max_time; int maxiter,
-                 svm_maxiter, nthreads, verbose, line_search; } mk_sf_opts;
-void mk_sf_init(mk_sf_work *w, const double *K, int n, int M, const double *y, double C,
-                const mk_sf_opts *o);
-double mk_sf_svm(mk_sf_work *w, const double *d, double *alpha, double *b);
-double mk_sf_solve(mk_sf_work *w, double *alpha, double *b);
-void mk_sf_quad(mk_sf_work *w, const double *alpha, double *v);
-double mk_sf_dualnorm(const double *v, int M, double p);
-double mk_sf_gap(const double *alpha, int n, const double *v, int M, double J, double p);
-void mk_sf_hist_init(mk_sf_hist *h, int cap, int M);
-void mk_sf_record(mk_sf_hist *h, const mk_sf_work *w, int it, double J, double relgap,
-                  const double *d, double step);
-/* Top of each outer iteration: quadratic forms, relative gap, history row, stopping rule
-   (returns 1 to stop; *reason 0 = gap, 1 = limit), user interrupt. */
-int mk_sf_checkpoint(mk_sf_work *w, const mk_sf_opts *o, mk_sf_hist *h, int it, double J,
-                     const double *a, const double *d, double *v, double p, double step,
-                     double *rg, int *reason);
-/* Solvers: d (M, in = start on the feasible set, out), alpha (n, in = warm start, out), b out.
-   They return 1 when the stopping rule was met; *J, *relgap, *iter are set; *reason is
-   0 = gap <= tol, 1 = maxiter or max_time, 2 = no descent found even with the tightest SMO
-   tolerance (1e-12), 3 = Newton decrement (HessianMKL). */
-int mk_simplemkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *alpha, double *b,
-                 mk_sf_hist *h, double *J, double *relgap, int *iter, int *reason);
-int mk_hessianmkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *alpha, double *b,
-                  mk_sf_hist *h, double *J, double *relgap, int *iter, int *reason);
-int mk_lpmkl(mk_sf_work *w, const mk_sf_opts *o, double *d, double *alpha, double *b,
-             mk_sf_hist *h, double *J, double *relgap, int *iter, int *reason);
-/* .Call wrappers: (K, y, C, d0, alpha0, dpar, ipar). */
-SEXP mk_sf_call(int method, SEXP K, SEXP y, SEXP C, SEXP d0, SEXP alpha0, SEXP dpar, SEXP ipar);
-SEXP mkc_simple(SEXP K, SEXP y, SEXP C, SEXP d0, SEXP alpha0, SEXP dpar, SEXP ipar);
-SEXP mkc_hessian(SEXP K, SEXP y, SEXP C, SEXP d0, SEXP alpha0, SEXP dpar, SEXP ipar);
-SEXP mkc_lpnorm(SEXP K, SEXP y, SEXP C, SEXP d0, SEXP alpha0, SEXP dpar, SEXP ipar);
-/* ---- simple.c / hessian.c / lpnorm.c (SVM family) END ---- */
+/* ====================================================================== SVM family */
+/* ---- svm family BEGIN ---- */
+/* The one .Call entry of SimpleMKL, HessianMKL and lp-norm MKL (svmfam.c): method code
+   0 simple, 1 hessian, 2 lp; control: named list (R/simple.R); init: NULL or a state list. */
+SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init);
+/* ---- svm family END ---- */
 
 #endif

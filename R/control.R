@@ -1,0 +1,143 @@
+# Solver settings: every default lives here, in one table per method. mkl_control() records what
+# the user set; method_control() fills the rest for one method and refuses settings that method
+# does not read. The solvers' R front ends turn the complete list into the named list C reads.
+
+# Settings every method reads.
+.control_common <- list(tol = 0.01, nthreads = 0L, verbose = FALSE, memory = NA_real_,
+                        store = "auto")
+
+# Method-specific settings with their defaults (NULL entries are derived, see method_control()).
+.control_methods <- list(
+  uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L),
+  spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
+               cg = NA, cg_threshold = 250L, screening = TRUE, lazy_screening = TRUE,
+               gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8,
+               warm_shrink = 100),
+  svmfam = list(maxiter = 200L, svm_tol = 1e-5, svm_maxiter = 10000000L, newton_tol = NULL,
+                gold_tol = 0.1, line_search = "halving", max_time = Inf)
+)
+.control_family <- c(uniform = "uniform", spicy = "spicy", simple = "svmfam",
+                     hessian = "svmfam", lp = "svmfam")
+
+#' Solver settings
+#'
+#' Every setting has one default, kept in one table per method; `mkl_control()` records only
+#' what you set, and [mkl()] refuses a setting the chosen method does not read.
+#'
+#' @param tol relative duality-gap tolerance of the MKL solvers (the papers use 0.01). A fit
+#'   is reported converged only when its certified gap is at most `tol`.
+#' @param maxiter maximum number of outer iterations (SpicyMKL 500; SimpleMKL, HessianMKL,
+#'   lp-norm 200).
+#' @param svm_tol KKT tolerance of the inner SMO SVM (uniform 1e-4; SVM family 1e-5, tightened
+#'   automatically when the outer loop needs more accuracy).
+#' @param svm_maxiter maximum number of SMO iterations per SVM solve (1e7).
+#' @param inner_tol,inner_maxiter tolerance (1e-6) and iteration bound (100) of SpicyMKL's
+#'   inner Newton loop.
+#' @param nthreads number of threads (0: the OpenMP default, `OMP_NUM_THREADS`, capped by
+#'   `OMP_THREAD_LIMIT` and the number of processors; one thread in a forked process); defaults
+#'   to `getOption("mklearn.threads", 0)`.
+#' @param verbose print progress.
+#' @param memory bytes the n x n x M kernel array may take (default: half of the machine's
+#'   memory, or `getOption("mklearn.max_bytes")` when set). Above it, methods that can compute
+#'   kernels on the fly do so; others stop with an error.
+#' @param store `"auto"` (dense array when it fits `memory`), `"dense"` or `"fly"` (kernel
+#'   columns computed from the data when needed; O(n M) memory, more arithmetic).
+#' @param ... method-specific settings: SpicyMKL `cg`, `cg_threshold`, `screening`,
+#'   `lazy_screening`, `gamma`, `gamma_scale`, `gamma_b`, `gamma_mult`, `gamma_max`,
+#'   `warm_shrink`; SVM family `newton_tol`, `gold_tol`, `line_search`, `max_time` (see the
+#'   method's documentation in [mkl()]). Unknown names are an error.
+#' @return A list of class `"mkl_control"` holding the settings given.
+#' @examples
+#' mkl_control(tol = 1e-3)
+#' @export
+mkl_control <- function(tol = NULL, maxiter = NULL, svm_tol = NULL, svm_maxiter = NULL,
+                        inner_tol = NULL, inner_maxiter = NULL, nthreads = NULL,
+                        verbose = NULL, memory = NULL, store = NULL, ...) {
+  set <- c(list(tol = tol, maxiter = maxiter, svm_tol = svm_tol, svm_maxiter = svm_maxiter,
+                inner_tol = inner_tol, inner_maxiter = inner_maxiter, nthreads = nthreads,
+                verbose = verbose, memory = memory, store = store), list(...))
+  if (length(list(...)) && (is.null(names(list(...))) || any(!nzchar(names(list(...))))))
+    stop("settings in '...' must be named", call. = FALSE)
+  known <- unique(c(names(.control_common), unlist(lapply(.control_methods, names))))
+  bad <- setdiff(names(set), known)
+  if (length(bad))
+    stop(sprintf("unknown setting(s) in mkl_control(): %s. Known settings: %s",
+                 paste(bad, collapse = ", "), paste(sort(known), collapse = ", ")),
+         call. = FALSE)
+  set <- set[!vapply(set, is.null, logical(1))]
+  structure(check_control_values(set), class = "mkl_control")
+}
+
+#' @export
+print.mkl_control <- function(x, ...) {
+  cat("<mkl_control>", if (length(x)) "" else "(all defaults)", "\n")
+  if (length(x)) utils::str(unclass(x), no.list = TRUE, give.head = FALSE)
+  invisible(x)
+}
+
+check_control_values <- function(s) {
+  pos <- function(nm) if (!is.null(s[[nm]])) s[[nm]] <<- check_scalar(s[[nm]], nm, 0,
+                                                                       lower_open = TRUE)
+  count <- function(nm) if (!is.null(s[[nm]]))
+    s[[nm]] <<- as.integer(min(check_scalar(s[[nm]], nm, 1), .Machine$integer.max))
+  flag <- function(nm, na_ok = FALSE) if (!is.null(s[[nm]])) {
+    v <- s[[nm]]
+    if (!is.logical(v) || length(v) != 1L || (!na_ok && is.na(v)))
+      stop(sprintf("'%s' must be TRUE or FALSE%s", nm, if (na_ok) " (or NA)" else ""),
+           call. = FALSE)
+  }
+  for (nm in c("tol", "svm_tol", "inner_tol", "gamma_scale", "gamma_b", "gold_tol",
+               "warm_shrink", "gamma_max", "newton_tol")) pos(nm)
+  for (nm in c("maxiter", "svm_maxiter", "inner_maxiter", "cg_threshold")) count(nm)
+  for (nm in c("screening", "lazy_screening", "verbose")) flag(nm)
+  flag("cg", na_ok = TRUE)
+  if (!is.null(s$nthreads)) s$nthreads <- check_threads(s$nthreads)
+  if (!is.null(s$gamma_mult)) s$gamma_mult <- check_scalar(s$gamma_mult, "gamma_mult", 1)
+  if (!is.null(s$gamma) && !(length(s$gamma) == 1L && is.na(s$gamma)))
+    s$gamma <- check_scalar(s$gamma, "gamma", 0, lower_open = TRUE)
+  if (!is.null(s$max_time) && !(is.numeric(s$max_time) && length(s$max_time) == 1L &&
+                                !is.na(s$max_time) && s$max_time > 0))
+    stop("'max_time' must be one positive number of seconds (Inf: no limit)", call. = FALSE)
+  if (!is.null(s$memory) && !(is.numeric(s$memory) && length(s$memory) == 1L &&
+                              !is.na(s$memory) && s$memory > 0))
+    stop("'memory' must be one positive number of bytes", call. = FALSE)
+  if (!is.null(s$store))
+    s$store <- match.arg(s$store, c("auto", "dense", "fly"))
+  if (!is.null(s$line_search))
+    s$line_search <- match.arg(s$line_search, c("halving", "first"))
+  s
+}
+
+# The complete settings of one method: the user's (a list from mkl_control(), or a plain list
+# for internal calls), then the method's defaults, then the common ones. A setting the user
+# gave that the method does not read is an error.
+method_control <- function(method, control = NULL) {
+  fam <- .control_family[[method]]
+  user <- if (is.null(control)) list() else unclass(control)
+  if (inherits(control, "mkl_control")) {
+    unused <- setdiff(names(user), c(names(.control_common), names(.control_methods[[fam]])))
+    if (length(unused))
+      stop(sprintf("method '%s' does not use the setting(s) %s", method,
+                   paste(unused, collapse = ", ")), call. = FALSE)
+  } else user <- check_control_values(user[!vapply(user, is.null, logical(1))])
+  out <- c(.control_common, .control_methods[[fam]])
+  for (nm in names(user)) out[[nm]] <- user[[nm]]
+  if (is.null(user$nthreads)) out$nthreads <- check_threads(NULL)
+  if (fam == "svmfam" && is.null(out$newton_tol))
+    # the reference's Newton-decrement test (1e-5 J) belongs to its gap target 0.01; tighter
+    # targets tighten it so that it never ends a run before the gap is reached
+    out$newton_tol <- 1e-5 * min(1, (out$tol / 0.01)^2)
+  if (is.na(out$memory)) out$memory <- default_memory()
+  out
+}
+
+# Half of the machine's memory (Linux: /proc/meminfo), or the option mklearn.max_bytes.
+default_memory <- function() {
+  opt <- getOption("mklearn.max_bytes")
+  if (!is.null(opt)) return(as.double(opt))
+  total <- tryCatch({
+    l <- grep("^MemTotal:", readLines("/proc/meminfo", n = 5L, warn = FALSE), value = TRUE)
+    as.double(gsub("[^0-9]", "", l)) * 1024
+  }, error = function(e) NA_real_, warning = function(w) NA_real_)
+  if (length(total) != 1L || is.na(total) || total <= 0) 4e9 else total / 2
+}
