@@ -6,22 +6,19 @@
 
 static const R_CallMethodDef callMethods[] = {
     ENTRY(threads, 1),
-    ENTRY(combine, 3),
-    ENTRY(kernel_mv, 4),
     ENTRY(gram, 12),
     ENTRY(normalize, 4),
-    ENTRY(normalize_test, 4),
     ENTRY(check_psd, 1),
+    ENTRY(store_stats, 1),
+    ENTRY(store_mv, 3),
+    ENTRY(store_quad, 3),
+    ENTRY(store_combine, 2),
+    ENTRY(store_decision, 3),
+    ENTRY(store_cols, 3),
     ENTRY(smo, 6),
     ENTRY(kridge, 3),
-    /* ---- spicy BEGIN ---- */
-    ENTRY(spicy, 9),
-    /* ---- spicy END ---- */
-    /* ---- svm family BEGIN ---- */
-    ENTRY(simple, 7),
-    ENTRY(hessian, 7),
-    ENTRY(lpnorm, 7),
-    /* ---- svm family END ---- */
+    ENTRY(spicy, 4),
+    ENTRY(svmfam, 6),
     {NULL, NULL, 0}
 };
 
@@ -30,4 +27,5 @@ void R_init_mklearn(DllInfo *dll)
     R_registerRoutines(dll, NULL, callMethods, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);
+    mk_runtime_init();
 }
