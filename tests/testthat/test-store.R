@@ -1,0 +1,243 @@
+# The kernel store (R/store.R, src/store.c): the on-the-fly backend must give the products of
+# the dense one, and the dense one must give R's own products.
+
+store_call <- function(name, ...) .Call(getFromNamespace(paste0("C_", name), "mklearn"), ...)
+
+# Largest error of a against b, per column, relative to a per-column scale (the largest entry
+# of the kernel involved, times the size of the vector it was applied to).
+rel_err <- function(a, b, scale) {
+  a <- as.matrix(a); b <- as.matrix(b)
+  stopifnot(identical(dim(a), dim(b)), length(scale) == ncol(b))
+  max(abs(a - b) / rep(scale, each = nrow(b)))
+}
+kmax <- function(K, idx = seq_len(dim(K)[3])) vapply(idx, function(m) max(abs(K[, , m])), 1)
+
+# Non-negative data (the chi-square kernel needs them), no standardisation.
+store_data <- function(n = 37, p = 5, seed = 11) {
+  set.seed(seed)
+  x <- abs(matrix(rnorm(n * p), n, p))
+  x[3, 2] <- 0; x[5, 2] <- 0                  # a zero pair: chi-square terms with x + x' = 0
+  x
+}
+all_types <- function() list(rbf_kernel(c(0.7, 3)), poly_kernel(2:3, offset = 0.5),
+                             linear_kernel(), laplace_kernel(1.5), chisq_kernel(0.4))
+feature_kinds <- function(p) {
+  list(all = "all", each = "each", subset = list(c(1, 3), c(2, 4, 5), 4),
+       random = "random")
+}
+make_set <- function(kind, norm, p) {
+  if (kind == "random") {
+    set.seed(5)
+    return(random_kernels(6, p, normalize = norm))
+  }
+  do.call(kernel_set, c(all_types(), list(features = feature_kinds(p)[[kind]],
+                                          normalize = norm)))
+}
+resolve <- function(ks, x) mklearn:::resolve_kernels(ks, ncol(x), colnames(x))
+
+test_that("fly and dense training stores agree to 1e-12 for every kernel, group kind and normalisation", {
+  x <- store_data()
+  n <- nrow(x)
+  set.seed(21)
+  v <- rnorm(n)
+  for (norm in c("none", "trace", "center_trace")) for (kind in names(feature_kinds(5))) {
+    what <- paste(norm, kind)
+    rk <- resolve(make_set(kind, norm, ncol(x)), x)
+    M <- nrow(rk$table)
+    fs <- mklearn:::fly_store(rk, x)
+    ds <- mklearn:::dense_store(rk, x)
+    expect_identical(fs$kind, 1L)
+    expect_identical(ds$kind, 0L)
+    expect_identical(mklearn:::store_dims(fs), c(n, n, M))
+    expect_identical(mklearn:::store_dims(ds), c(n, n, M))
+    K <- ds$K
+    km <- kmax(K)
+
+    # training statistics
+    expect_lt(max(abs(fs$scale - ds$scale) / abs(ds$scale)), 1e-12, label = what)
+    if (norm == "center_trace") {
+      expect_lt(rel_err(fs$colmeans, ds$colmeans, apply(abs(ds$colmeans), 2, max)), 1e-12,
+                label = what)
+      expect_lt(max(abs(fs$grandmean - ds$grandmean) / pmax(abs(ds$grandmean), km)), 1e-12,
+                label = what)
+    } else {
+      expect_null(fs$colmeans)
+      expect_null(ds$colmeans)
+    }
+    if (norm == "none") expect_equal(ds$scale, rep(1, M))
+
+    # products: all kernels in order, and a permuted subset with a repeat
+    sub <- c(M, 1L, if (M > 2) 2L, 1L)
+    for (idx in list(seq_len(M), sub)) {
+      a <- store_call("store_mv", fs, idx, v)
+      b <- store_call("store_mv", ds, idx, v)
+      expect_identical(dim(a), c(n, length(idx)))
+      expect_lt(rel_err(a, b, km[idx] * sum(abs(v))), 1e-12, label = paste(what, "mv"))
+      q1 <- store_call("store_quad", fs, idx, v)
+      q2 <- store_call("store_quad", ds, idx, v)
+      expect_lt(max(abs(q1 - q2) / (km[idx] * sum(abs(v))^2)), 1e-12, label = paste(what, "quad"))
+      alpha <- matrix(rnorm(n * length(idx)), n)
+      alpha[sample(length(alpha), length(alpha) %/% 3)] <- 0     # zeros are skipped
+      d1 <- store_call("store_decision", fs, idx, alpha)
+      d2 <- store_call("store_decision", ds, idx, alpha)
+      expect_lt(max(abs(d1 - d2)) / sum(km[idx] * colSums(abs(alpha))), 1e-12,
+                label = paste(what, "decision"))
+      for (j in c(1L, n %/% 2L, n)) {
+        c1 <- store_call("store_cols", fs, idx, j)
+        c2 <- store_call("store_cols", ds, idx, j)
+        expect_lt(rel_err(c1, c2, km[idx]), 1e-12, label = paste(what, "cols", j))
+        # the column is the kernel's own column (jitter included on the diagonal)
+        expect_identical(c2, matrix(K[, j, idx], n))
+      }
+    }
+    d <- rep(0, M)
+    d[sub] <- runif(length(sub))
+    c1 <- store_call("store_combine", fs, d)
+    c2 <- store_call("store_combine", ds, d)
+    expect_lt(max(abs(c1 - c2)) / sum(d * km), 1e-12, label = paste(what, "combine"))
+    # and the dense combination is the weighted sum of the array's slices
+    expect_equal(c2, Reduce(`+`, lapply(which(d != 0), function(m) d[m] * K[, , m])),
+                 tolerance = 1e-13)
+  }
+})
+
+test_that("the fly normalisation is checked: statistics off by 1e-3 show", {
+  x <- store_data()
+  rk <- resolve(make_set("all", "center_trace", ncol(x)), x)
+  fs <- mklearn:::fly_store(rk, x)
+  ds <- mklearn:::dense_store(rk, x)
+  v <- rnorm(nrow(x))
+  M <- nrow(rk$table)
+  km <- kmax(ds$K)
+  bad <- fs
+  bad$scale <- bad$scale * (1 + 1e-3)
+  a <- store_call("store_mv", bad, NULL, v)
+  b <- store_call("store_mv", ds, NULL, v)
+  expect_gt(rel_err(a, b, km * sum(abs(v))), 1e-6)
+  bad <- fs
+  bad$grandmean <- bad$grandmean * (1 + 1e-3)
+  a <- store_call("store_cols", bad, seq_len(M), 2L)
+  expect_gt(rel_err(a, store_call("store_cols", ds, seq_len(M), 2L), km), 1e-7)
+})
+
+test_that("test-by-train stores agree with gram(ks, x, z) for every kernel, group kind and normalisation", {
+  x <- store_data()
+  set.seed(4)
+  z <- abs(matrix(rnorm(23 * ncol(x)), 23))
+  n <- nrow(x); nz <- nrow(z)
+  for (norm in c("none", "trace", "center_trace")) for (kind in names(feature_kinds(5))) {
+    what <- paste(norm, kind)
+    ks <- make_set(kind, norm, ncol(x))
+    rk <- resolve(ks, x)
+    M <- nrow(rk$table)
+    fs <- mklearn:::fly_store(rk, x)
+    for (which in list(seq_len(M), c(M, 1L))) {
+      Kt <- gram(ks, x, z, which = which)
+      expect_identical(dim(Kt), c(nz, n, length(which)))
+      ds <- mklearn:::as_store(Kt)
+      ts <- mklearn:::test_store(rk, x, z, fs, which)
+      expect_identical(mklearn:::store_dims(ts), c(nz, n, length(which)))
+      km <- kmax(Kt)
+      k <- length(which)
+      v <- rnorm(n)
+      expect_lt(rel_err(store_call("store_mv", ts, NULL, v), store_call("store_mv", ds, NULL, v),
+                        km * sum(abs(v))), 1e-12, label = paste(what, "mv"))
+      alpha <- matrix(rnorm(n * k), n)
+      d1 <- mklearn:::store_decision(ts, alpha, seq_len(k))
+      d2 <- mklearn:::store_decision(ds, alpha, seq_len(k))
+      expect_identical(length(d1), nz)
+      expect_lt(max(abs(d1 - d2)) / sum(km * colSums(abs(alpha))), 1e-12,
+                label = paste(what, "decision"))
+      for (j in c(1L, n)) expect_lt(rel_err(store_call("store_cols", ts, seq_len(k), j),
+                                            store_call("store_cols", ds, seq_len(k), j), km),
+                                    1e-12, label = paste(what, "cols"))
+      d <- runif(k)
+      expect_lt(max(abs(store_call("store_combine", ts, d) - store_call("store_combine", ds, d))) /
+                  sum(d * km), 1e-12, label = paste(what, "combine"))
+      # the statistics of the dense training store serve as well as the fly ones
+      ts2 <- mklearn:::test_store(rk, x, z, mklearn:::dense_store(rk, x), which)
+      expect_lt(rel_err(store_call("store_cols", ts2, seq_len(k), 3L),
+                        store_call("store_cols", ds, seq_len(k), 3L), km), 1e-12)
+    }
+    # a test store is not square: no quadratic forms
+    expect_error(store_call("store_quad", mklearn:::test_store(rk, x, z, fs, 1L), NULL, rnorm(n)),
+                 "square")
+  }
+})
+
+test_that("a dense array wrapped by as_store gives R's own products", {
+  set.seed(8)
+  n <- 30; M <- 4
+  # small integers: every product and sum is exact in any order, so equality is exact
+  K <- array(sample(-5:5, n * n * M, replace = TRUE), c(n, n, M))
+  for (m in seq_len(M)) K[, , m] <- K[, , m] + t(K[, , m])
+  v <- as.double(sample(-3:3, n, replace = TRUE))
+  st <- mklearn:::as_store(K)
+  expect_true(is.double(st$K))
+  idx <- c(3L, 1L, 4L)
+  expect_identical(store_call("store_mv", st, idx, v),
+                   vapply(idx, function(m) drop(K[, , m] %*% v), numeric(n)))
+  expect_identical(store_call("store_quad", st, idx, v),
+                   vapply(idx, function(m) drop(v %*% K[, , m] %*% v), 1))
+  d <- c(0.5, 0, 2, -1)
+  expect_identical(store_call("store_combine", st, d),
+                   0.5 * K[, , 1] + 2 * K[, , 3] - K[, , 4])
+  alpha <- matrix(as.double(sample(-2:2, n * 3, replace = TRUE)), n)
+  expect_identical(mklearn:::store_decision(st, alpha, idx),
+                   drop(K[, , 3] %*% alpha[, 1] + K[, , 1] %*% alpha[, 2] +
+                          K[, , 4] %*% alpha[, 3]))
+  expect_identical(store_call("store_cols", st, idx, 7L), K[, 7, idx] + 0)
+  # real-valued, non-square (test by train) blocks, up to rounding order
+  Kt <- array(rnorm(11 * n * M), c(11, n, M))
+  st <- mklearn:::as_store(Kt)
+  v <- rnorm(n)
+  expect_equal(store_call("store_mv", st, NULL, v),
+               vapply(seq_len(M), function(m) drop(Kt[, , m] %*% v), numeric(11)),
+               tolerance = 1e-13)
+  alpha <- matrix(rnorm(n * 2), n)
+  expect_equal(mklearn:::store_decision(st, alpha, c(2L, 4L)),
+               drop(Kt[, , 2] %*% alpha[, 1] + Kt[, , 4] %*% alpha[, 2]), tolerance = 1e-13)
+  # a matrix is one kernel; out-of-range indices are refused
+  st1 <- mklearn:::as_store(K[, , 2])
+  expect_identical(mklearn:::store_dims(st1), c(30L, 30L, 1L))
+  expect_error(store_call("store_mv", st1, 2L, v[seq_len(n)]), "out of range")
+  expect_error(store_call("store_mv", st1, 1L, v[1:3]), "'v'")
+})
+
+test_that("mkl() gives the same uniform fit with store = 'fly' and 'dense', and records it", {
+  d <- two_class(n = 90, p = 4, seed = 3)
+  xt <- two_class(n = 25, p = 4, seed = 4)$x
+  for (norm in c("trace", "center_trace")) {
+    ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(2), laplace_kernel(1),
+                     features = list(1:4, c(1, 2), 3:4), normalize = norm)
+    fits <- lapply(c("fly", "dense"), function(s)
+      mkl(d$x, d$y, kernels = ks, method = "uniform", C = 10,
+          control = mkl_control(store = s, svm_tol = 1e-8)))
+    expect_identical(fits[[1]]$store, "fly")
+    expect_identical(fits[[2]]$store, "dense")
+    expect_equal(fits[[1]]$weights, fits[[2]]$weights, tolerance = 1e-10)
+    expect_equal(fits[[1]]$alpha, fits[[2]]$alpha, tolerance = 1e-10)
+    expect_equal(fits[[1]]$b, fits[[2]]$b, tolerance = 1e-10)
+    expect_equal(fits[[1]]$fitted, fits[[2]]$fitted, tolerance = 1e-10)
+    expect_equal(predict(fits[[1]], xt, type = "link"), predict(fits[[2]], xt, type = "link"),
+                 tolerance = 1e-10)
+    expect_identical(predict(fits[[1]], xt), predict(fits[[2]], xt))
+    expect_equal(fits[[1]]$normalization$scale, fits[[2]]$normalization$scale,
+                 tolerance = 1e-12)
+  }
+  # regression (kernel ridge) too
+  yr <- d$x[, 1] - d$x[, 2]^2
+  fr <- lapply(c("fly", "dense"), function(s)
+    mkl(d$x, yr, kernels = ks, method = "uniform", C = 5, control = mkl_control(store = s)))
+  expect_identical(vapply(fr, `[[`, "", "store"), c("fly", "dense"))
+  expect_equal(fr[[1]]$alpha, fr[[2]]$alpha, tolerance = 1e-10)
+  expect_equal(predict(fr[[1]], xt), predict(fr[[2]], xt), tolerance = 1e-10)
+  # "auto" picks by the memory budget
+  fa <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = 10, control = mkl_control(memory = 1))
+  expect_identical(fa$store, "fly")
+  fa <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = 10, control = mkl_control(memory = 1e9))
+  expect_identical(fa$store, "dense")
+  # precomputed kernels are used as given: a dense store
+  fp <- mkl(NULL, d$y, kernels = gram(ks, d$x), method = "uniform", C = 10)
+  expect_identical(fp$store, "dense")
+})
