@@ -11,6 +11,14 @@
 #' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty.
 #' * `"simple"`, `"hessian"`, `"lp"`: SimpleMKL, HessianMKL and lp-norm MKL on the SMO SVM.
 #'
+#' @section Kernel storage:
+#' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when it fits the
+#' memory budget `mkl_control(memory = )` (default: half of the machine's memory) and otherwise
+#' computes kernel columns on the fly from the data, in O(nM) memory but with more arithmetic
+#' (each pass over the kernels re-evaluates them); `mkl_control(store = "dense")` or `"fly"`
+#' forces either. `fit$store` says which was used. Predictions are always computed on the fly,
+#' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
+#'
 #' [mkl_methods()] lists the solvers of the installed version. SpicyMKL's `C` multiplies the
 #' penalty; the SVM-based methods' `C` is the SVM box constant. The two families solve the
 #' same problem (hinge loss, block 1-norm) when `C_svm = sum_m ||f_m|| / C_spicy`, with the
@@ -37,15 +45,17 @@
 #' @param epsilon the width of the epsilon-insensitive loss.
 #' @param standardize z-score the columns of `x` (stored and re-applied by `predict`).
 #' @param task `"classification"` or `"regression"`; guessed from `y` when `NULL`.
-#' @param control a list from [mkl_control()].
+#' @param control settings from [mkl_control()]; a setting the chosen method does not read is
+#'   an error.
 #' @param init a previous fit of the same method on the same data, to warm-start from.
 #' @param ... for the formula method, arguments passed to the default method.
 #' @return An object of class `"mkl"` (or `"mkl_path"` for a vector `C`), a list with
 #'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `weights` (named kernel weights, on
 #'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
 #'   \alpha_m + b}), `b`, `converged`, `iterations`, `history` (a data frame per iteration),
-#'   `objective`, `fitted` (training decision values), `timing`, and what `predict` needs to
-#'   rebuild the test kernels (the kernel set, the training data and normalisation).
+#'   `objective`, `fitted` (training decision values), `timing`, `store` (`"dense"` or
+#'   `"fly"`), and what `predict` needs to rebuild the test kernels (the kernel set, the
+#'   training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
 #' @examples
 #' data(iris)
