@@ -10,6 +10,16 @@
 #'   kernel ridge regression (squared loss, ridge \eqn{1/C}) for a numeric response.
 #' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty.
 #' * `"simple"`, `"hessian"`, `"lp"`: SimpleMKL, HessianMKL and lp-norm MKL on the SMO SVM.
+#' * `"bayes"`, `"l01"`, `"mwu"`: Empirical Bayesian MKL, MKL-L0/1-SVM and MWUMKL (planned: a
+#'   version without them says so).
+#'
+#' @section Kernel storage:
+#' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when it fits the
+#' memory budget `mkl_control(memory = )` (default: half of the machine's memory) and otherwise
+#' computes kernel columns on the fly from the data, in O(nM) memory but with more arithmetic
+#' (each pass over the kernels re-evaluates them); `mkl_control(store = "dense")` or `"fly"`
+#' forces either. `fit$store` says which was used. Predictions are always computed on the fly,
+#' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
 #'
 #' [mkl_methods()] lists the solvers of the installed version. SpicyMKL's `C` multiplies the
 #' penalty; the SVM-based methods' `C` is the SVM box constant. The two families solve the
@@ -37,15 +47,17 @@
 #' @param epsilon the width of the epsilon-insensitive loss.
 #' @param standardize z-score the columns of `x` (stored and re-applied by `predict`).
 #' @param task `"classification"` or `"regression"`; guessed from `y` when `NULL`.
-#' @param control a list from [mkl_control()].
+#' @param control settings from [mkl_control()]; a setting the chosen method does not read is
+#'   an error.
 #' @param init a previous fit of the same method on the same data, to warm-start from.
 #' @param ... for the formula method, arguments passed to the default method.
 #' @return An object of class `"mkl"` (or `"mkl_path"` for a vector `C`), a list with
 #'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `weights` (named kernel weights, on
 #'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
 #'   \alpha_m + b}), `b`, `converged`, `iterations`, `history` (a data frame per iteration),
-#'   `objective`, `fitted` (training decision values), `timing`, and what `predict` needs to
-#'   rebuild the test kernels (the kernel set, the training data and normalisation).
+#'   `objective`, `fitted` (training decision values), `timing`, `store` (`"dense"` or
+#'   `"fly"`), and what `predict` needs to rebuild the test kernels (the kernel set, the
+#'   training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
 #' @examples
 #' data(iris)
@@ -96,7 +108,7 @@ mkl.formula <- function(x, data, ...) {
 #' mkl_methods()
 #' @export
 mkl_methods <- function() {
-  all <- c("uniform", "spicy", "simple", "hessian", "lp")
+  all <- c("uniform", "spicy", "simple", "hessian", "lp", "bayes", "l01", "mwu")
   ns <- asNamespace("mklearn")
   all[vapply(all, function(m) exists(paste0("fit_", m), envir = ns, inherits = FALSE),
              logical(1))]
@@ -114,7 +126,8 @@ mkl_methods <- function() {
 #' @export
 mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                                                    poly_kernel(1:2)),
-                        method = c("uniform", "spicy", "simple", "hessian", "lp"), C = 1,
+                        method = c("uniform", "spicy", "simple", "hessian", "lp", "bayes",
+                                   "l01", "mwu"), C = 1,
                         loss = NULL, penalty = c("l1", "elasticnet"), lambda = 0.5, p = 2,
                         epsilon = 0.1, standardize = TRUE, task = NULL,
                         control = mkl_control(), init = NULL, ...) {
