@@ -101,6 +101,43 @@ test_that("fly and dense training stores agree to 1e-12 for every kernel, group 
   }
 })
 
+test_that("store normalisations equal plain-R ones (training and test by train)", {
+  # independent of the package's kernel code: rbf_R() and centre_unit_trace() (helper-data.R)
+  x <- store_data()
+  set.seed(6)
+  z <- abs(matrix(rnorm(9 * ncol(x)), 9))
+  n <- nrow(x)
+  sig <- c(0.7, 3)
+  for (norm in c("none", "trace", "center_trace")) {
+    ks <- kernel_set(rbf_kernel(sig), features = list(c(2, 5)), normalize = norm)
+    rk <- resolve(ks, x)
+    fs <- mklearn:::fly_store(rk, x)
+    ds <- mklearn:::dense_store(rk, x)
+    for (m in 1:2) {
+      A <- rbf_R(x[, c(2, 5)], x[, c(2, 5)], sig[m])
+      B <- rbf_R(z[, c(2, 5)], x[, c(2, 5)], sig[m])
+      if (norm == "center_trace") {
+        ref <- centre_unit_trace(A)
+        cm <- colMeans(A)
+        Bc <- B - outer(rowMeans(B), cm, "+") + mean(A)
+        tref <- Bc / sum(diag(A - outer(cm, cm, "+") + mean(A)))
+      } else {
+        s <- if (norm == "trace") sum(diag(A)) else 1
+        ref <- A / s
+        diag(ref) <- diag(ref) + 1e-8
+        tref <- B / s
+      }
+      kfly <- vapply(seq_len(n), function(j) store_call("store_cols", fs, m, j)[, 1], numeric(n))
+      expect_equal(ds$K[, , m], ref, tolerance = 1e-12, label = paste(norm, "dense"))
+      expect_equal(kfly, ref, tolerance = 1e-12, label = paste(norm, "fly"))
+      ts <- mklearn:::test_store(rk, x, z, fs, m)
+      tfly <- vapply(seq_len(n), function(j) store_call("store_cols", ts, 1L, j)[, 1], numeric(9))
+      expect_equal(tfly, tref, tolerance = 1e-12, label = paste(norm, "test"))
+      expect_equal(gram(ks, x, z)[, , m], tref, tolerance = 1e-12, ignore_attr = TRUE)
+    }
+  }
+})
+
 test_that("the fly normalisation is checked: statistics off by 1e-3 show", {
   x <- store_data()
   rk <- resolve(make_set("all", "center_trace", ncol(x)), x)

@@ -1,0 +1,199 @@
+# Solver settings (R/control.R): mkl_control() checks names and values, method_control() fills
+# every default from the one table and refuses settings the method does not read.
+
+mc <- function(method, control = NULL) mklearn:::method_control(method, control)
+
+# One acceptable (non-default) value for every setting.
+valid_value <- list(tol = 1e-3, nthreads = 1L, verbose = FALSE, memory = 1e9, store = "dense",
+                    maxiter = 5L, inner_tol = 1e-3, inner_maxiter = 5L, cg = TRUE,
+                    cg_threshold = 10L, screening = FALSE, lazy_screening = FALSE, gamma = 1,
+                    gamma_scale = 2, gamma_b = 2, gamma_mult = 2, gamma_max = 10,
+                    warm_shrink = 2, svm_tol = 1e-3, svm_maxiter = 10L, newton_tol = 1e-3,
+                    gold_tol = 0.2, line_search = "first", max_time = 5)
+
+test_that("mkl_control() refuses unknown names, naming them", {
+  expect_error(mkl_control(maxiters = 1), "unknown setting.*maxiters")
+  expect_error(mkl_control(tol = 0.1, svmtol = 1e-3, gama = 2), "svmtol, gama")
+  # the message lists the known settings
+  expect_error(mkl_control(maxiters = 1), "Known settings:.*maxiter")
+  expect_error(mkl_control(1e-3, 10, 1e-4, 100, 1e-6, 10, 1, FALSE, 1e9, "auto", 5),
+               "must be named")
+  # every name of every table is known (and the test values below cover them all)
+  known <- unique(c(names(mklearn:::.control_common),
+                    unlist(lapply(mklearn:::.control_methods, names))))
+  expect_setequal(names(valid_value), known)
+  for (nm in known)
+    expect_s3_class(do.call(mkl_control, valid_value[nm]), "mkl_control")
+})
+
+test_that("mkl_control() refuses bad values and records only what was set", {
+  expect_identical(unclass(mkl_control()), setNames(list(), character()))
+  ctl <- mkl_control(tol = 1e-3, maxiter = 7)
+  expect_s3_class(ctl, "mkl_control")
+  expect_identical(names(ctl), c("tol", "maxiter"))
+  expect_identical(ctl$maxiter, 7L)
+  expect_identical(mkl_control(maxiter = 1e12)$maxiter, .Machine$integer.max)
+  for (bad in list(-1, 0, NA, Inf, "0.1", c(0.1, 0.2)))
+    expect_error(mkl_control(tol = bad), "'tol' must be one finite number > 0")
+  expect_error(mkl_control(svm_tol = 0), "'svm_tol'")
+  expect_error(mkl_control(inner_tol = -1e-6), "'inner_tol'")
+  expect_error(mkl_control(gold_tol = NA), "'gold_tol'")
+  expect_error(mkl_control(newton_tol = 0), "'newton_tol'")
+  expect_error(mkl_control(maxiter = 0), "'maxiter' must be one finite number >= 1")
+  expect_error(mkl_control(svm_maxiter = -5), "'svm_maxiter'")
+  expect_error(mkl_control(inner_maxiter = NA), "'inner_maxiter'")
+  expect_error(mkl_control(cg_threshold = 0.5), "'cg_threshold'")
+  expect_error(mkl_control(verbose = NA), "'verbose' must be TRUE or FALSE")
+  expect_error(mkl_control(verbose = "yes"), "'verbose' must be TRUE or FALSE")
+  expect_error(mkl_control(screening = 1), "'screening' must be TRUE or FALSE")
+  expect_error(mkl_control(lazy_screening = c(TRUE, FALSE)), "'lazy_screening'")
+  expect_identical(mkl_control(cg = NA)$cg, NA)
+  expect_error(mkl_control(cg = "no"), "'cg' must be TRUE or FALSE \\(or NA\\)")
+  expect_identical(mkl_control(gamma = NA)$gamma, NA)
+  expect_error(mkl_control(gamma = -1), "'gamma'")
+  expect_error(mkl_control(gamma_mult = 0.5), "'gamma_mult' must be one finite number >= 1")
+  expect_identical(mkl_control(max_time = Inf)$max_time, Inf)
+  expect_error(mkl_control(max_time = 0), "'max_time' must be one positive number")
+  expect_error(mkl_control(max_time = NA), "'max_time'")
+  expect_identical(mkl_control(line_search = "first")$line_search, "first")
+  expect_error(mkl_control(line_search = "golden"), "should be one of")
+})
+
+test_that("memory and store are validated", {
+  expect_identical(mkl_control(memory = 2e9)$memory, 2e9)
+  for (bad in list(0, -1, NA_real_, "1e9", c(1, 2)))
+    expect_error(mkl_control(memory = bad), "'memory' must be one positive number of bytes")
+  expect_identical(mkl_control(memory = Inf)$memory, Inf)
+  for (s in c("auto", "dense", "fly")) expect_identical(mkl_control(store = s)$store, s)
+  expect_identical(mkl_control(store = "de")$store, "dense")
+  expect_error(mkl_control(store = "disk"), "should be one of")
+  expect_error(mkl_control(store = c("dense", "fly")), "length 1")
+  # the budget decides "auto", and a dense store above it is refused with both remedies named
+  d <- two_class(n = 30, p = 3)
+  ks <- kernel_set(rbf_kernel(1), features = "each")
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "uniform",
+                   control = mkl_control(store = "dense", memory = 100)),
+               "above the memory budget.*mkl_control\\(memory = \\)")
+  f <- mkl(d$x, d$y, kernels = ks, method = "uniform", control = mkl_control(memory = 100))
+  expect_identical(f$store, "fly")
+  # the default budget: the option, else half the machine's memory
+  old <- options(mklearn.max_bytes = 12345)
+  on.exit(options(old), add = TRUE)
+  expect_identical(mc("uniform")$memory, 12345)
+  expect_identical(mc("uniform", mkl_control(memory = 99))$memory, 99)
+  options(mklearn.max_bytes = NULL)
+  mem <- mc("uniform")$memory
+  expect_true(is.double(mem) && length(mem) == 1L && mem > 0 && is.finite(mem))
+  if (file.exists("/proc/meminfo")) {
+    tot <- as.double(gsub("[^0-9]", "", grep("^MemTotal:", readLines("/proc/meminfo"),
+                                             value = TRUE))) * 1024
+    expect_equal(mem, tot / 2)
+  }
+})
+
+test_that("nthreads is validated, and defaults to the option mklearn.threads", {
+  expect_identical(mkl_control(nthreads = 2)$nthreads, 2L)
+  expect_identical(mkl_control(nthreads = 0)$nthreads, 0L)
+  for (bad in list(-1, 1.5, NA, "2", c(1, 2)))
+    expect_error(mkl_control(nthreads = bad), "'nthreads' must be one non-negative integer")
+  old <- options(mklearn.threads = 1L)
+  on.exit(options(old), add = TRUE)
+  expect_identical(mc("uniform")$nthreads, 1L)
+  expect_identical(mc("spicy", mkl_control(nthreads = 3))$nthreads, 3L)
+  options(mklearn.threads = -2)
+  expect_error(mc("uniform"), "'nthreads'")
+  options(mklearn.threads = NULL)
+  expect_identical(mc("uniform")$nthreads, 0L)
+})
+
+test_that("method_control() fills every default from the one table", {
+  tabs <- mklearn:::.control_methods
+  common <- mklearn:::.control_common
+  fam <- mklearn:::.control_family
+  expect_setequal(names(fam), c("uniform", "spicy", "simple", "hessian", "lp"))
+  expect_true(all(fam %in% names(tabs)))
+  old <- options(mklearn.max_bytes = 1e9, mklearn.threads = 0L)
+  on.exit(options(old), add = TRUE)
+  for (m in names(fam)) {
+    ctl <- mc(m)
+    tab <- tabs[[fam[[m]]]]
+    expect_setequal(names(ctl), union(names(common), names(tab)))
+    for (nm in names(common)) {
+      want <- if (nm == "memory") 1e9 else common[[nm]]
+      expect_identical(ctl[[nm]], want, label = paste(m, nm))
+    }
+    for (nm in names(tab)) {
+      if (is.null(tab[[nm]])) next
+      expect_identical(ctl[[nm]], tab[[nm]], label = paste(m, nm))
+    }
+    # the same from an empty mkl_control()
+    expect_identical(mc(m, mkl_control()), ctl)
+  }
+  # the derived Newton tolerance of the SVM family: 1e-5 at tol = 0.01, tighter below
+  expect_equal(mc("simple")$newton_tol, 1e-5)
+  expect_equal(mc("hessian", mkl_control(tol = 1e-3))$newton_tol, 1e-7)
+  expect_equal(mc("lp", mkl_control(tol = 0.1))$newton_tol, 1e-5)
+  expect_identical(mc("lp", mkl_control(newton_tol = 3e-4))$newton_tol, 3e-4)
+  # user values override the table, the rest keep their defaults
+  ctl <- mc("spicy", mkl_control(maxiter = 9, inner_tol = 1e-4, store = "fly"))
+  expect_identical(ctl$maxiter, 9L)
+  expect_identical(ctl$inner_tol, 1e-4)
+  expect_identical(ctl$store, "fly")
+  expect_identical(ctl$gamma_max, tabs$spicy$gamma_max)
+  expect_identical(ctl$tol, common$tol)
+})
+
+test_that("a plain list works for internal calls and is checked the same way", {
+  old <- options(mklearn.max_bytes = 1e9)
+  on.exit(options(old), add = TRUE)
+  ctl <- mc("spicy", list(maxiter = 3, inner_tol = 1e-5, verbose = NULL))
+  expect_identical(ctl$maxiter, 3L)           # coerced like mkl_control() does
+  expect_identical(ctl$inner_tol, 1e-5)
+  expect_identical(ctl$verbose, FALSE)         # NULL entries mean "default"
+  expect_identical(ctl$inner_maxiter, mklearn:::.control_methods$spicy$inner_maxiter)
+  # internal lists may carry extra entries without an error (the front ends add loss, C, ...)
+  expect_identical(mc("uniform", list(loss = "hinge"))$loss, "hinge")
+  expect_error(mc("uniform", list(tol = -1)), "'tol'")
+  expect_error(mc("simple", list(store = "ssd")), "should be one of")
+})
+
+test_that("mkl() refuses a setting the chosen method does not read", {
+  d <- two_class(n = 30, p = 3)
+  ks <- kernel_set(rbf_kernel(1))
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "uniform",
+                   control = mkl_control(inner_tol = 1e-3)),
+               "method 'uniform' does not use the setting\\(s\\) inner_tol")
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
+                   control = mkl_control(gold_tol = 0.2)),
+               "method 'spicy' does not use the setting\\(s\\) gold_tol")
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
+                   control = mkl_control(screening = FALSE, inner_maxiter = 5)),
+               "method 'simple' does not use the setting\\(s\\) inner_maxiter, screening")
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "uniform", control = mkl_control(maxiter = 5)),
+               "'uniform' does not use.*maxiter")
+  # the same refusals from method_control() for every method: everything outside its table
+  fam <- mklearn:::.control_family
+  for (m in names(fam)) {
+    mine <- c(names(mklearn:::.control_common), names(mklearn:::.control_methods[[fam[[m]]]]))
+    foreign <- setdiff(unlist(lapply(mklearn:::.control_methods, names)), mine)
+    for (nm in foreign) {
+      v <- valid_value[[nm]]
+      expect_false(is.null(v), label = paste("a test value for", nm))
+      expect_error(mc(m, do.call(mkl_control, setNames(list(v), nm))),
+                   sprintf("method '%s' does not use the setting\\(s\\) %s", m, nm))
+    }
+  }
+  # a control that is not from mkl_control() is refused by mkl()
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "uniform", control = list(tol = 0.1)),
+               "made by mkl_control")
+  # a setting the method reads is accepted and used
+  f <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = 1,
+           control = mkl_control(svm_tol = 1e-9, nthreads = 1))
+  expect_s3_class(f, "mkl")
+  expect_lt(f$info$svm_violation, 1e-9)
+})
+
+test_that("print.mkl_control shows what was set", {
+  expect_output(print(mkl_control()), "all defaults")
+  expect_output(print(mkl_control(tol = 0.005, store = "fly")), "tol.*0.005")
+})
