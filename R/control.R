@@ -91,20 +91,20 @@ check_control_values <- function(s) {
   for (nm in c("maxiter", "svm_maxiter", "inner_maxiter", "cg_threshold")) count(nm)
   for (nm in c("screening", "lazy_screening", "verbose")) flag(nm)
   flag("cg", na_ok = TRUE)
-  if (!is.null(s$nthreads)) s$nthreads <- check_threads(s$nthreads)
-  if (!is.null(s$gamma_mult)) s$gamma_mult <- check_scalar(s$gamma_mult, "gamma_mult", 1)
-  if (!is.null(s$gamma) && !(length(s$gamma) == 1L && is.na(s$gamma)))
-    s$gamma <- check_scalar(s$gamma, "gamma", 0, lower_open = TRUE)
-  if (!is.null(s$max_time) && !(is.numeric(s$max_time) && length(s$max_time) == 1L &&
-                                !is.na(s$max_time) && s$max_time > 0))
+  if (!is.null(s[["nthreads"]])) s[["nthreads"]] <- check_threads(s[["nthreads"]])
+  if (!is.null(s[["gamma_mult"]])) s[["gamma_mult"]] <- check_scalar(s[["gamma_mult"]], "gamma_mult", 1)
+  if (!is.null(s[["gamma"]]) && !(length(s[["gamma"]]) == 1L && is.na(s[["gamma"]])))
+    s[["gamma"]] <- check_scalar(s[["gamma"]], "gamma", 0, lower_open = TRUE)
+  if (!is.null(s[["max_time"]]) && !(is.numeric(s[["max_time"]]) && length(s[["max_time"]]) == 1L &&
+                                !is.na(s[["max_time"]]) && s[["max_time"]] > 0))
     stop("'max_time' must be one positive number of seconds (Inf: no limit)", call. = FALSE)
-  if (!is.null(s$memory) && !(is.numeric(s$memory) && length(s$memory) == 1L &&
-                              !is.na(s$memory) && s$memory > 0))
+  if (!is.null(s[["memory"]]) && !(is.numeric(s[["memory"]]) && length(s[["memory"]]) == 1L &&
+                              !is.na(s[["memory"]]) && s[["memory"]] > 0))
     stop("'memory' must be one positive number of bytes", call. = FALSE)
-  if (!is.null(s$store))
-    s$store <- match.arg(s$store, c("auto", "dense", "fly"))
-  if (!is.null(s$line_search))
-    s$line_search <- match.arg(s$line_search, c("halving", "first"))
+  if (!is.null(s[["store"]]))
+    s[["store"]] <- match.arg(s[["store"]], c("auto", "dense", "fly"))
+  if (!is.null(s[["line_search"]]))
+    s[["line_search"]] <- match.arg(s[["line_search"]], c("halving", "first"))
   s
 }
 
@@ -122,12 +122,12 @@ method_control <- function(method, control = NULL) {
   } else user <- check_control_values(user[!vapply(user, is.null, logical(1))])
   out <- c(.control_common, .control_methods[[fam]])
   for (nm in names(user)) out[[nm]] <- user[[nm]]
-  if (is.null(user$nthreads)) out$nthreads <- check_threads(NULL)
-  if (fam == "svmfam" && is.null(out$newton_tol))
+  if (is.null(user[["nthreads"]])) out$nthreads <- check_threads(NULL)
+  if (fam == "svmfam" && is.null(out[["newton_tol"]]))
     # the reference's Newton-decrement test (1e-5 J) belongs to its gap target 0.01; tighter
     # targets tighten it so that it never ends a run before the gap is reached
-    out$newton_tol <- 1e-5 * min(1, (out$tol / 0.01)^2)
-  if (is.na(out$memory)) out$memory <- default_memory()
+    out$newton_tol <- 1e-5 * min(1, (out[["tol"]] / 0.01)^2)
+  if (is.na(out[["memory"]])) out$memory <- default_memory()
   out
 }
 

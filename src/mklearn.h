@@ -128,7 +128,8 @@ typedef struct {
 /* Fill st from the R store list (see R/store.R); checks types and lengths with error(). A
    fly test store with centring computes its row means here (R_alloc). */
 void mk_store_read(SEXP s, mk_store *st);
-/* Doubles of scratch a thread needs for one single-kernel call (0 for dense). */
+/* Doubles of scratch a thread needs for one single-kernel call (0 for dense); a column call
+   (mk_store_col, mk_store_kmv2, mk_store_kquad) needs only nr of them. */
 size_t mk_store_scratch(const mk_store *s);
 /* Column j (length nr) of kernel m: a pointer into the array (dense) or buf (fly). */
 const double *mk_store_col(const mk_store *s, int m, int j, double *buf);
