@@ -34,39 +34,44 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 # normalised to sum 1. If every block is zero, the weights are uniform (1 / M).
 fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   store <- as_store(store)
+  # an explicit gamma = NA: check_control_values() reads s$gamma, which partially matches a
+  # lone gamma_mult / gamma_b / ... when gamma itself is absent
+  if (is.null(control)) control <- list()
+  if (is.null(control[["gamma"]])) control[["gamma"]] <- NA_real_
   control <- method_control("spicy", control)
-  if (is.null(control$loss))
-    control$loss <- if (identical(task, "regression")) "squared" else "hinge"
-  if (is.null(control$penalty)) control$penalty <- "l1"
-  if (is.null(control$lambda)) control$lambda <- 0.5
-  if (is.null(control$epsilon)) control$epsilon <- 0.1
+  if (is.null(control[["loss"]]))
+    control[["loss"]] <- if (identical(task, "regression")) "squared" else "hinge"
+  if (is.null(control[["penalty"]])) control[["penalty"]] <- "l1"
+  if (is.null(control[["lambda"]])) control[["lambda"]] <- 0.5
+  if (is.null(control[["epsilon"]])) control[["epsilon"]] <- 0.1
   d <- store_dims(store)
   if (d[1L] != d[2L]) stop("SpicyMKL needs a square (training) kernel store")
   n <- d[2L]; M <- d[3L]
   y <- as.double(y)
   if (length(y) != n) stop("length(y) must equal the number of rows of the kernels")
-  loss <- match.arg(control$loss, names(spicy_loss_codes))
-  penalty <- match.arg(control$penalty, c("l1", "elasticnet"))
-  lambda <- if (penalty == "l1") 0 else as.double(control$lambda)
+  loss <- match.arg(control[["loss"]], names(spicy_loss_codes))
+  penalty <- match.arg(control[["penalty"]], c("l1", "elasticnet"))
+  lambda <- if (penalty == "l1") 0 else as.double(control[["lambda"]])
   if (!is.numeric(C) || length(C) != 1L || !(C > 0)) stop("C must be a positive scalar")
   C1 <- C * (1 - lambda)
   C2 <- if (penalty == "l1") 0 else C * lambda
   # initial kernel proximal parameter, unless given (see above)
-  gamma <- as.double(control$gamma)
-  if (is.na(gamma)) gamma <- if (C1 > 0) control$gamma_scale / C1 else 10
-  cg <- control$cg
+  gamma <- as.double(control[["gamma"]])
+  if (is.na(gamma)) gamma <- if (C1 > 0) control[["gamma_scale"]] / C1 else 10
+  cg <- control[["cg"]]
   ctl <- list(loss = spicy_loss_codes[[loss]], C1 = C1, C2 = C2,
-              eps = as.double(control$epsilon), tol = control$tol,
-              maxiter = as.integer(control$maxiter), inner_tol = control$inner_tol,
-              inner_maxiter = as.integer(control$inner_maxiter),
-              nthreads = as.integer(control$nthreads), verbose = as.integer(control$verbose),
+              eps = as.double(control[["epsilon"]]), tol = control[["tol"]],
+              maxiter = as.integer(control[["maxiter"]]), inner_tol = control[["inner_tol"]],
+              inner_maxiter = as.integer(control[["inner_maxiter"]]),
+              nthreads = as.integer(control[["nthreads"]]),
+              verbose = as.integer(control[["verbose"]]),
               cg = if (is.na(cg)) -1L else as.integer(isTRUE(cg)),
-              cg_threshold = as.integer(control$cg_threshold),
-              screening = as.integer(isTRUE(control$screening)),
-              lazy_screening = as.integer(isTRUE(control$lazy_screening)),
-              gamma0 = gamma, gamma_b = as.double(control$gamma_b),
-              gamma_mult = as.double(control$gamma_mult),
-              gamma_max = as.double(control$gamma_max))
+              cg_threshold = as.integer(control[["cg_threshold"]]),
+              screening = as.integer(isTRUE(control[["screening"]])),
+              lazy_screening = as.integer(isTRUE(control[["lazy_screening"]])),
+              gamma0 = gamma, gamma_b = as.double(control[["gamma_b"]]),
+              gamma_mult = as.double(control[["gamma_mult"]]),
+              gamma_max = as.double(control[["gamma_max"]]))
 
   cinit <- NULL
   if (!is.null(init) && identical(init$method, "spicy") && identical(init$loss, loss) &&
@@ -75,7 +80,8 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
     # solution, and a moderate gamma keeps the first Newton problems well conditioned
     cinit <- list(alpha = as.double(init$alpha), b = as.double(init$b),
                   rho = as.double(init$rho), aux = as.double(init$aux),
-                  gamma = pmax(c(gamma, ctl$gamma_b), as.double(init$gamma) / control$warm_shrink))
+                  gamma = pmax(c(gamma, ctl$gamma_b),
+                               as.double(init$gamma) / control[["warm_shrink"]]))
   }
   r <- .Call(C_spicy, store, y, ctl, cinit)
 
