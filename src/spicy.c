@@ -534,7 +534,7 @@ typedef struct {
 } sp_opts;
 
 typedef struct {
-    double primal, dual, gap, sumnorm, gamma, gamma_b;
+    double primal, dual, gap, sumnorm;
     int iter, status, n_active, newton, cgit, ls_fail, rejected;
     long nprod;
 } sp_result;
@@ -1382,6 +1382,7 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
            are counted. */
         if (!inner_ok && !(gnorm_last <= 1e-3 * gnorm0)) S->nrejected++;
         sp_prox_update(S);
+        R_CheckUserInterrupt();   /* the dual sweep may read every kernel */
         sp_dual_gap(S);
         sp_tick(S, 7);
         double row[6] = { mk_time() - S->t0, S->primal, S->dual, S->gap, (double) S->nactive,
@@ -1470,7 +1471,6 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     res->status = status; res->sumnorm = S.sumnorm; res->n_active = S.nactive;
     res->newton = S.newton_total; res->cgit = S.cgit; res->ls_fail = S.ls_fail;
     res->nprod = S.nprod; res->rejected = S.nrejected;
-    res->gamma = S.gamma; res->gamma_b = S.gammab;
     return status;
 }
 
