@@ -200,8 +200,10 @@ SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
 /* ====================================================================== spicy.c */
 /* ---- spicy BEGIN ---- */
 /* SpicyMKL: dual augmented Lagrangian MKL (block 1-norm / elastic net; hinge, logistic,
-   squared, epsilon-insensitive losses). control: named list (R/spicy.R); init: NULL or the
-   state list of a previous fit. */
+   squared, epsilon-insensitive losses) on a square training store. control: named list built
+   by fit_spicy() (R/spicy.R), read by name; init: NULL (cold start) or a named list alpha
+   (n*M), b, rho (n), aux (2n), gamma (2) of a previous fit. Returns a named list (alpha, b,
+   rho, aux, gamma, primal, dual, gap, converged, iterations, ..., history, norms). */
 SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
 /* ---- spicy END ---- */
 
