@@ -36,7 +36,8 @@
 #' @param nthreads number of threads (0: the OpenMP default, `OMP_NUM_THREADS`, capped by
 #'   `OMP_THREAD_LIMIT` and the number of processors; one thread in a forked process); defaults
 #'   to `getOption("mklearn.threads", 0)`.
-#' @param verbose print progress.
+#' @param verbose print progress: `TRUE` (or 1) one line per outer iteration; larger whole
+#'   numbers print more detail where a solver has it (SpicyMKL: 2, 3).
 #' @param memory bytes the n x n x M kernel array may take (default: half of the machine's
 #'   memory, or `getOption("mklearn.max_bytes")` when set). Above it, methods that can compute
 #'   kernels on the fly do so; others stop with an error.
@@ -89,7 +90,12 @@ check_control_values <- function(s) {
   for (nm in c("tol", "svm_tol", "inner_tol", "gamma_scale", "gamma_b", "gold_tol",
                "warm_shrink", "gamma_max", "newton_tol")) pos(nm)
   for (nm in c("maxiter", "svm_maxiter", "inner_maxiter", "cg_threshold")) count(nm)
-  for (nm in c("screening", "lazy_screening", "verbose")) flag(nm)
+  for (nm in c("screening", "lazy_screening")) flag(nm)
+  if (!is.null(s[["verbose"]])) {
+    v <- s[["verbose"]]
+    if (!(is.logical(v) || is.numeric(v)) || length(v) != 1L || is.na(v) || v < 0 || v != round(v))
+      stop("'verbose' must be TRUE, FALSE or a trace level 0, 1, 2, ...", call. = FALSE)
+  }
   flag("cg", na_ok = TRUE)
   if (!is.null(s[["nthreads"]])) s[["nthreads"]] <- check_threads(s[["nthreads"]])
   if (!is.null(s[["gamma_mult"]])) s[["gamma_mult"]] <- check_scalar(s[["gamma_mult"]], "gamma_mult", 1)

@@ -34,10 +34,6 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 # normalised to sum 1. If every block is zero, the weights are uniform (1 / M).
 fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   store <- as_store(store)
-  # an explicit gamma = NA: check_control_values() reads s$gamma, which partially matches a
-  # lone gamma_mult / gamma_b / ... when gamma itself is absent
-  if (is.null(control)) control <- list()
-  if (is.null(control[["gamma"]])) control[["gamma"]] <- NA_real_
   control <- method_control("spicy", control)
   if (is.null(control[["loss"]]))
     control[["loss"]] <- if (identical(task, "regression")) "squared" else "hinge"
