@@ -1,7 +1,10 @@
 # Interrupts: a long C computation (gram(), the SMO SVM, every MKL solver, dense and on the fly)
 # stops within a second of an interrupt, again and again, without leaking memory. The interrupt
-# is an elapsed-time limit (setTimeLimit), which R raises at the next R_CheckUserInterrupt(),
-# exactly where a user's Ctrl-C is raised.
+# is an elapsed-time limit (setTimeLimit), raised from R_CheckUserInterrupt() like a user's
+# Ctrl-C. R reads the clock for time limits only on every sixth R_CheckUserInterrupt() call
+# (R_CheckTimeLimits), so a time limit lands up to six check intervals late: code that checks
+# every 0.1 s stops about 0.2 to 0.7 s after the limit; the 1 s bound needs checks at least
+# every ~0.13 s.
 
 rss_mb <- function() {
   if (!file.exists("/proc/self/status")) return(NA_real_)
@@ -59,6 +62,11 @@ expect_interruptible <- function(label, call, runs = 20L, within = 1, margin = 2
     r <- interrupted_run(call)
     el[i] <- r$elapsed
     what[i] <- if (is.null(r$error)) "finished before the interrupt" else conditionMessage(r$error)
+    if (what[i] != msg || el[i] >= within) {       # the first failure is enough
+      el <- el[seq_len(i)]
+      what <- what[seq_len(i)]
+      break
+    }
   }
   heap1 <- heap_mb()
   rss1 <- rss_mb()
@@ -143,14 +151,11 @@ test_that("mkl() stops within 1 s, 20 times, without growing memory, for every m
 test_that("mkl() with kernels on the fly stops within 1 s, 20 times, without growing memory", {
   skip_on_cran()
   pr <- mkl_problem()
-  for (m in intersect(c("uniform", "spicy"), mkl_methods())) {
-    if (!method_ready(m)) {
-      message(sprintf("test-interrupt: method '%s' skipped, its solver is a stub", m))
-      next
-    }
-    ctl <- busy_control(m, "fly")
-    C <- busy_C(m)
-    expect_interruptible(paste("mkl", m, "fly"), function()
-      suppressWarnings(mkl(pr$x, pr$y, kernels = pr$ks, method = m, C = C, control = ctl)))
-  }
+  # SpicyMKL once its solver exists (it reads kernels on the fly in its Newton steps), else
+  # the uniform method
+  m <- if ("spicy" %in% mkl_methods() && method_ready("spicy")) "spicy" else "uniform"
+  ctl <- busy_control(m, "fly")
+  C <- busy_C(m)
+  expect_interruptible(paste("mkl", m, "fly"), function()
+    suppressWarnings(mkl(pr$x, pr$y, kernels = pr$ks, method = m, C = C, control = ctl)))
 })
