@@ -274,14 +274,13 @@ n_kernels <- function(kernels, x) {
 
 kernel_bytes <- function(n1, n2, M) 8 * as.double(n1) * as.double(n2) * as.double(M)
 
-check_kernel_memory <- function(n1, n2, M) {
+check_kernel_memory <- function(n1, n2, M, limit = default_memory()) {
   bytes <- kernel_bytes(n1, n2, M)
-  limit <- getOption("mklearn.max_bytes", 4e9)
   if (bytes > limit)
     stop(sprintf(paste0("the kernel array would need %s (%d x %d x %d doubles), above the limit ",
-                        "of %s set by options(mklearn.max_bytes = ). Use fewer kernels or ",
-                        "samples, raise the limit, or use a solver that computes kernels on the ",
-                        "fly in O(MN) memory (MWUMKL; not yet available in this version)."),
+                        "of %s (half the machine's memory, or options(mklearn.max_bytes = )). ",
+                        "Use fewer kernels or samples, raise the limit, or fit with mkl(), ",
+                        "which computes kernel columns on the fly when the array does not fit."),
                  format_bytes(bytes), n1, n2, M, format_bytes(limit)), call. = FALSE)
   invisible(bytes)
 }
@@ -304,9 +303,9 @@ check_chisq_data <- function(rk, x, which) {
 }
 
 # Build training kernels (normalised) for the resolved set rk, optionally only `which`.
-build_train <- function(rk, x, which = NULL, nthreads = 0L) {
+build_train <- function(rk, x, which = NULL, nthreads = 0L, limit = default_memory()) {
   if (is.null(which)) which <- seq_len(nrow(rk$table))
-  check_kernel_memory(nrow(x), nrow(x), length(which))
+  check_kernel_memory(nrow(x), nrow(x), length(which), limit)
   check_chisq_data(rk, x, which)
   tab <- rk$table[which, , drop = FALSE]
   .Call(C_gram, x, NULL, rk$gstart, rk$gfeat, as.integer(tab$group - 1L),

@@ -117,8 +117,9 @@ prepare_newx <- function(object, newx) {
 
 #' Predict with an mkl fit
 #'
-#' Builds only the test kernels with non-zero weight, normalised with the training
-#' statistics, and combines them with the fitted coefficients.
+#' Computes only the test kernels with non-zero weight, normalised with the training
+#' statistics, column by column on the fly (in blocks of 10,000 new rows, so memory does not
+#' grow with the number of rows), and combines them with the fitted coefficients.
 #'
 #' @param object an `"mkl"` fit.
 #' @param newx new data (matrix or data frame; for a formula fit, a data frame). Missing:
@@ -149,6 +150,7 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
     stop("type = 'class' is for classification fits; use 'link' or 'response'", call. = FALSE)
   act <- active_kernels(object)
   nthreads <- check_threads(NULL)
+  alpha <- object$alpha[, act, drop = FALSE]
   if (is.null(object$x)) {
     if (is.null(newkernels))
       stop("this model was fitted on precomputed kernels: supply 'newkernels'", call. = FALSE)
@@ -156,19 +158,29 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
     if (dim(Kt)[2] != object$nobs || dim(Kt)[3] != object$M)
       stop(sprintf("'newkernels' must be n_new x %d x %d (test by train, all kernels)",
                    object$nobs, object$M), call. = FALSE)
-    f <- object$b + if (length(act))
-      .Call(C_kernel_mv, Kt, object$alpha[, act, drop = FALSE], act, nthreads) else 0
+    st <- as_store(Kt)
+    st$nthreads <- nthreads
+    f <- object$b + if (length(act)) store_decision(st, alpha, act) else 0
   } else {
     if (!is.null(newkernels)) stop("'newkernels' is only for precomputed-kernel fits",
                                    call. = FALSE)
     if (missing(newx) || is.null(newx)) {
       f <- object$fitted
-    } else if (length(act)) {
+    } else {
       z <- prepare_newx(object, newx)
-      Kt <- build_test(object$kernel_info, object$x, z, object$normalization, act, nthreads)
-      f <- .Call(C_kernel_mv, Kt, object$alpha[, act, drop = FALSE], NULL, nthreads) + object$b
+      f <- rep(object$b, nrow(z))
       names(f) <- rownames(z)
-    } else f <- rep(object$b, nrow(prepare_newx(object, newx)))
+      if (length(act)) {
+        # test kernels computed on the fly, block by block of rows: memory O(block x kernels)
+        check_chisq_data(object$kernel_info, z, act)
+        for (i0 in seq(1L, nrow(z), by = 10000L)) {
+          rows <- i0:min(nrow(z), i0 + 9999L)
+          st <- test_store(object$kernel_info, object$x, z[rows, , drop = FALSE],
+                           object$normalization, act, nthreads)
+          f[rows] <- f[rows] + store_decision(st, alpha, seq_along(act))
+        }
+      }
+    }
   }
   if (type == "link" || object$task == "regression") return(f)
   if (type == "response") return(stats::plogis(object$platt[["A"]] * f + object$platt[["B"]]))

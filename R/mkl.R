@@ -11,6 +11,14 @@
 #' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty.
 #' * `"simple"`, `"hessian"`, `"lp"`: SimpleMKL, HessianMKL and lp-norm MKL on the SMO SVM.
 #'
+#' @section Kernel storage:
+#' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when it fits the
+#' memory budget `mkl_control(memory = )` (default: half of the machine's memory) and otherwise
+#' computes kernel columns on the fly from the data, in O(nM) memory but with more arithmetic
+#' (each pass over the kernels re-evaluates them); `mkl_control(store = "dense")` or `"fly"`
+#' forces either. `fit$store` says which was used. Predictions are always computed on the fly,
+#' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
+#'
 #' [mkl_methods()] lists the solvers of the installed version. SpicyMKL's `C` multiplies the
 #' penalty; the SVM-based methods' `C` is the SVM box constant. The two families solve the
 #' same problem (hinge loss, block 1-norm) when `C_svm = sum_m ||f_m|| / C_spicy`, with the
@@ -37,15 +45,17 @@
 #' @param epsilon the width of the epsilon-insensitive loss.
 #' @param standardize z-score the columns of `x` (stored and re-applied by `predict`).
 #' @param task `"classification"` or `"regression"`; guessed from `y` when `NULL`.
-#' @param control a list from [mkl_control()].
+#' @param control settings from [mkl_control()]; a setting the chosen method does not read is
+#'   an error.
 #' @param init a previous fit of the same method on the same data, to warm-start from.
 #' @param ... for the formula method, arguments passed to the default method.
 #' @return An object of class `"mkl"` (or `"mkl_path"` for a vector `C`), a list with
 #'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `weights` (named kernel weights, on
 #'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
 #'   \alpha_m + b}), `b`, `converged`, `iterations`, `history` (a data frame per iteration),
-#'   `objective`, `fitted` (training decision values), `timing`, and what `predict` needs to
-#'   rebuild the test kernels (the kernel set, the training data and normalisation).
+#'   `objective`, `fitted` (training decision values), `timing`, `store` (`"dense"` or
+#'   `"fly"`), and what `predict` needs to rebuild the test kernels (the kernel set, the
+#'   training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
 #' @examples
 #' data(iris)
@@ -102,40 +112,6 @@ mkl_methods <- function() {
              logical(1))]
 }
 
-#' Solver settings
-#'
-#' @param tol relative duality-gap tolerance of the MKL solvers (the papers use 0.01).
-#' @param maxiter maximum number of outer iterations (`NULL`: the solver's default).
-#' @param svm_tol KKT tolerance of the inner SMO SVM (`NULL`: the solver's default; 1e-4
-#'   for `"uniform"`).
-#' @param svm_maxiter maximum number of SMO iterations per SVM solve.
-#' @param inner_tol,inner_maxiter tolerance and iteration bound of an inner Newton loop
-#'   (SpicyMKL); `NULL` for the solver's default.
-#' @param nthreads number of threads (0: the OpenMP default, capped by `OMP_THREAD_LIMIT`);
-#'   defaults to `getOption("mklearn.threads", 0)`.
-#' @param verbose print progress.
-#' @param ... further method-specific settings, passed to the solver as they are.
-#' @return A list.
-#' @examples
-#' mkl_control(tol = 1e-3)
-#' @export
-mkl_control <- function(tol = 0.01, maxiter = NULL, svm_tol = NULL, svm_maxiter = 10000000L,
-                        inner_tol = NULL, inner_maxiter = NULL, nthreads = NULL,
-                        verbose = FALSE, ...) {
-  ctl <- list(tol = check_scalar(tol, "tol", 0, lower_open = TRUE),
-              maxiter = if (!is.null(maxiter)) as.integer(check_scalar(maxiter, "maxiter", 1)),
-              svm_tol = if (!is.null(svm_tol)) check_scalar(svm_tol, "svm_tol", 0,
-                                                            lower_open = TRUE),
-              svm_maxiter = as.integer(check_scalar(svm_maxiter, "svm_maxiter", 1)),
-              inner_tol = if (!is.null(inner_tol)) check_scalar(inner_tol, "inner_tol", 0,
-                                                                lower_open = TRUE),
-              inner_maxiter = if (!is.null(inner_maxiter))
-                as.integer(check_scalar(inner_maxiter, "inner_maxiter", 1)),
-              nthreads = check_threads(nthreads),
-              verbose = isTRUE(verbose))
-  c(ctl, list(...))
-}
-
 .method_losses <- list(
   uniform = list(classification = "hinge", regression = "squared"),
   spicy = list(classification = c("hinge", "logistic"), regression = c("squared", "epsilon")),
@@ -173,10 +149,13 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
   epsilon <- check_scalar(epsilon, "epsilon", 0)
   if (!is.logical(standardize) || length(standardize) != 1L || is.na(standardize))
     stop("'standardize' must be TRUE or FALSE", call. = FALSE)
-  if (!is.list(control) || is.null(control$tol))
+  if (!inherits(control, "mkl_control"))
     stop("'control' must be a list made by mkl_control()", call. = FALSE)
+  ctl <- method_control(method, control)
 
   precomputed <- !inherits(kernels, "kernel_set")
+  if (!precomputed && is.null(x))
+    stop("'x' is needed to build the kernels of a kernel_set", call. = FALSE)
   if (precomputed) {
     if (!is.null(x)) x <- check_x(x)
     Karr <- as_kernel_array(kernels, NULL)
@@ -188,7 +167,6 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
       stop(sprintf("'x' has %d rows but the precomputed kernels are %d x %d", nrow(x), n, n),
            call. = FALSE)
   } else {
-    if (is.null(x)) stop("'x' is needed to build the kernels of a kernel_set", call. = FALSE)
     x <- check_x(x)
     n <- nrow(x)
   }
@@ -206,14 +184,16 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
   if (!is.null(init) && !inherits(init, "mkl"))
     stop("'init' must be a previous mkl fit", call. = FALSE)
 
-  # --- kernels
+  # --- kernels: the store (dense array, or columns computed on the fly)
   t0 <- proc.time()[["elapsed"]]
   std <- NULL
   if (precomputed) {
     M <- dim(Karr)[3]
     labels <- dimnames(Karr)[[3]]
     if (is.null(labels)) labels <- paste0("K", seq_len(M))
-    norm <- .Call(C_normalize, Karr, 0L, 0, control$nthreads)
+    store <- as_store(Karr)      # used as given: no copy, no normalisation
+    store$nthreads <- ctl$nthreads
+    store$scale <- rep(1, M)
     rm(Karr)
     rk <- NULL
     kset <- "precomputed"
@@ -225,10 +205,12 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
     rk <- resolve_kernels(kernels, ncol(x), colnames(x))
     M <- nrow(rk$table)
     labels <- rk$labels
-    norm <- build_train(rk, xs, NULL, control$nthreads)
+    check_chisq_data(rk, xs, seq_len(M))
+    kind <- choose_store(ctl$store, kernel_bytes(n, n, M), ctl$memory, method, n, M)
+    store <- if (kind == "dense") dense_store(rk, xs, ctl$nthreads) else
+      fly_store(rk, xs, ctl$nthreads)
     kset <- kernels
   }
-  K <- norm$K
   t_kernels <- proc.time()[["elapsed"]] - t0
   if (!is.null(init)) {
     if (init$method != method || nrow(init$alpha) != n || ncol(init$alpha) != M)
@@ -236,7 +218,6 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
            call. = FALSE)
   }
 
-  ctl <- control
   ctl$loss <- loss; ctl$penalty <- penalty; ctl$lambda <- lambda; ctl$p <- p
   ctl$epsilon <- epsilon
   base <- list(method = method, task = task, loss = loss,
@@ -245,22 +226,22 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                p = if (method == "lp") p else NULL,
                epsilon = if (loss == "epsilon") epsilon else NULL,
                kernels = kset, kernel_info = rk, labels = labels,
-               normalization = list(scale = norm$scale, colmeans = norm$colmeans,
-                                    grandmean = norm$grandmean),
+               store = if (precomputed) "dense" else c("dense", "fly")[store$kind + 1L],
+               normalization = list(scale = store$scale, colmeans = store$colmeans,
+                                    grandmean = store$grandmean),
                x = if (precomputed) NULL else if (standardize) std$x else x,
                xnames = if (is.null(x)) NULL else colnames(x),
                p_x = if (is.null(x)) NA_integer_ else ncol(x),
                standardize = if (is.null(std)) NULL else std[c("center", "scale")],
                y = yc$y, classes = yc$classes, nobs = n, M = M)
-  state <- if (is.null(init)) NULL else init$state
+  state <- if (is.null(init)) NULL else restore_state(init)
   fits <- vector("list", length(C))
   for (k in seq_along(C)) {
     t1 <- proc.time()[["elapsed"]]
-    res <- fitfun(K, yc$y, task, C[k], ctl, state)
+    res <- fitfun(store, yc$y, task, C[k], ctl, state)
     t_fit <- proc.time()[["elapsed"]] - t1
     state <- res$state
-    fits[[k]] <- new_mkl(res, base, C[k], K, cl, c(kernels = t_kernels, fit = t_fit),
-                         ctl$nthreads)
+    fits[[k]] <- new_mkl(res, base, C[k], store, cl, c(kernels = t_kernels, fit = t_fit))
     if (!isTRUE(res$converged))
       warning(sprintf(paste0("%s did not converge at C = %s within %d iterations (last relative ",
                              "gap %s); raise control$maxiter or loosen control$tol"),
@@ -271,7 +252,7 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
   structure(list(call = cl, method = method, C = C, fits = fits), class = "mkl_path")
 }
 
-new_mkl <- function(res, base, C, K, call, timing, nthreads) {
+new_mkl <- function(res, base, C, store, call, timing) {
   M <- base$M
   w <- as.double(res$weights)
   if (length(w) != M || anyNA(w)) stop("internal: solver returned malformed weights", call. = FALSE)
@@ -281,17 +262,57 @@ new_mkl <- function(res, base, C, K, call, timing, nthreads) {
     stop("internal: solver returned malformed alpha", call. = FALSE)
   colnames(alpha) <- base$labels
   act <- which(colSums(alpha != 0) > 0)
-  fitted <- if (length(act)) .Call(C_kernel_mv, K, alpha[, act, drop = FALSE], act,
-                                   nthreads) + res$b
+  fitted <- if (length(act)) store_decision(store, alpha[, act, drop = FALSE], act) + res$b
             else rep(res$b, base$nobs)
+  # the fit keeps alpha once: a solver state that holds it (warm starts) gets it back from
+  # the fit's alpha (restore_state)
+  state <- res$state
+  if (is.matrix(state$alpha)) {
+    state$alpha <- NULL
+    state$alpha_from_fit <- TRUE
+  }
   obj <- c(list(call = call), base,
            list(C = C, weights = w, alpha = alpha, b = as.double(res$b),
                 objective = res$objective, converged = isTRUE(res$converged),
                 iterations = as.integer(res$iterations), history = as.data.frame(res$history),
-                fitted = fitted, state = res$state, info = res$info, timing = timing))
+                fitted = fitted, state = state, info = res$info, timing = timing))
   if (obj$task == "classification") obj$platt <- platt_fit(fitted, base$y, obj$loss)
   class(obj) <- "mkl"
   obj
+}
+
+restore_state <- function(fit) {
+  st <- fit$state
+  if (isTRUE(st$alpha_from_fit)) {
+    st$alpha_from_fit <- NULL
+    st$alpha <- unname(fit$alpha)
+  }
+  st
+}
+
+# Methods whose solvers work on any kernel store (dense array or columns on the fly).
+.fly_methods <- c("uniform", "spicy", "simple", "hessian", "lp")
+
+# The store backend: "dense" when the n x n x M array fits the memory budget (or is asked
+# for), otherwise on the fly where the method supports it, otherwise an error naming both
+# remedies.
+choose_store <- function(store, bytes, memory, method, n, M) {
+  fly_ok <- method %in% .fly_methods
+  if (store == "fly") {
+    if (!fly_ok) stop(sprintf("method '%s' cannot compute kernels on the fly", method),
+                      call. = FALSE)
+    return("fly")
+  }
+  if (bytes <= memory) return("dense")
+  if (store == "auto" && fly_ok) return("fly")
+  stop(sprintf(paste0("the kernel array would need %s (%d x %d x %d doubles), above the memory ",
+                      "budget of %s (mkl_control(memory = )). Raise the budget, or use %s, ",
+                      "which computes kernel columns on the fly in O(nM) memory ",
+                      "(mkl_control(store = \"fly\"))."),
+               format_bytes(bytes), n, n, M, format_bytes(memory),
+               if (fly_ok) "store = \"auto\" or \"fly\"" else
+                 paste0("a method that does (", paste(.fly_methods, collapse = ", "), ")")),
+       call. = FALSE)
 }
 
 # Probabilities for hinge-loss classifiers: Platt's sigmoid on the training decision values,

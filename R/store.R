@@ -55,7 +55,7 @@ test_store <- function(rk, x, z, stats, which, nthreads = 0L) {
 
 # A dense training store for the kernels of rk on x (gram + normalisation in C).
 dense_store <- function(rk, x, nthreads = 0L) {
-  tr <- build_train(rk, x, NULL, nthreads)
+  tr <- build_train(rk, x, NULL, nthreads, limit = Inf)   # the budget was checked by mkl()
   structure(list(kind = 0L, K = tr$K, nthreads = as.integer(nthreads),
                  scale = tr$scale, colmeans = tr$colmeans, grandmean = tr$grandmean),
             class = "mk_store")

@@ -1,15 +1,17 @@
 # The uniform combination: d_m = 1/M, one SVM (hinge) or one kernel ridge fit (squared).
-fit_uniform <- function(K, y, task, C, control, init) {
-  M <- dim(K)[3]
+fit_uniform <- function(store, y, task, C, control, init) {
+  store <- as_store(store)
+  control <- method_control("uniform", control)
+  store$nthreads <- control$nthreads
+  M <- store_dims(store)[3L]
   n <- length(y)
   d <- rep(1 / M, M)
   t0 <- proc.time()[["elapsed"]]
-  Kc <- .Call(C_combine, K, d, control$nthreads)
+  Kc <- .Call(C_store_combine, store, d)
   if (task == "classification") {
     a0 <- if (!is.null(init$alpha_svm) && length(init$alpha_svm) == n) init$alpha_svm else
       numeric(n)
-    svm_tol <- if (is.null(control$svm_tol)) 1e-4 else control$svm_tol
-    s <- .Call(C_smo, Kc, y, C, as.double(a0), svm_tol, control$svm_maxiter)
+    s <- .Call(C_smo, Kc, y, C, as.double(a0), control$svm_tol, control$svm_maxiter)
     coef <- s$alpha * y
     b <- s$b
     obj <- s$objective

@@ -7,7 +7,6 @@
 static const R_CallMethodDef callMethods[] = {
     ENTRY(threads, 1),
     ENTRY(gram, 12),
-    ENTRY(normalize, 4),
     ENTRY(check_psd, 1),
     ENTRY(store_stats, 1),
     ENTRY(store_mv, 3),

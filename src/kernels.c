@@ -1,10 +1,17 @@
-/* Kernel matrices and their normalisation.
+/* Kernel functions, Gram arrays and their normalisation.
  * Each feature group's distances / inner products are computed once and reused for every
  * kernel on that group; kernels are filled in parallel. Training kernels are symmetric:
- * only the lower triangle is computed, each value written to both triangles. */
+ * only the lower triangle is computed, each value written to both triangles. The kernel
+ * functions themselves (mk_kernel_base, mk_kernel_apply) are shared with the on-the-fly
+ * kernel store, so both give the same values. */
+#define USE_FC_LEN_T
 #include "mklearn.h"
+#include <R_ext/Lapack.h>
 #include <math.h>
 #include <string.h>
+#ifndef FCONE
+#define FCONE
+#endif
 #if defined(__linux__)
 #include <sys/mman.h>
 #include <stdint.h>
@@ -36,78 +43,100 @@ static double ipow(double x, int k)
     return r;
 }
 
-/* base matrices of one feature group: squared distance, inner product, chi-square distance */
-enum { NEED_D2 = 1, NEED_IP = 2, NEED_CH = 4 };
+/* ------------------------------------------------------------------ kernel functions */
 
+int mk_kernel_base_kind(int type)
+{
+    switch (type) {
+    case MK_LINEAR: case MK_POLY: return MK_BASE_IP;
+    case MK_CHISQ: return MK_BASE_CH;
+    default: return MK_BASE_D2;
+    }
+}
+
+void mk_kernel_base(const double *x, int n, const double *z, int ldz, int nz, int j,
+                    const int *feat, int nf, int kind, double *base)
+{
+    for (int i = 0; i < nz; i++) base[i] = 0.0;
+    for (int f = 0; f < nf; f++) {
+        size_t c = (size_t) feat[f];
+        const double *zc = z + c * ldz;
+        double b = x[c * n + j];
+        if (kind == MK_BASE_D2) {
+            for (int i = 0; i < nz; i++) { double d = zc[i] - b; base[i] += d * d; }
+        } else if (kind == MK_BASE_IP) {
+            for (int i = 0; i < nz; i++) base[i] += zc[i] * b;
+        } else {
+            for (int i = 0; i < nz; i++) {
+                double a = zc[i], d = a - b, s = a + b;
+                if (s != 0.0) base[i] += d * d / s;
+            }
+        }
+    }
+}
+
+void mk_kernel_apply(int type, double p1, double p2, const double *base, int len, double *out)
+{
+    switch (type) {
+    case MK_LINEAR:
+        if (out != base) for (int i = 0; i < len; i++) out[i] = base[i];
+        break;
+    case MK_POLY: {
+        int deg = (int) p1;
+        for (int i = 0; i < len; i++) out[i] = ipow(base[i] + p2, deg);
+        break;
+    }
+    case MK_RBF: {
+        double c = -1.0 / (2.0 * p1 * p1);
+        for (int i = 0; i < len; i++) out[i] = exp(c * base[i]);
+        break;
+    }
+    case MK_LAPLACE:
+        for (int i = 0; i < len; i++) out[i] = exp(-sqrt(base[i]) / p1);
+        break;
+    case MK_CHISQ:
+        for (int i = 0; i < len; i++) out[i] = exp(-p1 * base[i]);
+        break;
+    default:
+        for (int i = 0; i < len; i++) out[i] = NAN;
+    }
+}
+
+/* ------------------------------------------------------------------ Gram arrays */
+
+/* Base matrices (nz x n) of one feature group for columns j0 <= j < j1: squared distance, inner
+   product, chi-square distance, as the kinds in 'need' ask; sym: rows i >= j only. */
 static void group_base(const double *x, int n, const double *z, int nz, const int *feat,
-                       int nf, int need, int sym, double *D2, double *IP, double *CH, int nt)
+                       int nf, int need, int sym, double *D2, double *IP, double *CH, int j0,
+                       int j1, int nt)
 {
     (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 8)
 #endif
-    for (int j = 0; j < n; j++) {
+    for (int j = j0; j < j1; j++) {
         int i0 = sym ? j : 0;
-        for (int i = i0; i < nz; i++) {
-            double d2 = 0.0, ip = 0.0, ch = 0.0;
-            for (int f = 0; f < nf; f++) {
-                size_t c = (size_t) feat[f];
-                double a = z[c * nz + i], b = x[c * n + j];
-                double d = a - b;
-                d2 += d * d;
-                ip += a * b;
-                if (need & NEED_CH) {
-                    double s = a + b;
-                    if (s != 0.0) ch += d * d / s;
-                }
-            }
-            size_t o = (size_t) j * nz + i;
-            if (need & NEED_D2) D2[o] = d2;
-            if (need & NEED_IP) IP[o] = ip;
-            if (need & NEED_CH) CH[o] = ch;
-        }
+        size_t o = (size_t) j * nz + i0;
+        if (need & MK_BASE_D2) mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_D2, D2 + o);
+        if (need & MK_BASE_IP) mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_IP, IP + o);
+        if (need & MK_BASE_CH) mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_CH, CH + o);
     }
 }
 
-static inline double kval(int type, double p1, double p2, double d2, double ip, double ch)
-{
-    switch (type) {
-    case MK_LINEAR:  return ip;
-    case MK_POLY:    return ipow(ip + p2, (int) p1);
-    case MK_RBF:     return exp(-d2 / (2.0 * p1 * p1));
-    case MK_LAPLACE: return exp(-sqrt(d2) / p1);
-    case MK_CHISQ:   return exp(-p1 * ch);
-    default:         return NAN;
-    }
-}
-
-/* All kernels of one feature group: its base matrices once, then every kernel (lower
-   triangle, written to both triangles, when symmetric). nt > 1 parallelises inside the group. */
-static void one_group(const double *x, int n, const double *z, int nz, int sym,
-                      const int *feat, int nf, const int *members, int nm, const int *ktype,
-                      const double *kpar1, const double *kpar2, double *out,
-                      double *D2, double *IP, double *CH, int nt)
+/* Tiles t0 <= t < t1 of the kernels of one group (tasks numbered kernel-major). A symmetric
+   kernel computes the tiles on and below the diagonal and writes each value twice while the
+   tile is in cache (no second mirror pass). */
+static void group_tiles(int n, int nz, int sym, const int *members, const int *ktype,
+                        const double *kpar1, const double *kpar2, double *out, const double *D2,
+                        const double *IP, const double *CH, int B, int ntile, int tr, int t0,
+                        int t1, int nt)
 {
     const size_t nn = (size_t) nz * n;
-    int need = 0;
-    for (int k = 0; k < nm; k++) {
-        switch (ktype[members[k]]) {
-        case MK_LINEAR: case MK_POLY: need |= NEED_IP; break;
-        case MK_RBF: case MK_LAPLACE: need |= NEED_D2; break;
-        case MK_CHISQ: need |= NEED_CH; break;
-        }
-    }
-    group_base(x, n, z, nz, feat, nf, need, sym, D2, IP, CH, nt);
-    /* fill in square tiles; a symmetric kernel computes the tiles on and below the diagonal
-       and writes each value twice while the tile is in cache (no second mirror pass) */
-    const int B = 64;
-    const int tr = (nz + B - 1) / B, tc = (n + B - 1) / B;
-    const int ntile = sym ? tc * (tc + 1) / 2 : tr * tc;
-    const int ntask = nm * ntile;
+    (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 4)
 #endif
-    for (int task = 0; task < ntask; task++) {
+    for (int task = t0; task < t1; task++) {
         int m = members[task / ntile], t = task % ntile, ib, jb;
         if (sym) {            /* t -> (ib >= jb) in the lower triangle of tiles */
             ib = 0;
@@ -117,31 +146,49 @@ static void one_group(const double *x, int n, const double *z, int nz, int sym,
             ib = t % tr;
             jb = t / tr;
         }
-        int type = ktype[m];
-        double p1 = kpar1[m], p2 = kpar2[m];
+        int type = ktype[m], kind = mk_kernel_base_kind(type);
+        const double *base = kind == MK_BASE_D2 ? D2 : (kind == MK_BASE_IP ? IP : CH);
         double *Km = out + (size_t) m * nn;
         int i0 = ib * B, i1 = i0 + B < nz ? i0 + B : nz;
         int j0 = jb * B, j1 = j0 + B < n ? j0 + B : n;
-        double c = type == MK_RBF ? -1.0 / (2.0 * p1 * p1) : 0.0;
-        int deg = (int) p1;
         for (int j = j0; j < j1; j++) {
             size_t o = (size_t) j * nz;
             int is = (sym && ib == jb) ? j : i0;
             double *Kj = Km + o;
-            switch (type) {
-            case MK_RBF:
-                for (int i = is; i < i1; i++) Kj[i] = exp(c * D2[o + i]);
-                break;
-            case MK_POLY:
-                for (int i = is; i < i1; i++) Kj[i] = ipow(IP[o + i] + p2, deg);
-                break;
-            default:
-                for (int i = is; i < i1; i++)
-                    Kj[i] = kval(type, p1, p2, D2[o + i], IP[o + i], CH ? CH[o + i] : 0.0);
-            }
+            mk_kernel_apply(type, kpar1[m], kpar2[m], base + o + is, i1 - is, Kj + is);
             if (sym)
                 for (int i = is; i < i1; i++) Km[(size_t) i * n + j] = Kj[i];
         }
+    }
+}
+
+/* All kernels of one feature group: its base matrices once, then every kernel. nt > 1
+   parallelises inside the group; with 'interruptible', the work is cut into blocks with a
+   user-interrupt check between them (only outside parallel regions). */
+static void one_group(const double *x, int n, const double *z, int nz, int sym,
+                      const int *feat, int nf, const int *members, int nm, const int *ktype,
+                      const double *kpar1, const double *kpar2, double *out,
+                      double *D2, double *IP, double *CH, int nt, double *tlast)
+{
+    int need = 0;
+    for (int k = 0; k < nm; k++) need |= mk_kernel_base_kind(ktype[members[k]]);
+    /* blocks of about 4e6 base entries / 1000 tiles between interrupt checks */
+    int jstep = tlast ? (int) (4e6 / ((double) nz * (nf > 0 ? nf : 1))) + 1 : n;
+    for (int j0 = 0; j0 < n; j0 += jstep) {
+        int j1 = j0 + jstep < n ? j0 + jstep : n;
+        group_base(x, n, z, nz, feat, nf, need, sym, D2, IP, CH, j0, j1, nt);
+        if (tlast) mk_interrupt_every(tlast, 0.05);
+    }
+    const int B = 64;
+    const int tr = (nz + B - 1) / B, tc = (n + B - 1) / B;
+    const int ntile = sym ? tc * (tc + 1) / 2 : tr * tc;
+    const int ntask = nm * ntile;
+    int tstep = tlast ? 1000 : ntask;
+    for (int t0 = 0; t0 < ntask; t0 += tstep) {
+        int t1 = t0 + tstep < ntask ? t0 + tstep : ntask;
+        group_tiles(n, nz, sym, members, ktype, kpar1, kpar2, out, D2, IP, CH, B, ntile, tr,
+                    t0, t1, nt);
+        if (tlast) mk_interrupt_every(tlast, 0.05);
     }
 }
 
@@ -150,10 +197,10 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
              const double *kpar1, const double *kpar2, double *out, int nthreads)
 {
     (void) p;
-    int nt = mk_threads(nthreads);
     int sym = (z == NULL);
     if (sym) { z = x; nz = n; }
     const size_t nn = (size_t) nz * n;
+    int nt = mk_threads_for(nthreads, (double) nn * M);
     int ngroups = 0, anych = 0;
     for (int m = 0; m < M; m++) {
         if (kgroup[m] + 1 > ngroups) ngroups = kgroup[m] + 1;
@@ -169,27 +216,34 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
     for (int g = 0; g <= ngroups; g++) fill[g] = goff[g];
     for (int m = 0; m < M; m++) gmem[fill[kgroup[m]]++] = m;
 
-    /* many groups: one group per thread at a time, each thread with its own scratch;
-       few groups: the threads share each group */
+    /* many groups: one group per thread at a time, each thread with its own scratch, in rounds
+       of a few groups per thread with an interrupt check between rounds; few groups: the
+       threads share each group, which checks for interrupts itself */
     int across = (nt > 1 && ngroups >= 2 * nt);
     int nscratch = across ? nt : 1;
     double *D2 = (double *) R_alloc(nn * nscratch, sizeof(double));
     double *IP = (double *) R_alloc(nn * nscratch, sizeof(double));
     double *CH = anych ? (double *) R_alloc(nn * nscratch, sizeof(double)) : NULL;
+    double tlast = mk_time();
     if (across) {
 #ifdef _OPENMP
+        int round = 4 * nt;
+        for (int g0 = 0; g0 < ngroups; g0 += round) {
+            int g1 = g0 + round < ngroups ? g0 + round : ngroups;
 #pragma omp parallel num_threads(nt)
-        {
-            int tid = omp_get_thread_num();
-            size_t off = (size_t) tid * nn;
+            {
+                int tid = omp_get_thread_num();
+                size_t off = (size_t) tid * nn;
 #pragma omp for schedule(dynamic, 1)
-            for (int g = 0; g < ngroups; g++) {
-                int nm = goff[g + 1] - goff[g];
-                if (nm == 0) continue;
-                one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
-                          gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2 + off, IP + off,
-                          CH ? CH + off : NULL, 1);
+                for (int g = g0; g < g1; g++) {
+                    int nm = goff[g + 1] - goff[g];
+                    if (nm == 0) continue;
+                    one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
+                              gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2 + off, IP + off,
+                              CH ? CH + off : NULL, 1, NULL);
+                }
             }
+            mk_interrupt_every(&tlast, 0.05);
         }
 #endif
     } else {
@@ -197,7 +251,7 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
             int nm = goff[g + 1] - goff[g];
             if (nm == 0) continue;
             one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
-                      gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2, IP, CH, nt);
+                      gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2, IP, CH, nt, &tlast);
         }
     }
 }
@@ -206,7 +260,7 @@ void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scal
                   double *colmeans, double *grandmean, int nthreads)
 {
     const size_t nn = (size_t) n * n;
-    int nt = mk_threads(nthreads);
+    int nt = mk_threads_for(nthreads, (double) nn * M);
     (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -245,7 +299,7 @@ void mk_normalize_test(double *Kt, int nz, int n, int M, int norm, const double 
 {
     if (norm == MK_NORM_NONE) return;
     const size_t nn = (size_t) nz * n;
-    int nt = mk_threads(nthreads);
+    int nt = mk_threads_for(nthreads, (double) nn * M);
     (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -283,11 +337,10 @@ static int kernel_dims(SEXP K, int *n, int *M)
     return INTEGER(dim)[1];
 }
 
-static SEXP stats_list(int nprot_base, SEXP K, SEXP scale, SEXP cm, SEXP gm)
+static SEXP stats_list(SEXP K, SEXP scale, SEXP cm, SEXP gm)
 {
-    (void) nprot_base;
-    const char *nms[] = {"K", "scale", "colmeans", "grandmean", ""};
-    SEXP out = PROTECT(mkNamed(VECSXP, nms));
+    const char *nms[] = {"K", "scale", "colmeans", "grandmean", NULL};
+    SEXP out = mk_list_new(nms);
     SET_VECTOR_ELT(out, 0, K);
     SET_VECTOR_ELT(out, 1, scale);
     SET_VECTOR_ELT(out, 2, cm);
@@ -360,57 +413,13 @@ SEXP mkc_gram(SEXP x, SEXP z, SEXP gstart, SEXP gfeat, SEXP kgroup, SEXP ktype,
     }
     mk_normalize(REAL(K), n, M, nc, jit, REAL(sc), isNull(cm) ? NULL : REAL(cm),
                  isNull(gm) ? NULL : REAL(gm), nt);
-    SEXP out = stats_list(nprot, K, sc, cm, gm);
+    SEXP out = stats_list(K, sc, cm, gm);
     UNPROTECT(nprot);
-    return out;
-}
-
-/* Normalise a user-supplied training array (a copy; the user's object is untouched). */
-SEXP mkc_normalize(SEXP K, SEXP norm, SEXP jitter, SEXP nthreads)
-{
-    int n, M;
-    if (kernel_dims(K, &n, &M) != n) error("kernels must be square");
-    int nc = asInteger(norm), nprot = 0;
-    SEXP Kn = PROTECT(duplicate(K)); nprot++;
-    SEXP sc = PROTECT(allocVector(REALSXP, M)); nprot++;
-    SEXP cm = R_NilValue, gm = R_NilValue;
-    if (nc == MK_NORM_CENTER_TRACE) {
-        cm = PROTECT(allocMatrix(REALSXP, n, M)); nprot++;
-        gm = PROTECT(allocVector(REALSXP, M)); nprot++;
-    }
-    mk_normalize(REAL(Kn), n, M, nc, asReal(jitter), REAL(sc), isNull(cm) ? NULL : REAL(cm),
-                 isNull(gm) ? NULL : REAL(gm), asInteger(nthreads));
-    SEXP out = stats_list(nprot, Kn, sc, cm, gm);
-    UNPROTECT(nprot);
-    return out;
-}
-
-SEXP mkc_normalize_test(SEXP Kt, SEXP norm, SEXP stats, SEXP nthreads)
-{
-    int nz, M;
-    int n = kernel_dims(Kt, &nz, &M);
-    int nc = asInteger(norm);
-    if (!isNewList(stats) || LENGTH(stats) != 3) error("'stats' must be a list of 3");
-    SEXP sc = VECTOR_ELT(stats, 0), cm = VECTOR_ELT(stats, 1), gm = VECTOR_ELT(stats, 2);
-    if (!isReal(sc) || LENGTH(sc) != M) error("'scale' must have length M");
-    if (nc == MK_NORM_CENTER_TRACE &&
-        (!isReal(cm) || XLENGTH(cm) != (R_xlen_t) n * M || !isReal(gm) || LENGTH(gm) != M))
-        error("centring statistics have the wrong length");
-    SEXP out = PROTECT(duplicate(Kt));
-    mk_normalize_test(REAL(out), nz, n, M, nc, REAL(sc),
-                      nc == MK_NORM_CENTER_TRACE ? REAL(cm) : NULL,
-                      nc == MK_NORM_CENTER_TRACE ? REAL(gm) : NULL, asInteger(nthreads));
-    UNPROTECT(1);
     return out;
 }
 
 /* For each kernel: the largest |K - K'| relative to max |K|, and the smallest eigenvalue
    relative to the largest absolute one (LAPACK dsyevr on a scratch copy). */
-#define USE_FC_LEN_T
-#include <R_ext/Lapack.h>
-#ifndef FCONE
-#define FCONE
-#endif
 SEXP mkc_check_psd(SEXP K)
 {
     int n, M;
@@ -421,6 +430,14 @@ SEXP mkc_check_psd(SEXP K)
     double *A = (double *) R_alloc(nn, sizeof(double));
     double *w = (double *) R_alloc(n, sizeof(double));
     int *isuppz = (int *) R_alloc(2, sizeof(int));
+    int il = 1, iu = 1, found = 0, info = 0, lwork = -1, liwork = -1, iwq, one = 1;
+    double vl = 0.0, vu = 0.0, abstol = 0.0, wq, z;
+    /* one workspace query and one allocation for all kernels (they share n) */
+    F77_CALL(dsyevr)("N", "I", "L", &n, A, &n, &vl, &vu, &il, &iu, &abstol, &found, w,
+                     &z, &one, isuppz, &wq, &lwork, &iwq, &liwork, &info FCONE FCONE FCONE);
+    lwork = (int) wq; liwork = iwq;
+    double *work = (double *) R_alloc(lwork, sizeof(double));
+    int *iwork = (int *) R_alloc(liwork, sizeof(int));
     for (int m = 0; m < M; m++) {
         const double *Km = REAL(K) + (size_t) m * nn;
         double amax = 0.0, dmax = 0.0;
@@ -433,14 +450,6 @@ SEXP mkc_check_psd(SEXP K)
             }
         REAL(asym)[m] = amax > 0.0 ? dmax / amax : 0.0;
         memcpy(A, Km, nn * sizeof(double));
-        int il = 1, iu = 1, found = 0, info = 0, lwork = -1, liwork = -1, iwq;
-        double vl = 0.0, vu = 0.0, abstol = 0.0, wq, z;
-        int one = 1;
-        F77_CALL(dsyevr)("N", "I", "L", &n, A, &n, &vl, &vu, &il, &iu, &abstol, &found, w,
-                         &z, &one, isuppz, &wq, &lwork, &iwq, &liwork, &info FCONE FCONE FCONE);
-        lwork = (int) wq; liwork = iwq;
-        double *work = (double *) R_alloc(lwork, sizeof(double));
-        int *iwork = (int *) R_alloc(liwork, sizeof(int));
         F77_CALL(dsyevr)("N", "I", "L", &n, A, &n, &vl, &vu, &il, &iu, &abstol, &found, w,
                          &z, &one, isuppz, work, &lwork, iwork, &liwork, &info FCONE FCONE FCONE);
         if (info != 0) error("eigenvalue computation failed for kernel %d", m + 1);
@@ -448,8 +457,8 @@ SEXP mkc_check_psd(SEXP K)
         REAL(mineig)[m] = amax > 0.0 ? w[0] / amax : 0.0;
         R_CheckUserInterrupt();
     }
-    const char *nms[] = {"asymmetry", "min_eigen", ""};
-    SEXP out = PROTECT(mkNamed(VECSXP, nms));
+    const char *nms[] = {"asymmetry", "min_eigen", NULL};
+    SEXP out = mk_list_new(nms);
     SET_VECTOR_ELT(out, 0, asym);
     SET_VECTOR_ELT(out, 1, mineig);
     UNPROTECT(3);

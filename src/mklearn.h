@@ -75,10 +75,11 @@ enum { MK_NORM_NONE = 0, MK_NORM_TRACE = 1, MK_NORM_CENTER_TRACE = 2 };
 /* Base quantities a kernel type is a function of. */
 enum { MK_BASE_D2 = 1, MK_BASE_IP = 2, MK_BASE_CH = 4 };
 int mk_kernel_base_kind(int type);
-/* base[i] for rows i < nz of z (nz x p) against row j of x (n x p), over features feat[0..nf-1]:
-   squared distance, inner product or chi-square distance (kind: one MK_BASE_*). */
-void mk_kernel_base(const double *x, int n, const double *z, int nz, int j, const int *feat,
-                    int nf, int kind, double *base);
+/* base[i] for rows i < nz of z (leading dimension ldz) against row j of x (n x p), over
+   features feat[0..nf-1]: squared distance, inner product or chi-square distance (kind: one
+   MK_BASE_*), summed over the features in order. */
+void mk_kernel_base(const double *x, int n, const double *z, int ldz, int nz, int j,
+                    const int *feat, int nf, int kind, double *base);
 /* out[i] = k(base[i]) for kernel type / parameters (out may be base). */
 void mk_kernel_apply(int type, double p1, double p2, const double *base, int len, double *out);
 
@@ -99,7 +100,6 @@ void mk_normalize_test(double *Kt, int nz, int n, int M, int norm, const double 
 
 SEXP mkc_gram(SEXP x, SEXP z, SEXP gstart, SEXP gfeat, SEXP kgroup, SEXP ktype,
               SEXP kpar1, SEXP kpar2, SEXP norm, SEXP jitter, SEXP stats, SEXP nthreads);
-SEXP mkc_normalize(SEXP K, SEXP norm, SEXP jitter, SEXP nthreads);
 SEXP mkc_check_psd(SEXP K);
 
 /* ====================================================================== store.c */

@@ -61,8 +61,9 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
     }
 
     int iter = 0, status = 1;
-    double viol = 0.0;
+    double viol = 0.0, tlast = mk_time();
     while (iter < maxiter) {
+        if ((iter & 1023) == 1023) mk_interrupt_every(&tlast, 0.1);
         /* select i: max over I_up of -y G */
         double Gmax = -INFINITY, Gmax2 = -INFINITY;
         int i = -1, j = -1;
@@ -152,8 +153,8 @@ SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
     mk_svm_result r;
     mk_smo(REAL(K), n, REAL(y), c, eps, mi, REAL(a), G, &r);
 
-    const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged", ""};
-    SEXP out = PROTECT(mkNamed(VECSXP, nms)); nprot++;
+    const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged", NULL};
+    SEXP out = mk_list_new(nms); nprot++;
     SET_VECTOR_ELT(out, 0, a);
     SET_VECTOR_ELT(out, 1, ScalarReal(r.b));
     SET_VECTOR_ELT(out, 2, ScalarReal(r.obj));

@@ -34,8 +34,8 @@ SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda)
     double b = 0.0;
     int info = mk_kridge(REAL(K), n, REAL(y), lam, REAL(beta), &b);
     if (info != 0) error("kernel ridge system is not positive definite (LAPACK info %d)", info);
-    const char *nms[] = {"beta", "b", ""};
-    SEXP out = PROTECT(mkNamed(VECSXP, nms));
+    const char *nms[] = {"beta", "b", NULL};
+    SEXP out = mk_list_new(nms);
     SET_VECTOR_ELT(out, 0, beta);
     SET_VECTOR_ELT(out, 1, ScalarReal(b));
     UNPROTECT(2);

@@ -139,11 +139,22 @@ test_that("the model survives saveRDS/readRDS and still predicts", {
                    predict(fit, d$x[1:10, ], type = "link"))
 })
 
-test_that("the kernel memory limit is checked before allocating", {
+test_that("the memory budget chooses the kernel store; a dense array over budget is refused", {
   d <- two_class(40, 3)
+  fd <- mkl(d$x, d$y, kernels = ks_small)
+  ff <- mkl(d$x, d$y, kernels = ks_small, control = mkl_control(memory = 1e5))
+  expect_identical(fd$store, "dense")
+  expect_identical(ff$store, "fly")
+  expect_equal(ff$alpha, fd$alpha, tolerance = 1e-10)
+  expect_equal(predict(ff, d$x, type = "link"), predict(fd, d$x, type = "link"),
+               tolerance = 1e-10)
+  expect_error(mkl(d$x, d$y, kernels = ks_small,
+                   control = mkl_control(memory = 1e5, store = "dense")),
+               "would need 256 KB.*Raise the budget.*on the fly")
   old <- options(mklearn.max_bytes = 1e5)
   on.exit(options(old))
-  expect_error(mkl(d$x, d$y, kernels = ks_small), "would need 256 KB.*MWUMKL")
+  expect_identical(mkl(d$x, d$y, kernels = ks_small)$store, "fly")
+  expect_error(gram(ks_small, d$x), "would need 256 KB")
 })
 
 test_that("unavailable methods say which ones exist", {

@@ -1,0 +1,541 @@
+/* The kernel store: the one way solvers read kernels.
+ *
+ * dense  the normalised nr x n x M array (column-major); columns and kernels are pointers into it.
+ * fly    kernel columns computed from the data and the kernel description, then normalised with
+ *        the training statistics exactly as mk_normalize / mk_normalize_test do on an array
+ *        (same operations in the same order, so both backends agree to the last bit or so).
+ *
+ * Batch operations stream kernels column by column (contiguous memory, vectorisable) and take
+ * their thread count from mk_threads_for(), so small work stays on one thread.
+ */
+#include "mklearn.h"
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ reading the R list */
+
+static SEXP entry(SEXP s, const char *name, int required)
+{
+    SEXP nms = getAttrib(s, R_NamesSymbol);
+    for (R_xlen_t i = 0; i < XLENGTH(s); i++)
+        if (!isNull(nms) && strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) return VECTOR_ELT(s, i);
+    if (required) error("kernel store: entry '%s' is missing", name);
+    return R_NilValue;
+}
+
+static const double *real_of(SEXP v, R_xlen_t len, const char *name)
+{
+    if (!isReal(v) || XLENGTH(v) != len) error("kernel store: '%s' must be %lld doubles", name,
+                                               (long long) len);
+    return REAL(v);
+}
+
+static const int *int_of(SEXP v, R_xlen_t len, const char *name)
+{
+    if (!isInteger(v) || (len >= 0 && XLENGTH(v) != len))
+        error("kernel store: '%s' must be integer%s", name, len >= 0 ? " of the right length" : "");
+    return INTEGER(v);
+}
+
+static void fly_rowmeans(mk_store *s);
+
+void mk_store_read(SEXP s, mk_store *st)
+{
+    if (!isNewList(s)) error("kernel store: not a list");
+    memset(st, 0, sizeof(*st));
+    st->kind = asInteger(entry(s, "kind", 1));
+    SEXP nt = entry(s, "nthreads", 0);
+    st->nthreads = isNull(nt) ? 0 : asInteger(nt);
+    if (st->kind == MK_STORE_DENSE) {
+        SEXP K = entry(s, "K", 1);
+        SEXP dim = getAttrib(K, R_DimSymbol);
+        if (!isReal(K) || (LENGTH(dim) != 3 && LENGTH(dim) != 2))
+            error("kernel store: 'K' must be a double nr x n x M array");
+        st->nr = INTEGER(dim)[0];
+        st->n = INTEGER(dim)[1];
+        st->M = LENGTH(dim) == 3 ? INTEGER(dim)[2] : 1;
+        st->K = REAL(K);
+        st->square = st->nr == st->n;
+    } else if (st->kind == MK_STORE_FLY) {
+        SEXP x = entry(s, "x", 1), z = entry(s, "z", 0);
+        if (!isReal(x) || !isMatrix(x)) error("kernel store: 'x' must be a double matrix");
+        st->n = nrows(x);
+        st->p = ncols(x);
+        st->x = REAL(x);
+        if (isNull(z)) {
+            st->z = st->x; st->nr = st->n; st->square = 1;
+        } else {
+            if (!isReal(z) || !isMatrix(z) || ncols(z) != st->p)
+                error("kernel store: 'z' must be a double matrix with the columns of 'x'");
+            st->z = REAL(z); st->nr = nrows(z); st->square = 0;
+        }
+        SEXP kt = entry(s, "ktype", 1);
+        st->M = LENGTH(kt);
+        st->ktype = int_of(kt, st->M, "ktype");
+        st->kgroup = int_of(entry(s, "kgroup", 1), st->M, "kgroup");
+        st->kpar1 = real_of(entry(s, "kpar1", 1), st->M, "kpar1");
+        st->kpar2 = real_of(entry(s, "kpar2", 1), st->M, "kpar2");
+        SEXP gs = entry(s, "gstart", 1), gf = entry(s, "gfeat", 1);
+        st->gstart = int_of(gs, -1, "gstart");
+        st->gfeat = int_of(gf, -1, "gfeat");
+        int ng = LENGTH(gs) - 1;
+        if (ng < 1 || st->gstart[0] != 0 || st->gstart[ng] != LENGTH(gf))
+            error("kernel store: malformed feature groups");
+        for (int g = 0; g < ng; g++)
+            if (st->gstart[g + 1] < st->gstart[g]) error("kernel store: malformed feature groups");
+        for (int k = 0; k < LENGTH(gf); k++)
+            if (st->gfeat[k] < 0 || st->gfeat[k] >= st->p)
+                error("kernel store: feature index out of range");
+        for (int m = 0; m < st->M; m++) {
+            if (st->kgroup[m] < 0 || st->kgroup[m] >= ng)
+                error("kernel store: group index out of range");
+            if (st->ktype[m] < MK_LINEAR || st->ktype[m] > MK_CHISQ)
+                error("kernel store: unknown kernel type");
+        }
+        st->norm = asInteger(entry(s, "norm", 1));
+        st->jitter = asReal(entry(s, "jitter", 1));
+        SEXP sc = entry(s, "scale", 0);
+        if (!isNull(sc)) {
+            st->scale = real_of(sc, st->M, "scale");
+            if (st->norm == MK_NORM_CENTER_TRACE) {
+                st->colmeans = real_of(entry(s, "colmeans", 1), (R_xlen_t) st->n * st->M,
+                                       "colmeans");
+                st->grandmean = real_of(entry(s, "grandmean", 1), st->M, "grandmean");
+            }
+            if (!st->square && st->norm == MK_NORM_CENTER_TRACE) fly_rowmeans(st);
+        } else if (st->norm != MK_NORM_NONE && !st->square)
+            error("kernel store: a test store needs the training normalisation");
+    } else error("kernel store: unknown kind %d", st->kind);
+    if (st->nr < 1 || st->n < 1 || st->M < 1) error("kernel store: empty");
+}
+
+/* ------------------------------------------------------------------ fly columns */
+
+static int group_nf(const mk_store *s, int g) { return s->gstart[g + 1] - s->gstart[g]; }
+
+/* The raw (un-normalised) kernel m on rows i0 <= i < i1 against training point j. */
+static void fly_raw(const mk_store *s, int m, int j, int i0, int i1, double *out)
+{
+    int g = s->kgroup[m];
+    mk_kernel_base(s->x, s->n, s->z + i0, s->nr, i1 - i0, j, s->gfeat + s->gstart[g],
+                   group_nf(s, g), mk_kernel_base_kind(s->ktype[m]), out);
+    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], out, i1 - i0, out);
+}
+
+/* Normalise raw values of kernel m, rows i0..i1-1, column j, in place (training statistics;
+   the same arithmetic as mk_normalize / mk_normalize_test on an array). */
+static void fly_norm(const mk_store *s, int m, int j, int i0, int i1, double *v)
+{
+    int len = i1 - i0;
+    if (s->norm == MK_NORM_CENTER_TRACE) {
+        double gm = s->grandmean[m], inv = 1.0 / s->scale[m];
+        const double *cm = s->colmeans + (size_t) m * s->n;
+        if (s->square) {
+            for (int k = 0; k < len; k++) v[k] = (v[k] + (gm - cm[i0 + k] - cm[j])) * inv;
+        } else {
+            const double *rm = s->rowmeans + (size_t) m * s->nr;
+            for (int k = 0; k < len; k++) v[k] = (v[k] - rm[i0 + k] - cm[j] + gm) * inv;
+        }
+    } else if (s->norm == MK_NORM_TRACE) {
+        double inv = 1.0 / s->scale[m];
+        for (int k = 0; k < len; k++) v[k] *= inv;
+    }
+    if (s->square && s->jitter != 0.0 && j >= i0 && j < i1) v[j - i0] += s->jitter;
+}
+
+static void fly_col(const mk_store *s, int m, int j, int i0, int i1, double *out)
+{
+    fly_raw(s, m, j, i0, i1, out);
+    fly_norm(s, m, j, i0, i1, out);
+}
+
+/* Row means of the raw test kernels (centring), nr x M, summed over j in order. */
+static void fly_rowmeans(mk_store *s)
+{
+    int nr = s->nr, n = s->n, M = s->M;
+    double *rm = (double *) R_alloc((size_t) nr * M, sizeof(double));
+    int nt = mk_threads_for(s->nthreads, (double) nr * n * M);
+    double *buf = (double *) R_alloc((size_t) nt * nr, sizeof(double));
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int m = 0; m < M; m++) {
+#ifdef _OPENMP
+        double *b = buf + (size_t) omp_get_thread_num() * nr;
+#else
+        double *b = buf;
+#endif
+        double *r = rm + (size_t) m * nr;
+        for (int i = 0; i < nr; i++) r[i] = 0.0;
+        for (int j = 0; j < n; j++) {
+            fly_raw(s, m, j, 0, nr, b);
+            for (int i = 0; i < nr; i++) r[i] += b[i];
+        }
+        for (int i = 0; i < nr; i++) r[i] /= n;
+    }
+    s->rowmeans = rm;
+}
+
+void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean)
+{
+    int n = s->n, M = s->M;
+    if (!s->square) error("kernel store: training statistics need a training store");
+    int nt = mk_threads_for(s->nthreads, (double) n * n * M);
+    double *buf = (double *) R_alloc((size_t) nt * n, sizeof(double));
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int m = 0; m < M; m++) {
+#ifdef _OPENMP
+        double *b = buf + (size_t) omp_get_thread_num() * n;
+#else
+        double *b = buf;
+#endif
+        double tr = 0.0;
+        if (s->norm == MK_NORM_CENTER_TRACE) {
+            double *cm = colmeans + (size_t) m * n, gm = 0.0;
+            for (int j = 0; j < n; j++) {
+                fly_raw(s, m, j, 0, n, b);
+                double t = 0.0;
+                for (int i = 0; i < n; i++) t += b[i];
+                cm[j] = t / n;
+                gm += cm[j];
+                tr += b[j];
+            }
+            gm /= n;
+            grandmean[m] = gm;
+            /* trace of the centred kernel, entry by entry as mk_normalize sums it */
+            tr = 0.0;
+            for (int j = 0; j < n; j++) {
+                fly_raw(s, m, j, j, j + 1, b);
+                tr += b[0] + (gm - cm[j] - cm[j]);
+            }
+        } else {
+            for (int j = 0; j < n; j++) {
+                fly_raw(s, m, j, j, j + 1, b);
+                tr += b[0];
+            }
+        }
+        scale[m] = s->norm == MK_NORM_NONE ? 1.0 : (tr > 0.0 ? tr : 1.0);
+    }
+}
+
+/* ------------------------------------------------------------------ single-kernel primitives */
+
+size_t mk_store_scratch(const mk_store *s)
+{
+    return s->kind == MK_STORE_DENSE ? 0 : (size_t) s->nr * s->n;
+}
+
+const double *mk_store_col(const mk_store *s, int m, int j, double *buf)
+{
+    if (s->kind == MK_STORE_DENSE)
+        return s->K + (size_t) m * s->nr * s->n + (size_t) j * s->nr;
+    fly_col(s, m, j, 0, s->nr, buf);
+    return buf;
+}
+
+const double *mk_store_kernel(const mk_store *s, int m, double *buf)
+{
+    if (s->kind == MK_STORE_DENSE) return s->K + (size_t) m * s->nr * s->n;
+    for (int j = 0; j < s->n; j++) fly_col(s, m, j, 0, s->nr, buf + (size_t) j * s->nr);
+    return buf;
+}
+
+void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2, double *y1,
+                   double *y2, double *buf)
+{
+    int nr = s->nr, n = s->n;
+    for (int i = 0; i < nr; i++) y1[i] = 0.0;
+    if (x2) for (int i = 0; i < nr; i++) y2[i] = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *c = mk_store_col(s, m, j, buf);
+        double a1 = x1[j];
+        if (x2) {
+            double a2 = x2[j];
+            for (int i = 0; i < nr; i++) { y1[i] += c[i] * a1; y2[i] += c[i] * a2; }
+        } else if (a1 != 0.0) {
+            for (int i = 0; i < nr; i++) y1[i] += c[i] * a1;
+        }
+    }
+}
+
+double mk_store_kquad(const mk_store *s, int m, const double *v, double *buf)
+{
+    int n = s->n;
+    double q = 0.0;
+    for (int j = 0; j < n; j++) {
+        if (v[j] == 0.0) continue;
+        const double *c = mk_store_col(s, m, j, buf);
+        double t = 0.0;
+        for (int i = 0; i < n; i++) t += c[i] * v[i];
+        q += v[j] * t;
+    }
+    return q;
+}
+
+/* ------------------------------------------------------------------ batch operations */
+
+/* per-thread scratch of the size column operations need (fly: nr doubles) */
+static double *col_scratch(const mk_store *s, int nt)
+{
+    if (s->kind == MK_STORE_DENSE) return NULL;
+    return (double *) R_alloc((size_t) nt * s->nr, sizeof(double));
+}
+#ifdef _OPENMP
+#define THREAD_BUF(base, len) ((base) ? (base) + (size_t) omp_get_thread_num() * (len) : NULL)
+#else
+#define THREAD_BUF(base, len) (base)
+#endif
+
+/* work of one pass over cnt kernels (fly columns cost about p times more) */
+static double pass_work(const mk_store *s, int cnt)
+{
+    double w = (double) cnt * s->nr * s->n;
+    return s->kind == MK_STORE_DENSE ? w : w * 4.0;
+}
+
+void mk_store_mv(const mk_store *s, const int *idx, int cnt, const double *v, double *out,
+                 size_t ldo)
+{
+    int nt = mk_threads_for(s->nthreads, pass_work(s, cnt));
+    double *scr = col_scratch(s, nt);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int k = 0; k < cnt; k++)
+        mk_store_kmv2(s, idx ? idx[k] : k, v, NULL, out + (size_t) k * ldo, NULL,
+                      THREAD_BUF(scr, s->nr));
+}
+
+void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, double *out)
+{
+    int nt = mk_threads_for(s->nthreads, pass_work(s, cnt));
+    double *scr = col_scratch(s, nt);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
+#endif
+    for (int k = 0; k < cnt; k++)
+        out[k] = mk_store_kquad(s, idx ? idx[k] : k, v, THREAD_BUF(scr, s->nr));
+}
+
+void mk_store_combine(const mk_store *s, const double *d, double *out)
+{
+    int nr = s->nr, n = s->n, M = s->M, nact = 0;
+    for (int m = 0; m < M; m++) if (d[m] != 0.0) nact++;
+    int nt = mk_threads_for(s->nthreads, pass_work(s, nact));
+    double *scr = col_scratch(s, nt);
+    (void) nt;
+    /* columns in parallel; kernels summed in a fixed order so the result is deterministic */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int j = 0; j < n; j++) {
+        double *oj = out + (size_t) j * nr, *b = THREAD_BUF(scr, nr);
+        for (int i = 0; i < nr; i++) oj[i] = 0.0;
+        for (int m = 0; m < M; m++) {
+            double w = d[m];
+            if (w == 0.0) continue;
+            const double *c = mk_store_col(s, m, j, b);
+            for (int i = 0; i < nr; i++) oj[i] += w * c[i];
+        }
+    }
+}
+
+void mk_store_axpy(const mk_store *s, int m, double t, double *A)
+{
+    int nr = s->nr, n = s->n;
+    int nt = mk_threads_for(s->nthreads, pass_work(s, 1));
+    double *scr = col_scratch(s, nt);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int j = 0; j < n; j++) {
+        const double *c = mk_store_col(s, m, j, THREAD_BUF(scr, nr));
+        double *aj = A + (size_t) j * nr;
+        for (int i = 0; i < nr; i++) aj[i] += t * c[i];
+    }
+}
+
+/* Decision values: threads take blocks of rows, each streaming every kernel's columns over its
+   rows (no reduction, deterministic). On the fly, kernels of one feature group share the base
+   distances of each column. */
+void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double *alpha,
+                       double *out)
+{
+    int nr = s->nr, n = s->n;
+    const int B = 256;
+    int nblk = (nr + B - 1) / B;
+    int nt = mk_threads_for(s->nthreads, pass_work(s, cnt));
+    if (nt > nblk) nt = nblk;
+    double *scr = s->kind == MK_STORE_DENSE ? NULL :
+        (double *) R_alloc((size_t) (nt > 0 ? nt : 1) * 2 * B, sizeof(double));
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int blk = 0; blk < nblk; blk++) {
+        int i0 = blk * B, i1 = i0 + B < nr ? i0 + B : nr, len = i1 - i0;
+        double *o = out + i0;
+        for (int i = 0; i < len; i++) o[i] = 0.0;
+        if (s->kind == MK_STORE_DENSE) {
+            for (int k = 0; k < cnt; k++) {
+                const double *Km = s->K + (size_t) (idx ? idx[k] : k) * nr * n;
+                const double *ak = alpha + (size_t) k * n;
+                for (int j = 0; j < n; j++) {
+                    double a = ak[j];
+                    if (a == 0.0) continue;
+                    const double *c = Km + (size_t) j * nr + i0;
+                    for (int i = 0; i < len; i++) o[i] += c[i] * a;
+                }
+            }
+        } else {
+            double *base = THREAD_BUF(scr, 2 * B), *val = base + B;
+            for (int j = 0; j < n; j++) {
+                int prev_g = -1, prev_kind = 0;
+                for (int k = 0; k < cnt; k++) {
+                    double a = alpha[(size_t) k * n + j];
+                    if (a == 0.0) continue;
+                    int m = idx ? idx[k] : k, g = s->kgroup[m];
+                    int kind = mk_kernel_base_kind(s->ktype[m]);
+                    if (g != prev_g || kind != prev_kind) {
+                        mk_kernel_base(s->x, n, s->z + i0, nr, len, j, s->gfeat + s->gstart[g],
+                                       group_nf(s, g), kind, base);
+                        prev_g = g; prev_kind = kind;
+                    }
+                    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], base, len, val);
+                    fly_norm(s, m, j, i0, i1, val);
+                    for (int i = 0; i < len; i++) o[i] += val[i] * a;
+                }
+            }
+        }
+    }
+}
+
+void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *out)
+{
+    int nr = s->nr, prev_g = -1, prev_kind = 0;
+    double *base = s->kind == MK_STORE_DENSE ? NULL : (double *) R_alloc(nr, sizeof(double));
+    for (int k = 0; k < cnt; k++) {
+        int m = idx ? idx[k] : k;
+        double *o = out + (size_t) k * nr;
+        if (s->kind == MK_STORE_DENSE) {
+            memcpy(o, mk_store_col(s, m, j, NULL), (size_t) nr * sizeof(double));
+            continue;
+        }
+        int g = s->kgroup[m], kind = mk_kernel_base_kind(s->ktype[m]);
+        if (g != prev_g || kind != prev_kind) {
+            mk_kernel_base(s->x, s->n, s->z, nr, nr, j, s->gfeat + s->gstart[g], group_nf(s, g),
+                           kind, base);
+            prev_g = g; prev_kind = kind;
+        }
+        mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], base, nr, o);
+        fly_norm(s, m, j, 0, nr, o);
+    }
+}
+
+/* ------------------------------------------------------------------ .Call */
+
+/* 1-based kernel indices from R (NULL: all) into 0-based C ones */
+static const int *kernel_index(SEXP idx, int M, int *cnt)
+{
+    if (isNull(idx)) { *cnt = M; return NULL; }
+    if (!isInteger(idx)) error("'idx' must be integer");
+    int k = LENGTH(idx);
+    int *out = (int *) R_alloc(k > 0 ? k : 1, sizeof(int));
+    for (int j = 0; j < k; j++) {
+        out[j] = INTEGER(idx)[j] - 1;
+        if (out[j] < 0 || out[j] >= M) error("kernel index out of range");
+    }
+    *cnt = k;
+    return out;
+}
+
+SEXP mkc_store_stats(SEXP store)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (st.kind != MK_STORE_FLY || !st.square) error("statistics need a fly training store");
+    const char *nm[] = { "scale", "colmeans", "grandmean", NULL };
+    SEXP out = mk_list_new(nm);
+    SEXP sc = allocVector(REALSXP, st.M);
+    SET_VECTOR_ELT(out, 0, sc);
+    int centre = st.norm == MK_NORM_CENTER_TRACE;
+    SEXP cm = centre ? allocMatrix(REALSXP, st.n, st.M) : R_NilValue;
+    SET_VECTOR_ELT(out, 1, cm);
+    SEXP gm = centre ? allocVector(REALSXP, st.M) : R_NilValue;
+    SET_VECTOR_ELT(out, 2, gm);
+    mk_store_train_stats(&st, REAL(sc), centre ? REAL(cm) : NULL, centre ? REAL(gm) : NULL);
+    UNPROTECT(1);
+    return out;
+}
+
+SEXP mkc_store_mv(SEXP store, SEXP idx, SEXP v)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    int cnt;
+    const int *ix = kernel_index(idx, st.M, &cnt);
+    if (!isReal(v) || LENGTH(v) != st.n) error("'v' must have n doubles");
+    SEXP out = PROTECT(allocMatrix(REALSXP, st.nr, cnt));
+    mk_store_mv(&st, ix, cnt, REAL(v), REAL(out), (size_t) st.nr);
+    UNPROTECT(1);
+    return out;
+}
+
+SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (st.nr != st.n) error("quadratic forms need square kernels");
+    int cnt;
+    const int *ix = kernel_index(idx, st.M, &cnt);
+    if (!isReal(v) || LENGTH(v) != st.n) error("'v' must have n doubles");
+    SEXP out = PROTECT(allocVector(REALSXP, cnt));
+    mk_store_quad(&st, ix, cnt, REAL(v), REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
+SEXP mkc_store_combine(SEXP store, SEXP d)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!isReal(d) || LENGTH(d) != st.M) error("'d' must have M doubles");
+    SEXP out = PROTECT(allocMatrix(REALSXP, st.nr, st.n));
+    mk_store_combine(&st, REAL(d), REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
+SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    int cnt;
+    const int *ix = kernel_index(idx, st.M, &cnt);
+    if (!isReal(alpha) || XLENGTH(alpha) != (R_xlen_t) st.n * cnt)
+        error("'alpha' must be n x length(idx)");
+    SEXP out = PROTECT(allocVector(REALSXP, st.nr));
+    mk_store_decision(&st, ix, cnt, REAL(alpha), REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
+SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    int cnt, jj = asInteger(j) - 1;
+    const int *ix = kernel_index(idx, st.M, &cnt);
+    if (jj < 0 || jj >= st.n) error("column index out of range");
+    SEXP out = PROTECT(allocMatrix(REALSXP, st.nr, cnt));
+    mk_store_cols(&st, ix, cnt, jj, REAL(out));
+    UNPROTECT(1);
+    return out;
+}
