@@ -247,12 +247,12 @@ static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x
 
 /* Q[:, m] = (K_m alpha)_S for every m, alpha signed, restricted to its nonzeros sv; kernel
    columns from the store (pointers into the array when dense, computed into a per-thread
-   buffer on the fly). */
+   buffer of one column on the fly). */
 static void build_Q(const mk_store *st, const int *S, int ns, const int *sv, int nsv,
                     const double *al, double *Q, int nthreads)
 {
     const int M = st->M;
-    size_t sc = mk_store_scratch(st);
+    size_t sc = st->kind == MK_STORE_DENSE ? 0 : (size_t) st->nr;
     double *buf = sc ? (double *) R_alloc((size_t) nthreads * sc, sizeof(double)) : NULL;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nthreads)
