@@ -28,6 +28,7 @@ typedef struct {
     double *B, *KD;      /* line kernel: base K(d) and direction (n x n each; line strategies) */
     double *grad, *ya;   /* SMO gradient, signed alpha (n) */
     int nth2;            /* threads for an O(n^2) elementwise pass */
+    int kd_at_d;         /* Kd holds K(c->d) (the driver's own solve at the current point) */
     double last_check;   /* time of the last user-interrupt check */
 } sf_drv;
 
@@ -52,6 +53,7 @@ static double sf_solve(mk_sf_ctx *c, double *alpha, double *b)
 static double sf_J_at(mk_sf_ctx *c, const double *d, double *alpha, double *b)
 {
     sf_drv *w = (sf_drv *) c->drv;
+    w->kd_at_d = 0;
     double t = mk_time();
     mk_store_combine(c->st, d, w->Kd);
     c->t_svm += mk_time() - t;
@@ -74,6 +76,7 @@ static void sf_line(const double *A, const double *X, double t, double *out, int
 static double sf_J_line(mk_sf_ctx *c, double t, double *alpha, double *b)
 {
     sf_drv *w = (sf_drv *) c->drv;
+    w->kd_at_d = 0;
     double t0 = mk_time();
     sf_line(w->B, w->KD, t, w->Kd, c->n, w->nth2);
     c->t_svm += mk_time() - t0;
@@ -201,6 +204,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     w->ya = (double *) R_alloc(n, sizeof(double));
     w->nth2 = mk_threads_for(o->nthreads, (double) nn);
     w->last_check = 0.0;
+    w->kd_at_d = 0;
 
     memset(c, 0, sizeof(*c));
     c->st = st; c->y = y; c->n = n; c->M = M; c->C = C; c->o = o;
@@ -224,6 +228,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     void *ws = s->init(c);
 
     c->J = sf_J_at(c, d, a, &c->b);
+    w->kd_at_d = 1;
     double step = 0.0, rg;
     int it = 0, reason;
     for (;; it++) {
@@ -235,9 +240,15 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
         }
         R_CheckUserInterrupt();
         if (s->line && it % SF_REBUILD == 0) {
-            double t = mk_time();
-            mk_store_combine(st, d, w->B);
-            c->t_svm += mk_time() - t;
+            if (w->kd_at_d) {   /* the last solve was the driver's own at this d: reuse K(d) */
+                double *tmp = w->B;
+                w->B = w->Kd; w->Kd = tmp;
+            } else {
+                double t = mk_time();
+                mk_store_combine(st, d, w->B);
+                c->t_svm += mk_time() - t;
+            }
+            w->kd_at_d = 0;
         }
         memcpy(dold, d, (size_t) M * sizeof(double));
         int status = s->step(c, ws, it, v);
@@ -250,6 +261,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
         if (c->svm_tol > SF_SVM_TOL_MIN) {
             c->svm_tol = fmax(SF_SVM_TOL_MIN, 0.01 * c->svm_tol);
             c->J = sf_J_at(c, d, a, &c->b);
+            w->kd_at_d = 1;
             continue;
         }
         it++;
