@@ -302,28 +302,22 @@ check_chisq_data <- function(rk, x, which) {
   }
 }
 
-# Build training kernels (normalised) for the resolved set rk, optionally only `which`.
+# Build training kernels (normalised) for the resolved set rk, optionally only `which`:
+# list(K, scale, colmeans, grandmean), the dense array of a fly store.
 build_train <- function(rk, x, which = NULL, nthreads = 0L, limit = default_memory()) {
   if (is.null(which)) which <- seq_len(nrow(rk$table))
   check_kernel_memory(nrow(x), nrow(x), length(which), limit)
   check_chisq_data(rk, x, which)
-  tab <- rk$table[which, , drop = FALSE]
-  .Call(C_gram, x, NULL, rk$gstart, rk$gfeat, as.integer(tab$group - 1L),
-        unname(.kernel_codes[tab$type]), as.double(tab$par1), as.double(tab$par2),
-        .norm_codes[[rk$normalize]], rk$jitter, NULL, as.integer(nthreads))
+  st <- c(list(kind = 1L, x = x, z = NULL, nthreads = as.integer(nthreads)),
+          kernel_table(rk, which))
+  .Call(C_store_dense, st)
 }
 
 # Test-by-train kernels for kernels `which`, with the training normalisation `stats`.
 build_test <- function(rk, x, z, stats, which, nthreads = 0L) {
   check_kernel_memory(nrow(z), nrow(x), length(which))
   check_chisq_data(rk, z, which)
-  tab <- rk$table[which, , drop = FALSE]
-  st <- list(as.double(stats$scale[which]),
-             if (is.null(stats$colmeans)) NULL else stats$colmeans[, which, drop = FALSE],
-             if (is.null(stats$grandmean)) NULL else as.double(stats$grandmean[which]))
-  .Call(C_gram, x, z, rk$gstart, rk$gfeat, as.integer(tab$group - 1L),
-        unname(.kernel_codes[tab$type]), as.double(tab$par1), as.double(tab$par2),
-        .norm_codes[[rk$normalize]], rk$jitter, st, as.integer(nthreads))
+  .Call(C_store_dense, test_store(rk, x, z, stats, which, nthreads))
 }
 
 #' Kernel matrices

@@ -10,6 +10,8 @@
 #'   kernel ridge regression (squared loss, ridge \eqn{1/C}) for a numeric response.
 #' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty.
 #' * `"simple"`, `"hessian"`, `"lp"`: SimpleMKL, HessianMKL and lp-norm MKL on the SMO SVM.
+#' * `"bayes"`, `"l01"`, `"mwu"`: Empirical Bayesian MKL, MKL-L0/1-SVM and MWUMKL (planned: a
+#'   version without them says so).
 #'
 #' @section Kernel storage:
 #' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when it fits the
@@ -106,7 +108,7 @@ mkl.formula <- function(x, data, ...) {
 #' mkl_methods()
 #' @export
 mkl_methods <- function() {
-  all <- c("uniform", "spicy", "simple", "hessian", "lp")
+  all <- c("uniform", "spicy", "simple", "hessian", "lp", "bayes", "l01", "mwu")
   ns <- asNamespace("mklearn")
   all[vapply(all, function(m) exists(paste0("fit_", m), envir = ns, inherits = FALSE),
              logical(1))]
@@ -124,7 +126,8 @@ mkl_methods <- function() {
 #' @export
 mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                                                    poly_kernel(1:2)),
-                        method = c("uniform", "spicy", "simple", "hessian", "lp"), C = 1,
+                        method = c("uniform", "spicy", "simple", "hessian", "lp", "bayes",
+                                   "l01", "mwu"), C = 1,
                         loss = NULL, penalty = c("l1", "elasticnet"), lambda = 0.5, p = 2,
                         epsilon = 0.1, standardize = TRUE, task = NULL,
                         control = mkl_control(), init = NULL, ...) {

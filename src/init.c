@@ -6,8 +6,8 @@
 
 static const R_CallMethodDef callMethods[] = {
     ENTRY(threads, 1),
-    ENTRY(gram, 12),
     ENTRY(check_psd, 1),
+    ENTRY(store_dense, 1),
     ENTRY(store_stats, 1),
     ENTRY(store_mv, 3),
     ENTRY(store_quad, 3),

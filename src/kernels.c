@@ -12,25 +12,6 @@
 #ifndef FCONE
 #define FCONE
 #endif
-#if defined(__linux__)
-#include <sys/mman.h>
-#include <stdint.h>
-#endif
-
-/* Large kernel arrays are touched once, page by page: on Linux ask for transparent huge
-   pages, which makes the first touch several times cheaper. Advice only; errors ignored. */
-static void advise_huge(void *p, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t) 1 << 21;
-    if (bytes < 4 * huge) return;
-    uintptr_t a = ((uintptr_t) p + huge - 1) & ~(huge - 1);
-    uintptr_t e = ((uintptr_t) p + bytes) & ~(huge - 1);
-    if (e > a) (void) madvise((void *) a, e - a, MADV_HUGEPAGE);
-#else
-    (void) p; (void) bytes;
-#endif
-}
 
 static double ipow(double x, int k)
 {
@@ -294,38 +275,6 @@ void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scal
     }
 }
 
-void mk_normalize_test(double *Kt, int nz, int n, int M, int norm, const double *scale,
-                       const double *colmeans, const double *grandmean, int nthreads)
-{
-    if (norm == MK_NORM_NONE) return;
-    const size_t nn = (size_t) nz * n;
-    int nt = mk_threads_for(nthreads, (double) nn * M);
-    (void) nt;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-#endif
-    for (int m = 0; m < M; m++) {
-        double *Km = Kt + (size_t) m * nn;
-        double inv = 1.0 / scale[m];
-        if (norm == MK_NORM_CENTER_TRACE) {
-            const double *cm = colmeans + (size_t) m * n;
-            double gm = grandmean[m];
-            /* row means of the test kernel over the training points, without scratch */
-            for (int i = 0; i < nz; i++) {
-                double r = 0.0;
-                for (int j = 0; j < n; j++) r += Km[(size_t) j * nz + i];
-                r /= n;
-                for (int j = 0; j < n; j++) {
-                    double *v = Km + (size_t) j * nz + i;
-                    *v = (*v - r - cm[j] + gm) * inv;
-                }
-            }
-        } else {
-            for (size_t k = 0; k < nn; k++) Km[k] *= inv;
-        }
-    }
-}
-
 /* ------------------------------------------------------------------ .Call */
 
 static int kernel_dims(SEXP K, int *n, int *M)
@@ -335,87 +284,6 @@ static int kernel_dims(SEXP K, int *n, int *M)
     *n = INTEGER(dim)[0];
     *M = INTEGER(dim)[2];
     return INTEGER(dim)[1];
-}
-
-static SEXP stats_list(SEXP K, SEXP scale, SEXP cm, SEXP gm)
-{
-    const char *nms[] = {"K", "scale", "colmeans", "grandmean", NULL};
-    SEXP out = mk_list_new(nms);
-    SET_VECTOR_ELT(out, 0, K);
-    SET_VECTOR_ELT(out, 1, scale);
-    SET_VECTOR_ELT(out, 2, cm);
-    SET_VECTOR_ELT(out, 3, gm);
-    UNPROTECT(1);
-    return out;
-}
-
-static SEXP alloc_array3(int a, int b, int c)
-{
-    SEXP dim = PROTECT(allocVector(INTSXP, 3));
-    INTEGER(dim)[0] = a; INTEGER(dim)[1] = b; INTEGER(dim)[2] = c;
-    SEXP out = PROTECT(allocVector(REALSXP, (R_xlen_t) a * b * c));
-    advise_huge(REAL(out), (size_t) a * b * c * sizeof(double));
-    setAttrib(out, R_DimSymbol, dim);
-    UNPROTECT(2);
-    return out;
-}
-
-/* training mode (z = NULL): returns list(K, scale, colmeans, grandmean);
-   test mode: stats = list(scale, colmeans, grandmean) of the training kernels, returns the
-   normalised test-by-train array. */
-SEXP mkc_gram(SEXP x, SEXP z, SEXP gstart, SEXP gfeat, SEXP kgroup, SEXP ktype,
-              SEXP kpar1, SEXP kpar2, SEXP norm, SEXP jitter, SEXP stats, SEXP nthreads)
-{
-    if (!isReal(x) || !isMatrix(x)) error("'x' must be a double matrix");
-    if (!isNull(z) && (!isReal(z) || !isMatrix(z))) error("'z' must be NULL or a double matrix");
-    if (!isInteger(gstart) || !isInteger(gfeat) || !isInteger(kgroup) || !isInteger(ktype))
-        error("group and kernel codes must be integer");
-    if (!isReal(kpar1) || !isReal(kpar2)) error("kernel parameters must be double");
-    int n = nrows(x), p = ncols(x), M = LENGTH(ktype);
-    if (LENGTH(kgroup) != M || LENGTH(kpar1) != M || LENGTH(kpar2) != M)
-        error("kernel description vectors differ in length");
-    int ng = LENGTH(gstart) - 1;
-    const int *gs = INTEGER(gstart), *gf = INTEGER(gfeat);
-    if (ng < 1 || gs[ng] != LENGTH(gfeat)) error("malformed feature groups");
-    for (int k = 0; k < LENGTH(gfeat); k++)
-        if (gf[k] < 0 || gf[k] >= p) error("feature index out of range");
-    for (int m = 0; m < M; m++)
-        if (INTEGER(kgroup)[m] < 0 || INTEGER(kgroup)[m] >= ng) error("group index out of range");
-    int nz = n;
-    if (!isNull(z)) {
-        nz = nrows(z);
-        if (ncols(z) != p) error("'z' and 'x' differ in columns");
-    }
-    int nc = asInteger(norm), nt = asInteger(nthreads);
-    double jit = asReal(jitter);
-    int nprot = 0;
-    SEXP K = PROTECT(alloc_array3(nz, n, M)); nprot++;
-    mk_gram(REAL(x), n, p, isNull(z) ? NULL : REAL(z), nz, gs, gf, M, INTEGER(kgroup),
-            INTEGER(ktype), REAL(kpar1), REAL(kpar2), REAL(K), nt);
-    if (!isNull(z)) {
-        if (!isNewList(stats) || LENGTH(stats) != 3) error("'stats' must be a list of 3");
-        SEXP sc = VECTOR_ELT(stats, 0), cm = VECTOR_ELT(stats, 1), gm = VECTOR_ELT(stats, 2);
-        if (!isReal(sc) || LENGTH(sc) != M) error("'scale' must have length M");
-        if (nc == MK_NORM_CENTER_TRACE &&
-            (!isReal(cm) || XLENGTH(cm) != (R_xlen_t) n * M || !isReal(gm) || LENGTH(gm) != M))
-            error("centring statistics have the wrong length");
-        mk_normalize_test(REAL(K), nz, n, M, nc, REAL(sc),
-                          nc == MK_NORM_CENTER_TRACE ? REAL(cm) : NULL,
-                          nc == MK_NORM_CENTER_TRACE ? REAL(gm) : NULL, nt);
-        UNPROTECT(nprot);
-        return K;
-    }
-    SEXP sc = PROTECT(allocVector(REALSXP, M)); nprot++;
-    SEXP cm = R_NilValue, gm = R_NilValue;
-    if (nc == MK_NORM_CENTER_TRACE) {
-        cm = PROTECT(allocMatrix(REALSXP, n, M)); nprot++;
-        gm = PROTECT(allocVector(REALSXP, M)); nprot++;
-    }
-    mk_normalize(REAL(K), n, M, nc, jit, REAL(sc), isNull(cm) ? NULL : REAL(cm),
-                 isNull(gm) ? NULL : REAL(gm), nt);
-    SEXP out = stats_list(K, sc, cm, gm);
-    UNPROTECT(nprot);
-    return out;
 }
 
 /* For each kernel: the largest |K - K'| relative to max |K|, and the smallest eigenvalue

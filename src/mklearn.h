@@ -94,12 +94,7 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
    (colmeans/grandmean only for MK_NORM_CENTER_TRACE). Then adds jitter to the diagonal. */
 void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scale,
                   double *colmeans, double *grandmean, int nthreads);
-/* The same normalisation applied to test-by-train kernels Kt (nz x n x M). */
-void mk_normalize_test(double *Kt, int nz, int n, int M, int norm, const double *scale,
-                       const double *colmeans, const double *grandmean, int nthreads);
-
-SEXP mkc_gram(SEXP x, SEXP z, SEXP gstart, SEXP gfeat, SEXP kgroup, SEXP ktype,
-              SEXP kpar1, SEXP kpar2, SEXP norm, SEXP jitter, SEXP stats, SEXP nthreads);
+/* The PSD check of precomputed kernels: asymmetry and smallest relative eigenvalue. */
 SEXP mkc_check_psd(SEXP K);
 
 /* ====================================================================== store.c */
@@ -164,7 +159,12 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
 /* Fly training statistics (what mk_normalize computes on a dense array): scale[M],
    colmeans[n*M], grandmean[M] of the raw kernels of s (s->scale etc. are not read). */
 void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean);
+/* Normalise a raw nr x n x M test array with the training statistics of the test store s. */
+void mk_store_normalize_test(const mk_store *s, double *Kt);
 
+/* .Call: the dense array of a fly store (gram()): training list(K, scale, colmeans,
+   grandmean), or the normalised test array. */
+SEXP mkc_store_dense(SEXP store);
 SEXP mkc_store_stats(SEXP store);
 SEXP mkc_store_mv(SEXP store, SEXP idx, SEXP v);
 SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v);

@@ -11,6 +11,10 @@
 #include "mklearn.h"
 #include <math.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <stdint.h>
+#endif
 
 /* ------------------------------------------------------------------ reading the R list */
 
@@ -437,6 +441,75 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
         mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], base, nr, o);
         fly_norm(s, m, j, 0, nr, o);
     }
+}
+
+/* ------------------------------------------------------------------ materialising a store */
+
+void mk_store_normalize_test(const mk_store *s, double *Kt)
+{
+    int nr = s->nr, n = s->n, M = s->M;
+    int nt = mk_threads_for(s->nthreads, (double) nr * n * M);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++)
+        for (int j = 0; j < n; j++)
+            fly_norm(s, m, j, 0, nr, Kt + (size_t) m * nr * n + (size_t) j * nr);
+}
+
+/* Large kernel arrays are touched once, page by page: on Linux ask for transparent huge
+   pages, which makes the first touch several times cheaper. Advice only; errors ignored. */
+static void advise_huge(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t) 1 << 21;
+    if (bytes < 4 * huge) return;
+    uintptr_t a = ((uintptr_t) p + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t) p + bytes) & ~(huge - 1);
+    if (e > a) (void) madvise((void *) a, e - a, MADV_HUGEPAGE);
+#else
+    (void) p; (void) bytes;
+#endif
+}
+
+
+/* The dense array of a fly store: raw kernels by mk_gram, then the training normalisation
+   (computed here: list(K, scale, colmeans, grandmean)) or, for a test store, the training
+   statistics it carries (the normalised array). */
+SEXP mkc_store_dense(SEXP store)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (st.kind != MK_STORE_FLY) error("only a fly store can be materialised");
+    size_t len = (size_t) st.nr * st.n * st.M;
+    SEXP K = PROTECT(allocVector(REALSXP, (R_xlen_t) len));
+    advise_huge(REAL(K), len * sizeof(double));
+    SEXP dim = PROTECT(allocVector(INTSXP, 3));
+    INTEGER(dim)[0] = st.nr; INTEGER(dim)[1] = st.n; INTEGER(dim)[2] = st.M;
+    setAttrib(K, R_DimSymbol, dim);
+    UNPROTECT(1);
+    mk_gram(st.x, st.n, st.p, st.square ? NULL : st.z, st.nr, st.gstart, st.gfeat, st.M,
+            st.kgroup, st.ktype, st.kpar1, st.kpar2, REAL(K), st.nthreads);
+    if (!st.square) {
+        mk_store_normalize_test(&st, REAL(K));
+        UNPROTECT(1);
+        return K;
+    }
+    const char *nm[] = { "K", "scale", "colmeans", "grandmean", NULL };
+    SEXP out = mk_list_new(nm);
+    SET_VECTOR_ELT(out, 0, K);
+    int centre = st.norm == MK_NORM_CENTER_TRACE;
+    SEXP sc = allocVector(REALSXP, st.M);
+    SET_VECTOR_ELT(out, 1, sc);
+    SEXP cm = centre ? allocMatrix(REALSXP, st.n, st.M) : R_NilValue;
+    SET_VECTOR_ELT(out, 2, cm);
+    SEXP gm = centre ? allocVector(REALSXP, st.M) : R_NilValue;
+    SET_VECTOR_ELT(out, 3, gm);
+    mk_normalize(REAL(K), st.n, st.M, st.norm, st.jitter, REAL(sc), centre ? REAL(cm) : NULL,
+                 centre ? REAL(gm) : NULL, st.nthreads);
+    UNPROTECT(2);
+    return out;
 }
 
 /* ------------------------------------------------------------------ .Call */
