@@ -36,7 +36,8 @@
 #' @param nthreads number of threads (0: the OpenMP default, `OMP_NUM_THREADS`, capped by
 #'   `OMP_THREAD_LIMIT` and the number of processors; one thread in a forked process); defaults
 #'   to `getOption("mklearn.threads", 0)`.
-#' @param verbose print progress.
+#' @param verbose print progress: `TRUE` (or 1) one line per outer iteration; larger whole
+#'   numbers print more detail where a solver has it (SpicyMKL: 2, 3).
 #' @param memory bytes the n x n x M kernel array may take (default: half of the machine's
 #'   memory, or `getOption("mklearn.max_bytes")` when set). Above it, methods that can compute
 #'   kernels on the fly do so; others stop with an error.
@@ -89,22 +90,27 @@ check_control_values <- function(s) {
   for (nm in c("tol", "svm_tol", "inner_tol", "gamma_scale", "gamma_b", "gold_tol",
                "warm_shrink", "gamma_max", "newton_tol")) pos(nm)
   for (nm in c("maxiter", "svm_maxiter", "inner_maxiter", "cg_threshold")) count(nm)
-  for (nm in c("screening", "lazy_screening", "verbose")) flag(nm)
+  for (nm in c("screening", "lazy_screening")) flag(nm)
+  if (!is.null(s[["verbose"]])) {
+    v <- s[["verbose"]]
+    if (!(is.logical(v) || is.numeric(v)) || length(v) != 1L || is.na(v) || v < 0 || v != round(v))
+      stop("'verbose' must be TRUE, FALSE or a trace level 0, 1, 2, ...", call. = FALSE)
+  }
   flag("cg", na_ok = TRUE)
-  if (!is.null(s$nthreads)) s$nthreads <- check_threads(s$nthreads)
-  if (!is.null(s$gamma_mult)) s$gamma_mult <- check_scalar(s$gamma_mult, "gamma_mult", 1)
-  if (!is.null(s$gamma) && !(length(s$gamma) == 1L && is.na(s$gamma)))
-    s$gamma <- check_scalar(s$gamma, "gamma", 0, lower_open = TRUE)
-  if (!is.null(s$max_time) && !(is.numeric(s$max_time) && length(s$max_time) == 1L &&
-                                !is.na(s$max_time) && s$max_time > 0))
+  if (!is.null(s[["nthreads"]])) s[["nthreads"]] <- check_threads(s[["nthreads"]])
+  if (!is.null(s[["gamma_mult"]])) s[["gamma_mult"]] <- check_scalar(s[["gamma_mult"]], "gamma_mult", 1)
+  if (!is.null(s[["gamma"]]) && !(length(s[["gamma"]]) == 1L && is.na(s[["gamma"]])))
+    s[["gamma"]] <- check_scalar(s[["gamma"]], "gamma", 0, lower_open = TRUE)
+  if (!is.null(s[["max_time"]]) && !(is.numeric(s[["max_time"]]) && length(s[["max_time"]]) == 1L &&
+                                !is.na(s[["max_time"]]) && s[["max_time"]] > 0))
     stop("'max_time' must be one positive number of seconds (Inf: no limit)", call. = FALSE)
-  if (!is.null(s$memory) && !(is.numeric(s$memory) && length(s$memory) == 1L &&
-                              !is.na(s$memory) && s$memory > 0))
+  if (!is.null(s[["memory"]]) && !(is.numeric(s[["memory"]]) && length(s[["memory"]]) == 1L &&
+                              !is.na(s[["memory"]]) && s[["memory"]] > 0))
     stop("'memory' must be one positive number of bytes", call. = FALSE)
-  if (!is.null(s$store))
-    s$store <- match.arg(s$store, c("auto", "dense", "fly"))
-  if (!is.null(s$line_search))
-    s$line_search <- match.arg(s$line_search, c("halving", "first"))
+  if (!is.null(s[["store"]]))
+    s[["store"]] <- match.arg(s[["store"]], c("auto", "dense", "fly"))
+  if (!is.null(s[["line_search"]]))
+    s[["line_search"]] <- match.arg(s[["line_search"]], c("halving", "first"))
   s
 }
 
@@ -122,12 +128,12 @@ method_control <- function(method, control = NULL) {
   } else user <- check_control_values(user[!vapply(user, is.null, logical(1))])
   out <- c(.control_common, .control_methods[[fam]])
   for (nm in names(user)) out[[nm]] <- user[[nm]]
-  if (is.null(user$nthreads)) out$nthreads <- check_threads(NULL)
-  if (fam == "svmfam" && is.null(out$newton_tol))
+  if (is.null(user[["nthreads"]])) out$nthreads <- check_threads(NULL)
+  if (fam == "svmfam" && is.null(out[["newton_tol"]]))
     # the reference's Newton-decrement test (1e-5 J) belongs to its gap target 0.01; tighter
     # targets tighten it so that it never ends a run before the gap is reached
-    out$newton_tol <- 1e-5 * min(1, (out$tol / 0.01)^2)
-  if (is.na(out$memory)) out$memory <- default_memory()
+    out$newton_tol <- 1e-5 * min(1, (out[["tol"]] / 0.01)^2)
+  if (is.na(out[["memory"]])) out$memory <- default_memory()
   out
 }
 

@@ -128,7 +128,8 @@ typedef struct {
 /* Fill st from the R store list (see R/store.R); checks types and lengths with error(). A
    fly test store with centring computes its row means here (R_alloc). */
 void mk_store_read(SEXP s, mk_store *st);
-/* Doubles of scratch a thread needs for one single-kernel call (0 for dense). */
+/* Doubles of scratch a thread needs for one single-kernel call (0 for dense); a column call
+   (mk_store_col, mk_store_kmv2, mk_store_kquad) needs only nr of them. */
 size_t mk_store_scratch(const mk_store *s);
 /* Column j (length nr) of kernel m: a pointer into the array (dense) or buf (fly). */
 const double *mk_store_col(const mk_store *s, int m, int j, double *buf);
@@ -199,8 +200,10 @@ SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
 /* ====================================================================== spicy.c */
 /* ---- spicy BEGIN ---- */
 /* SpicyMKL: dual augmented Lagrangian MKL (block 1-norm / elastic net; hinge, logistic,
-   squared, epsilon-insensitive losses). control: named list (R/spicy.R); init: NULL or the
-   state list of a previous fit. */
+   squared, epsilon-insensitive losses) on a square training store. control: named list built
+   by fit_spicy() (R/spicy.R), read by name; init: NULL (cold start) or a named list alpha
+   (n*M), b, rho (n), aux (2n), gamma (2) of a previous fit. Returns a named list (alpha, b,
+   rho, aux, gamma, primal, dual, gap, converged, iterations, ..., history, norms). */
 SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
 /* ---- spicy END ---- */
 

@@ -9,7 +9,7 @@
  *   alpha_m <- prox(alpha_m + gamma rho),  b <- b + gamma_b sum(rho),  aux <- multiplier update.
  * Inner loop: Newton with Armijo backtracking on phi_gamma; only kernels that can be active on the
  * current line segment enter gradient, Hessian and line search (Remark 1 / Sec. 3.4). Kernels whose
- * coefficient block is zero are screened without touching K_m: from a reference point r (with
+ * coefficient block is zero are screened without reading K_m: from a reference point r (with
  * K_m r and ||r||_{K_m} stored, O(MN) memory) and e = rho' - r,
  *   ||rho'||^2_{K_m} = ||r||^2 + 2 (K_m r)'e + ||e||^2_{K_m},
  *   ||e||_{K_m} <= |mean(e)| sqrt(1'K_m 1) + sqrt(lambda_max(P K_m P)) ||e - mean(e)||,
@@ -34,6 +34,8 @@
  *         This g has its own schedule (start <= 10, multiplied only after short Newton loops):
  *         the smoothed kink at rho = 0 has width 2 eps / g, and with g = gamma -> 1e8 Newton could
  *         no longer resolve it. A small Levenberg-Marquardt term keeps its Newton steps bounded.
+ * Every loss-specific operation is one entry of the loss table sp_losses[] (below): adding a
+ * loss is adding its functions and one entry.
  * Newton safeguards: the Hessian is factored with a tiny ridge (Cholesky, or Jacobi-preconditioned
  * CG for n >= cg_threshold, which falls back to the preconditioned gradient when H has no
  * curvature along it, e.g. H = gamma_b 11' at a balanced hinge cold start); logistic systems
@@ -47,6 +49,12 @@
  * 1-norm) scale it into ||rho||_{K_m} <= C1. D <= P always (weak duality), so the gap is >= 0.
  * Elastic net: D = -f*(-u) - sum_m max(||u||_{K_m} - C1, 0)^2 / (2 C2), the better of u and of u
  * scaled into the C1-ball. Norms of kernels certified below C1 by the bound are not computed.
+ *
+ * Code layout: small kernel sweeps; the loss table; the solver state; the phases (start, Newton
+ * direction, step cap, screening, line search, proximal update, dual value and gap), each a
+ * function over the state; the driver sp_run(); the .Call wrapper. Kernels are read only through
+ * the kernel store (mk_store_kernel / mk_store_col): pointers into the array for a dense store,
+ * per-thread scratch filled on demand for an on-the-fly store.
  */
 #define USE_FC_LEN_T
 #include "mklearn.h"
@@ -60,16 +68,6 @@
 #define FCONE
 #endif
 
-enum { SP_HINGE = 0, SP_LOGISTIC = 1, SP_SQUARED = 2, SP_EPSILON = 3 };
-
-/* ------------------------------------------------------------------ small kernels */
-
-/* Threads only pay off for at least a few million kernel entries per region: below that the
-   fork/join cost (and, on a busy machine, waiting for a descheduled thread) dominates. */
-#define SP_PAR(cnt, n) ((cnt) > 1 && (double) (cnt) * (double) (n) * (double) (n) >= 4e6)
-/* the same for loops of O(n) work per kernel (dot products, screening bounds) */
-#define SP_PARV(nt, cnt, n) ((nt) > 1 && (double) (cnt) * (double) (n) >= 4e5)
-
 #ifdef _OPENMP
 #define SP_SIMD _Pragma("omp simd")
 #define SP_SIMD_RED(...) _Pragma(SP_STR(omp simd reduction(+:__VA_ARGS__)))
@@ -79,9 +77,19 @@ enum { SP_HINGE = 0, SP_LOGISTIC = 1, SP_SQUARED = 2, SP_EPSILON = 3 };
 #define SP_SIMD_RED(...)
 #endif
 
-/* The kernel sweeps below read whole columns (contiguous, vectorisable axpy / dot forms):
-   on this kind of hardware that is several times faster than the triangle-only loops of dsymv,
-   although it reads twice the entries. Plain C (no BLAS, no R API): safe inside OpenMP regions. */
+/* Internal tuning constants (the R front end does not expose them). */
+#define SP_STEP_CAP 1.0     /* max |Newton step| of the box-type dual variables */
+#define SP_START_SCALE 1.0  /* cold start: rho0 scaled to max_m ||rho0||_{K_m} = C1 */
+#define SP_GS_MAX 10.0      /* initial slack proximal parameter (losses with their own schedule) */
+#define SP_GS_NEWTON 10     /* ... raised after inner loops of at most this many Newton steps */
+#define SP_BUDGET 2.0       /* a Newton step may at most double the working set (else halved) */
+#define SP_THR_EPS 1e-10    /* safety margin of the screening test */
+
+/* ------------------------------------------------------------------ small kernel sweeps */
+
+/* The kernel sweeps below read whole columns (contiguous, vectorisable axpy / dot forms) rather
+   than the triangle-only loops of dsymv, although they read twice the entries. Plain C (no BLAS,
+   no R API): safe inside OpenMP regions. */
 
 /* v' A v for a symmetric A */
 static double sp_quad(const double *A, int n, const double *v)
@@ -122,7 +130,8 @@ static void sp_symv2(const double *A, int n, const double *x1, const double *x2,
 
 /* One sweep over a kernel: v'Av, sqrt(1'A1) and sqrt(min(tr A, ||PAP||_F)) with P the centring
    projection; the last two bound ||c 1 + w||_A <= |c| sqrt(1'A1) + sqrt(lambda_max(PAP)) ||w||
-   for w orthogonal to 1 (lambda_max(PAP) <= ||PAP||_F, <= lambda_max(A) <= tr A). */
+   for w orthogonal to 1 (lambda_max(PAP) <= ||PAP||_F, <= lambda_max(A) <= tr A).
+   rs: n doubles of scratch. */
 static void sp_kernel_stats(const double *A, int n, const double *v, double *Av, double *s1,
                             double *lc, double *rs)
 {
@@ -185,19 +194,219 @@ static double sp_ub2(int n, const double *x, const double *r, const double *Kr, 
 
 /* ------------------------------------------------------------------ losses */
 
-static double sp_loss_value(int loss, int n, const double *y, const double *z, double eps)
+/* One entry per loss (index = loss code of R/spicy.R). aux holds the loss's multipliers:
+   hinge xi[0..n-1], zeta[n..2n-1]; epsilon-insensitive s[0..n-1]; nothing for the others. */
+typedef struct {
+    const char *name;
+    int binary;       /* labels in {-1, +1} */
+    double rho0;      /* cold start: rho = rho0 * y, then projected onto the dual box */
+    int equilibrate;  /* diagonal equilibration of the Newton matrix before Cholesky */
+    double lm;        /* Levenberg-Marquardt weight (0: none), relative to the slack gamma */
+    int own_gamma;    /* the slack proximal parameter follows its own schedule (not gamma) */
+    /* sum_i loss(y_i, z_i) */
+    double (*value)(int n, const double *y, const double *z, double eps);
+    /* loss part of phi at rho (+Inf outside its domain); grad / diagonal hess if not NULL */
+    double (*phi)(int n, const double *y, const double *rho, const double *aux, double g,
+                  double eps, double *grad, double *hess);
+    /* multipliers consistent with the fitted values z at a cold start (NULL: none) */
+    void (*aux_start)(int n, const double *y, const double *z, double *aux);
+    /* multiplier update at the inner solution (NULL: none) */
+    void (*aux_update)(int n, const double *y, const double *rho, double *aux, double g,
+                       double eps);
+    /* -f*(-u) for a feasible u */
+    double (*neg_conj)(int n, const double *y, const double *u, double eps);
+    /* make u feasible: the loss's box and sum(u) = 0 (in place) */
+    void (*project)(int n, const double *y, double *u);
+    /* move rho strictly inside an open domain (NULL: closed domain) */
+    void (*interior)(int n, const double *y, double *rho);
+    /* cap the Newton step D at rho (g: gradient, tmp: n scratch); NULL: no cap */
+    void (*cap)(int n, const double *y, const double *rho, const double *g, double *D,
+                double *tmp);
+} sp_loss;
+
+/* hinge */
+static double hinge_value(int n, const double *y, const double *z, double eps)
 {
+    (void) eps;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) { double v = 1.0 - y[i] * z[i]; s += v > 0.0 ? v : 0.0; }
+    return s;
+}
+
+static double hinge_phi(int n, const double *y, const double *rho, const double *aux, double g,
+                        double eps, double *grad, double *hess)
+{
+    (void) eps;
     double s = 0.0;
     for (int i = 0; i < n; i++) {
-        double v;
-        switch (loss) {
-        case SP_HINGE: v = 1.0 - y[i] * z[i]; s += v > 0.0 ? v : 0.0; break;
-        case SP_LOGISTIC: v = -y[i] * z[i];
-            s += (v > 0.0 ? v : 0.0) + log1p(exp(-fabs(v))); break;
-        case SP_SQUARED: v = y[i] - z[i]; s += 0.5 * v * v; break;
-        default: v = fabs(y[i] - z[i]) - eps; s += v > 0.0 ? v : 0.0; break;
+        double t = y[i] * rho[i];
+        double p = aux[i] - g * (1.0 - t), q = aux[n + i] - g * t;
+        s += -t;
+        if (p > 0.0) s += p * p / (2.0 * g); else p = 0.0;
+        if (q > 0.0) s += q * q / (2.0 * g); else q = 0.0;
+        if (grad) grad[i] = y[i] * (p - q - 1.0);
+        if (hess) hess[i] = (p > 0.0 ? g : 0.0) + (q > 0.0 ? g : 0.0);
+    }
+    return s;
+}
+
+static void hinge_aux_start(int n, const double *y, const double *z, double *aux)
+{
+    for (int i = 0; i < n; i++) {
+        double v = 1.0 - y[i] * z[i];
+        aux[i] = v > 0.0 ? v : 0.0;
+        aux[n + i] = v < 0.0 ? -v : 0.0;
+    }
+}
+
+static void hinge_aux_update(int n, const double *y, const double *rho, double *aux, double g,
+                             double eps)
+{
+    (void) eps;
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * rho[i];
+        double p = aux[i] - g * (1.0 - t), q = aux[n + i] - g * t;
+        aux[i] = p > 0.0 ? p : 0.0;
+        aux[n + i] = q > 0.0 ? q : 0.0;
+    }
+}
+
+static double hinge_neg_conj(int n, const double *y, const double *u, double eps)
+{
+    (void) eps;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += y[i] * u[i];
+    return s;
+}
+
+/* logistic */
+static double logistic_value(int n, const double *y, const double *z, double eps)
+{
+    (void) eps;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+        double v = -y[i] * z[i];
+        s += (v > 0.0 ? v : 0.0) + log1p(exp(-fabs(v)));
+    }
+    return s;
+}
+
+static double logistic_phi(int n, const double *y, const double *rho, const double *aux,
+                           double g, double eps, double *grad, double *hess)
+{
+    (void) aux; (void) g; (void) eps;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * rho[i];
+        if (!(t > 0.0 && t < 1.0)) return R_PosInf;
+        s += t * log(t) + (1.0 - t) * log1p(-t);
+        if (grad) grad[i] = y[i] * (log(t) - log1p(-t));
+        if (hess) hess[i] = 1.0 / (t * (1.0 - t));
+    }
+    return s;
+}
+
+/* 0 log 0 = 0 */
+static double logistic_neg_conj(int n, const double *y, const double *u, double eps)
+{
+    (void) eps;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * u[i];
+        if (t > 0.0) s -= t * log(t);
+        if (t < 1.0) s -= (1.0 - t) * log1p(-t);
+    }
+    return s;
+}
+
+static void logistic_interior(int n, const double *y, double *rho)
+{
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * rho[i];
+        if (!(t > 1e-8)) t = 1e-8;
+        if (!(t < 1.0 - 1e-8)) t = 1.0 - 1e-8;
+        rho[i] = y[i] * t;
+    }
+}
+
+/* Stay strictly inside 0 < y rho < 1. Coordinates close to the boundary (well-classified
+   points, t ~ 1e-10) would otherwise shrink the whole step to nothing once gamma is large:
+   truncate their own steps to 99.5% of the way to the boundary, and scale the whole step only
+   if that truncated direction is not a descent direction. */
+static void logistic_cap(int n, const double *y, const double *rho, const double *g, double *D,
+                         double *tmp)
+{
+    double dmax = 0.0;
+    for (int i = 0; i < n; i++) if (fabs(D[i]) > dmax) dmax = fabs(D[i]);
+    double c = 1.0, gt = 0.0;
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * rho[i], dt = y[i] * D[i];
+        if (dt > 0.0 && t + dt >= 1.0) dt = 0.995 * (1.0 - t);
+        if (dt < 0.0 && t + dt <= 0.0) dt = -0.995 * t;
+        tmp[i] = y[i] * dt;
+        gt += g[i] * tmp[i];
+    }
+    if (gt < 0.0) {
+        memcpy(D, tmp, sizeof(double) * n);
+        dmax = 0.0;
+        for (int i = 0; i < n; i++) if (fabs(D[i]) > dmax) dmax = fabs(D[i]);
+    } else {
+        for (int i = 0; i < n; i++) {
+            double t = y[i] * rho[i], dt = y[i] * D[i];
+            if (dt > 0.0 && t + dt >= 1.0) { double cc = 0.995 * (1.0 - t) / dt; if (cc < c) c = cc; }
+            if (dt < 0.0 && t + dt <= 0.0) { double cc = 0.995 * t / (-dt); if (cc < c) c = cc; }
         }
     }
+    double cap = c * dmax;
+    if (dmax > cap) for (int i = 0; i < n; i++) D[i] *= cap / dmax;
+}
+
+/* squared */
+static double squared_value(int n, const double *y, const double *z, double eps)
+{
+    (void) eps;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) { double v = y[i] - z[i]; s += 0.5 * v * v; }
+    return s;
+}
+
+static double squared_phi(int n, const double *y, const double *rho, const double *aux,
+                          double g, double eps, double *grad, double *hess)
+{
+    (void) aux; (void) g; (void) eps;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+        double r = rho[i];
+        s += 0.5 * r * r - y[i] * r;
+        if (grad) grad[i] = r - y[i];
+        if (hess) hess[i] = 1.0;
+    }
+    return s;
+}
+
+static double squared_neg_conj(int n, const double *y, const double *u, double eps)
+{
+    (void) eps;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += y[i] * u[i] - 0.5 * u[i] * u[i];
+    return s;
+}
+
+/* the squared loss has no box: only sum(u) = 0 */
+static void squared_project(int n, const double *y, double *u)
+{
+    (void) y;
+    double m = 0.0;
+    for (int i = 0; i < n; i++) m += u[i];
+    m /= n;
+    for (int i = 0; i < n; i++) u[i] -= m;
+}
+
+/* epsilon-insensitive */
+static double epsilon_value(int n, const double *y, const double *z, double eps)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; i++) { double v = fabs(y[i] - z[i]) - eps; s += v > 0.0 ? v : 0.0; }
     return s;
 }
 
@@ -211,113 +420,49 @@ static double sp_prox_eps(double w, double y, double eps, double g, double *d)
     return w - sg * g;
 }
 
-/* Loss part of phi at rho; grad/hess (diagonal) optional. aux: hinge xi[0..n-1], zeta[n..2n-1];
-   epsilon s[0..n-1]. Returns +Inf outside the domain (logistic). */
-static double sp_phi_loss(int loss, int n, const double *y, const double *rho, const double *aux,
+static double epsilon_phi(int n, const double *y, const double *rho, const double *aux,
                           double g, double eps, double *grad, double *hess)
 {
     double s = 0.0;
     for (int i = 0; i < n; i++) {
-        double r = rho[i];
-        switch (loss) {
-        case SP_HINGE: {
-            double t = y[i] * r;
-            double p = aux[i] - g * (1.0 - t), q = aux[n + i] - g * t;
-            s += -t;
-            if (p > 0.0) s += p * p / (2.0 * g); else p = 0.0;
-            if (q > 0.0) s += q * q / (2.0 * g); else q = 0.0;
-            if (grad) grad[i] = y[i] * (p - q - 1.0);
-            if (hess) hess[i] = (p > 0.0 ? g : 0.0) + (q > 0.0 ? g : 0.0);
-            break;
-        }
-        case SP_LOGISTIC: {
-            double t = y[i] * r;
-            if (!(t > 0.0 && t < 1.0)) return R_PosInf;
-            s += t * log(t) + (1.0 - t) * log1p(-t);
-            if (grad) grad[i] = y[i] * (log(t) - log1p(-t));
-            if (hess) hess[i] = 1.0 / (t * (1.0 - t));
-            break;
-        }
-        case SP_SQUARED:
-            s += 0.5 * r * r - y[i] * r;
-            if (grad) grad[i] = r - y[i];
-            if (hess) hess[i] = 1.0;
-            break;
-        default: {
-            double d, st = aux[i];
-            double p = sp_prox_eps(st - g * r, y[i], eps, g, &d);
-            double l = fabs(p - y[i]) - eps;
-            if (l < 0.0) l = 0.0;
-            s -= l + r * p + (p - st) * (p - st) / (2.0 * g);
-            if (grad) grad[i] = -p;
-            if (hess) hess[i] = g * d;
-            break;
-        }
-        }
+        double r = rho[i], d, st = aux[i];
+        double p = sp_prox_eps(st - g * r, y[i], eps, g, &d);
+        double l = fabs(p - y[i]) - eps;
+        if (l < 0.0) l = 0.0;
+        s -= l + r * p + (p - st) * (p - st) / (2.0 * g);
+        if (grad) grad[i] = -p;
+        if (hess) hess[i] = g * d;
     }
     return s;
 }
 
-/* multiplier (slack) update at the inner solution */
-static void sp_update_aux(int loss, int n, const double *y, const double *rho, double *aux,
-                          double g, double eps)
+static void epsilon_aux_start(int n, const double *y, const double *z, double *aux)
 {
-    if (loss == SP_HINGE) {
-        for (int i = 0; i < n; i++) {
-            double t = y[i] * rho[i];
-            double p = aux[i] - g * (1.0 - t), q = aux[n + i] - g * t;
-            aux[i] = p > 0.0 ? p : 0.0;
-            aux[n + i] = q > 0.0 ? q : 0.0;
-        }
-    } else if (loss == SP_EPSILON) {
-        for (int i = 0; i < n; i++) {
-            double d;
-            aux[i] = sp_prox_eps(aux[i] - g * rho[i], y[i], eps, g, &d);
-        }
+    (void) y;
+    for (int i = 0; i < n; i++) aux[i] = z[i];
+}
+
+static void epsilon_aux_update(int n, const double *y, const double *rho, double *aux, double g,
+                               double eps)
+{
+    for (int i = 0; i < n; i++) {
+        double d;
+        aux[i] = sp_prox_eps(aux[i] - g * rho[i], y[i], eps, g, &d);
     }
 }
 
-/* -f*(-u) for a feasible u (0 log 0 = 0). */
-static double sp_neg_conj(int loss, int n, const double *y, const double *u, double eps)
+static double epsilon_neg_conj(int n, const double *y, const double *u, double eps)
 {
     double s = 0.0;
-    for (int i = 0; i < n; i++) {
-        switch (loss) {
-        case SP_HINGE: s += y[i] * u[i]; break;
-        case SP_LOGISTIC: {
-            double t = y[i] * u[i];
-            if (t > 0.0) s -= t * log(t);
-            if (t < 1.0) s -= (1.0 - t) * log1p(-t);
-            break;
-        }
-        case SP_SQUARED: s += y[i] * u[i] - 0.5 * u[i] * u[i]; break;
-        default: s += y[i] * u[i] - eps * fabs(u[i]); break;
-        }
-    }
+    for (int i = 0; i < n; i++) s += y[i] * u[i] - eps * fabs(u[i]);
     return s;
 }
 
-/* Make u satisfy the loss box and sum(u) = 0 (in place). */
-static void sp_dual_project(int loss, int n, const double *y, double *u)
+/* shared by the box-type losses */
+
+/* sum(u) = 0 by shrinking the heavier side */
+static void sp_balance(int n, double *u)
 {
-    if (loss == SP_SQUARED) {
-        double m = 0.0;
-        for (int i = 0; i < n; i++) m += u[i];
-        m /= n;
-        for (int i = 0; i < n; i++) u[i] -= m;
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        if (loss == SP_EPSILON) {
-            if (u[i] > 1.0) u[i] = 1.0;
-            if (u[i] < -1.0) u[i] = -1.0;
-        } else {
-            double t = y[i] * u[i];
-            if (t < 0.0) t = 0.0;
-            if (t > 1.0) t = 1.0;
-            u[i] = y[i] * t;
-        }
-    }
     double P = 0.0, Q = 0.0;
     for (int i = 0; i < n; i++) { if (u[i] > 0.0) P += u[i]; else Q -= u[i]; }
     if (P > Q) {
@@ -329,14 +474,90 @@ static void sp_dual_project(int loss, int n, const double *y, double *u)
     }
 }
 
+/* 0 <= y u <= 1 (hinge, logistic) */
+static void ybox_project(int n, const double *y, double *u)
+{
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * u[i];
+        if (t < 0.0) t = 0.0;
+        if (t > 1.0) t = 1.0;
+        u[i] = y[i] * t;
+    }
+    sp_balance(n, u);
+}
+
+/* -1 <= u <= 1 (epsilon-insensitive) */
+static void box1_project(int n, const double *y, double *u)
+{
+    (void) y;
+    for (int i = 0; i < n; i++) {
+        if (u[i] > 1.0) u[i] = 1.0;
+        if (u[i] < -1.0) u[i] = -1.0;
+    }
+    sp_balance(n, u);
+}
+
+/* Box-type dual variables live on a scale of 1: a longer step only costs kernel sweeps in the
+   screening and is cut by the line search. */
+static void box_cap(int n, const double *y, const double *rho, const double *g, double *D,
+                    double *tmp)
+{
+    (void) y; (void) rho; (void) g; (void) tmp;
+    double dmax = 0.0, cap = SP_STEP_CAP;
+    for (int i = 0; i < n; i++) if (fabs(D[i]) > dmax) dmax = fabs(D[i]);
+    if (dmax > cap) for (int i = 0; i < n; i++) D[i] *= cap / dmax;
+}
+
+/* The loss table, indexed by the loss code (R/spicy.R: spicy_loss_codes).
+   Levenberg-Marquardt: the piecewise-quadratic epsilon part has coordinates without curvature
+   of their own between its kinks; a term that vanishes with the gradient keeps the Newton
+   direction bounded there. The hinge runs without it (it hurt tight tolerances). */
+static const sp_loss sp_losses[] = {
+    /* name        binary rho0 equil lm    own_gamma */
+    { "hinge",     1,     0.5, 0,    0.0,  0, hinge_value, hinge_phi, hinge_aux_start,
+      hinge_aux_update, hinge_neg_conj, ybox_project, NULL, box_cap },
+    { "logistic",  1,     0.5, 1,    0.0,  0, logistic_value, logistic_phi, NULL,
+      NULL, logistic_neg_conj, ybox_project, logistic_interior, logistic_cap },
+    { "squared",   0,     1.0, 0,    0.0,  0, squared_value, squared_phi, NULL,
+      NULL, squared_neg_conj, squared_project, NULL, NULL },
+    { "epsilon",   0,     1.0, 0,    0.01, 1, epsilon_value, epsilon_phi, epsilon_aux_start,
+      epsilon_aux_update, epsilon_neg_conj, box1_project, NULL, box_cap },
+};
+#define SP_NLOSS ((int) (sizeof(sp_losses) / sizeof(sp_losses[0])))
+
 /* ------------------------------------------------------------------ solver state */
 
 typedef struct {
-    const double *K; int n, M; const double *y;
-    int loss; double C1, C2, eps;
-    int nt;
-    size_t nn;
-    /* per-kernel */
+    double C1, C2, eps;                 /* penalty psi(x) = C1 x + C2 x^2 / 2; epsilon of the loss */
+    double tol, inner_tol, gamma_mult, gamma_max;
+    int maxiter, inner_maxiter, nthreads, verbose, cg, cg_threshold, screen, lazy;
+} sp_opts;
+
+typedef struct {
+    double primal, dual, gap, sumnorm;
+    int iter, status, n_active, newton, cgit, ls_fail, rejected;
+    long nprod;
+} sp_result;
+
+typedef struct {
+    /* problem */
+    const mk_store *st;
+    int n, M;
+    const double *y;
+    const sp_loss *L;
+    const sp_opts *o;
+    double C1, C2, eps;
+    /* threads and kernel scratch: kbuf holds nt_max blocks of scr doubles (one per thread),
+       hbuf nt_max blocks of 4 scr (the four kernels of a Hessian pass); NULL for a dense store */
+    int nt_max;
+    size_t scr;
+    double *kbuf, *hbuf, *rsbuf;
+    /* iterate (owned by the caller): alpha n x M, b, rho n, aux 2n */
+    double *alpha, *b, *rho, *aux;
+    double gamma, gammab;   /* proximal parameters of the kernels and of the bias */
+    double gam_s, gsl;      /* own schedule of the slack parameter; the one in use */
+    int warm;
+    /* per kernel */
     int *inS;      /* kernel in the working set S (exact products maintained) */
     int *anz;      /* alpha_m != 0 */
     double *Ka;    /* n x M: K_m alpha_m     (valid for m in S) */
@@ -348,22 +569,80 @@ typedef struct {
     double *s1;    /* sqrt(1'K_m 1) */
     double *anorm; /* ||alpha_m||_{K_m} */
     double *r;     /* ||alpha_m + gamma rho||_{K_m} at the current rho (m in S) */
+    double *sm;    /* ||u||_{K_m} of the dual point (-1: certified <= C1) */
+    double *Bq, *Dq, *ubv;   /* line search coefficients; screening bounds */
     int *list, *flag; /* scratch lists for threaded products */
+    int *stamp;    /* Newton step at which m left S */
+    int stepid;
+    /* Newton step */
+    double *g, *hl, *D, *tmp, *z, *u, *H, *work, *hc1, *hc2;
+    int *act, na, cnt, use_cg;
+    double phi0, gnorm, gd, sr, thr, den;
+    /* counters and results */
     long nprod;    /* kernel sweeps performed (products and quadratic forms) */
+    int newton_total, cgit, ls_fail, nrejected, nactive;
+    double primal, dual, gap, sumnorm;
+    double t0, tq, tm[8];   /* section timers, reported when verbose */
 } sp_state;
 
-/* compute the products listed in list[0..cnt-1]; flag[j] = 1: Kr and KD (fused), 0: KD only,
-   2: Kr only. */
+/* this thread's block of a per-thread scratch array (NULL for a dense store) */
+static double *sp_thread_buf(double *base, size_t per)
+{
+    if (!base || per == 0) return NULL;
+#ifdef _OPENMP
+    return base + (size_t) omp_get_thread_num() * per;
+#else
+    return base;
+#endif
+}
+
+static void sp_tick(sp_state *S, int j)
+{
+    double t = mk_time();
+    S->tm[j] += t - S->tq;
+    S->tq = t;
+}
+
+/* threads for a region of 'work' multiply-adds (at most nt_max, the size of the scratch) */
+static int sp_threads(const sp_state *S, double work)
+{
+    int nt = mk_threads_for(S->o->nthreads, work);
+    return nt < S->nt_max ? nt : S->nt_max;
+}
+
+static double sp_sqrt0(double q)
+{
+    return q > 0.0 ? sqrt(q) : 0.0;
+}
+
+/* the reference point of kernel m becomes rho, whose K_m rho is in Kr */
+static void sp_set_ref(sp_state *S, int m, const double *v)
+{
+    int n = S->n;
+    S->nref[m] = sp_sqrt0(sp_dot(n, v, S->Kr + (size_t) m * n));
+    memcpy(S->REF + (size_t) m * n, v, sizeof(double) * n);
+}
+
+/* screening bound of kernel m (outside S) at x */
+static double sp_bound(const sp_state *S, int m, const double *x)
+{
+    int n = S->n;
+    return sp_ub2(n, x, S->REF + (size_t) m * n, S->Kr + (size_t) m * n, S->nref[m], S->s1[m],
+                  S->sqL[m]);
+}
+
+/* Kernel products for list[0..cnt-1]; flag[j] = 1: Kr and KD (fused), 0: KD only, 2: Kr only. */
 static void sp_products(sp_state *S, int cnt, const double *rho, const double *D)
 {
     int n = S->n;
-    (void) S->nt;
+    int nt = cnt > 1 ? sp_threads(S, (double) cnt * n * n) : 1;
+    (void) nt;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(S->nt) schedule(dynamic, 1) if (S->nt > 1 && SP_PAR(cnt, n))
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
 #endif
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
-        const double *Km = S->K + (size_t) m * S->nn;
+        const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
         double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
         if (S->flag[j] == 1) sp_symv2(Km, n, rho, D, kr, kd);
         else if (S->flag[j] == 0) sp_symv2(Km, n, D, NULL, kd, NULL);
@@ -372,22 +651,22 @@ static void sp_products(sp_state *S, int cnt, const double *rho, const double *D
     S->nprod += cnt;
 }
 
-/* r_m and active flags for m in S at the current rho */
-static void sp_norms(sp_state *S, const double *alpha, const double *rho, double gamma)
+/* r_m = ||alpha_m + gamma rho||_{K_m} for m in S at the current rho */
+static void sp_norms(sp_state *S)
 {
-    int n = S->n, nt = S->nt;
+    int n = S->n, M = S->M;
+    double gamma = S->gamma;
+    const double *rho = S->rho;
+    int nt = sp_threads(S, 2.0 * M * n);
     (void) nt;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static) if (SP_PARV(nt, S->M, n))
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
 #endif
-    for (int m = 0; m < S->M; m++) {
+    for (int m = 0; m < M; m++) {
         if (!S->inS[m]) continue;
         const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
         double r2 = gamma * gamma * sp_dot(n, rho, kr);
-        if (S->anz[m]) {
-            r2 += S->anorm[m] * S->anorm[m] + 2.0 * gamma * sp_dot(n, rho, ka);
-            (void) alpha;
-        }
+        if (S->anz[m]) r2 += S->anorm[m] * S->anorm[m] + 2.0 * gamma * sp_dot(n, rho, ka);
         S->r[m] = r2 > 0.0 ? sqrt(r2) : 0.0;
     }
 }
@@ -398,11 +677,17 @@ static void sp_norms(sp_state *S, const double *alpha, const double *rho, double
      H = gb 11' + diag(hl) + sum_a c1[a] K_{m_a} + c2[a] w_a w_a'   (w_a = KD column of m_a).
    Kernels are taken four at a time, so that each H entry is loaded and stored once per four
    kernel entries, and the columns are cut into panels that stay in cache while every kernel
-   streams through them. Plain C: safe in OpenMP regions. */
+   streams through them. Kernel columns come from the store (cb: 4 blocks of scratch for an
+   on-the-fly store, NULL for a dense one). Plain C: safe in OpenMP regions. */
 static void sp_hess_cols(const sp_state *S, int na, const int *act, const double *c1,
-                         const double *c2, double gb, const double *hl, double *H, int j0, int j1)
+                         const double *c2, double gb, const double *hl, double *H, int j0, int j1,
+                         double *cb)
 {
     int n = S->n;
+    const mk_store *st = S->st;
+    size_t scr = S->scr;
+    double *b0 = cb, *b1 = cb ? cb + scr : NULL, *b2 = cb ? cb + 2 * scr : NULL,
+        *b3 = cb ? cb + 3 * scr : NULL;
     const int panel = 48;
     for (int jb = j0; jb < j1; jb += panel) {
         int je = jb + panel < j1 ? jb + panel : j1;
@@ -413,32 +698,32 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
         }
         int a = 0;
         for (; a + 4 <= na; a += 4) {
-            const double *k0 = S->K + (size_t) act[a] * S->nn, *k1 = S->K + (size_t) act[a + 1] * S->nn,
-                *k2 = S->K + (size_t) act[a + 2] * S->nn, *k3 = S->K + (size_t) act[a + 3] * S->nn;
-            const double *w0 = S->KD + (size_t) act[a] * n, *w1 = S->KD + (size_t) act[a + 1] * n,
-                *w2 = S->KD + (size_t) act[a + 2] * n, *w3 = S->KD + (size_t) act[a + 3] * n;
+            int m0 = act[a], m1 = act[a + 1], m2 = act[a + 2], m3 = act[a + 3];
+            const double *w0 = S->KD + (size_t) m0 * n, *w1 = S->KD + (size_t) m1 * n,
+                *w2 = S->KD + (size_t) m2 * n, *w3 = S->KD + (size_t) m3 * n;
             double a0 = c1[a], a1 = c1[a + 1], a2 = c1[a + 2], a3 = c1[a + 3];
             for (int j = jb; j < je; j++) {
                 double *hj = H + (size_t) j * n;
-                const double *p0 = k0 + (size_t) j * n, *p1 = k1 + (size_t) j * n,
-                    *p2 = k2 + (size_t) j * n, *p3 = k3 + (size_t) j * n;
-                double b0 = c2[a] * w0[j], b1 = c2[a + 1] * w1[j], b2 = c2[a + 2] * w2[j],
-                    b3 = c2[a + 3] * w3[j];
+                const double *p0 = mk_store_col(st, m0, j, b0), *p1 = mk_store_col(st, m1, j, b1),
+                    *p2 = mk_store_col(st, m2, j, b2), *p3 = mk_store_col(st, m3, j, b3);
+                double e0 = c2[a] * w0[j], e1 = c2[a + 1] * w1[j], e2 = c2[a + 2] * w2[j],
+                    e3 = c2[a + 3] * w3[j];
                 SP_SIMD
                 for (int i = 0; i <= j; i++)
-                    hj[i] += (a0 * p0[i] + b0 * w0[i]) + (a1 * p1[i] + b1 * w1[i]) +
-                        (a2 * p2[i] + b2 * w2[i]) + (a3 * p3[i] + b3 * w3[i]);
+                    hj[i] += (a0 * p0[i] + e0 * w0[i]) + (a1 * p1[i] + e1 * w1[i]) +
+                        (a2 * p2[i] + e2 * w2[i]) + (a3 * p3[i] + e3 * w3[i]);
             }
         }
         for (; a < na; a++) {
-            const double *k0 = S->K + (size_t) act[a] * S->nn, *w0 = S->KD + (size_t) act[a] * n;
+            int m0 = act[a];
+            const double *w0 = S->KD + (size_t) m0 * n;
             double a0 = c1[a];
             for (int j = jb; j < je; j++) {
                 double *hj = H + (size_t) j * n;
-                const double *p0 = k0 + (size_t) j * n;
-                double b0 = c2[a] * w0[j];
+                const double *p0 = mk_store_col(st, m0, j, b0);
+                double e0 = c2[a] * w0[j];
                 SP_SIMD
-                for (int i = 0; i <= j; i++) hj[i] += a0 * p0[i] + b0 * w0[i];
+                for (int i = 0; i <= j; i++) hj[i] += a0 * p0[i] + e0 * w0[i];
             }
         }
     }
@@ -448,23 +733,28 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
 static void sp_hessian(const sp_state *S, int na, const int *act, const double *c1,
                        const double *c2, double gb, const double *hl, double *H)
 {
-    int n = S->n, nt = S->nt;
+    int n = S->n;
+    int nt = na > 1 ? sp_threads(S, (double) na * n * n) : 1;
 #ifdef _OPENMP
-    if (nt > 1 && SP_PAR(na, n)) {
+    if (nt > 1) {
 #pragma omp parallel num_threads(nt)
         {
             int t = omp_get_thread_num(), T = omp_get_num_threads();
             int j0 = (int) (n * sqrt((double) t / T)), j1 = (int) (n * sqrt((double) (t + 1) / T));
             if (t == 0) j0 = 0;
             if (t == T - 1) j1 = n;
-            if (j1 > j0) sp_hess_cols(S, na, act, c1, c2, gb, hl, H, j0, j1);
+            if (j1 > j0)
+                sp_hess_cols(S, na, act, c1, c2, gb, hl, H, j0, j1,
+                             sp_thread_buf(S->hbuf, 4 * S->scr));
         }
         return;
     }
 #endif
     (void) nt;
-    sp_hess_cols(S, na, act, c1, c2, gb, hl, H, 0, n);
+    sp_hess_cols(S, na, act, c1, c2, gb, hl, H, 0, n, S->hbuf);
 }
+
+/* ------------------------------------------------------------------ Newton solve */
 
 /* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles.
    cg: 0 Cholesky, 1 Jacobi-preconditioned CG. Returns 0 on success. */
@@ -521,9 +811,9 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
         if (!(pq > 0.0)) {
             /* no curvature along the first (preconditioned steepest-descent) direction: H is
                singular there. Hinge cold start with balanced classes: no slack piece and no
-               kernel active yet, H = gamma_b 11' and 1'g = 0, so p'Hp = 0 exactly; returning
-               no direction stalled the solver for good. Take that direction instead: the step
-               cap and the line search scale it, as the ridge does in the Cholesky branch.
+               kernel active yet, H = gamma_b 11' and 1'g = 0, so p'Hp = 0 exactly, and without
+               a direction the solver could never leave that point. Take that direction: the
+               step cap and the line search scale it, as the ridge does in the Cholesky branch.
                A later breakdown keeps the iterate reached so far. */
             if (it == 0) { for (int i = 0; i < n; i++) d[i] = p[i]; it = 1; }
             break;
@@ -540,36 +830,610 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
     return it == 0 ? 1 : 0;
 }
 
-/* ------------------------------------------------------------------ the solver */
+/* ------------------------------------------------------------------ phase: start */
 
-typedef struct {
-    double tol, inner_tol, gamma0, gammab0, gamma_mult, gamma_max, lm, lm_hinge, step_cap, start_scale, budget, gs_max, gs_newton;
-    int maxiter, inner_maxiter, nthreads, verbose, cg, cg_threshold, warm, screen, lazy, dual_ref;
-} sp_opts;
+/* Starting point: rho (cold: the loss's start, balanced, inside the box), the first sweep over
+   every kernel (K_m alpha_m and K_m rho for nonzero blocks, screening constants and ||rho||_{K_m}
+   for all), the cold-start scaling, the first working set, z and the slack variables. */
+static void sp_start(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    const double *y = S->y;
+    const sp_loss *L = S->L;
+    double *rho = S->rho, *alpha = S->alpha;
+    double C1 = S->C1;
 
-typedef struct {
-    double primal, dual, gap, sumnorm, gamma, gamma_b;
-    int iter, status, n_active, newton, cgit, ls_fail, rejected;
-    long nprod;
-} sp_result;
+    memset(S->Ka, 0, sizeof(double) * (size_t) n * M);
+    for (int m = 0; m < M; m++) {
+        int nz = 0;
+        const double *am = alpha + (size_t) m * n;
+        for (int i = 0; i < n; i++) if (am[i] != 0.0) { nz = 1; break; }
+        S->anz[m] = nz;
+        S->inS[m] = 0;
+        S->anorm[m] = 0.0;
+        S->stamp[m] = -1;
+    }
+    if (!S->warm) {
+        /* balanced (sum(rho) = 0) and inside the loss's box: a feasible dual point, scaled
+           further below so that few kernels are active at the start (Remark 1) */
+        for (int i = 0; i < n; i++) rho[i] = L->rho0 * y[i];
+        double keep[2] = { rho[0], rho[1] };
+        L->project(n, y, rho);
+        double nrm = 0.0;
+        for (int i = 0; i < n; i++) nrm += fabs(rho[i]);
+        if (!(nrm > 0.0)) { rho[0] = keep[0]; rho[1] = keep[1]; }   /* one class only */
+    }
+    if (L->interior) L->interior(n, y, rho);
 
-/* alpha: n x M (in/out), b, rho (n, in/out), aux (2n, in/out), gam (2, in/out).
-   History arrays have length opt->maxiter. Returns 0 converged, 1 iteration limit. */
-static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss,
-                        double C1, double C2, double eps, const sp_opts *opt,
-                        double *alpha, double *b, double *rho, double *aux, double *gam,
-                        double *h_time, double *h_primal, double *h_dual, double *h_gap,
-                        int *h_active, int *h_newton, double *norms, sp_result *res)
+    /* K_m alpha_m for nonzero blocks, K_m rho0 for them too (fused) */
+    int cnt = 0;
+    for (int m = 0; m < M; m++) if (S->anz[m]) { S->list[cnt] = m; S->flag[cnt] = 1; cnt++; }
+    int nt = cnt > 1 ? sp_threads(S, (double) cnt * n * n) : 1;
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+#endif
+    for (int j = 0; j < cnt; j++) {
+        int m = S->list[j];
+        const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+        sp_symv2(Km, n, rho, alpha + (size_t) m * n, S->Kr + (size_t) m * n,
+                 S->Ka + (size_t) m * n);
+    }
+    S->nprod += cnt;
+    for (int j = 0; j < cnt; j++) {
+        int m = S->list[j];
+        S->anorm[m] = sp_sqrt0(sp_dot(n, alpha + (size_t) m * n, S->Ka + (size_t) m * n));
+        S->inS[m] = 1;
+    }
+    /* norms of rho0 and the screening constants of every kernel: one full sweep */
+    nt = M > 1 ? sp_threads(S, (double) M * n * n) : 1;
+    if (nt > M) nt = M;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 8) if (nt > 1)
+#endif
+    for (int m = 0; m < M; m++) {
+        double *rs = sp_thread_buf(S->rsbuf, (size_t) n);
+        double *kr = S->Kr + (size_t) m * n;
+        const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+        sp_kernel_stats(Km, n, rho, kr, S->s1 + m, S->sqL + m, rs);
+        S->nref[m] = sp_sqrt0(sp_dot(n, rho, kr));
+    }
+    S->nprod += M;
+    if (!S->warm && C1 > 0.0) {
+        /* scale the cold start so that only the strongest kernels are active */
+        double maxn = 0.0;
+        for (int m = 0; m < M; m++) if (S->nref[m] > maxn) maxn = S->nref[m];
+        double kap = maxn > 0.0 ? SP_START_SCALE * C1 / maxn : 1.0;
+        if (kap < 1.0) {
+            for (int i = 0; i < n; i++) rho[i] *= kap;
+            for (int m = 0; m < M; m++) S->nref[m] *= kap;
+            for (int m = 0; m < M; m++) {
+                double *kr = S->Kr + (size_t) m * n;
+                for (int i = 0; i < n; i++) kr[i] *= kap;
+            }
+        }
+    }
+    for (int m = 0; m < M; m++) memcpy(S->REF + (size_t) m * n, rho, sizeof(double) * n);
+    /* zero blocks that are active at rho0 join S (K_m rho0 is already in Kr) */
+    for (int m = 0; m < M; m++)
+        if (!S->anz[m] && (S->nref[m] > C1 * (1.0 - SP_THR_EPS) || !S->o->screen)) S->inS[m] = 1;
+    sp_tick(S, 0);
+
+    /* z and the slack variables consistent with the starting point */
+    double *z = S->z;
+    for (int i = 0; i < n; i++) z[i] = *S->b;
+    for (int m = 0; m < M; m++) if (S->anz[m]) {
+        const double *ka = S->Ka + (size_t) m * n;
+        for (int i = 0; i < n; i++) z[i] += ka[i];
+    }
+    if (!S->warm && L->aux_start) L->aux_start(n, y, z, S->aux);
+}
+
+/* ------------------------------------------------------------------ phase: Newton direction */
+
+/* phi and its gradient at rho (loss part, bias term, active kernels); fills the active list.
+   Returns ||gradient||. */
+static double sp_gradient(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    const double *rho = S->rho;
+    double *g = S->g;
+    sp_norms(S);
+    double sr = 0.0;
+    for (int i = 0; i < n; i++) sr += rho[i];
+    double bt = *S->b + S->gammab * sr;
+    double phi0 = S->L->phi(n, S->y, rho, S->aux, S->gsl, S->eps, g, S->hl) +
+        bt * bt / (2.0 * S->gammab);
+    for (int i = 0; i < n; i++) g[i] += bt;
+    int na = 0;
+    double gamma = S->gamma, thr = gamma * S->C1, den = 1.0 + gamma * S->C2;
+    for (int m = 0; m < M; m++) {
+        if (!S->inS[m] || !(S->r[m] > thr)) continue;
+        S->act[na++] = m;
+        double rm = S->r[m];
+        phi0 += (rm - thr) * (rm - thr) / (2.0 * gamma * den);
+        double s = (rm - thr) / (den * rm);
+        const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
+        for (int i = 0; i < n; i++) g[i] += s * (ka[i] + gamma * kr[i]);
+    }
+    S->sr = sr; S->phi0 = phi0; S->na = na; S->thr = thr; S->den = den;
+    S->gnorm = sqrt(sp_dot(n, g, g));
+    return S->gnorm;
+}
+
+/* Hessian (loss diagonal + gamma_b 11' + active kernels) and the Newton direction D.
+   Returns 0 on success. */
+static int sp_direction(sp_state *S)
+{
+    int n = S->n;
+    double gamma = S->gamma, thr = S->thr, den = S->den, lmw = S->L->lm;
+    if (lmw > 0.0) {
+        /* Levenberg-Marquardt: vanishes with the gradient, so the local convergence is kept */
+        double tau = S->gsl * lmw * (S->gnorm / sqrt((double) n));
+        if (tau > S->gsl * lmw) tau = S->gsl * lmw;
+        for (int i = 0; i < n; i++) S->hl[i] += tau;
+    }
+    sp_tick(S, 1);
+    for (int a = 0; a < S->na; a++) {
+        int m = S->act[a];
+        double rm = S->r[m], q = thr / rm;
+        S->hc1[a] = gamma / den * (1.0 - q);
+        S->hc2[a] = q > 0.0 ? gamma / den * q / (rm * rm) : 0.0;
+        /* w = K_m v_m (KD is free scratch until the products of this Newton step) */
+        double *w = S->KD + (size_t) m * n;
+        const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
+        if (S->anz[m]) for (int i = 0; i < n; i++) w[i] = ka[i] + gamma * kr[i];
+        else for (int i = 0; i < n; i++) w[i] = gamma * kr[i];
+    }
+    sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, S->H);
+    sp_tick(S, 2);
+    int info = sp_solve(S->H, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
+                        &S->cgit);
+    sp_tick(S, 3);
+    return info;
+}
+
+/* ------------------------------------------------------------------ phase: step cap */
+
+/* The loss's cap on D; returns 1 if D is a descent direction (S->gd = g'D < 0). */
+static int sp_step_cap(sp_state *S)
+{
+    if (S->L->cap) S->L->cap(S->n, S->y, S->rho, S->g, S->D, S->tmp);
+    S->gd = sp_dot(S->n, S->g, S->D);
+    return S->gd < 0.0;
+}
+
+/* ------------------------------------------------------------------ phase: screening */
+
+/* Trust region on the kernel working set: halve the step while it would bring more than a
+   budget of new kernels into S (their bound fails at rho + D). */
+static void sp_trust_region(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    if (!(SP_BUDGET > 0.0) || !S->o->screen) return;
+    double lim = S->C1 * S->C1 * (1.0 - SP_THR_EPS);
+    int nS = 0;
+    for (int m = 0; m < M; m++) nS += S->inS[m];
+    double budget = SP_BUDGET * (nS > 16 ? nS : 16);
+    for (int tr = 0; tr < 8; tr++) {
+        int nnew = 0;
+        for (int i = 0; i < n; i++) S->tmp[i] = S->rho[i] + S->D[i];
+        for (int m = 0; m < M && nnew <= budget; m++) {
+            if (S->inS[m]) continue;
+            if (sp_bound(S, m, S->tmp) > lim) nnew++;
+        }
+        if (nnew <= budget) break;
+        for (int i = 0; i < n; i++) S->D[i] *= 0.5;
+        S->gd *= 0.5;
+    }
+}
+
+/* The working set for the segment [rho, rho + D] and its products K_m D (and K_m rho for
+   kernels joining S).
+   Lazy (the default): kernels outside S join only once the line search has found a step c that
+   passes the Armijo test with the kernels of S alone (a lower bound of phi, since every term is
+   >= 0), and the bound is then checked on [rho, rho + c D] only: steps are often cut to a small
+   fraction of D early on, and the whole segment would bring in kernels that are never active.
+   Kernels of S with a zero block that are inactive at rho leave S (their exact K_m rho stays in
+   Kr) and come back, with K_m D only, if the accepted step needs them.
+   Segment screening (lazy off): kernels outside S whose bound fails at rho + D join S now. */
+static void sp_screen(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    const sp_opts *o = S->o;
+    const double *rho = S->rho, *D = S->D;
+    double lim = S->C1 * S->C1 * (1.0 - SP_THR_EPS);
+    int lazy = o->screen && o->lazy;
+    int cnt = 0;
+    S->stepid++;
+    for (int i = 0; i < n; i++) S->tmp[i] = rho[i] + D[i];
+    for (int m = 0; m < M; m++) {
+        if (S->inS[m]) {
+            if (!S->anz[m]) {
+                /* exact norm at rho is known: refresh the reference point */
+                const double *kr = S->Kr + (size_t) m * n;
+                sp_set_ref(S, m, rho);
+                if (lazy ? S->nref[m] * S->nref[m] <= lim :
+                    (o->screen && sp_ub2(n, S->tmp, rho, kr, S->nref[m], S->s1[m], S->sqL[m]) <=
+                     lim)) {
+                    S->inS[m] = 0;
+                    S->stamp[m] = S->stepid;
+                    continue;
+                }
+            }
+            S->list[cnt] = m; S->flag[cnt] = 0; cnt++;
+        } else if (!lazy) {
+            if (sp_bound(S, m, S->tmp) > lim) {
+                S->inS[m] = 1;
+                memset(S->Ka + (size_t) m * n, 0, sizeof(double) * n);
+                S->list[cnt] = m; S->flag[cnt] = 1; cnt++;
+            }
+        }
+    }
+    sp_tick(S, 4);
+    sp_products(S, cnt, rho, D);
+    sp_tick(S, 5);
+    for (int j = 0; j < cnt; j++) if (S->flag[j] == 1) sp_set_ref(S, S->list[j], rho);
+    sp_norms(S);
+    S->cnt = cnt;
+}
+
+/* ------------------------------------------------------------------ phase: line search */
+
+/* Armijo backtracking on phi along D: r_m(c)^2 = r^2 + 2 c gamma B + c^2 gamma^2 Dq for m in S.
+   With lazy screening, an accepted c first brings in the kernels outside S that may be active
+   on [rho, rho + c D]; the test is then repeated at the same c. Returns 1 with *c the step. */
+static int sp_line_search(sp_state *S, double *cstep)
+{
+    int n = S->n, M = S->M;
+    const sp_opts *o = S->o;
+    const double *rho = S->rho, *D = S->D;
+    double *tmp = S->tmp, *Bq = S->Bq, *Dq = S->Dq;
+    double gamma = S->gamma, thr = S->thr, den = S->den, gammab = S->gammab;
+    double lim = S->C1 * S->C1 * (1.0 - SP_THR_EPS);
+    int lazy = o->screen && o->lazy;
+    int nt = sp_threads(S, 3.0 * M * n);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int m = 0; m < M; m++) {
+        if (!S->inS[m]) continue;
+        const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n,
+            *kd = S->KD + (size_t) m * n;
+        double bb = gamma * sp_dot(n, D, kr);
+        if (S->anz[m]) bb += sp_dot(n, D, ka);
+        Bq[m] = bb;
+        Dq[m] = sp_dot(n, D, kd);
+    }
+    double sd = 0.0;
+    for (int i = 0; i < n; i++) sd += D[i];
+    double c = 1.0;
+    int ok = 0;
+    for (int ls = 0; ls < 60; ls++) {
+        for (int i = 0; i < n; i++) tmp[i] = rho[i] + c * D[i];
+        double bc = *S->b + gammab * (S->sr + c * sd);
+        double val = S->L->phi(n, S->y, tmp, S->aux, S->gsl, S->eps, NULL, NULL) +
+            bc * bc / (2.0 * gammab);
+        for (int m = 0; m < M; m++) {
+            if (!S->inS[m]) continue;
+            double rr = S->r[m] * S->r[m] + 2.0 * c * gamma * Bq[m] +
+                c * c * gamma * gamma * Dq[m];
+            double rc = rr > 0.0 ? sqrt(rr) : 0.0;
+            if (rc > thr) val += (rc - thr) * (rc - thr) / (2.0 * gamma * den);
+        }
+        if (o->verbose > 2 && ls < 3)
+            Rprintf("      ls c=%.3e val-phi0=%.6e c*gd=%.6e\n", c, val - S->phi0, c * S->gd);
+        if (val <= S->phi0 + 1e-4 * c * S->gd) {
+            if (lazy) {
+                /* kernels outside S that may be active on [rho, rho + c D] (tmp is the end
+                   point; at rho itself they are certified inactive) */
+                int cnew = 0;
+                nt = sp_threads(S, 3.0 * M * n);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+                for (int m = 0; m < M; m++)
+                    S->ubv[m] = S->inS[m] ? 0.0 : sp_bound(S, m, tmp);
+                for (int m = 0; m < M; m++) {
+                    if (S->inS[m]) continue;
+                    if (S->ubv[m] > lim) {
+                        S->inS[m] = 1;
+                        memset(S->Ka + (size_t) m * n, 0, sizeof(double) * n);
+                        /* K_m rho is still exact if m left S in this Newton step */
+                        S->list[cnew] = m; S->flag[cnew] = S->stamp[m] == S->stepid ? 0 : 1;
+                        cnew++;
+                    }
+                }
+                if (cnew > 0) {
+                    sp_tick(S, 6);
+                    sp_products(S, cnew, rho, D);
+                    sp_tick(S, 5);
+                    for (int j = 0; j < cnew; j++) {
+                        int m = S->list[j];
+                        const double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
+                        sp_set_ref(S, m, rho);
+                        S->r[m] = gamma * S->nref[m];
+                        Bq[m] = gamma * sp_dot(n, D, kr);
+                        Dq[m] = sp_dot(n, D, kd);
+                    }
+                    S->cnt += cnew;
+                    continue;   /* the same c again, now with every kernel it needs */
+                }
+            }
+            ok = 1; break;
+        }
+        c *= 0.5;
+    }
+    *cstep = c;
+    return ok;
+}
+
+/* rho <- rho + c D, and the products of S with it */
+static void sp_accept(sp_state *S, double c)
+{
+    int n = S->n;
+    for (int i = 0; i < n; i++) S->rho[i] += c * S->D[i];
+    for (int m = 0; m < S->M; m++) {
+        if (!S->inS[m]) continue;
+        double *kr = S->Kr + (size_t) m * n;
+        const double *kd = S->KD + (size_t) m * n;
+        for (int i = 0; i < n; i++) kr[i] += c * kd[i];
+    }
+}
+
+/* verbose > 1: one line per Newton step (kernels of S needed on the step: exact norms) */
+static void sp_trace(const sp_state *S, int k, double c)
+{
+    int n = S->n, need = 0;
+    double C1 = S->C1;
+    for (int m = 0; m < S->M; m++) {
+        if (!S->inS[m]) continue;
+        if (S->anz[m]) { need++; continue; }
+        const double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
+        double a0 = sp_dot(n, S->rho, kr),
+            a1 = a0 + 2.0 * sp_dot(n, S->D, kr) + sp_dot(n, S->D, kd);
+        if (a0 > C1 * C1 || a1 > C1 * C1) need++;
+    }
+    Rprintf("   newton %d: phi %.10g |g| %.3e gd %.3e step %.3e |S| %d needed %d active %d\n",
+            k, S->phi0, S->gnorm, S->gd, c, S->cnt, need, S->na);
+}
+
+/* The inner loop: Newton on phi over rho. Returns the number of Newton steps taken; *inner_ok
+   when the gradient met inner_tol; *gnorm0, *gnorm_last: first and last gradient norms. */
+static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_last)
+{
+    const sp_opts *o = S->o;
+    int nnewton = 0;
+    *inner_ok = 0; *gnorm0 = 0.0; *gnorm_last = 0.0;
+    for (int k = 0; k < o->inner_maxiter; k++) {
+        R_CheckUserInterrupt();
+        double gnorm = sp_gradient(S);
+        if (k == 0) *gnorm0 = gnorm;
+        *gnorm_last = gnorm;
+        if (gnorm <= o->inner_tol * sqrt((double) S->n)) { *inner_ok = 1; break; }
+        if (sp_direction(S) != 0) break;
+        if (!sp_step_cap(S)) break;
+        nnewton++;
+        sp_trust_region(S);
+        sp_screen(S);
+        double c;
+        int ok = sp_line_search(S, &c);
+        if (o->verbose > 1) sp_trace(S, k, ok ? c : 0.0);
+        sp_tick(S, 6);
+        if (!ok) { S->ls_fail++; break; }
+        sp_accept(S, c);
+    }
+    return nnewton;
+}
+
+/* ------------------------------------------------------------------ phase: proximal update */
+
+/* Outer updates (Eqs. 5, 6, 10, 11): alpha_m <- prox(alpha_m + gamma rho) with K_m alpha_m
+   alongside, b <- b + gamma_b sum(rho), the loss's multipliers; then z and the primal value. */
+static void sp_prox_update(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    const double *rho = S->rho;
+    double gamma = S->gamma, C1 = S->C1, C2 = S->C2;
+    sp_norms(S);
+    double sr = 0.0;
+    for (int i = 0; i < n; i++) sr += rho[i];
+    double thr = gamma * C1, den = 1.0 + gamma * C2;
+    for (int m = 0; m < M; m++) {
+        if (!S->inS[m]) continue;
+        double *am = S->alpha + (size_t) m * n, *ka = S->Ka + (size_t) m * n;
+        const double *kr = S->Kr + (size_t) m * n;
+        double rm = S->r[m];
+        if (rm > thr) {
+            double s = (rm - thr) / (den * rm);
+            for (int i = 0; i < n; i++) {
+                am[i] = s * (am[i] + gamma * rho[i]);
+                ka[i] = s * (ka[i] + gamma * kr[i]);
+            }
+            S->anorm[m] = s * rm;
+            S->anz[m] = 1;
+        } else {
+            if (S->anz[m]) {
+                memset(am, 0, sizeof(double) * n);
+                memset(ka, 0, sizeof(double) * n);
+            }
+            S->anz[m] = 0;
+            S->anorm[m] = 0.0;
+            /* norm of rho is exact here: refresh the reference point */
+            sp_set_ref(S, m, rho);
+        }
+    }
+    *S->b += S->gammab * sr;
+    if (S->L->aux_update) S->L->aux_update(n, S->y, rho, S->aux, S->gsl, S->eps);
+    int nactive = 0;
+    double pen = 0.0, sumnorm = 0.0, *z = S->z;
+    for (int i = 0; i < n; i++) z[i] = *S->b;
+    for (int m = 0; m < M; m++) {
+        S->sm[m] = 0.0;
+        if (!S->anz[m]) continue;
+        const double *ka = S->Ka + (size_t) m * n;
+        for (int i = 0; i < n; i++) z[i] += ka[i];
+        nactive++;
+        pen += C1 * S->anorm[m] + 0.5 * C2 * S->anorm[m] * S->anorm[m];
+        sumnorm += S->anorm[m];
+    }
+    S->primal = S->L->value(n, S->y, z, S->eps) + pen;
+    S->nactive = nactive;
+    S->sumnorm = sumnorm;
+}
+
+/* ------------------------------------------------------------------ phase: dual value and gap */
+
+/* D at the feasible point u = rho projected onto the loss's box and sum(u) = 0, scaled into the
+   C1-balls (block 1-norm) or with the elastic-net penalty term; the relative gap (P - D) / P.
+   Kernels outside S whose bound certifies ||u||_{K_m} <= C1 are not read; the sweep over the
+   others also makes u their screening reference point (K_m u costs the same reads as u'K_m u,
+   and u is close to the next iterates). */
+static void sp_dual_gap(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    const double *y = S->y;
+    const sp_loss *L = S->L;
+    double C1 = S->C1, C2 = S->C2, eps = S->eps;
+    double lim = C1 * C1 * (1.0 - SP_THR_EPS);
+    double *u = S->u, *sm = S->sm, *tmp = S->tmp;
+    memcpy(u, S->rho, sizeof(double) * n);
+    L->project(n, y, u);
+    int cnt = 0;
+    for (int m = 0; m < M; m++) {
+        if (S->inS[m]) { S->list[cnt++] = m; continue; }
+        if (sp_bound(S, m, u) > lim) S->list[cnt++] = m;
+        else sm[m] = -1.0; /* certified <= C1 */
+    }
+    int nt = cnt > 1 ? sp_threads(S, (double) cnt * n * n) : 1;
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
+#endif
+    for (int j = 0; j < cnt; j++) {
+        int m = S->list[j];
+        const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+        if (S->inS[m]) sm[m] = sp_sqrt0(sp_quad(Km, n, u));
+        else {
+            sp_symv2(Km, n, u, NULL, S->Kr + (size_t) m * n, NULL);
+            sp_set_ref(S, m, u);
+            sm[m] = S->nref[m];
+        }
+    }
+    S->nprod += cnt;
+    if (S->o->verbose > 1) Rprintf("   dual: %d kernel sweeps\n", cnt);
+    double maxn = 0.0, dual;
+    for (int m = 0; m < M; m++) if (sm[m] > maxn) maxn = sm[m];
+    double kap = (C1 > 0.0 && maxn > C1) ? C1 / maxn : 1.0;
+    if (C2 <= 0.0) {
+        for (int i = 0; i < n; i++) u[i] *= kap;
+        dual = L->neg_conj(n, y, u, eps);
+    } else {
+        double d1 = L->neg_conj(n, y, u, eps);
+        for (int m = 0; m < M; m++) if (sm[m] > C1) {
+            double e = sm[m] - C1;
+            d1 -= e * e / (2.0 * C2);
+        }
+        dual = d1;
+        if (kap < 1.0) {
+            for (int i = 0; i < n; i++) tmp[i] = kap * u[i];
+            double d2 = L->neg_conj(n, y, tmp, eps);
+            if (d2 > dual) dual = d2;
+        }
+    }
+    /* D <= P holds exactly; when both agree to the last bits the rounded difference can come
+       out as -1e-16: a difference below the floating-point resolution of the objectives is
+       reported as a zero gap (anything larger stays as computed, so a negative gap would
+       still expose an infeasible dual point) */
+    double primal = S->primal, diff = primal - dual,
+        scale = fabs(primal) > fabs(dual) ? fabs(primal) : fabs(dual);
+    if (diff < 0.0 && -diff <= 64.0 * DBL_EPSILON * scale) diff = 0.0;
+    S->dual = dual;
+    S->gap = primal > 0.0 ? diff / primal : (diff == 0.0 ? 0.0 : R_PosInf);
+}
+
+/* ------------------------------------------------------------------ the driver */
+
+static const char *const sp_hist_names[] = { "time", "objective", "dual", "gap", "n_active",
+                                             "newton", NULL };
+
+/* Outer loop: Newton on phi, proximal update, dual value and gap, gamma schedule. Returns 0
+   converged (gap <= tol), 1 iteration limit; the number of iterations in *iter. */
+static int sp_run(sp_state *S, mk_hist *hist, int *iter)
+{
+    const sp_opts *o = S->o;
+    int status = 1, it;
+    sp_start(S);
+    S->gam_s = S->gamma < SP_GS_MAX ? S->gamma : SP_GS_MAX;
+    for (it = 0; it < o->maxiter; it++) {
+        /* proximal parameter of the loss slack variables: the kernel one, or (epsilon-
+           insensitive loss) its own schedule, raised only while the Newton loops stay short:
+           its smoothed kink has width 2 eps / gsl and must stay resolvable by Newton's method */
+        S->gsl = S->L->own_gamma ? S->gam_s : S->gamma;
+        int inner_ok;
+        double gnorm0, gnorm_last;
+        int nnewton = sp_newton(S, &inner_ok, &gnorm0, &gnorm_last);
+        S->newton_total += nnewton;
+        sp_tick(S, 1);
+        /* The proximal step is taken even when the inner loop stopped early (iteration limit or
+           a failed line search): the outer iteration still makes progress, and rejecting such
+           steps hurts the semismooth hinge case. Inner loops that end without meeting inner_tol
+           are counted. */
+        if (!inner_ok && !(gnorm_last <= 1e-3 * gnorm0)) S->nrejected++;
+        sp_prox_update(S);
+        R_CheckUserInterrupt();   /* the dual sweep may read every kernel */
+        sp_dual_gap(S);
+        sp_tick(S, 7);
+        double row[6] = { mk_time() - S->t0, S->primal, S->dual, S->gap, (double) S->nactive,
+                          (double) nnewton };
+        mk_hist_add(hist, row);
+        if (o->verbose)
+            Rprintf("spicy %3d: primal %.6g dual %.6g gap %.3e active %d newton %d sweeps %ld gamma %.1e\n",
+                    it + 1, S->primal, S->dual, S->gap, S->nactive, nnewton, S->nprod, S->gamma);
+        if (S->gap <= o->tol) { status = 0; it++; break; }
+        S->gamma *= o->gamma_mult; if (S->gamma > o->gamma_max) S->gamma = o->gamma_max;
+        S->gammab *= o->gamma_mult; if (S->gammab > o->gamma_max) S->gammab = o->gamma_max;
+        if (nnewton <= SP_GS_NEWTON) {
+            S->gam_s *= o->gamma_mult; if (S->gam_s > o->gamma_max) S->gam_s = o->gamma_max;
+        }
+    }
+    if (o->verbose)
+        Rprintf("spicy times: init %.3f grad %.3f hess %.3f solve %.3f screen %.3f prod %.3f ls %.3f outer %.3f\n",
+                S->tm[0], S->tm[1], S->tm[2], S->tm[3], S->tm[4], S->tm[5], S->tm[6], S->tm[7]);
+    *iter = it;
+    return status;
+}
+
+/* The solver on plain arrays. alpha: n x M (in/out), b, rho (n, in/out), aux (2n, in/out),
+   gam (2: gamma, gamma_b; in/out); warm: rho and aux hold a previous state. History rows go to
+   hist; norms[m] = ||alpha_m||_{K_m}. Scratch from R_alloc. Returns 0 converged, 1 limit. */
+static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *o,
+                  double *alpha, double *b, double *rho, double *aux, double *gam, int warm,
+                  mk_hist *hist, double *norms, sp_result *res)
 {
     sp_state S;
+    memset(&S, 0, sizeof(S));
+    int n = st->n, M = st->M;
     size_t nM = (size_t) n * M;
-    double t0 = mk_time();
-    S.K = K; S.n = n; S.M = M; S.y = y; S.loss = loss; S.C1 = C1; S.C2 = C2; S.eps = eps;
-    S.nt = mk_threads(opt->nthreads); S.nn = (size_t) n * n; S.nprod = 0;
+    S.t0 = mk_time(); S.tq = S.t0;
+    S.st = st; S.n = n; S.M = M; S.y = y; S.L = &sp_losses[loss]; S.o = o;
+    S.C1 = o->C1; S.C2 = o->C2; S.eps = o->eps;
+    S.alpha = alpha; S.b = b; S.rho = rho; S.aux = aux; S.warm = warm;
+    S.gamma = gam[0]; S.gammab = gam[1];
+    S.nt_max = mk_threads(o->nthreads);
+    S.scr = mk_store_scratch(st);
+    if (S.scr > 0) {
+        S.kbuf = (double *) R_alloc((size_t) S.nt_max * S.scr, sizeof(double));
+        S.hbuf = (double *) R_alloc((size_t) S.nt_max * 4 * S.scr, sizeof(double));
+    }
+    S.rsbuf = (double *) R_alloc((size_t) S.nt_max * n, sizeof(double));
     S.inS = (int *) R_alloc(M, sizeof(int));
     S.anz = (int *) R_alloc(M, sizeof(int));
     S.list = (int *) R_alloc(M, sizeof(int));
     S.flag = (int *) R_alloc(M, sizeof(int));
+    S.stamp = (int *) R_alloc(M, sizeof(int));
+    S.act = (int *) R_alloc(M, sizeof(int));
     S.Ka = (double *) R_alloc(nM, sizeof(double));
     S.Kr = (double *) R_alloc(nM, sizeof(double));
     S.KD = (double *) R_alloc(nM, sizeof(double));
@@ -579,685 +1443,133 @@ static int sp_solve_mkl(const double *K, int n, int M, const double *y, int loss
     S.s1 = (double *) R_alloc(M, sizeof(double));
     S.anorm = (double *) R_alloc(M, sizeof(double));
     S.r = (double *) R_alloc(M, sizeof(double));
-    double *sm = (double *) R_alloc(M, sizeof(double));
-    double *H = (double *) R_alloc((size_t) n * n, sizeof(double));
-    int use_cg = opt->cg < 0 ? (n >= opt->cg_threshold) : opt->cg;
+    S.sm = (double *) R_alloc(M, sizeof(double));
+    S.Bq = (double *) R_alloc(M, sizeof(double));
+    S.Dq = (double *) R_alloc(M, sizeof(double));
+    S.ubv = (double *) R_alloc(M, sizeof(double));
+    S.hc1 = (double *) R_alloc(M, sizeof(double));
+    S.hc2 = (double *) R_alloc(M, sizeof(double));
+    S.H = (double *) R_alloc((size_t) n * n, sizeof(double));
+    S.use_cg = o->cg < 0 ? (n >= o->cg_threshold) : o->cg;
     /* Cholesky needs a copy of H to factor; CG only vectors */
-    double *work = (double *) R_alloc((use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
-                                      sizeof(double));
-    double *g = (double *) R_alloc(n, sizeof(double));
-    double *hl = (double *) R_alloc(n, sizeof(double));
-    double *D = (double *) R_alloc(n, sizeof(double));
-    double *tmp = (double *) R_alloc(n, sizeof(double));
-    double *z = (double *) R_alloc(n, sizeof(double));
-    double *u = (double *) R_alloc(n, sizeof(double));
-    double *Bq = (double *) R_alloc(M, sizeof(double));
-    double *Dq = (double *) R_alloc(M, sizeof(double));
-    int *act = (int *) R_alloc(M, sizeof(int));
-    double *hc1 = (double *) R_alloc(M, sizeof(double));
-    double *hc2 = (double *) R_alloc(M, sizeof(double));
-    double *ubv = (double *) R_alloc(M, sizeof(double));
-    int *stamp = (int *) R_alloc(M, sizeof(int));   /* Newton step at which m left S */
-    int stepid = 0;
-    for (int m = 0; m < M; m++) stamp[m] = -1;
-    double gamma = gam[0], gammab = gam[1];
-    const double thr_eps = 1e-10; /* safety margin of the screening test */
-    double tm[8] = { 0 }, tq = mk_time();   /* section timers, reported when verbose */
-#define SP_TICK(j) do { double t_ = mk_time(); tm[j] += t_ - tq; tq = t_; } while (0)
+    S.work = (double *) R_alloc((S.use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
+                                sizeof(double));
+    S.g = (double *) R_alloc(n, sizeof(double));
+    S.hl = (double *) R_alloc(n, sizeof(double));
+    S.D = (double *) R_alloc(n, sizeof(double));
+    S.tmp = (double *) R_alloc(n, sizeof(double));
+    S.z = (double *) R_alloc(n, sizeof(double));
+    S.u = (double *) R_alloc(n, sizeof(double));
+    S.primal = S.dual = S.gap = NA_REAL;
 
-    memset(S.Ka, 0, sizeof(double) * nM);
-    for (int m = 0; m < M; m++) {
-        int nz = 0;
-        const double *am = alpha + (size_t) m * n;
-        for (int i = 0; i < n; i++) if (am[i] != 0.0) { nz = 1; break; }
-        S.anz[m] = nz;
-        S.inS[m] = 0;
-        S.anorm[m] = 0.0;
-    }
+    int it;
+    int status = sp_run(&S, hist, &it);
 
-    /* starting point of rho and the slack variables, if not given */
-    if (!opt->warm) {
-        for (int i = 0; i < n; i++) {
-            switch (loss) {
-            case SP_HINGE: case SP_LOGISTIC: rho[i] = 0.5 * y[i]; break;
-            default: rho[i] = y[i]; break;
-            }
-        }
-    }
-    if (!opt->warm) {
-        /* balanced (sum(rho) = 0) and inside the loss's box: a feasible dual point, scaled
-           further below so that few kernels are active at the start (Remark 1) */
-        double keep[2] = { rho[0], rho[1] };
-        sp_dual_project(loss, n, y, rho);
-        double nrm = 0.0;
-        for (int i = 0; i < n; i++) nrm += fabs(rho[i]);
-        if (!(nrm > 0.0)) { rho[0] = keep[0]; rho[1] = keep[1]; }   /* one class only */
-    }
-    if (loss == SP_LOGISTIC) {
-        for (int i = 0; i < n; i++) {
-            double t = y[i] * rho[i];
-            if (!(t > 1e-8)) t = 1e-8;
-            if (!(t < 1.0 - 1e-8)) t = 1.0 - 1e-8;
-            rho[i] = y[i] * t;
-        }
-    }
-
-    /* K_m alpha_m for nonzero blocks, K_m rho0 for them too (fused); norms of rho0 for all */
-    {
-        int cnt = 0;
-        for (int m = 0; m < M; m++) if (S.anz[m]) { S.list[cnt] = m; S.flag[cnt] = 1; cnt++; }
-        int nt = S.nt;
-        (void) nt;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1 && SP_PAR(cnt, n))
-#endif
-        for (int j = 0; j < cnt; j++) {
-            int m = S.list[j];
-            sp_symv2(K + (size_t) m * S.nn, n, rho, alpha + (size_t) m * n,
-                     S.Kr + (size_t) m * n, S.Ka + (size_t) m * n);
-        }
-        S.nprod += cnt;
-        for (int j = 0; j < cnt; j++) {
-            int m = S.list[j];
-            double a2 = sp_dot(n, alpha + (size_t) m * n, S.Ka + (size_t) m * n);
-            S.anorm[m] = a2 > 0.0 ? sqrt(a2) : 0.0;
-            S.inS[m] = 1;
-        }
-        /* norms of rho0 and the screening constants of every kernel: one full sweep */
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt < M ? nt : M) schedule(dynamic, 8) if (nt > 1 && SP_PAR(M, n))
-#endif
-        for (int m = 0; m < M; m++) {
-#ifdef _OPENMP
-            double *rs = S.KD + (size_t) omp_get_thread_num() * n;  /* scratch: n per thread */
-#else
-            double *rs = S.KD;
-#endif
-            double *kr = S.Kr + (size_t) m * n;
-            sp_kernel_stats(K + (size_t) m * S.nn, n, rho, kr, S.s1 + m, S.sqL + m, rs);
-            double q = sp_dot(n, rho, kr);
-            S.nref[m] = q > 0.0 ? sqrt(q) : 0.0;
-        }
-        S.nprod += M;
-        if (!opt->warm && C1 > 0.0) {
-            /* scale the cold start so that only the strongest kernels are active */
-            double maxn = 0.0;
-            for (int m = 0; m < M; m++) if (S.nref[m] > maxn) maxn = S.nref[m];
-            double kap = maxn > 0.0 ? opt->start_scale * C1 / maxn : 1.0;
-            if (kap < 1.0) {
-                for (int i = 0; i < n; i++) rho[i] *= kap;
-                for (int m = 0; m < M; m++) S.nref[m] *= kap;
-                for (int m = 0; m < M; m++) {
-                    double *kr = S.Kr + (size_t) m * n;
-                    for (int i = 0; i < n; i++) kr[i] *= kap;
-                }
-            }
-        }
-        for (int m = 0; m < M; m++) memcpy(S.REF + (size_t) m * n, rho, sizeof(double) * n);
-        /* zero blocks that are active at rho0 join S */
-        for (int m = 0; m < M; m++)   /* K_m rho0 is already in Kr */
-            if (!S.anz[m] && (S.nref[m] > C1 * (1.0 - thr_eps) || !opt->screen)) S.inS[m] = 1;
-    }
-    SP_TICK(0);
-    /* z and the slack variables consistent with the starting point */
-    for (int i = 0; i < n; i++) z[i] = *b;
-    for (int m = 0; m < M; m++) if (S.anz[m]) {
-        const double *ka = S.Ka + (size_t) m * n;
-        for (int i = 0; i < n; i++) z[i] += ka[i];
-    }
-    if (!opt->warm) {
-        if (loss == SP_HINGE) {
-            for (int i = 0; i < n; i++) {
-                double v = 1.0 - y[i] * z[i];
-                aux[i] = v > 0.0 ? v : 0.0;
-                aux[n + i] = v < 0.0 ? -v : 0.0;
-            }
-        } else if (loss == SP_EPSILON) {
-            for (int i = 0; i < n; i++) aux[i] = z[i];
-        }
-    }
-
-    int status = 1, it, newton_total = 0, cgit = 0, ls_fail = 0, nrejected = 0;
-    double gam_s = gam[0] < opt->gs_max ? gam[0] : opt->gs_max;
-    double primal = NA_REAL, dual = NA_REAL, gap = NA_REAL;
-    for (it = 0; it < opt->maxiter; it++) {
-        R_CheckUserInterrupt();
-        int nnewton = 0;
-        /* proximal parameter of the loss slack variables: the kernel one for the hinge; for the
-           epsilon-insensitive loss its own schedule, raised only while the Newton loops stay short:
-           its smoothed kink has width 2 eps / gsl and must stay resolvable by Newton's method */
-        double gsl = loss == SP_EPSILON ? gam_s : gamma;
-        int inner_ok = 0;
-        double gnorm0 = 0.0, gnorm_last = 0.0;
-        /* ---------------- inner Newton loop: minimise phi over rho ---------------- */
-        for (int k = 0; k < opt->inner_maxiter; k++) {
-            sp_norms(&S, alpha, rho, gamma);
-            double sr = 0.0;
-            for (int i = 0; i < n; i++) sr += rho[i];
-            double bt = *b + gammab * sr;
-            double phi0 = sp_phi_loss(loss, n, y, rho, aux, gsl, eps, g, hl) +
-                bt * bt / (2.0 * gammab);
-            for (int i = 0; i < n; i++) g[i] += bt;
-            int na = 0;
-            double thr = gamma * C1, den = 1.0 + gamma * C2;
-            for (int m = 0; m < M; m++) {
-                if (!S.inS[m] || !(S.r[m] > thr)) continue;
-                act[na++] = m;
-                double rm = S.r[m];
-                phi0 += (rm - thr) * (rm - thr) / (2.0 * gamma * den);
-                double s = (rm - thr) / (den * rm);
-                const double *ka = S.Ka + (size_t) m * n, *kr = S.Kr + (size_t) m * n;
-                for (int i = 0; i < n; i++) g[i] += s * (ka[i] + gamma * kr[i]);
-            }
-            double gnorm = sqrt(sp_dot(n, g, g));
-            if (k == 0) gnorm0 = gnorm;
-            gnorm_last = gnorm;
-            if (gnorm <= opt->inner_tol * sqrt((double) n)) { inner_ok = 1; break; }
-            double lmw = loss == SP_EPSILON ? opt->lm : (loss == SP_HINGE ? opt->lm_hinge : 0.0);
-            if (lmw > 0.0) {
-                /* piecewise-quadratic loss part: coordinates between the kinks have no curvature
-                   of their own; a Levenberg-Marquardt term that vanishes with the gradient keeps
-                   the Newton direction bounded without spoiling the local convergence */
-                double tau = gsl * lmw * (gnorm / sqrt((double) n));
-                if (tau > gsl * lmw) tau = gsl * lmw;
-                for (int i = 0; i < n; i++) hl[i] += tau;
-            }
-
-            SP_TICK(1);
-            /* Hessian: loss diagonal + gamma_b 11' + active kernels (upper triangle) */
-            for (int a = 0; a < na; a++) {
-                int m = act[a];
-                double rm = S.r[m], q = thr / rm;
-                hc1[a] = gamma / den * (1.0 - q);
-                hc2[a] = q > 0.0 ? gamma / den * q / (rm * rm) : 0.0;
-                /* w = K_m v_m (KD is free scratch until the products of this Newton step) */
-                double *w = S.KD + (size_t) m * n;
-                const double *ka = S.Ka + (size_t) m * n, *kr = S.Kr + (size_t) m * n;
-                if (S.anz[m]) for (int i = 0; i < n; i++) w[i] = ka[i] + gamma * kr[i];
-                else for (int i = 0; i < n; i++) w[i] = gamma * kr[i];
-            }
-            sp_hessian(&S, na, act, hc1, hc2, gammab, hl, H);
-            SP_TICK(2);
-            if (sp_solve(H, n, g, D, work, use_cg, loss == SP_LOGISTIC, gnorm, &cgit) != 0) break;
-            SP_TICK(3);
-            /* step cap: dual variables of the box-type losses live on a scale of 1; a longer
-               step only costs kernel sweeps in the screening and is cut by the line search */
-            if (loss != SP_SQUARED) {
-                double dmax = 0.0, cap = loss == SP_LOGISTIC ? 1.0 : opt->step_cap;
-                for (int i = 0; i < n; i++) if (fabs(D[i]) > dmax) dmax = fabs(D[i]);
-                if (loss == SP_LOGISTIC) {
-                    /* stay strictly inside 0 < y rho < 1. Coordinates close to the boundary
-                       (well-classified points, t ~ 1e-10) would otherwise shrink the whole step
-                       to nothing once gamma is large: truncate their own steps to 99.5% of the
-                       way to the boundary, and scale the whole step only if that truncated
-                       direction is not a descent direction. */
-                    double c = 1.0, gt = 0.0;
-                    for (int i = 0; i < n; i++) {
-                        double t = y[i] * rho[i], dt = y[i] * D[i];
-                        if (dt > 0.0 && t + dt >= 1.0) dt = 0.995 * (1.0 - t);
-                        if (dt < 0.0 && t + dt <= 0.0) dt = -0.995 * t;
-                        tmp[i] = y[i] * dt;
-                        gt += g[i] * tmp[i];
-                    }
-                    if (gt < 0.0) {
-                        memcpy(D, tmp, sizeof(double) * n);
-                        dmax = 0.0;
-                        for (int i = 0; i < n; i++) if (fabs(D[i]) > dmax) dmax = fabs(D[i]);
-                    } else {
-                        for (int i = 0; i < n; i++) {
-                            double t = y[i] * rho[i], dt = y[i] * D[i];
-                            if (dt > 0.0 && t + dt >= 1.0) { double cc = 0.995 * (1.0 - t) / dt; if (cc < c) c = cc; }
-                            if (dt < 0.0 && t + dt <= 0.0) { double cc = 0.995 * t / (-dt); if (cc < c) c = cc; }
-                        }
-                    }
-                    cap = c * dmax;
-                }
-                if (dmax > cap) for (int i = 0; i < n; i++) D[i] *= cap / dmax;
-            }
-            double gd = sp_dot(n, g, D);
-            if (!(gd < 0.0)) break;
-            nnewton++;
-
-            /* ---- trust region on the kernel working set: shorten the step while it would
-               bring more than a budget of new kernels into S (their bound fails) ---- */
-            if (opt->budget > 0.0 && opt->screen) {
-                int nS = 0;
-                for (int m = 0; m < M; m++) nS += S.inS[m];
-                double budget = opt->budget * (nS > 16 ? nS : 16);
-                for (int tr = 0; tr < 8; tr++) {
-                    int nnew = 0;
-                    for (int i = 0; i < n; i++) tmp[i] = rho[i] + D[i];
-                    for (int m = 0; m < M && nnew <= budget; m++) {
-                        if (S.inS[m]) continue;
-                        if (sp_ub2(n, tmp, S.REF + (size_t) m * n, S.Kr + (size_t) m * n,
-                                   S.nref[m], S.s1[m], S.sqL[m]) > C1 * C1 * (1.0 - thr_eps))
-                            nnew++;
-                    }
-                    if (nnew <= budget) break;
-                    for (int i = 0; i < n; i++) D[i] *= 0.5;
-                    gd *= 0.5;
-                }
-            }
-            /* ---- screening for the segment [rho, rho + D] ----
-               lazy: kernels outside S join only once the line search has found a step c that
-               passes the Armijo test with the kernels of S alone (a lower bound of phi, since
-               every term is >= 0): the bound is then checked on [rho, rho + c D] only. Steps are
-               often cut to a small fraction of D early on, and checking the whole segment brought
-               in thousands of kernels that never became active. */
-            int lazy = opt->screen && opt->lazy;
-            int cnt = 0;
-            stepid++;
-            for (int i = 0; i < n; i++) tmp[i] = rho[i] + D[i];
-            for (int m = 0; m < M; m++) {
-                if (S.inS[m]) {
-                    if (!S.anz[m]) {
-                        /* exact norm at rho is known: refresh the reference point */
-                        const double *kr = S.Kr + (size_t) m * n;
-                        double q = sp_dot(n, rho, kr);
-                        S.nref[m] = q > 0.0 ? sqrt(q) : 0.0;
-                        memcpy(S.REF + (size_t) m * n, rho, sizeof(double) * n);
-                        /* lazy: a kernel inactive at rho leaves S (its exact K_m rho stays in Kr)
-                           and comes back, with K_m D only, if the accepted step needs it */
-                        if (lazy ? S.nref[m] * S.nref[m] <= C1 * C1 * (1.0 - thr_eps) :
-                            (opt->screen && sp_ub2(n, tmp, rho, kr, S.nref[m], S.s1[m], S.sqL[m]) <=
-                             C1 * C1 * (1.0 - thr_eps))) {
-                            S.inS[m] = 0;
-                            stamp[m] = stepid;
-                            continue;
-                        }
-                    }
-                    S.list[cnt] = m; S.flag[cnt] = 0; cnt++;
-                } else if (!lazy) {
-                    const double *ref = S.REF + (size_t) m * n;
-                    double ub = sp_ub2(n, tmp, ref, S.Kr + (size_t) m * n, S.nref[m],
-                                       S.s1[m], S.sqL[m]);
-                    if (ub > C1 * C1 * (1.0 - thr_eps)) {
-                        S.inS[m] = 1;
-                        memset(S.Ka + (size_t) m * n, 0, sizeof(double) * n);
-                        S.list[cnt] = m; S.flag[cnt] = 1; cnt++;
-                    }
-                }
-            }
-            SP_TICK(4);
-            sp_products(&S, cnt, rho, D);
-            SP_TICK(5);
-            for (int j = 0; j < cnt; j++) if (S.flag[j] == 1) {
-                int m = S.list[j];
-                double q = sp_dot(n, rho, S.Kr + (size_t) m * n);
-                S.nref[m] = q > 0.0 ? sqrt(q) : 0.0;
-                memcpy(S.REF + (size_t) m * n, rho, sizeof(double) * n);
-            }
-            sp_norms(&S, alpha, rho, gamma);
-
-            /* ---- line search: r_m(c)^2 = r^2 + 2 c gamma B + c^2 gamma^2 Dq ---- */
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(S.nt) schedule(static) if (SP_PARV(S.nt, M, n))
-#endif
-            for (int m = 0; m < M; m++) {
-                if (!S.inS[m]) continue;
-                const double *ka = S.Ka + (size_t) m * n, *kr = S.Kr + (size_t) m * n,
-                    *kd = S.KD + (size_t) m * n;
-                double bb = gamma * sp_dot(n, D, kr);
-                if (S.anz[m]) bb += sp_dot(n, D, ka);
-                Bq[m] = bb;
-                Dq[m] = sp_dot(n, D, kd);
-            }
-            double sd = 0.0;
-            for (int i = 0; i < n; i++) sd += D[i];
-            double c = 1.0;
-            int ok = 0;
-            for (int ls = 0; ls < 60; ls++) {
-                for (int i = 0; i < n; i++) tmp[i] = rho[i] + c * D[i];
-                double bc = *b + gammab * (sr + c * sd);
-                double val = sp_phi_loss(loss, n, y, tmp, aux, gsl, eps, NULL, NULL) +
-                    bc * bc / (2.0 * gammab);
-                for (int m = 0; m < M; m++) {
-                    if (!S.inS[m]) continue;
-                    double rr = S.r[m] * S.r[m] + 2.0 * c * gamma * Bq[m] +
-                        c * c * gamma * gamma * Dq[m];
-                    double rc = rr > 0.0 ? sqrt(rr) : 0.0;
-                    if (rc > thr) val += (rc - thr) * (rc - thr) / (2.0 * gamma * den);
-                }
-                if (opt->verbose > 2 && ls < 3)
-                    Rprintf("      ls c=%.3e val-phi0=%.6e c*gd=%.6e\n", c, val - phi0, c * gd);
-                if (val <= phi0 + 1e-4 * c * gd) {
-                    if (lazy) {
-                        /* kernels outside S that may be active on [rho, rho + c D] (tmp is the
-                           end point; at rho itself they are certified inactive) */
-                        int cnew = 0;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(S.nt) schedule(static) if (SP_PARV(S.nt, M, n))
-#endif
-                        for (int m = 0; m < M; m++)
-                            ubv[m] = S.inS[m] ? 0.0 :
-                                sp_ub2(n, tmp, S.REF + (size_t) m * n, S.Kr + (size_t) m * n,
-                                       S.nref[m], S.s1[m], S.sqL[m]);
-                        for (int m = 0; m < M; m++) {
-                            if (S.inS[m]) continue;
-                            if (ubv[m] > C1 * C1 * (1.0 - thr_eps)) {
-                                S.inS[m] = 1;
-                                memset(S.Ka + (size_t) m * n, 0, sizeof(double) * n);
-                                /* K_m rho is still exact if m left S in this Newton step */
-                                S.list[cnew] = m; S.flag[cnew] = stamp[m] == stepid ? 0 : 1; cnew++;
-                            }
-                        }
-                        if (cnew > 0) {
-                            SP_TICK(6);
-                            sp_products(&S, cnew, rho, D);
-                            SP_TICK(5);
-                            for (int j = 0; j < cnew; j++) {
-                                int m = S.list[j];
-                                const double *kr = S.Kr + (size_t) m * n, *kd = S.KD + (size_t) m * n;
-                                double q = sp_dot(n, rho, kr);
-                                S.nref[m] = q > 0.0 ? sqrt(q) : 0.0;
-                                memcpy(S.REF + (size_t) m * n, rho, sizeof(double) * n);
-                                S.r[m] = gamma * S.nref[m];
-                                Bq[m] = gamma * sp_dot(n, D, kr);
-                                Dq[m] = sp_dot(n, D, kd);
-                            }
-                            cnt += cnew;
-                            continue;   /* the same c again, now with every kernel it needs */
-                        }
-                    }
-                    ok = 1; break;
-                }
-                c *= 0.5;
-            }
-            if (opt->verbose > 1) {
-                int need = 0;
-                for (int m = 0; m < M; m++) {
-                    if (!S.inS[m]) continue;
-                    if (S.anz[m]) { need++; continue; }
-                    const double *kr = S.Kr + (size_t) m * n, *kd = S.KD + (size_t) m * n;
-                    double a0 = sp_dot(n, rho, kr), a1 = a0 + 2.0 * sp_dot(n, D, kr) + sp_dot(n, D, kd);
-                    if (a0 > C1 * C1 || a1 > C1 * C1) need++;
-                }
-                Rprintf("   newton %d: phi %.10g |g| %.3e gd %.3e step %.3e |S| %d needed %d active %d\n",
-                        k, phi0, gnorm, gd, ok ? c : 0.0, cnt, need, na);
-            }
-            SP_TICK(6);
-            if (!ok) { ls_fail++; break; }
-            for (int i = 0; i < n; i++) rho[i] += c * D[i];
-            for (int m = 0; m < M; m++) {
-                if (!S.inS[m]) continue;
-                double *kr = S.Kr + (size_t) m * n;
-                const double *kd = S.KD + (size_t) m * n;
-                for (int i = 0; i < n; i++) kr[i] += c * kd[i];
-            }
-        }
-        newton_total += nnewton;
-        SP_TICK(1);
-
-        /* ---------------- outer updates (Eqs. 5, 6, 10, 11) ---------------- */
-        /* The proximal step is taken even when the inner loop stopped early (iteration limit or
-           a failed line search): rejecting such steps was tried and made the semismooth hinge
-           case much worse. Inner loops that end without meeting inner_tol are counted. */
-        if (!inner_ok && !(gnorm_last <= 1e-3 * gnorm0)) nrejected++;
-        sp_norms(&S, alpha, rho, gamma);
-        double sr = 0.0;
-        for (int i = 0; i < n; i++) sr += rho[i];
-        double thr = gamma * C1, den = 1.0 + gamma * C2;
-        for (int m = 0; m < M; m++) {
-            if (!S.inS[m]) continue;
-            double *am = alpha + (size_t) m * n, *ka = S.Ka + (size_t) m * n;
-            const double *kr = S.Kr + (size_t) m * n;
-            double rm = S.r[m];
-            if (rm > thr) {
-                double s = (rm - thr) / (den * rm);
-                for (int i = 0; i < n; i++) {
-                    am[i] = s * (am[i] + gamma * rho[i]);
-                    ka[i] = s * (ka[i] + gamma * kr[i]);
-                }
-                S.anorm[m] = s * rm;
-                S.anz[m] = 1;
-            } else {
-                if (S.anz[m]) {
-                    memset(am, 0, sizeof(double) * n);
-                    memset(ka, 0, sizeof(double) * n);
-                }
-                S.anz[m] = 0;
-                S.anorm[m] = 0.0;
-                /* norm of rho is exact here: refresh the reference point */
-                double q = sp_dot(n, rho, kr);
-                S.nref[m] = q > 0.0 ? sqrt(q) : 0.0;
-                memcpy(S.REF + (size_t) m * n, rho, sizeof(double) * n);
-            }
-        }
-        *b += gammab * sr;
-        sp_update_aux(loss, n, y, rho, aux, gsl, eps);
-        int nactive = 0;
-        double pen = 0.0, sumnorm = 0.0;
-        for (int i = 0; i < n; i++) z[i] = *b;
-        for (int m = 0; m < M; m++) {
-            sm[m] = 0.0;
-            if (!S.anz[m]) continue;
-            const double *ka = S.Ka + (size_t) m * n;
-            for (int i = 0; i < n; i++) z[i] += ka[i];
-            nactive++;
-            pen += C1 * S.anorm[m] + 0.5 * C2 * S.anorm[m] * S.anorm[m];
-            sumnorm += S.anorm[m];
-        }
-        primal = sp_loss_value(loss, n, y, z, eps) + pen;
-
-        /* ---------------- dual value at a feasible point ---------------- */
-        memcpy(u, rho, sizeof(double) * n);
-        sp_dual_project(loss, n, y, u);
-        {
-            int cnt = 0;
-            for (int m = 0; m < M; m++) {
-                if (S.inS[m]) { S.list[cnt++] = m; continue; }
-                double ub = sp_ub2(n, u, S.REF + (size_t) m * n, S.Kr + (size_t) m * n,
-                                   S.nref[m], S.s1[m], S.sqL[m]);
-                if (ub > C1 * C1 * (1.0 - thr_eps)) S.list[cnt++] = m;
-                else sm[m] = -1.0; /* certified <= C1 */
-            }
-            int nt = S.nt;
-            (void) nt;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1 && SP_PAR(cnt, n))
-#endif
-            for (int j = 0; j < cnt; j++) {
-                int m = S.list[j];
-                double q;
-                if (S.inS[m] || !opt->dual_ref) q = sp_quad(K + (size_t) m * S.nn, n, u);
-                else {
-                    /* outside S: the same sweep gives K_m u, which becomes the reference point
-                       of the screening bound (u is close to the next iterates) */
-                    double *kr = S.Kr + (size_t) m * n;
-                    sp_symv2(K + (size_t) m * S.nn, n, u, NULL, kr, NULL);
-                    q = sp_dot(n, u, kr);
-                    S.nref[m] = q > 0.0 ? sqrt(q) : 0.0;
-                    memcpy(S.REF + (size_t) m * n, u, sizeof(double) * n);
-                }
-                sm[m] = q > 0.0 ? sqrt(q) : 0.0;
-            }
-            S.nprod += cnt;
-            if (opt->verbose > 1) Rprintf("   dual: %d kernel sweeps\n", cnt);
-            double maxn = 0.0;
-            for (int m = 0; m < M; m++) if (sm[m] > maxn) maxn = sm[m];
-            double kap = (C1 > 0.0 && maxn > C1) ? C1 / maxn : 1.0;
-            if (C2 <= 0.0) {
-                for (int i = 0; i < n; i++) u[i] *= kap;
-                dual = sp_neg_conj(loss, n, y, u, eps);
-            } else {
-                double d1 = sp_neg_conj(loss, n, y, u, eps);
-                for (int m = 0; m < M; m++) if (sm[m] > C1) {
-                    double e = sm[m] - C1;
-                    d1 -= e * e / (2.0 * C2);
-                }
-                dual = d1;
-                if (kap < 1.0) {
-                    for (int i = 0; i < n; i++) tmp[i] = kap * u[i];
-                    double d2 = sp_neg_conj(loss, n, y, tmp, eps);
-                    if (d2 > dual) dual = d2;
-                }
-            }
-        }
-        /* D <= P holds exactly; when both agree to the last bits the rounded difference can come
-           out as -1e-16: a difference below the floating-point resolution of the objectives is
-           reported as a zero gap (anything larger stays as computed, so a negative gap would
-           still expose an infeasible dual point) */
-        {
-            double diff = primal - dual, scale = fabs(primal) > fabs(dual) ? fabs(primal) : fabs(dual);
-            if (diff < 0.0 && -diff <= 64.0 * DBL_EPSILON * scale) diff = 0.0;
-            gap = primal > 0.0 ? diff / primal : (diff == 0.0 ? 0.0 : R_PosInf);
-        }
-        SP_TICK(7);
-        h_time[it] = mk_time() - t0;
-        h_primal[it] = primal; h_dual[it] = dual; h_gap[it] = gap;
-        h_active[it] = nactive; h_newton[it] = nnewton;
-        res->sumnorm = sumnorm;
-        res->n_active = nactive;
-        if (opt->verbose)
-            Rprintf("spicy %3d: primal %.6g dual %.6g gap %.3e active %d newton %d |S| sweeps %ld gamma %.1e\n",
-                    it + 1, primal, dual, gap, nactive, nnewton, S.nprod, gamma);
-        if (gap <= opt->tol) { status = 0; it++; break; }
-        gamma *= opt->gamma_mult; if (gamma > opt->gamma_max) gamma = opt->gamma_max;
-        gammab *= opt->gamma_mult; if (gammab > opt->gamma_max) gammab = opt->gamma_max;
-        if (nnewton <= opt->gs_newton) {
-            gam_s *= opt->gamma_mult; if (gam_s > opt->gamma_max) gam_s = opt->gamma_max;
-        }
-    }
-    if (opt->verbose)
-        Rprintf("spicy times: init %.3f grad %.3f hess %.3f solve %.3f screen %.3f prod %.3f ls %.3f outer %.3f\n",
-                tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], tm[7]);
-#undef SP_TICK
-    gam[0] = gamma; gam[1] = gammab;
+    gam[0] = S.gamma; gam[1] = S.gammab;
     for (int m = 0; m < M; m++) norms[m] = S.anz[m] ? S.anorm[m] : 0.0;
-    res->primal = primal; res->dual = dual; res->gap = gap; res->iter = it; res->status = status;
-    res->newton = newton_total; res->cgit = cgit; res->ls_fail = ls_fail; res->nprod = S.nprod;
-    res->rejected = nrejected;
-    res->gamma = gamma; res->gamma_b = gammab;
+    res->primal = S.primal; res->dual = S.dual; res->gap = S.gap; res->iter = it;
+    res->status = status; res->sumnorm = S.sumnorm; res->n_active = S.nactive;
+    res->newton = S.newton_total; res->cgit = S.cgit; res->ls_fail = S.ls_fail;
+    res->nprod = S.nprod; res->rejected = S.nrejected;
     return status;
 }
 
 /* ------------------------------------------------------------------ .Call wrapper */
 
-/* mkc_spicy(K, y, iopt, dopt, alpha0, b0, rho0, aux0, gamma0)
-   iopt: loss, maxiter, inner_maxiter, nthreads, verbose, cg (-1 auto), cg_threshold,
-         screen (0: every kernel in the working set, no screening; for testing),
-         lazy (1: kernels outside the working set are screened on the accepted step only)
-   dopt: C1, C2, eps, tol, inner_tol, gamma0, gammab0, gamma_mult, gamma_max
-   alpha0 (n*M or NULL), b0 (1 or NULL), rho0/aux0/gamma0: NULL for a cold start. */
-SEXP mkc_spicy(SEXP K, SEXP y, SEXP iopt, SEXP dopt, SEXP alpha0, SEXP b0, SEXP rho0,
-               SEXP aux0, SEXP gamma0)
+/* Copy a double vector of length len from the named element of init. */
+static void sp_init_vec(SEXP init, const char *name, double *dst, R_xlen_t len)
+{
+    SEXP v = mk_ctl(init, name);
+    if (!isReal(v) || XLENGTH(v) != len)
+        error("init$%s must be a double vector of length %lld", name, (long long) len);
+    memcpy(dst, REAL(v), sizeof(double) * (size_t) len);
+}
+
+/* mkc_spicy(store, y, control, init)
+   control (named, R/spicy.R): loss (code), C1, C2, eps, tol, maxiter, inner_tol, inner_maxiter,
+     nthreads, verbose, cg (-1 auto, 0 Cholesky, 1 CG), cg_threshold, screening (0: every
+     kernel in the working set; for testing), lazy_screening, gamma0, gamma_b, gamma_mult,
+     gamma_max.
+   init: NULL (cold start) or a named list alpha (n*M), b, rho (n), aux (2n), gamma (2). */
+SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
 {
     int nprot = 0;
-    if (!isReal(K)) error("K must be a double array");
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!st.square || st.nr != st.n) error("SpicyMKL needs a square training kernel store");
     if (!isReal(y)) error("y must be a double vector");
-    if (!isInteger(iopt) || LENGTH(iopt) != 9) error("iopt must be an integer vector of length 9");
-    if (!isReal(dopt) || LENGTH(dopt) != 9) error("dopt must be a double vector of length 9");
-    SEXP dim = getAttrib(K, R_DimSymbol);
-    int n = LENGTH(y);
+    int n = st.n, M = st.M;
+    if (LENGTH(y) != n) error("length(y) must equal the number of training points of the store");
     if (n < 2) error("need at least two observations");
-    int M;
-    if (LENGTH(dim) == 3) {
-        if (INTEGER(dim)[0] != n || INTEGER(dim)[1] != n) error("K must be n x n x M");
-        M = INTEGER(dim)[2];
-    } else if (LENGTH(dim) == 2) {
-        if (INTEGER(dim)[0] != n || INTEGER(dim)[1] != n) error("K must be n x n x M");
-        M = 1;
-    } else error("K must be an n x n x M array");
     if (M < 1) error("need at least one kernel");
-    const int *io = INTEGER(iopt);
-    const double *dp = REAL(dopt);
-    int loss = io[0];
-    if (loss < 0 || loss > 3) error("unknown loss code");
-    sp_opts opt;
-    opt.maxiter = io[1] > 0 ? io[1] : 1;
-    opt.inner_maxiter = io[2] > 0 ? io[2] : 1;
-    opt.nthreads = io[3];
-    opt.verbose = io[4];
-    opt.cg = io[5];
-    opt.cg_threshold = io[6];
-    opt.screen = io[7];
-    opt.lazy = io[8];
-    opt.dual_ref = 1;       /* the dual sweep also refreshes the screening reference point of
-                               kernels outside S (K_m u instead of u'K_m u: same reads) */
-    double C1 = dp[0], C2 = dp[1], eps = dp[2];
-    if (!(C1 >= 0.0) || !(C2 >= 0.0) || !(C1 + C2 > 0.0)) error("invalid C1, C2");
-    opt.tol = dp[3]; opt.inner_tol = dp[4]; opt.gamma0 = dp[5]; opt.gammab0 = dp[6];
-    opt.gamma_mult = dp[7]; opt.gamma_max = dp[8];
-    /* internal tuning constants (see the comments where they are used) */
-    opt.lm = 0.01;          /* Levenberg-Marquardt weight, epsilon-insensitive loss */
-    opt.lm_hinge = 0.0;     /* the same for the hinge: 1e-3 made n = 600 three times faster but
-                               stalled tight tolerances (gap 1e-8), so it is off */
-    opt.step_cap = 1.0;     /* max |Newton step| for the box-type dual variables */
-    opt.start_scale = 1.0;  /* cold start: rho0 scaled to max_m ||rho0||_{K_m} = C1 */
-    opt.gs_max = 10.0;      /* initial slack proximal parameter, epsilon-insensitive loss */
-    opt.gs_newton = 10.0;   /* ... raised after inner loops of at most this many Newton steps */
-    opt.budget = 2.0;       /* a Newton step may at most double the working set (else halved) */
-    if (!(opt.gamma0 > 0.0) || !(opt.gammab0 > 0.0) || !(opt.gamma_mult >= 1.0))
+    if (!isNewList(control)) error("'control' must be a named list");
+
+    int loss = mk_ctl_int(control, "loss");
+    if (loss < 0 || loss >= SP_NLOSS) error("unknown loss code %d", loss);
+    sp_opts o;
+    o.C1 = mk_ctl_real(control, "C1");
+    o.C2 = mk_ctl_real(control, "C2");
+    o.eps = mk_ctl_real(control, "eps");
+    o.tol = mk_ctl_real(control, "tol");
+    o.maxiter = mk_ctl_int(control, "maxiter");
+    o.inner_tol = mk_ctl_real(control, "inner_tol");
+    o.inner_maxiter = mk_ctl_int(control, "inner_maxiter");
+    o.nthreads = mk_ctl_int(control, "nthreads");
+    o.verbose = mk_ctl_int(control, "verbose");
+    o.cg = mk_ctl_int(control, "cg");
+    o.cg_threshold = mk_ctl_int(control, "cg_threshold");
+    o.screen = mk_ctl_int(control, "screening");
+    o.lazy = mk_ctl_int(control, "lazy_screening");
+    double gamma0 = mk_ctl_real(control, "gamma0"), gammab0 = mk_ctl_real(control, "gamma_b");
+    o.gamma_mult = mk_ctl_real(control, "gamma_mult");
+    o.gamma_max = mk_ctl_real(control, "gamma_max");
+    if (o.maxiter < 1) o.maxiter = 1;
+    if (o.inner_maxiter < 1) o.inner_maxiter = 1;
+    if (!(o.C1 >= 0.0) || !(o.C2 >= 0.0) || !(o.C1 + o.C2 > 0.0)) error("invalid C1, C2");
+    if (!(gamma0 > 0.0) || !(gammab0 > 0.0) || !(o.gamma_mult >= 1.0))
         error("invalid gamma schedule");
-    if (!(eps >= 0.0)) error("epsilon must be >= 0");
+    if (!(o.eps >= 0.0)) error("epsilon must be >= 0");
     const double *yy = REAL(y);
-    if (loss == SP_HINGE || loss == SP_LOGISTIC)
+    if (sp_losses[loss].binary)
         for (int i = 0; i < n; i++) if (yy[i] != 1.0 && yy[i] != -1.0) error("y must be in {-1, +1}");
 
     size_t nM = (size_t) n * M;
     SEXP alpha = PROTECT(allocMatrix(REALSXP, n, M)); nprot++;
-    double *al = REAL(alpha);
-    if (!isNull(alpha0)) {
-        if (!isReal(alpha0) || (size_t) XLENGTH(alpha0) != nM) error("alpha0 must have n*M doubles");
-        memcpy(al, REAL(alpha0), sizeof(double) * nM);
-    } else memset(al, 0, sizeof(double) * nM);
-    double b = 0.0;
-    if (!isNull(b0)) {
-        if (!isReal(b0) || LENGTH(b0) != 1) error("b0 must be a double scalar");
-        b = REAL(b0)[0];
-    }
     SEXP rho = PROTECT(allocVector(REALSXP, n)); nprot++;
     SEXP aux = PROTECT(allocVector(REALSXP, 2 * (R_xlen_t) n)); nprot++;
-    memset(REAL(aux), 0, sizeof(double) * 2 * n);
-    memset(REAL(rho), 0, sizeof(double) * n);
-    opt.warm = 0;
-    if (!isNull(rho0)) {
-        if (!isReal(rho0) || LENGTH(rho0) != n) error("rho0 must have n doubles");
-        if (!isReal(aux0) || LENGTH(aux0) != 2 * n) error("aux0 must have 2n doubles");
-        memcpy(REAL(rho), REAL(rho0), sizeof(double) * n);
-        memcpy(REAL(aux), REAL(aux0), sizeof(double) * 2 * n);
-        opt.warm = 1;
-    }
-    double gam[2] = { opt.gamma0, opt.gammab0 };
-    if (!isNull(gamma0)) {
-        if (!isReal(gamma0) || LENGTH(gamma0) != 2) error("gamma0 must have 2 doubles");
-        gam[0] = REAL(gamma0)[0]; gam[1] = REAL(gamma0)[1];
-        if (!(gam[0] > 0.0) || !(gam[1] > 0.0)) error("invalid gamma0");
-    }
-    int mi = opt.maxiter;
-    SEXP htime = PROTECT(allocVector(REALSXP, mi)); nprot++;
-    SEXP hprim = PROTECT(allocVector(REALSXP, mi)); nprot++;
-    SEXP hdual = PROTECT(allocVector(REALSXP, mi)); nprot++;
-    SEXP hgap = PROTECT(allocVector(REALSXP, mi)); nprot++;
-    SEXP hact = PROTECT(allocVector(INTSXP, mi)); nprot++;
-    SEXP hnew = PROTECT(allocVector(INTSXP, mi)); nprot++;
+    SEXP gv = PROTECT(allocVector(REALSXP, 2)); nprot++;
     SEXP norms = PROTECT(allocVector(REALSXP, M)); nprot++;
+    double *al = REAL(alpha), *gam = REAL(gv), b = 0.0;
+    memset(al, 0, sizeof(double) * nM);
+    memset(REAL(rho), 0, sizeof(double) * n);
+    memset(REAL(aux), 0, sizeof(double) * 2 * n);
+    gam[0] = gamma0; gam[1] = gammab0;
+    int warm = 0;
+    if (!isNull(init)) {
+        if (!isNewList(init)) error("'init' must be NULL or a named list");
+        sp_init_vec(init, "alpha", al, (R_xlen_t) nM);
+        sp_init_vec(init, "b", &b, 1);
+        sp_init_vec(init, "rho", REAL(rho), n);
+        sp_init_vec(init, "aux", REAL(aux), 2 * (R_xlen_t) n);
+        sp_init_vec(init, "gamma", gam, 2);
+        if (!(gam[0] > 0.0) || !(gam[1] > 0.0)) error("invalid init$gamma");
+        warm = 1;
+    }
+    mk_hist hist;
+    mk_hist_init(&hist, 6);
     sp_result res;
     memset(&res, 0, sizeof(res));
-    sp_solve_mkl(REAL(K), n, M, yy, loss, C1, C2, eps, &opt, al, &b, REAL(rho), REAL(aux), gam,
-                 REAL(htime), REAL(hprim), REAL(hdual), REAL(hgap), INTEGER(hact),
-                 INTEGER(hnew), REAL(norms), &res);
-    int it = res.iter;
-    SEXP hist = PROTECT(allocVector(VECSXP, 6)); nprot++;
-    SEXP hv[6] = { htime, hprim, hdual, hgap, hact, hnew };
-    for (int j = 0; j < 6; j++) SET_VECTOR_ELT(hist, j, lengthgets(hv[j], it));
-    const char *hnm[6] = { "time", "objective", "dual", "gap", "n_active", "newton" };
-    SEXP hnames = PROTECT(allocVector(STRSXP, 6)); nprot++;
-    for (int j = 0; j < 6; j++) SET_STRING_ELT(hnames, j, mkChar(hnm[j]));
-    setAttrib(hist, R_NamesSymbol, hnames);
+    sp_fit(&st, yy, loss, &o, al, &b, REAL(rho), REAL(aux), gam, warm, &hist, REAL(norms), &res);
 
-    const char *nm[18] = { "alpha", "b", "rho", "aux", "gamma", "primal", "dual", "gap",
-                           "converged", "iterations", "n_active", "sumnorm", "newton",
-                           "cg_iter", "kernel_sweeps", "history", "norms", "rejected" };
-    SEXP out = PROTECT(allocVector(VECSXP, 18)); nprot++;
-    SEXP names = PROTECT(allocVector(STRSXP, 18)); nprot++;
-    for (int j = 0; j < 18; j++) SET_STRING_ELT(names, j, mkChar(nm[j]));
+    static const char *const nm[] = { "alpha", "b", "rho", "aux", "gamma", "primal", "dual",
+                                      "gap", "converged", "iterations", "n_active", "sumnorm",
+                                      "newton", "cg_iter", "kernel_sweeps", "history", "norms",
+                                      "rejected", NULL };
+    SEXP out = mk_list_new(nm); nprot++;
     SET_VECTOR_ELT(out, 0, alpha);
     SET_VECTOR_ELT(out, 1, ScalarReal(b));
     SET_VECTOR_ELT(out, 2, rho);
     SET_VECTOR_ELT(out, 3, aux);
-    SEXP gv = PROTECT(allocVector(REALSXP, 2)); nprot++;
-    REAL(gv)[0] = gam[0]; REAL(gv)[1] = gam[1];
     SET_VECTOR_ELT(out, 4, gv);
     SET_VECTOR_ELT(out, 5, ScalarReal(res.primal));
     SET_VECTOR_ELT(out, 6, ScalarReal(res.dual));
@@ -1269,10 +1581,9 @@ SEXP mkc_spicy(SEXP K, SEXP y, SEXP iopt, SEXP dopt, SEXP alpha0, SEXP b0, SEXP 
     SET_VECTOR_ELT(out, 12, ScalarInteger(res.newton));
     SET_VECTOR_ELT(out, 13, ScalarInteger(res.cgit));
     SET_VECTOR_ELT(out, 14, ScalarReal((double) res.nprod));
-    SET_VECTOR_ELT(out, 15, hist);
+    SET_VECTOR_ELT(out, 15, mk_hist_sexp(&hist, sp_hist_names));
     SET_VECTOR_ELT(out, 16, norms);
     SET_VECTOR_ELT(out, 17, ScalarInteger(res.rejected));
-    setAttrib(out, R_NamesSymbol, names);
     UNPROTECT(nprot);
     return out;
 }

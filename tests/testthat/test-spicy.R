@@ -444,3 +444,78 @@ test_that("end to end through mkl(): certified gaps and a warm-started C path", 
   gaps <- vapply(path$fits, function(f) f$info$gap, 0)
   expect_true(all(gaps >= 0 & gaps <= 0.01))
 })
+
+test_that("a huge maxiter costs nothing up front: the history holds the iterations run", {
+  set.seed(31)
+  n <- 40; p <- 3
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 4))
+  y <- ifelse(x[, 1] + 0.3 * rnorm(n) > 0, 1, -1)
+  t <- system.time(fit <- spicy_fit(K, y, "classification", 0.1, maxiter = 1e9, tol = 1e-6))
+  expect_lt(t[["elapsed"]], 5)
+  expect_true(fit$converged)
+  expect_lte(fit$info$gap, 1e-6)
+  expect_equal(nrow(fit$history), fit$iterations)
+  expect_lt(fit$iterations, 100)
+  expect_identical(fit$history$iteration, seq_len(fit$iterations))
+  expect_true(is.integer(fit$history$n_active) && is.integer(fit$history$newton))
+  # an iteration limit of one: one history row, not converged at this tolerance
+  one <- spicy_fit(K, y, "classification", 0.1, maxiter = 1L, tol = 1e-12)
+  expect_false(one$converged)
+  expect_equal(one$iterations, 1L)
+  expect_equal(nrow(one$history), 1L)
+})
+
+test_that("the on-the-fly kernel store gives the fit of the dense store", {
+  skip_if_not(exists("fly_store", asNamespace("mklearn")) &&
+                exists("dense_store", asNamespace("mklearn")))
+  set.seed(32)
+  n <- 40
+  x <- matrix(rnorm(n * 3), n, dimnames = list(NULL, c("a", "b", "c")))
+  ks <- mklearn::kernel_set(mklearn::rbf_kernel(c(0.5, 2)), features = c("all", "each"))
+  rk <- mklearn:::resolve_kernels(ks, ncol(x), colnames(x))
+  fly <- mklearn:::fly_store(rk, x)
+  dense <- mklearn:::dense_store(rk, x)
+  M <- dim(dense$K)[3L]
+  expect_gte(M, 4)
+  ycls <- ifelse(x[, 1] - x[, 2]^2 + 0.3 * rnorm(n) > -0.5, 1, -1)
+  yreg <- sin(x[, 1]) + x[, 3] + 0.1 * rnorm(n)
+  cases <- list(list(ycls, "classification", "hinge", "l1"),
+                list(ycls, "classification", "logistic", "elasticnet"),
+                list(yreg, "regression", "squared", "l1"),
+                list(yreg, "regression", "epsilon", "elasticnet"))
+  for (cs in cases) {
+    ctl <- list(loss = cs[[3]], penalty = cs[[4]], lambda = 0.3, tol = 1e-6)
+    a <- mklearn:::fit_spicy(dense, cs[[1]], cs[[2]], 0.1, ctl, NULL)
+    b <- mklearn:::fit_spicy(fly, cs[[1]], cs[[2]], 0.1, ctl, NULL)
+    expect_true(a$converged && b$converged)
+    expect_lte(b$info$gap, 1e-6)
+    expect_equal(b$objective, a$objective, tolerance = 1e-8)
+    expect_equal(b$alpha, a$alpha, tolerance = 1e-6)
+    expect_equal(b$b, a$b, tolerance = 1e-6)
+    expect_equal(b$weights, a$weights, tolerance = 1e-6)
+    # the objective is the primal of (alpha, b) on the dense kernels
+    expect_equal(b$objective, spicy_primal(dense$K, cs[[1]], b, cs[[3]], 0.1,
+                                           lambda = if (cs[[4]] == "l1") 0 else 0.3),
+                 tolerance = 1e-8)
+  }
+})
+
+test_that("a time limit stops a long fit within a fraction of a second", {
+  skip_on_cran()
+  set.seed(33)
+  n <- 150; p <- 6
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 60))
+  y <- ifelse(x[, 1] + x[, 2] * x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  # an unreachable tolerance, so that only the limit ends the fit
+  t0 <- proc.time()[["elapsed"]]
+  res <- tryCatch({
+    setTimeLimit(elapsed = 0.5, transient = TRUE)
+    spicy_fit(K, y, "classification", 0.01, loss = "logistic", tol = 1e-300,
+              maxiter = 1e9, inner_maxiter = 1e6, inner_tol = 1e-300, gamma_mult = 1)
+  }, error = function(e) conditionMessage(e), finally = setTimeLimit())
+  el <- proc.time()[["elapsed"]] - t0
+  expect_true(is.character(res))
+  expect_lt(el, 3)
+})
