@@ -33,7 +33,7 @@
 /* ====================================================================== runtime: utils.c */
 /* Work (in multiply-adds, or kernel entries touched) below which a region runs on one thread:
    below it the fork/join cost, and on a busy machine waiting for a descheduled thread,
-   dominates (HessianMKL at M = 50-200, N = 200 ran 3x slower on two threads than on one). */
+   dominates. */
 #define MK_PAR_WORK 4e6
 /* Called from R_init_mklearn: remembers the process id, so that a forked child (parallel::
    mclapply, future's multicore) runs on one thread. */
@@ -198,17 +198,14 @@ int mk_kridge(const double *K, int n, const double *y, double lambda, double *be
 SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
 
 /* ====================================================================== spicy.c */
-/* ---- spicy BEGIN ---- */
 /* SpicyMKL: dual augmented Lagrangian MKL (block 1-norm / elastic net; hinge, logistic,
    squared, epsilon-insensitive losses) on a square training store. control: named list built
    by fit_spicy() (R/spicy.R), read by name; init: NULL (cold start) or a named list alpha
    (n*M), b, rho (n), aux (2n), gamma (2) of a previous fit. Returns a named list (alpha, b,
    rho, aux, gamma, primal, dual, gap, converged, iterations, ..., history, norms). */
 SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
-/* ---- spicy END ---- */
 
 /* ====================================================================== SVM family */
-/* ---- svm family BEGIN ---- */
 /* SimpleMKL, HessianMKL and lp-norm MKL minimise J(d), the optimal C-SVM dual value on
  * K(d) = sum_m d_m K_m, over d >= 0 with sum(d) = 1 (simplex) or ||d||_p = 1 (lp sphere).
  * dJ/dd_m = -v_m / 2 with v_m = (y.a)' K_m (y.a) at the SVM solution a.
@@ -307,6 +304,5 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
 /* The one .Call entry of the family: method code 0 simple, 1 hessian, 2 lp; control: named
    list (R/simple.R fills every entry); init: NULL or a list with weights and / or alpha_svm. */
 SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init);
-/* ---- svm family END ---- */
 
 #endif
