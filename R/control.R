@@ -43,10 +43,20 @@
 #'   kernels on the fly do so; others stop with an error.
 #' @param store `"auto"` (dense array when it fits `memory`), `"dense"` or `"fly"` (kernel
 #'   columns computed from the data when needed; O(n M) memory, more arithmetic).
-#' @param ... method-specific settings: SpicyMKL `cg`, `cg_threshold`, `screening`,
-#'   `lazy_screening`, `gamma`, `gamma_scale`, `gamma_b`, `gamma_mult`, `gamma_max`,
-#'   `warm_shrink`; SVM family `newton_tol`, `gold_tol`, `line_search`, `max_time` (see the
-#'   method's documentation in [mkl()]). Unknown names are an error.
+#' @param ... method-specific settings (unknown names are an error):
+#'   * SpicyMKL: `cg` (conjugate-gradient Newton solve: `TRUE`, `FALSE`, or `NA` = from
+#'     `cg_threshold` = 250 observations on), `screening`, `lazy_screening` (kernel screening;
+#'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
+#'     starts at `gamma_scale / C`, `gamma_scale` = 5), `gamma_mult` (their growth factor, 10),
+#'     `gamma_max` (1e8), `warm_shrink` (a warm start resumes at the previous final gamma divided
+#'     by this, 100).
+#'   * SimpleMKL, HessianMKL, lp-norm: `newton_tol` (HessianMKL: a predicted decrease below
+#'     `newton_tol * J` that the line search cannot realise makes the driver tighten the SVM
+#'     tolerance; default `1e-5 * min(1, (tol / 0.01)^2)`), `gold_tol` (SimpleMKL's golden-section
+#'     width relative to the largest feasible step, 0.1), `line_search` (HessianMKL:
+#'     `"halving"` keeps halving the step while the objective decreases, `"first"` takes the
+#'     first decrease as the reference code does), `max_time` (seconds after which the outer
+#'     loop stops, reported as not converged; `Inf`).
 #' @return A list of class `"mkl_control"` holding the settings given.
 #' @examples
 #' mkl_control(tol = 1e-3)
@@ -130,8 +140,8 @@ method_control <- function(method, control = NULL) {
   for (nm in names(user)) out[[nm]] <- user[[nm]]
   if (is.null(user[["nthreads"]])) out$nthreads <- check_threads(NULL)
   if (fam == "svmfam" && is.null(out[["newton_tol"]]))
-    # the reference's Newton-decrement test (1e-5 J) belongs to its gap target 0.01; tighter
-    # targets tighten it so that it never ends a run before the gap is reached
+    # the reference's Newton-decrement threshold (1e-5 J) belongs to its gap target 0.01;
+    # tighter gap targets tighten it (it triggers a tighter SVM solve, never a stop)
     out$newton_tol <- 1e-5 * min(1, (out[["tol"]] / 0.01)^2)
   if (is.na(out[["memory"]])) out$memory <- default_memory()
   out

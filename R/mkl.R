@@ -272,7 +272,7 @@ new_mkl <- function(res, base, C, store, call, timing) {
   state <- res$state
   if (is.matrix(state$alpha)) {
     state$alpha <- NULL
-    state$alpha_from_fit <- TRUE
+    state$restore_alpha <- TRUE
   }
   obj <- c(list(call = call), base,
            list(C = C, weights = w, alpha = alpha, b = as.double(res$b),
@@ -286,8 +286,8 @@ new_mkl <- function(res, base, C, store, call, timing) {
 
 restore_state <- function(fit) {
   st <- fit$state
-  if (isTRUE(st$alpha_from_fit)) {
-    st$alpha_from_fit <- NULL
+  if (isTRUE(st$restore_alpha)) {
+    st$restore_alpha <- NULL
     st$alpha <- unname(fit$alpha)
   }
   st

@@ -33,7 +33,7 @@
 /* ====================================================================== runtime: utils.c */
 /* Work (in multiply-adds, or kernel entries touched) below which a region runs on one thread:
    below it the fork/join cost, and on a busy machine waiting for a descheduled thread,
-   dominates (HessianMKL at M = 50-200, N = 200 ran 3x slower on two threads than on one). */
+   dominates. */
 #define MK_PAR_WORK 4e6
 /* Called from R_init_mklearn: remembers the process id, so that a forked child (parallel::
    mclapply, future's multicore) runs on one thread. */
@@ -198,20 +198,111 @@ int mk_kridge(const double *K, int n, const double *y, double lambda, double *be
 SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
 
 /* ====================================================================== spicy.c */
-/* ---- spicy BEGIN ---- */
 /* SpicyMKL: dual augmented Lagrangian MKL (block 1-norm / elastic net; hinge, logistic,
    squared, epsilon-insensitive losses) on a square training store. control: named list built
    by fit_spicy() (R/spicy.R), read by name; init: NULL (cold start) or a named list alpha
    (n*M), b, rho (n), aux (2n), gamma (2) of a previous fit. Returns a named list (alpha, b,
    rho, aux, gamma, primal, dual, gap, converged, iterations, ..., history, norms). */
 SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
-/* ---- spicy END ---- */
 
 /* ====================================================================== SVM family */
-/* ---- svm family BEGIN ---- */
-/* The one .Call entry of SimpleMKL, HessianMKL and lp-norm MKL (svmfam.c): method code
-   0 simple, 1 hessian, 2 lp; control: named list (R/simple.R); init: NULL or a state list. */
+/* SimpleMKL, HessianMKL and lp-norm MKL minimise J(d), the optimal C-SVM dual value on
+ * K(d) = sum_m d_m K_m, over d >= 0 with sum(d) = 1 (simplex) or ||d||_p = 1 (lp sphere).
+ * dJ/dd_m = -v_m / 2 with v_m = (y.a)' K_m (y.a) at the SVM solution a.
+ *
+ * One driver (svmfam.c) owns the outer loop: the first SVM solve, the checkpoint (quadratic
+ * forms, certified relative duality gap, history row, stopping rule, user interrupt), the
+ * tighten-the-SVM-and-retry rule, the line kernel and the .Call entry. A step strategy
+ * (simple.c, hessian.c, lpnorm.c) proposes and accepts the next point. Strategies never call
+ * the driver by symbol: they use the services it puts in mk_sf_ctx; the driver reaches them
+ * through its table of mk_sf_strategy. */
+
+/* Options, read from the control list by name. */
+typedef struct {
+    double tol;          /* relative duality gap at which the fit has converged */
+    double svm_tol;      /* initial SMO tolerance (tightened by the driver when needed) */
+    double p;            /* 1: simplex; > 1: unit lp sphere */
+    double newton_tol;   /* HessianMKL: predicted decrease below newton_tol * J = no progress */
+    double gold_tol;     /* SimpleMKL: golden-section width relative to the feasible step */
+    double max_time;     /* seconds (Inf: none) */
+    int maxiter, svm_maxiter, nthreads, verbose;
+    int line_search;     /* HessianMKL step length: 1 keep halving while J decreases, 0 first */
+} mk_sf_opts;
+
+/* What a step returns. MK_SF_MOVED: a point was accepted (c->d, c->a, c->b, c->J updated).
+   Otherwise the strategy found no improvement (it may still have moved the point by a
+   negligible amount) and says why; the driver then tightens the SMO tolerance and retries. */
+enum { MK_SF_MOVED = 0, MK_SF_STALLED = 1, MK_SF_DECREMENT = 2 };
+/* Stop reasons, in the order of R's c("gap", "limit", "stalled", "newton_decrement"). */
+enum { MK_SF_STOP_GAP = 0, MK_SF_STOP_LIMIT = 1, MK_SF_STOP_STALLED = 2,
+       MK_SF_STOP_DECREMENT = 3 };
+
+typedef struct mk_sf_ctx mk_sf_ctx;
+struct mk_sf_ctx {
+    /* the problem */
+    const mk_store *st;
+    const double *y;
+    int n, M;
+    double C;
+    const mk_sf_opts *o;
+    double svm_tol;                /* current SMO tolerance */
+    /* the current point: alpha of the SVM on K(d), its bias and J(d) */
+    double *d, *a, b, J;
+    /* counters and seconds (strategies add their own Hessian evaluations and t_dir) */
+    int svm_solves, grad_evals, hess_evals, svm_fail;
+    double smo_iter;
+    double t0, t_svm, t_grad, t_dir;
+    /* Services of the driver. J_at: the SVM on K(d) warm-started from alpha (in/out); returns
+       J(d) and sets *b. The line kernel keeps the base B = K(c->d) (built by the driver at
+       the start of every 25th iteration and kept up to date by the strategy through
+       base_* as it moves d) and a direction KD = sum_m D_m K_m; J_line(t) solves the SVM on
+       B + t KD in O(n^2) for its kernel. */
+    double (*J_at)(mk_sf_ctx *c, const double *d, double *alpha, double *b);
+    double (*J_line)(mk_sf_ctx *c, double t, double *alpha, double *b);
+    void (*dir_combine)(mk_sf_ctx *c, const double *D);      /* KD = sum_m D_m K_m */
+    void (*dir_axpy)(mk_sf_ctx *c, int m, double t);         /* KD += t K_m */
+    void (*base_move)(mk_sf_ctx *c, double t);               /* B += t KD */
+    void (*base_take_line)(mk_sf_ctx *c);                    /* B = kernel of the last J_line */
+    void (*base_axpy)(mk_sf_ctx *c, int m, double t);        /* B += t K_m */
+    void (*base_div)(mk_sf_ctx *c, double s);                /* B /= s */
+    const double *(*base)(mk_sf_ctx *c);                     /* B, n x n */
+    void *drv;                     /* the driver's own state */
+};
+
+/* A step strategy. init: its scratch for the whole fit (R_alloc), handed back to step.
+   start: puts c->d on the feasible set before the first solve (NULL: the simplex, d / sum d).
+   step: from the current point, with v the quadratic forms at it (gradient -v/2), try to
+   move; returns MK_SF_MOVED, MK_SF_STALLED or MK_SF_DECREMENT. */
+typedef struct {
+    const char *name;
+    int line;                      /* uses the line kernel */
+    void *(*init)(mk_sf_ctx *c);
+    void (*start)(mk_sf_ctx *c);
+    int (*step)(mk_sf_ctx *c, void *ws, int it, const double *v);
+} mk_sf_strategy;
+
+/* simple.c: reduced-gradient descent with line search on the simplex (Rakotomamonjy et al.) */
+void *mk_sf_simple_init(mk_sf_ctx *c);
+int mk_sf_simple_step(mk_sf_ctx *c, void *ws, int it, const double *v);
+/* hessian.c: constrained Newton steps (Chapelle & Rakotomamonjy 2008) */
+void *mk_sf_hessian_init(mk_sf_ctx *c);
+int mk_sf_hessian_step(mk_sf_ctx *c, void *ws, int it, const double *v);
+/* lpnorm.c: closed-form weight update on the unit lp sphere (Kloft et al.) */
+void *mk_sf_lp_init(mk_sf_ctx *c);
+void mk_sf_lp_start(mk_sf_ctx *c);
+int mk_sf_lp_step(mk_sf_ctx *c, void *ws, int it, const double *v);
+
+/* The driver (svmfam.c). d (M): in = start, out = solution; a (n): in = warm start, out.
+   Fills the outputs and the history (9 columns: iteration, time, objective, gap, n_active,
+   svm_solves, grad_evals, hessian_evals, step) and the weights path (M columns, one row per
+   history row). c is filled by the driver and holds the counters and times on return.
+   Returns the stop reason (MK_SF_STOP_*); converged means *gap <= o->tol. */
+#define MK_SF_HCOLS 9
+int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, double C,
+              const mk_sf_opts *o, double *d, double *a, double *b, double *J, double *gap,
+              int *iter, mk_hist *hist, mk_hist *wpath, mk_sf_ctx *c);
+/* The one .Call entry of the family: method code 0 simple, 1 hessian, 2 lp; control: named
+   list (R/simple.R fills every entry); init: NULL or a list with weights and / or alpha_svm. */
 SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init);
-/* ---- svm family END ---- */
 
 #endif

@@ -266,9 +266,24 @@ void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2,
     }
 }
 
+/* v'Av from the lower triangle of a symmetric dense A: half the reads of a full sweep */
+static double quad_lower(const double *A, int n, const double *v)
+{
+    double s = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double vj = v[j], t = 0.0;
+        if (vj == 0.0) continue;
+        for (int i = j + 1; i < n; i++) t += aj[i] * v[i];
+        s += vj * (2.0 * t + aj[j] * vj);
+    }
+    return s;
+}
+
 double mk_store_kquad(const mk_store *s, int m, const double *v, double *buf)
 {
     int n = s->n;
+    if (s->kind == MK_STORE_DENSE) return quad_lower(mk_store_kernel(s, m, NULL), n, v);
     double q = 0.0;
     for (int j = 0; j < n; j++) {
         if (v[j] == 0.0) continue;

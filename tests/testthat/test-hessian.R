@@ -82,8 +82,6 @@ test_that("HessianMKL needs <= 15 Newton steps and >= 3x fewer SVM solves than S
 
 test_that("HessianMKL agrees with SpicyMKL (hinge, block 1-norm) at C_svm = sum ||f*_m|| / C", {
   skip_if_not_installed("mlbench")
-  skip_if_not(exists("fit_spicy", envir = asNamespace("mklearn"), inherits = FALSE),
-              "SpicyMKL not available")
   dat <- hs_pima()
   M <- dim(dat$K)[3]
   for (C in c(0.05, 0.5)) {

@@ -174,3 +174,19 @@ test_that("non-convergence is a warning, and the fit records it", {
   expect_false(fit$converged)
   expect_output(print(fit), "Converged: NO")
 })
+
+test_that("a fit keeps alpha once and still warm-starts from itself", {
+  d <- two_class(60, 3, seed = 23)
+  f1 <- mkl(d$x, d$y, kernels = ks_small, method = "spicy", C = 0.1,
+            control = mkl_control(tol = 1e-4))
+  expect_null(f1$state[["alpha"]])
+  expect_true(isTRUE(f1$state$restore_alpha))
+  st <- mklearn:::restore_state(f1)
+  expect_identical(dim(st$alpha), dim(f1$alpha))
+  f2 <- mkl(d$x, d$y, kernels = ks_small, method = "spicy", C = 0.05, init = f1,
+            control = mkl_control(tol = 1e-4))
+  cold <- mkl(d$x, d$y, kernels = ks_small, method = "spicy", C = 0.05,
+              control = mkl_control(tol = 1e-4))
+  expect_true(f2$converged)
+  expect_equal(f2$objective, cold$objective, tolerance = 2e-4)
+})

@@ -128,3 +128,49 @@ test_that("many kernels: line-search kernels and the QP working-set updates stay
   expect_lt(sum(fs$weights > 0), dim(K)[3] / 4)
   expect_lt(abs(fs$objective - fh$objective) / fh$objective, 2e-3)
 })
+
+test_that("converged means a certified gap <= tol, for every method (Pima grid over C)", {
+  # 3 data sets x 4 C x 3 methods at the default settings. Whatever ends a run (gap, limit,
+  # a stalled line search, HessianMKL's Newton decrement), converged must be gap <= tol and
+  # the reported gap that of the last history row. Seed 1 at C = 1000 is a run where the
+  # Newton decrement falls below newton_tol while the gap is still above tol.
+  skip_if_not_installed("mlbench")
+  data("PimaIndiansDiabetes", package = "mlbench", envir = environment())
+  tol <- 0.01
+  for (seed in 1:3) {
+    set.seed(seed)
+    i <- sample(nrow(PimaIndiansDiabetes), 120)
+    X <- scale(as.matrix(PimaIndiansDiabetes[i, 1:8]))
+    y <- ifelse(PimaIndiansDiabetes$diabetes[i] == "pos", 1, -1)
+    K <- centred_rbf_kernels(X, c(0.5, 1, 2, 5, 10), list(1:8, 1:4, 5:8))
+    for (C in c(1, 10, 100, 1000)) for (meth in c("simple", "hessian", "lp")) {
+      fit <- get(paste0("fit_", meth), asNamespace("mklearn"))
+      f <- fit(K, y, "classification", C, list(tol = tol), NULL)
+      lab <- sprintf("%s, seed %d, C = %g", meth, seed, C)
+      expect_identical(f$info$gap, utils::tail(f$history$gap, 1L), label = lab)
+      expect_identical(f$converged, f$info$gap <= tol, label = lab)
+      if (f$converged) expect_identical(f$info$stop_reason, "gap", label = lab)
+      else expect_false(identical(f$info$stop_reason, "gap"), label = lab)
+      expect_true(all(is.finite(f$weights)) && all(f$weights >= 0), label = lab)
+      # at the default settings every one of these fits reaches the gap
+      expect_true(f$converged, label = lab)
+    }
+  }
+})
+
+test_that("SVM family on an on-the-fly kernel store: same fit as on the dense array", {
+  dat <- two_class(n = 70, p = 4, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2)), poly_kernel(1:2), features = c("all", "each"))
+  for (meth in c("simple", "hessian", "lp")) {
+    ctl <- list(tol = 1e-4, svm_tol = 1e-8, maxiter = 2000L)
+    fd <- mkl(dat$x, dat$y, ks, method = meth, C = 10,
+              control = do.call(mkl_control, c(ctl, store = "dense")))
+    ff <- mkl(dat$x, dat$y, ks, method = meth, C = 10,
+              control = do.call(mkl_control, c(ctl, store = "fly")))
+    expect_identical(ff$store, "fly")
+    expect_true(fd$converged && ff$converged)
+    expect_equal(ff$objective, fd$objective, tolerance = 1e-8)
+    expect_equal(unname(ff$weights), unname(fd$weights), tolerance = 1e-5)
+    expect_equal(ff$fitted, fd$fitted, tolerance = 1e-5)
+  }
+})

@@ -419,7 +419,6 @@ test_that("fit_spicy checks its inputs", {
 })
 
 test_that("end to end through mkl(): certified gaps and a warm-started C path", {
-  skip_if_not(exists("mkl", asNamespace("mklearn")) && exists("kernel_set", asNamespace("mklearn")))
   set.seed(21)
   x <- matrix(rnorm(80 * 3), 80)
   y <- factor(ifelse(x[, 1] + 0.5 * rnorm(80) > 0, "a", "b"))
@@ -467,8 +466,6 @@ test_that("a huge maxiter costs nothing up front: the history holds the iteratio
 })
 
 test_that("the on-the-fly kernel store gives the fit of the dense store", {
-  skip_if_not(exists("fly_store", asNamespace("mklearn")) &&
-                exists("dense_store", asNamespace("mklearn")))
   set.seed(32)
   n <- 40
   x <- matrix(rnorm(n * 3), n, dimnames = list(NULL, c("a", "b", "c")))

@@ -1,0 +1,404 @@
+/* The SVM-family driver: SimpleMKL, HessianMKL and lp-norm MKL share this outer loop.
+ *
+ * J(d) = max_a sum(a) - (1/2) sum_m d_m v_m(a) over 0 <= a <= C, y'a = 0 is the optimal C-SVM
+ * dual value on K(d); the driver evaluates it by the SMO warm-started from the previous alpha,
+ * certifies every iterate by the relative duality gap, and asks a step strategy (the table
+ * below) for the next point. Converged means gap <= tol, decided here and nowhere else.
+ */
+#include "mklearn.h"
+#include <math.h>
+#include <float.h>
+#include <string.h>
+
+/* The strategies, by method code (0 simple, 1 hessian, 2 lp). */
+static const mk_sf_strategy strategies[] = {
+    { "simple", 1, mk_sf_simple_init, NULL, mk_sf_simple_step },
+    { "hessian", 1, mk_sf_hessian_init, NULL, mk_sf_hessian_step },
+    { "lp", 0, mk_sf_lp_init, mk_sf_lp_start, mk_sf_lp_step },
+};
+
+/* Rebuild the base kernel B = K(d) from the store every this many outer iterations (the
+   strategies carry it with O(n^2) updates in between; this bounds the rounding drift). */
+#define SF_REBUILD 25
+/* The loosest SMO tolerance the retry rule ends at. */
+#define SF_SVM_TOL_MIN 1e-12
+
+typedef struct {
+    double *Kd;          /* kernel of the last SVM solve (n x n) */
+    double *B, *KD;      /* line kernel: base K(d) and direction (n x n each; line strategies) */
+    double *grad, *ya;   /* SMO gradient, signed alpha (n) */
+    int nth2;            /* threads for an O(n^2) elementwise pass */
+    int kd_at_d;         /* Kd holds K(c->d) (the driver's own solve at the current point) */
+    double last_check;   /* time of the last user-interrupt check */
+} sf_drv;
+
+/* ------------------------------------------------------------------ SVM solves */
+
+/* The SMO on drv->Kd, warm-started from alpha (in/out). */
+static double sf_solve(mk_sf_ctx *c, double *alpha, double *b)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    mk_interrupt_every(&w->last_check, 0.1);
+    double t = mk_time();
+    mk_svm_result res;
+    mk_smo(w->Kd, c->n, c->y, c->C, c->svm_tol, c->o->svm_maxiter, alpha, w->grad, &res);
+    c->svm_solves++;
+    if (res.status != 0) c->svm_fail++;
+    c->smo_iter += res.iter;
+    *b = res.b;
+    c->t_svm += mk_time() - t;
+    return res.obj;
+}
+
+static double sf_J_at(mk_sf_ctx *c, const double *d, double *alpha, double *b)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    w->kd_at_d = 0;
+    double t = mk_time();
+    mk_store_combine(c->st, d, w->Kd);
+    c->t_svm += mk_time() - t;
+    return sf_solve(c, alpha, b);
+}
+
+/* out = A + t X, elementwise over n x n */
+static void sf_line(const double *A, const double *X, double t, double *out, int n, int nth)
+{
+#ifdef _OPENMP
+#pragma omp parallel for if(nth > 1) num_threads(nth) schedule(static)
+#endif
+    for (int j = 0; j < n; j++) {
+        size_t o = (size_t) j * n;
+        for (int i = 0; i < n; i++) out[o + i] = A[o + i] + t * X[o + i];
+    }
+    (void) nth;
+}
+
+static double sf_J_line(mk_sf_ctx *c, double t, double *alpha, double *b)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    w->kd_at_d = 0;
+    double t0 = mk_time();
+    sf_line(w->B, w->KD, t, w->Kd, c->n, w->nth2);
+    c->t_svm += mk_time() - t0;
+    return sf_solve(c, alpha, b);
+}
+
+/* ------------------------------------------------------------------ line kernel services */
+
+static void sf_dir_combine(mk_sf_ctx *c, const double *D)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    double t = mk_time();
+    mk_store_combine(c->st, D, w->KD);
+    c->t_svm += mk_time() - t;
+}
+
+static void sf_dir_axpy(mk_sf_ctx *c, int m, double t)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    double t0 = mk_time();
+    mk_store_axpy(c->st, m, t, w->KD);
+    c->t_svm += mk_time() - t0;
+}
+
+static void sf_base_move(mk_sf_ctx *c, double t)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    double t0 = mk_time();
+    sf_line(w->B, w->KD, t, w->B, c->n, w->nth2);
+    c->t_svm += mk_time() - t0;
+}
+
+static void sf_base_take_line(mk_sf_ctx *c)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    double *tmp = w->B;
+    w->B = w->Kd; w->Kd = tmp;
+}
+
+static void sf_base_axpy(mk_sf_ctx *c, int m, double t)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    double t0 = mk_time();
+    mk_store_axpy(c->st, m, t, w->B);
+    c->t_svm += mk_time() - t0;
+}
+
+static void sf_base_div(mk_sf_ctx *c, double s)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    size_t nn = (size_t) c->n * c->n;
+    for (size_t i = 0; i < nn; i++) w->B[i] /= s;
+}
+
+static const double *sf_base(mk_sf_ctx *c)
+{
+    return ((sf_drv *) c->drv)->B;
+}
+
+/* ------------------------------------------------------------------ certificate */
+
+/* The dual norm of the constraint set of d applied to v >= 0: max_m v_m for the simplex
+   (p = 1), ||v||_{p*} with p* = p/(p-1) for the unit lp ball (p > 1). */
+static double sf_dualnorm(const double *v, int M, double p)
+{
+    double vmax = 0.0;
+    for (int m = 0; m < M; m++) if (v[m] > vmax) vmax = v[m];
+    if (p <= 1.0 || vmax <= 0.0) return vmax;
+    double ps = p / (p - 1.0), s = 0.0;
+    for (int m = 0; m < M; m++) if (v[m] > 0.0) s += pow(v[m] / vmax, ps);
+    return vmax * pow(s, 1.0 / ps);
+}
+
+/* Duality gap J(d) - D(a), D(a) = sum(a) - (1/2) dualnorm(v(a)).
+ * D(a) is a lower bound of the MKL optimum: for any feasible a and d the SVM dual at K(d) gives
+ *   J(d) >= sum(a) - (1/2) sum_m d_m v_m(a) >= sum(a) - (1/2) max_{d' feasible} sum_m d'_m v_m(a),
+ * and the maximum of the linear form d'v is max_m v_m over the simplex and ||v||_{p*} over the
+ * unit lp ball (Hoelder, attained at d'_m proportional to v_m^{p*-1}). So
+ * D(a) <= min_d J(d) <= J(d), and the gap bounds the suboptimality of J(d). */
+static double sf_gap(const double *alpha, int n, const double *v, int M, double J, double p)
+{
+    double sa = 0.0;
+    for (int i = 0; i < n; i++) sa += alpha[i];
+    return J - (sa - 0.5 * sf_dualnorm(v, M, p));
+}
+
+/* v_m = (y.a)' K_m (y.a) for every kernel, the relative gap, one history row. */
+static double sf_certify(mk_sf_ctx *c, double *v, int it, double step, mk_hist *hist,
+                         mk_hist *wpath)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    const int n = c->n, M = c->M;
+    double t = mk_time();
+    for (int i = 0; i < n; i++) w->ya[i] = c->y[i] * c->a[i];
+    mk_store_quad(c->st, NULL, M, w->ya, v);
+    c->grad_evals++;
+    c->t_grad += mk_time() - t;
+    double rg = sf_gap(c->a, n, v, M, c->J, c->o->p) / fabs(c->J);
+    int nact = 0;
+    for (int m = 0; m < M; m++) if (c->d[m] > 0.0) nact++;
+    double row[MK_SF_HCOLS] = { (double) it, mk_time() - c->t0, c->J, rg, (double) nact,
+                                (double) c->svm_solves, (double) c->grad_evals,
+                                (double) c->hess_evals, step };
+    mk_hist_add(hist, row);
+    mk_hist_add(wpath, c->d);
+    if (c->o->verbose)
+        Rprintf("iter %4d  J = %.10g  gap = %.3e  active = %d  svm = %d\n", it, c->J, rg, nact,
+                c->svm_solves);
+    return rg;
+}
+
+/* ------------------------------------------------------------------ the outer loop */
+
+int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, double C,
+              const mk_sf_opts *o, double *d, double *a, double *b, double *J, double *gap,
+              int *iter, mk_hist *hist, mk_hist *wpath, mk_sf_ctx *c)
+{
+    const int n = st->n, M = st->M;
+    const size_t nn = (size_t) n * n;
+    sf_drv *w = (sf_drv *) R_alloc(1, sizeof(sf_drv));
+    w->Kd = (double *) R_alloc(nn, sizeof(double));
+    w->B = s->line ? (double *) R_alloc(nn, sizeof(double)) : NULL;
+    w->KD = s->line ? (double *) R_alloc(nn, sizeof(double)) : NULL;
+    w->grad = (double *) R_alloc(n, sizeof(double));
+    w->ya = (double *) R_alloc(n, sizeof(double));
+    w->nth2 = mk_threads_for(o->nthreads, (double) nn);
+    w->last_check = 0.0;
+    w->kd_at_d = 0;
+
+    memset(c, 0, sizeof(*c));
+    c->st = st; c->y = y; c->n = n; c->M = M; c->C = C; c->o = o;
+    c->svm_tol = o->svm_tol;
+    c->d = d; c->a = a;
+    c->t0 = mk_time();
+    c->J_at = sf_J_at; c->J_line = sf_J_line;
+    c->dir_combine = sf_dir_combine; c->dir_axpy = sf_dir_axpy;
+    c->base_move = sf_base_move; c->base_take_line = sf_base_take_line;
+    c->base_axpy = sf_base_axpy; c->base_div = sf_base_div; c->base = sf_base;
+    c->drv = w;
+
+    double *v = (double *) R_alloc(M, sizeof(double));
+    double *dold = (double *) R_alloc(M, sizeof(double));
+    if (s->start) s->start(c);
+    else {   /* the simplex; the sum in long double, as R's sum() */
+        long double sd = 0.0;
+        for (int m = 0; m < M; m++) sd += d[m];
+        for (int m = 0; m < M; m++) d[m] /= (double) sd;
+    }
+    void *ws = s->init(c);
+
+    c->J = sf_J_at(c, d, a, &c->b);
+    w->kd_at_d = 1;
+    double step = 0.0, rg;
+    int it = 0, reason;
+    for (;; it++) {
+        rg = sf_certify(c, v, it, step, hist, wpath);
+        if (rg <= o->tol) { reason = MK_SF_STOP_GAP; break; }
+        if (it >= o->maxiter || mk_time() - c->t0 > o->max_time) {
+            reason = MK_SF_STOP_LIMIT;
+            break;
+        }
+        R_CheckUserInterrupt();
+        if (s->line && it % SF_REBUILD == 0) {
+            if (w->kd_at_d) {   /* the last solve was the driver's own at this d: reuse K(d) */
+                double *tmp = w->B;
+                w->B = w->Kd; w->Kd = tmp;
+            } else {
+                double t = mk_time();
+                mk_store_combine(st, d, w->B);
+                c->t_svm += mk_time() - t;
+            }
+            w->kd_at_d = 0;
+        }
+        memcpy(dold, d, (size_t) M * sizeof(double));
+        int status = s->step(c, ws, it, v);
+        step = 0.0;
+        for (int m = 0; m < M; m++) step += fabs(d[m] - dold[m]);
+        if (status == MK_SF_MOVED) continue;
+        /* No improvement found: the SMO accuracy may be what limits the comparisons of J (or
+           the gradient and curvature built from alpha). Tighten it 100x, re-solve at d, go on;
+           only at the tightest tolerance is the strategy's verdict final. */
+        if (c->svm_tol > SF_SVM_TOL_MIN) {
+            c->svm_tol = fmax(SF_SVM_TOL_MIN, 0.01 * c->svm_tol);
+            c->J = sf_J_at(c, d, a, &c->b);
+            w->kd_at_d = 1;
+            continue;
+        }
+        it++;
+        rg = sf_certify(c, v, it, step, hist, wpath);
+        reason = rg <= o->tol ? MK_SF_STOP_GAP :
+                 status == MK_SF_DECREMENT ? MK_SF_STOP_DECREMENT : MK_SF_STOP_STALLED;
+        break;
+    }
+    *b = c->b; *J = c->J; *gap = rg; *iter = it;
+    return reason;
+}
+
+/* ------------------------------------------------------------------ .Call entry */
+
+/* The element of a list by name, or R_NilValue. */
+static SEXP list_elt(SEXP list, const char *name)
+{
+    SEXP nms = getAttrib(list, R_NamesSymbol);
+    if (isNull(nms)) return R_NilValue;
+    for (R_xlen_t i = 0; i < XLENGTH(list); i++)
+        if (strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) return VECTOR_ELT(list, i);
+    return R_NilValue;
+}
+
+static void read_opts(SEXP control, mk_sf_opts *o)
+{
+    o->tol = mk_ctl_real(control, "tol");
+    o->svm_tol = mk_ctl_real(control, "svm_tol");
+    o->p = mk_ctl_real(control, "p");
+    o->newton_tol = mk_ctl_real(control, "newton_tol");
+    o->gold_tol = mk_ctl_real(control, "gold_tol");
+    o->max_time = mk_ctl_real(control, "max_time");
+    o->maxiter = mk_ctl_int(control, "maxiter");
+    o->svm_maxiter = mk_ctl_int(control, "svm_maxiter");
+    o->nthreads = mk_threads(mk_ctl_int(control, "nthreads"));
+    o->verbose = mk_ctl_int(control, "verbose");
+    SEXP ls = mk_ctl(control, "line_search");
+    if (!isString(ls) || XLENGTH(ls) != 1) error("control entry 'line_search' must be a string");
+    const char *lss = CHAR(STRING_ELT(ls, 0));
+    if (strcmp(lss, "halving") == 0) o->line_search = 1;
+    else if (strcmp(lss, "first") == 0) o->line_search = 0;
+    else error("control entry 'line_search' must be \"halving\" or \"first\"");
+    if (!(o->tol >= 0.0) || !(o->svm_tol > 0.0) || !(o->p >= 1.0) || !(o->newton_tol >= 0.0) ||
+        !(o->gold_tol > 0.0) || !(o->max_time > 0.0) || o->maxiter < 0 || o->svm_maxiter < 1)
+        error("invalid control values");
+}
+
+SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init)
+{
+    const int nmeth = (int) (sizeof(strategies) / sizeof(strategies[0]));
+    if ((!isInteger(method) && !isReal(method)) || XLENGTH(method) != 1)
+        error("'method' must be one integer code");
+    int code = asInteger(method);
+    if (code < 0 || code >= nmeth) error("unknown SVM-family method code %d", code);
+    const mk_sf_strategy *s = &strategies[code];
+
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!st.square || st.nr != st.n) error("the SVM family needs a square training store");
+    const int n = st.n, M = st.M;
+    if (!isReal(y) || XLENGTH(y) != n) error("'y' must be a double vector of length %d", n);
+    const double *yp = REAL(y);
+    for (int i = 0; i < n; i++) if (yp[i] != 1.0 && yp[i] != -1.0) error("y must be in {-1, +1}");
+    if (!isReal(C) || XLENGTH(C) != 1) error("'C' must be one number");
+    double Cv = REAL(C)[0];
+    if (!(Cv > 0.0) || !R_FINITE(Cv)) error("C must be positive and finite");
+    mk_sf_opts o;
+    read_opts(control, &o);
+    if (code != 2) o.p = 1.0;
+    if (!isNull(init) && !isNewList(init)) error("'init' must be NULL or a list");
+
+    int nprot = 0;
+    SEXP d = PROTECT(allocVector(REALSXP, M)); nprot++;
+    SEXP a = PROTECT(allocVector(REALSXP, n)); nprot++;
+    double *dp = REAL(d), *ap = REAL(a);
+    /* start: uniform weights and alpha = 0, unless init holds usable ones */
+    for (int m = 0; m < M; m++) dp[m] = 1.0 / M;
+    for (int i = 0; i < n; i++) ap[i] = 0.0;
+    if (!isNull(init)) {
+        SEXP w0 = list_elt(init, "weights"), a0 = list_elt(init, "alpha_svm");
+        if (isReal(w0) && XLENGTH(w0) == M) {
+            const double *wp = REAL(w0);
+            double sw = 0.0;
+            int ok = 1;
+            for (int m = 0; m < M; m++) {
+                if (!R_FINITE(wp[m]) || wp[m] < 0.0) ok = 0;
+                else sw += wp[m];
+            }
+            if (ok && sw > 0.0) memcpy(dp, wp, (size_t) M * sizeof(double));
+        }
+        if (isReal(a0) && XLENGTH(a0) == n) {
+            const double *a0p = REAL(a0);
+            int ok = 1;
+            for (int i = 0; i < n; i++) if (!R_FINITE(a0p[i])) ok = 0;
+            if (ok) memcpy(ap, a0p, (size_t) n * sizeof(double));
+        }
+    }
+
+    mk_hist hist, wpath;
+    mk_hist_init(&hist, MK_SF_HCOLS);
+    mk_hist_init(&wpath, M);
+    mk_sf_ctx c;
+    double b = 0.0, J = 0.0, gap = 0.0;
+    int iter = 0;
+    int reason = mk_svmfam(s, &st, yp, Cv, &o, dp, ap, &b, &J, &gap, &iter, &hist, &wpath, &c);
+
+    static const char *const hnames[] = { "iteration", "time", "objective", "gap", "n_active",
+                                          "svm_solves", "grad_evals", "hessian_evals", "step" };
+    SEXP hs = PROTECT(mk_hist_sexp(&hist, hnames)); nprot++;
+    SEXP wps = PROTECT(allocMatrix(REALSXP, wpath.len, M)); nprot++;
+    double *wpp = REAL(wps);
+    for (int r = 0; r < wpath.len; r++)
+        for (int m = 0; m < M; m++)
+            wpp[r + (size_t) m * wpath.len] = wpath.tab[(size_t) r * M + m];
+    SEXP counts = PROTECT(allocVector(REALSXP, 5)); nprot++;
+    REAL(counts)[0] = c.svm_solves; REAL(counts)[1] = c.grad_evals;
+    REAL(counts)[2] = c.hess_evals; REAL(counts)[3] = c.svm_fail; REAL(counts)[4] = c.smo_iter;
+    SEXP times = PROTECT(allocVector(REALSXP, 4)); nprot++;
+    REAL(times)[0] = mk_time() - c.t0; REAL(times)[1] = c.t_svm;
+    REAL(times)[2] = c.t_grad; REAL(times)[3] = c.t_dir;
+
+    static const char *const names[] = { "weights", "alpha", "b", "objective", "gap",
+                                         "iterations", "converged", "reason", "history",
+                                         "weights_path", "counts", "times", NULL };
+    SEXP out = mk_list_new(names); nprot++;
+    SET_VECTOR_ELT(out, 0, d);
+    SET_VECTOR_ELT(out, 1, a);
+    SET_VECTOR_ELT(out, 2, ScalarReal(b));
+    SET_VECTOR_ELT(out, 3, ScalarReal(J));
+    SET_VECTOR_ELT(out, 4, ScalarReal(gap));
+    SET_VECTOR_ELT(out, 5, ScalarInteger(iter));
+    SET_VECTOR_ELT(out, 6, ScalarLogical(gap <= o.tol));
+    SET_VECTOR_ELT(out, 7, ScalarInteger(reason));
+    SET_VECTOR_ELT(out, 8, hs);
+    SET_VECTOR_ELT(out, 9, wps);
+    SET_VECTOR_ELT(out, 10, counts);
+    SET_VECTOR_ELT(out, 11, times);
+    UNPROTECT(nprot);
+    return out;
+}
