@@ -14,10 +14,14 @@
                gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8,
                warm_shrink = 100),
   svmfam = list(maxiter = 200L, svm_tol = 1e-5, svm_maxiter = 10000000L, newton_tol = NULL,
-                gold_tol = 0.1, line_search = "halving", max_time = Inf)
+                gold_tol = 0.1, line_search = "halving", max_time = Inf),
+  l01 = list(maxiter = 20000L, rho1 = 4, rho2 = 8, rho3 = 8, start = "svm", svm_C = 1,
+             b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
+             cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
+             restarts = 0L)
 )
 .control_family <- c(uniform = "uniform", spicy = "spicy", simple = "svmfam",
-                     hessian = "svmfam", lp = "svmfam")
+                     hessian = "svmfam", lp = "svmfam", l01 = "l01")
 
 #' Solver settings
 #'
@@ -103,6 +107,7 @@ check_control_values <- function(s) {
     stop("'memory' must be one positive number of bytes", call. = FALSE)
   if (!is.null(s$store))
     s$store <- match.arg(s$store, c("auto", "dense", "fly"))
+  s <- check_l01_control(s)
   if (!is.null(s$line_search))
     s$line_search <- match.arg(s$line_search, c("halving", "first"))
   s

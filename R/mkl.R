@@ -119,7 +119,8 @@ mkl_methods <- function() {
   spicy = list(classification = c("hinge", "logistic"), regression = c("squared", "epsilon")),
   simple = list(classification = "hinge", regression = character()),
   hessian = list(classification = "hinge", regression = character()),
-  lp = list(classification = "hinge", regression = character())
+  lp = list(classification = "hinge", regression = character()),
+  l01 = list(classification = "l01", regression = character())
 )
 
 #' @rdname mkl

@@ -211,4 +211,13 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
 SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init);
 /* ---- svm family END ---- */
 
+/* ====================================================================== l01.c */
+/* ---- l01 BEGIN ---- */
+/* MKL-L0/1-SVM by ADMM (steps 1-9 of the spec). control: named list (R/l01.R: rho1, rho2,
+   rho3, tol, maxiter, warmup, wstep "cg" | "chol", cg_tol); start: named list of every
+   starting value (w, u, lambda: n; d, z, theta: M; b, a; T: n logicals, the warm-up working
+   set). */
+SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
+/* ---- l01 END ---- */
+
 #endif
