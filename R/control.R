@@ -15,7 +15,10 @@
                warm_shrink = 100),
   svmfam = list(maxiter = 200L, svm_tol = 1e-5, svm_maxiter = 10000000L, newton_tol = NULL,
                 gold_tol = 0.1, line_search = "halving", max_time = Inf),
-  l01 = list(maxiter = 20000L, rho1 = 4, rho2 = 8, rho3 = 8, start = "svm", svm_C = 1,
+  # l01: tol is the largest relative change of the eight ADMM blocks; C, rho1-3 are on the
+  # scale of kernels with unit mean diagonal (R/l01.R); rho2 = rho3 = NULL: 0.3 rho1 n
+  l01 = list(tol = 3e-3, maxiter = 20000L, rho1 = 4, rho2 = NULL, rho3 = NULL,
+             start = "reference", svm_C = 1,
              b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
              cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
              restarts = 0L)
@@ -125,7 +128,9 @@ method_control <- function(method, control = NULL) {
       stop(sprintf("method '%s' does not use the setting(s) %s", method,
                    paste(unused, collapse = ", ")), call. = FALSE)
   } else user <- check_control_values(user[!vapply(user, is.null, logical(1))])
-  out <- c(.control_common, .control_methods[[fam]])
+  # a method's table may override a common default (l01: tol)
+  out <- c(.control_common[setdiff(names(.control_common), names(.control_methods[[fam]]))],
+           .control_methods[[fam]])
   for (nm in names(user)) out[[nm]] <- user[[nm]]
   if (is.null(user$nthreads)) out$nthreads <- check_threads(NULL)
   if (fam == "svmfam" && is.null(out$newton_tol))

@@ -55,8 +55,9 @@ fit_l01 <- function(store, y, task, C, control, init) {
   # solves an SVM on it
   Kc <- .Call(C_store_combine, store, rep(1 / M, M))
   kscale <- mean(diag(Kc))
-  ctl <- list(rho1 = control$rho1 / kscale, rho2 = control$rho2 / kscale,
-              rho3 = control$rho3 / kscale, tol = control$tol, maxiter = control$maxiter,
+  rho2 <- if (is.null(control$rho2)) 0.3 * control$rho1 * n else control$rho2
+  rho3 <- if (is.null(control$rho3)) 0.3 * control$rho1 * n else control$rho3
+  ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale, tol = control$tol, maxiter = control$maxiter,
               warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
               joint_wb = control$joint_wb, freeze_T = control$freeze_T)
   Cs <- C / kscale
@@ -83,13 +84,18 @@ fit_l01 <- function(store, y, task, C, control, init) {
   }
   d <- r$d
   if (sum(d) > 0) d <- d / sum(d)
-  alpha <- outer(r$w, d)
+  # P-stationarity makes w = -Y lambda, zero outside the working set T: the fit keeps w on T
+  # only (so the sample coefficients, and print()'s count of them, are the |T| support
+  # vectors); what is dropped is of the order of the stopping tolerance (info$w_off_T)
+  wT <- ifelse(r$T, r$w, 0)
+  alpha <- outer(wT, d)
   hist <- as.data.frame(r$history)
   info <- list(n_sv = r$n_T, n_S = r$n_S, kscale = kscale, C_scaled = Cs,
                rho = c(ctl$rho1, ctl$rho2, ctl$rho3), change = r$change,
                chol_factorizations = r$chol_factorizations, cg_iterations = r$cg_iterations,
                solver_time = proc.time()[["elapsed"]] - t0, runs = runs,
-               T_frozen_at = r$T_frozen)
+               T_frozen_at = r$T_frozen,
+               w_off_T = max(abs(r$w[!r$T]), 0) / max(abs(r$w), .Machine$double.xmin))
   if (!isTRUE(r$converged)) {
     bad <- names(r$change)[r$change >= control$tol]
     info$nonconvergence <- sprintf("block(s) not settled: %s (largest relative change %s in '%s')",

@@ -250,7 +250,9 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
       warning(sprintf(paste0("%s did not converge at C = %s within %d iterations (last relative ",
                              "gap %s); raise control$maxiter or loosen control$tol"),
                       method, format(C[k]), as.integer(res$iterations),
-                      format(signif(utils::tail(res$history$gap, 1L), 3))), call. = FALSE)
+                      format(signif(utils::tail(res$history$gap, 1L), 3))),
+              if (!is.null(res$info$nonconvergence)) paste0("; ", res$info$nonconvergence),
+              call. = FALSE)
   }
   if (length(C) == 1L) return(fits[[1L]])
   structure(list(call = cl, method = method, C = C, fits = fits), class = "mkl_path")

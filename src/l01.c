@@ -82,6 +82,18 @@ static void simplex_project(double *v, int M, double *srt)
     for (int m = 0; m < M; m++) v[m] = v[m] > tau ? v[m] - tau : 0.0;
 }
 
+/* q = A p for a full n x n column-major matrix, one streaming pass over its columns (faster
+   here than the reference BLAS dsymv, which walks a triangle) */
+static void matvec(const double *A, int n, const double *p, double *q)
+{
+    for (int i = 0; i < n; i++) q[i] = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *a = A + (size_t) j * n;
+        double pj = p[j];
+        for (int i = 0; i < n; i++) q[i] += a[i] * pj;
+    }
+}
+
 /* kd = G d (n x M times M), over the kernels with d_m != 0 */
 static void comb_cols(const double *G, int n, int M, const double *d, double *kd)
 {
@@ -99,7 +111,7 @@ typedef struct {
     int n, M, mode, have_factor, nfact, cgit;
     double *Kd;        /* n x n: K(d) (CG) or the Cholesky factor of I + rho1 K(d) */
     double *dfac;      /* M: the d of Kd */
-    double *r, *p, *q; /* CG vectors */
+    double *r, *p, *q, *r2, *p2, *q2; /* CG vectors of the two systems */
 } wsolver;
 
 /* Make ws->Kd current for d: K(d) (CG) or the Cholesky factor of I + rho1 K(d) (reused while
@@ -121,38 +133,68 @@ static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, dou
     ws->have_factor = 1;
 }
 
-/* (I + rho1 K(d)) x = rhs; x holds the previous solution (the CG warm start) on entry. */
-static void wsolve(wsolver *ws, double rho1, const double *rhs, double *x, double cg_tol,
-                   int cg_maxiter)
+/* q1 = A p1 and q2 = A p2 in one pass over A (p2 may be NULL) */
+static void matvec2(const double *A, int n, const double *p1, const double *p2, double *q1,
+                    double *q2)
+{
+    if (!p2) { matvec(A, n, p1, q1); return; }
+    for (int i = 0; i < n; i++) { q1[i] = 0.0; q2[i] = 0.0; }
+    for (int j = 0; j < n; j++) {
+        const double *a = A + (size_t) j * n;
+        double c1 = p1[j], c2 = p2[j];
+        for (int i = 0; i < n; i++) { q1[i] += a[i] * c1; q2[i] += a[i] * c2; }
+    }
+}
+
+/* (I + rho1 K(d)) x_k = rhs_k for k < nrhs (1 or 2); x_k holds the previous solution (the CG
+   warm start) on entry. Conjugate gradients run side by side, sharing each pass over K(d);
+   a system stops on its own residual test. Cholesky: one dpotrs per system. */
+static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
+                   double *const *x, double cg_tol, int cg_maxiter)
 {
     int n = ws->n, one = 1;
-    double zero = 0.0, fone = 1.0;
     if (ws->mode == 1) {
-        memcpy(x, rhs, (size_t) n * sizeof(double));
-        int info = 0;
-        F77_CALL(dpotrs)("L", &n, &one, ws->Kd, &n, x, &n, &info FCONE);
+        for (int k = 0; k < nrhs; k++) {
+            memcpy(x[k], rhs[k], (size_t) n * sizeof(double));
+            int info = 0;
+            F77_CALL(dpotrs)("L", &n, &one, ws->Kd, &n, x[k], &n, &info FCONE);
+        }
         return;
     }
-    double *r = ws->r, *p = ws->p, *q = ws->q;
-    F77_CALL(dsymv)("L", &n, &fone, ws->Kd, &n, x, &one, &zero, q, &one FCONE);
-    double rr = 0.0;
-    for (int i = 0; i < n; i++) { r[i] = rhs[i] - x[i] - rho1 * q[i]; rr += r[i] * r[i]; }
-    double bn = norm2(rhs, n), stop = cg_tol * (bn > 0 ? bn : 1.0);
-    memcpy(p, r, (size_t) n * sizeof(double));
-    for (int it = 0; it < cg_maxiter && sqrt(rr) > stop; it++) {
-        F77_CALL(dsymv)("L", &n, &fone, ws->Kd, &n, p, &one, &zero, q, &one FCONE);
-        double pq = 0.0;
-        for (int i = 0; i < n; i++) { q[i] = p[i] + rho1 * q[i]; pq += p[i] * q[i]; }
-        double step = rr / pq, rr1 = 0.0;
+    double *r[2] = { ws->r, ws->r2 }, *p[2] = { ws->p, ws->p2 }, *q[2] = { ws->q, ws->q2 };
+    double rr[2] = { 0.0, 0.0 }, stop[2] = { 0.0, 0.0 };
+    int act[2] = { 0, 0 };
+    matvec2(ws->Kd, n, x[0], nrhs > 1 ? x[1] : NULL, q[0], q[1]);
+    for (int k = 0; k < nrhs; k++) {
         for (int i = 0; i < n; i++) {
-            x[i] += step * p[i];
-            r[i] -= step * q[i];
-            rr1 += r[i] * r[i];
+            r[k][i] = rhs[k][i] - x[k][i] - rho1 * q[k][i];
+            rr[k] += r[k][i] * r[k][i];
         }
-        double beta = rr1 / rr;
-        rr = rr1;
-        for (int i = 0; i < n; i++) p[i] = r[i] + beta * p[i];
-        ws->cgit++;
+        double bn = norm2(rhs[k], n);
+        stop[k] = cg_tol * (bn > 0 ? bn : 1.0);
+        memcpy(p[k], r[k], (size_t) n * sizeof(double));
+        act[k] = sqrt(rr[k]) > stop[k];
+    }
+    for (int it = 0; it < cg_maxiter && (act[0] || act[1]); it++) {
+        if (act[0] && act[1]) matvec2(ws->Kd, n, p[0], p[1], q[0], q[1]);
+        else if (act[0]) matvec(ws->Kd, n, p[0], q[0]);
+        else matvec(ws->Kd, n, p[1], q[1]);
+        for (int k = 0; k < 2; k++) {
+            if (!act[k]) continue;
+            double pq = 0.0, rr1 = 0.0, *pk = p[k], *qk = q[k], *rk = r[k], *xk = x[k];
+            for (int i = 0; i < n; i++) { qk[i] = pk[i] + rho1 * qk[i]; pq += pk[i] * qk[i]; }
+            double step = rr[k] / pq;
+            for (int i = 0; i < n; i++) {
+                xk[i] += step * pk[i];
+                rk[i] -= step * qk[i];
+                rr1 += rk[i] * rk[i];
+            }
+            double beta = rr1 / rr[k];
+            rr[k] = rr1;
+            for (int i = 0; i < n; i++) pk[i] = rk[i] + beta * pk[i];
+            act[k] = sqrt(rr[k]) > stop[k];
+            ws->cgit++;
+        }
     }
 }
 
@@ -192,6 +234,9 @@ static void l01_admm(const mk_store *st, const double *y, const l01_opts *o, l01
     ws.r = (double *) R_alloc(n, sizeof(double));
     ws.p = (double *) R_alloc(n, sizeof(double));
     ws.q = (double *) R_alloc(n, sizeof(double));
+    ws.r2 = (double *) R_alloc(n, sizeof(double));
+    ws.p2 = (double *) R_alloc(n, sizeof(double));
+    ws.q2 = (double *) R_alloc(n, sizeof(double));
 
     double t0 = mk_time();
     /* G = [K_m w], K(d) w for the starting point */
@@ -247,8 +292,9 @@ static void l01_admm(const mk_store *st, const double *y, const l01_opts *o, l01
                 rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] - 1.0));
                 v[i] = rho1;
             }
-            wsolve(&ws, rho1, rhs, w0, o->cg_tol, o->cg_maxiter);
-            wsolve(&ws, rho1, v, w1, o->cg_tol, o->cg_maxiter);
+            const double *rr2[2] = { rhs, v };
+            double *xx2[2] = { w0, w1 };
+            wsolve(&ws, rho1, 2, rr2, xx2, o->cg_tol, o->cg_maxiter);
             for (int i = 0; i < n; i++) {
                 num += y[i] * (x->u[i] - 1.0 + x->lambda[i] / rho1) + (rhs[i] - w0[i]) / rho1;
                 den += w1[i] / rho1;
@@ -261,7 +307,9 @@ static void l01_admm(const mk_store *st, const double *y, const l01_opts *o, l01
             /* the spec's order: w (2), then b (3) with the new w */
             for (int i = 0; i < n; i++)
                 rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] + x->b * y[i] - 1.0));
-            wsolve(&ws, rho1, rhs, x->w, o->cg_tol, o->cg_maxiter);
+            const double *rr1[1] = { rhs };
+            double *xx1[1] = { x->w };
+            wsolve(&ws, rho1, 1, rr1, xx1, o->cg_tol, o->cg_maxiter);
             mk_store_mv(st, NULL, M, x->w, G, (size_t) n);
             comb_cols(G, n, M, x->d, kdw);
             double sb = 0.0;
