@@ -52,7 +52,18 @@
 #' @param ... method-specific settings: SpicyMKL `cg`, `cg_threshold`, `screening`,
 #'   `lazy_screening`, `gamma`, `gamma_scale`, `gamma_b`, `gamma_mult`, `gamma_max`,
 #'   `warm_shrink`; SVM family `newton_tol`, `gold_tol`, `line_search`, `max_time` (see the
-#'   method's documentation in [mkl()]). Unknown names are an error.
+#'   method's documentation in [mkl()]); MKL-L0/1-SVM (`"l01"`, where `tol` (3e-3) bounds the
+#'   largest relative change of the eight ADMM blocks and `maxiter` is 20000): the penalties
+#'   `rho1` (4), `rho2`, `rho3` (default `0.3 * rho1 * n`), on the scale of kernels with unit
+#'   mean diagonal; `start` (`"reference"`: w = 0, b = `b0` (1), d = 1/M, multipliers 0 with
+#'   the sum-to-one multiplier at `a0` (0); `"svm"`: the hinge SVM on the uniform combination
+#'   at box constant `svm_C` (1)); `warmup` (5) iterations on a class-balanced working set of
+#'   `warmup_size` samples (NA: all); `wstep` (`"cg"`: warm-started conjugate gradients to
+#'   relative residual `cg_tol` (1e-6); `"chol"`: a Cholesky factor reused while d does not
+#'   change); `joint_wb` (TRUE: w and b as one ADMM block; FALSE: the paper's w-then-b order);
+#'   `freeze_T` (1000: the iteration after which the working set stops changing; it also
+#'   stops after three 2-cycles); `restarts` (0: chained warm restarts of the authors'
+#'   protocol). Unknown names are an error.
 #' @return A list of class `"mkl_control"` holding the settings given.
 #' @examples
 #' mkl_control(tol = 1e-3)

@@ -10,8 +10,11 @@
 #'   kernel ridge regression (squared loss, ridge \eqn{1/C}) for a numeric response.
 #' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty.
 #' * `"simple"`, `"hessian"`, `"lp"`: SimpleMKL, HessianMKL and lp-norm MKL on the SMO SVM.
-#' * `"bayes"`, `"l01"`, `"mwu"`: Empirical Bayesian MKL, MKL-L0/1-SVM and MWUMKL (planned: a
-#'   version without them says so).
+#' * `"l01"`: MKL-L0/1-SVM (Shi and Zhu), the 0/1 loss by ADMM, classification; `C` and the
+#'   penalties `rho1`-`rho3` are on the scale of kernels with unit mean diagonal (whatever the
+#'   normalisation), and `fit$info$n_sv` is the number of support vectors (the working set).
+#' * `"bayes"`, `"mwu"`: Empirical Bayesian MKL and MWUMKL (planned: a version without them
+#'   says so).
 #'
 #' @section Kernel storage:
 #' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when it fits the
@@ -297,7 +300,7 @@ restore_state <- function(fit) {
 }
 
 # Methods whose solvers work on any kernel store (dense array or columns on the fly).
-.fly_methods <- c("uniform", "spicy", "simple", "hessian", "lp")
+.fly_methods <- c("uniform", "spicy", "simple", "hessian", "lp", "l01")
 
 # The store backend: "dense" when the n x n x M array fits the memory budget (or is asked
 # for), otherwise on the fly where the method supports it, otherwise an error naming both
