@@ -14,10 +14,17 @@
                gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8,
                warm_shrink = 100),
   svmfam = list(maxiter = 200L, svm_tol = 1e-5, svm_maxiter = 10000000L, newton_tol = NULL,
-                gold_tol = 0.1, line_search = "halving", max_time = Inf)
+                gold_tol = 0.1, line_search = "halving", max_time = Inf),
+  # l01: tol is the largest relative change of the eight ADMM blocks; C, rho1-3 are on the
+  # scale of kernels with unit mean diagonal (R/l01.R); rho2 = rho3 = NULL: 0.3 rho1 n
+  l01 = list(tol = 3e-3, maxiter = 20000L, rho1 = 4, rho2 = NULL, rho3 = NULL,
+             start = "reference", svm_C = 1,
+             b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
+             cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
+             restarts = 0L)
 )
 .control_family <- c(uniform = "uniform", spicy = "spicy", simple = "svmfam",
-                     hessian = "svmfam", lp = "svmfam")
+                     hessian = "svmfam", lp = "svmfam", l01 = "l01")
 
 #' Solver settings
 #'
@@ -57,6 +64,17 @@
 #'     `"halving"` keeps halving the step while the objective decreases, `"first"` takes the
 #'     first decrease as the reference code does), `max_time` (seconds after which the outer
 #'     loop stops, reported as not converged; `Inf`).
+#'   * MKL-L0/1-SVM (`"l01"`, where `tol` (3e-3) bounds the largest relative change of the
+#'     eight ADMM blocks and `maxiter` is 20000): the penalties `rho1` (4), `rho2`, `rho3`
+#'     (default `0.3 * rho1 * n`), on the scale of kernels with unit mean diagonal; `start`
+#'     (`"reference"`: w = 0, b = `b0` (1), d = 1/M, multipliers 0 with the sum-to-one
+#'     multiplier at `a0` (0); `"svm"`: the hinge SVM on the uniform combination at box constant
+#'     `svm_C` (1)); `warmup` (5) iterations on a class-balanced working set of `warmup_size`
+#'     samples (NA: all); `wstep` (`"cg"`: warm-started conjugate gradients to relative residual
+#'     `cg_tol` (1e-6); `"chol"`: a Cholesky factor reused while d does not change); `joint_wb`
+#'     (TRUE: w and b as one ADMM block; FALSE: the paper's w-then-b order); `freeze_T` (1000:
+#'     the iteration after which the working set stops changing; it also stops after three
+#'     2-cycles); `restarts` (0: chained warm restarts of the authors' protocol).
 #' @return A list of class `"mkl_control"` holding the settings given.
 #' @examples
 #' mkl_control(tol = 1e-3)
@@ -119,6 +137,7 @@ check_control_values <- function(s) {
     stop("'memory' must be one positive number of bytes", call. = FALSE)
   if (!is.null(s[["store"]]))
     s[["store"]] <- match.arg(s[["store"]], c("auto", "dense", "fly"))
+  s <- check_l01_control(s)
   if (!is.null(s[["line_search"]]))
     s[["line_search"]] <- match.arg(s[["line_search"]], c("halving", "first"))
   s
@@ -136,7 +155,9 @@ method_control <- function(method, control = NULL) {
       stop(sprintf("method '%s' does not use the setting(s) %s", method,
                    paste(unused, collapse = ", ")), call. = FALSE)
   } else user <- check_control_values(user[!vapply(user, is.null, logical(1))])
-  out <- c(.control_common, .control_methods[[fam]])
+  # a method's table may override a common default (l01: tol)
+  out <- c(.control_common[setdiff(names(.control_common), names(.control_methods[[fam]]))],
+           .control_methods[[fam]])
   for (nm in names(user)) out[[nm]] <- user[[nm]]
   if (is.null(user[["nthreads"]])) out$nthreads <- check_threads(NULL)
   if (fam == "svmfam" && is.null(out[["newton_tol"]]))

@@ -10,8 +10,11 @@
 #'   kernel ridge regression (squared loss, ridge \eqn{1/C}) for a numeric response.
 #' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty.
 #' * `"simple"`, `"hessian"`, `"lp"`: SimpleMKL, HessianMKL and lp-norm MKL on the SMO SVM.
-#' * `"bayes"`, `"l01"`, `"mwu"`: Empirical Bayesian MKL, MKL-L0/1-SVM and MWUMKL (planned: a
-#'   version without them says so).
+#' * `"l01"`: MKL-L0/1-SVM (Shi and Zhu), the 0/1 loss by ADMM, classification; `C` and the
+#'   penalties `rho1`-`rho3` are on the scale of kernels with unit mean diagonal (whatever the
+#'   normalisation), and `fit$info$n_sv` is the number of support vectors (the working set).
+#' * `"bayes"`, `"mwu"`: Empirical Bayesian MKL and MWUMKL (planned: a version without them
+#'   says so).
 #'
 #' @section Kernel storage:
 #' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when it fits the
@@ -119,7 +122,8 @@ mkl_methods <- function() {
   spicy = list(classification = c("hinge", "logistic"), regression = c("squared", "epsilon")),
   simple = list(classification = "hinge", regression = character()),
   hessian = list(classification = "hinge", regression = character()),
-  lp = list(classification = "hinge", regression = character())
+  lp = list(classification = "hinge", regression = character()),
+  l01 = list(classification = "l01", regression = character())
 )
 
 #' @rdname mkl
@@ -249,7 +253,9 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
       warning(sprintf(paste0("%s did not converge at C = %s within %d iterations (last relative ",
                              "gap %s); raise control$maxiter or loosen control$tol"),
                       method, format(C[k]), as.integer(res$iterations),
-                      format(signif(utils::tail(res$history$gap, 1L), 3))), call. = FALSE)
+                      format(signif(utils::tail(res$history$gap, 1L), 3))),
+              if (!is.null(res$info$nonconvergence)) paste0("; ", res$info$nonconvergence),
+              call. = FALSE)
   }
   if (length(C) == 1L) return(fits[[1L]])
   structure(list(call = cl, method = method, C = C, fits = fits), class = "mkl_path")
@@ -294,7 +300,7 @@ restore_state <- function(fit) {
 }
 
 # Methods whose solvers work on any kernel store (dense array or columns on the fly).
-.fly_methods <- c("uniform", "spicy", "simple", "hessian", "lp")
+.fly_methods <- c("uniform", "spicy", "simple", "hessian", "lp", "l01")
 
 # The store backend: "dense" when the n x n x M array fits the memory budget (or is asked
 # for), otherwise on the fly where the method supports it, otherwise an error naming both

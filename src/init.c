@@ -18,6 +18,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(kridge, 3),
     ENTRY(spicy, 4),
     ENTRY(svmfam, 6),
+    ENTRY(l01, 5),
     {NULL, NULL, 0}
 };
 

@@ -1,0 +1,130 @@
+# MKL-L0/1-SVM (Shi & Zhu) by ADMM: the R front end of src/l01.c.
+#
+# The ADMM runs on the kernels as stored. C and the three penalties are given on the scale of
+# kernels with unit mean diagonal (the paper's raw Gaussian kernels) and converted here with
+# the kernels' mean diagonal kscale: the problem on c K is the problem on K with C, rho1, rho2,
+# rho3 multiplied by c (w scales by 1/c), so the same settings mean the same thing whatever the
+# normalisation (unit trace divides Gaussian kernels by n).
+
+# The starting point. "svm": the hinge-loss SVM on the uniform combination (SMO), read as an
+# L0/1 iterate (w = Y alpha, lambda = -alpha on the working set, b from the SVM, u the margin
+# slack), d uniform. "reference": the authors' start (w = 0, b = b0, d = 1/M, all
+# multipliers 0, u = 0).
+l01_start <- function(Kc, y, kscale, control, M, n) {
+  T0 <- l01_warmup_set(y, control$warmup_size)
+  d <- rep(1 / M, M)
+  st <- list(w = numeric(n), u = numeric(n), lambda = numeric(n), d = d, z = numeric(M),
+             theta = numeric(M), b = 1, a = control$a0 / kscale, T = T0)
+  if (control$start == "reference") {
+    st$b <- control$b0
+    return(st)
+  }
+  # "svm": the SVM on the uniform combination at the box constant of the same scale
+  s <- .Call(C_smo, Kc, y, control$svm_C / kscale, numeric(n), 1e-3, 10000000L)
+  w <- s$alpha * y
+  kw <- drop(Kc %*% w)
+  st$w <- w
+  st$b <- s$b
+  st$u <- 1 - y * kw - s$b * y
+  st$lambda <- -s$alpha
+  st$T <- s$alpha > 0
+  st
+}
+
+# The warm-up working set: a class-balanced subset of the samples (size at least 2), or all.
+l01_warmup_set <- function(y, size) {
+  n <- length(y)
+  if (is.na(size) || size >= n) return(rep(TRUE, n))
+  pos <- which(y > 0); neg <- which(y < 0)
+  k <- max(1L, as.integer(ceiling(size / 2)))
+  T <- rep(FALSE, n)
+  T[c(pos[seq_len(min(k, length(pos)))], neg[seq_len(min(size - min(k, length(pos)),
+                                                         length(neg)))])] <- TRUE
+  T
+}
+
+fit_l01 <- function(store, y, task, C, control, init) {
+  store <- as_store(store)
+  control <- method_control("l01", control)
+  store$nthreads <- control$nthreads
+  if (task != "classification") stop("method 'l01' does classification only", call. = FALSE)
+  dims <- store_dims(store)
+  n <- dims[2L]; M <- dims[3L]
+  y <- as.double(y)
+  # the uniform combination: its mean diagonal is the kernel scale, and the "svm" start
+  # solves an SVM on it
+  Kc <- .Call(C_store_combine, store, rep(1 / M, M))
+  kscale <- mean(diag(Kc))
+  rho2 <- if (is.null(control$rho2)) 0.3 * control$rho1 * n else control$rho2
+  rho3 <- if (is.null(control$rho3)) 0.3 * control$rho1 * n else control$rho3
+  ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale, tol = control$tol, maxiter = control$maxiter,
+              warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
+              joint_wb = control$joint_wb, freeze_T = control$freeze_T)
+  Cs <- C / kscale
+  start <- if (!is.null(init) && !is.null(init$w) && length(init$w) == n) {
+    # the authors' chained protocol: a previous convergent iterate, with u = 0, theta = 0 and
+    # the warm-up working set again
+    list(w = init$w, u = numeric(n), lambda = init$lambda, d = init$d, z = init$z,
+         theta = numeric(M), b = init$b, a = init$a, T = l01_warmup_set(y, control$warmup_size))
+  } else l01_start(Kc, y, kscale, control, M, n)
+  rm(Kc)
+  t0 <- proc.time()[["elapsed"]]
+  r <- .Call(C_l01, store, y, as.double(Cs), ctl, start)
+  runs <- 1L
+  while (runs <= control$restarts) {
+    st <- list(w = r$w, u = numeric(n), lambda = r$lambda, d = r$d, z = r$z,
+               theta = numeric(M), b = r$b, a = r$a, T = l01_warmup_set(y, control$warmup_size))
+    r2 <- .Call(C_l01, store, y, as.double(Cs), ctl, st)
+    r2$history$iteration <- r2$history$iteration + max(r$history$iteration)
+    r2$history$time <- r2$history$time + max(r$history$time)
+    r2$history <- Map(c, r$history, r2$history)
+    r2$iterations <- r$iterations + r2$iterations
+    r <- r2
+    runs <- runs + 1L
+  }
+  d <- r$d
+  if (sum(d) > 0) d <- d / sum(d)
+  # P-stationarity makes w = -Y lambda, zero outside the working set T: the fit keeps w on T
+  # only (so the sample coefficients, and print()'s count of them, are the |T| support
+  # vectors); what is dropped is of the order of the stopping tolerance (info$w_off_T)
+  wT <- ifelse(r$T, r$w, 0)
+  alpha <- outer(wT, d)
+  hist <- as.data.frame(r$history)
+  info <- list(n_sv = r$n_T, n_S = r$n_S, kscale = kscale, C_scaled = Cs,
+               rho = c(ctl$rho1, ctl$rho2, ctl$rho3), change = r$change,
+               chol_factorizations = r$chol_factorizations, cg_iterations = r$cg_iterations,
+               solver_time = proc.time()[["elapsed"]] - t0, runs = runs,
+               T_frozen_at = r$T_frozen,
+               w_off_T = max(abs(r$w[!r$T]), 0) / max(abs(r$w), .Machine$double.xmin))
+  if (!isTRUE(r$converged)) {
+    bad <- names(r$change)[r$change >= control$tol]
+    info$nonconvergence <- sprintf("block(s) not settled: %s (largest relative change %s in '%s')",
+                                   paste(bad, collapse = ", "),
+                                   format(signif(max(r$change), 3)), r$worst_block)
+  }
+  list(weights = d, alpha = alpha, b = r$b, objective = r$objective,
+       converged = isTRUE(r$converged), iterations = r$iterations, history = hist,
+       state = list(w = r$w, b = r$b, d = r$d, z = r$z, theta = r$theta, a = r$a,
+                    lambda = r$lambda, u = r$u, T = r$T),
+       info = info)
+}
+
+# Validation of the l01 settings (called by check_control_values()).
+check_l01_control <- function(s) {
+  for (nm in c("rho1", "rho2", "rho3", "svm_C", "cg_tol"))
+    if (!is.null(s[[nm]])) s[[nm]] <- check_scalar(s[[nm]], nm, 0, lower_open = TRUE)
+  if (!is.null(s[["joint_wb"]]) && !(is.logical(s[["joint_wb"]]) && length(s[["joint_wb"]]) == 1L &&
+                                !is.na(s[["joint_wb"]])))
+    stop("'joint_wb' must be TRUE or FALSE", call. = FALSE)
+  for (nm in c("b0", "a0"))
+    if (!is.null(s[[nm]]) && !(is.numeric(s[[nm]]) && length(s[[nm]]) == 1L &&
+                               is.finite(s[[nm]])))
+      stop(sprintf("'%s' must be one finite number", nm), call. = FALSE)
+  for (nm in c("warmup", "restarts", "freeze_T"))
+    if (!is.null(s[[nm]])) s[[nm]] <- as.integer(check_scalar(s[[nm]], nm, 0))
+  if (!is.null(s[["warmup_size"]]) && !(length(s[["warmup_size"]]) == 1L && is.na(s[["warmup_size"]])))
+    s[["warmup_size"]] <- as.integer(check_scalar(s[["warmup_size"]], "warmup_size", 2))
+  if (!is.null(s[["start"]])) s[["start"]] <- match.arg(s[["start"]], c("svm", "reference"))
+  if (!is.null(s[["wstep"]])) s[["wstep"]] <- match.arg(s[["wstep"]], c("cg", "chol"))
+  s
+}

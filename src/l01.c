@@ -1,0 +1,535 @@
+/* MKL-L0/1-SVM by ADMM (Shi & Zhu; /work/shared/specs/l01-admm.md, steps 1-9).
+ *
+ *   minimise (1/2) w' K(d) w + C #{i : u_i > 0}
+ *   s.t.     u + Y K(d) w + b y = 1,  d >= 0,  sum(d) = 1,      K(d) = sum_m d_m K_m
+ *
+ * Kernels are read through the kernel store only. One iteration costs one batch of M kernel
+ * products G = [K_1 w ... K_M w] (shared by the b-, d- and lambda-steps and the next u-step),
+ * plus the w-step (I + rho1 K(d)) w = rhs, done by one of
+ *   - warm-started conjugate gradients on the combined K(d) (wstep = 0), or
+ *   - a Cholesky factor of I + rho1 K(d), reused while d does not change (wstep = 1).
+ * The M x M d-system is solved exactly (Cholesky) and projected onto the simplex.
+ *
+ * Every starting value (including the warm-up working set) comes from the R front end
+ * (R/l01.R), which owns the defaults. */
+#define USE_FC_LEN_T
+#include "mklearn.h"
+#include <R_ext/BLAS.h>
+#include <R_ext/Lapack.h>
+#include <math.h>
+#include <string.h>
+#ifndef FCONE
+#define FCONE
+#endif
+
+/* the eight blocks, in the order of the spec's stopping rule */
+enum { B_U = 0, B_W, B_B, B_Z, B_D, B_THETA, B_A, B_LAMBDA, NBLOCK };
+static const char *const block_names[NBLOCK] =
+    { "u", "w", "b", "z", "d", "theta", "a", "lambda" };
+
+typedef struct {
+    double C, rho1, rho2, rho3, tol, cg_tol;
+    int maxiter, warmup, wstep, cg_maxiter, joint, freeze_T;
+} l01_opts;
+
+typedef struct {
+    double *w, *u, *lambda, *d, *z, *theta;   /* n, n, n, M, M, M */
+    double b, a;
+    int *T;                                   /* n: 1 if in the working set */
+} l01_iter;
+
+typedef struct {
+    int iterations, converged, n_T, n_S, chol_factorizations, cg_iterations, worst_block;
+    int T_frozen;
+    double change[NBLOCK], objective, time;
+} l01_out;
+
+/* ------------------------------------------------------------------ small helpers */
+
+static double dist2(const double *a, const double *b, int n)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; i++) { double t = a[i] - b[i]; s += t * t; }
+    return sqrt(s);
+}
+
+static double norm2(const double *a, int n)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += a[i] * a[i];
+    return sqrt(s);
+}
+
+static int cmp_desc(const void *p, const void *q)
+{
+    double a = *(const double *) p, b = *(const double *) q;
+    return (a < b) - (a > b);
+}
+
+/* Euclidean projection of v (length M) onto the probability simplex (Wang & Carreira-Perpinan
+   2013): sort decreasingly, take the largest j with s_j - (cumsum_j - 1) / j > 0, shift by
+   that threshold and clip at 0. srt: M doubles of scratch. */
+static void simplex_project(double *v, int M, double *srt)
+{
+    memcpy(srt, v, (size_t) M * sizeof(double));
+    qsort(srt, (size_t) M, sizeof(double), cmp_desc);
+    double cum = 0.0, tau = 0.0;
+    for (int j = 0; j < M; j++) {
+        cum += srt[j];
+        double t = (cum - 1.0) / (j + 1);
+        if (srt[j] - t > 0) tau = t;
+    }
+    for (int m = 0; m < M; m++) v[m] = v[m] > tau ? v[m] - tau : 0.0;
+}
+
+/* q = A p for a full n x n column-major matrix, one streaming pass over its columns (faster
+   here than the reference BLAS dsymv, which walks a triangle) */
+static void matvec(const double *A, int n, const double *p, double *q)
+{
+    for (int i = 0; i < n; i++) q[i] = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *a = A + (size_t) j * n;
+        double pj = p[j];
+        for (int i = 0; i < n; i++) q[i] += a[i] * pj;
+    }
+}
+
+/* kd = G d (n x M times M), over the kernels with d_m != 0 */
+static void comb_cols(const double *G, int n, int M, const double *d, double *kd)
+{
+    for (int i = 0; i < n; i++) kd[i] = 0.0;
+    for (int m = 0; m < M; m++) {
+        if (d[m] == 0.0) continue;
+        const double *g = G + (size_t) m * n;
+        for (int i = 0; i < n; i++) kd[i] += d[m] * g[i];
+    }
+}
+
+/* ------------------------------------------------------------------ the w-step */
+
+typedef struct {
+    int n, M, mode, have_factor, nfact, cgit;
+    double *Kd;        /* n x n: K(d) (CG) or the Cholesky factor of I + rho1 K(d) */
+    double *dfac;      /* M: the d of Kd */
+    double *r, *p, *q, *r2, *p2, *q2; /* CG vectors of the two systems */
+} wsolver;
+
+/* Make ws->Kd current for d: K(d) (CG) or the Cholesky factor of I + rho1 K(d) (reused while
+   d does not change). */
+static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, double rho1)
+{
+    int n = ws->n, M = ws->M;
+    if (ws->have_factor && memcmp(ws->dfac, d, (size_t) M * sizeof(double)) == 0) return;
+    mk_store_combine(st, d, ws->Kd);
+    if (ws->mode == 1) {
+        for (size_t k = 0; k < (size_t) n * n; k++) ws->Kd[k] *= rho1;
+        for (int i = 0; i < n; i++) ws->Kd[(size_t) i * n + i] += 1.0;
+        int info = 0;
+        F77_CALL(dpotrf)("L", &n, ws->Kd, &n, &info FCONE);
+        if (info != 0) error("l01: I + rho1 K(d) is not positive definite (dpotrf %d)", info);
+        ws->nfact++;
+    }
+    memcpy(ws->dfac, d, (size_t) M * sizeof(double));
+    ws->have_factor = 1;
+}
+
+/* q1 = A p1 and q2 = A p2 in one pass over A (p2 may be NULL) */
+static void matvec2(const double *A, int n, const double *p1, const double *p2, double *q1,
+                    double *q2)
+{
+    if (!p2) { matvec(A, n, p1, q1); return; }
+    for (int i = 0; i < n; i++) { q1[i] = 0.0; q2[i] = 0.0; }
+    for (int j = 0; j < n; j++) {
+        const double *a = A + (size_t) j * n;
+        double c1 = p1[j], c2 = p2[j];
+        for (int i = 0; i < n; i++) { q1[i] += a[i] * c1; q2[i] += a[i] * c2; }
+    }
+}
+
+/* (I + rho1 K(d)) x_k = rhs_k for k < nrhs (1 or 2); x_k holds the previous solution (the CG
+   warm start) on entry. Conjugate gradients run side by side, sharing each pass over K(d);
+   a system stops on its own residual test. Cholesky: one dpotrs per system. */
+static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
+                   double *const *x, double cg_tol, int cg_maxiter)
+{
+    int n = ws->n, one = 1;
+    if (ws->mode == 1) {
+        for (int k = 0; k < nrhs; k++) {
+            memcpy(x[k], rhs[k], (size_t) n * sizeof(double));
+            int info = 0;
+            F77_CALL(dpotrs)("L", &n, &one, ws->Kd, &n, x[k], &n, &info FCONE);
+        }
+        return;
+    }
+    double *r[2] = { ws->r, ws->r2 }, *p[2] = { ws->p, ws->p2 }, *q[2] = { ws->q, ws->q2 };
+    double rr[2] = { 0.0, 0.0 }, stop[2] = { 0.0, 0.0 };
+    int act[2] = { 0, 0 };
+    matvec2(ws->Kd, n, x[0], nrhs > 1 ? x[1] : NULL, q[0], q[1]);
+    for (int k = 0; k < nrhs; k++) {
+        for (int i = 0; i < n; i++) {
+            r[k][i] = rhs[k][i] - x[k][i] - rho1 * q[k][i];
+            rr[k] += r[k][i] * r[k][i];
+        }
+        double bn = norm2(rhs[k], n);
+        stop[k] = cg_tol * (bn > 0 ? bn : 1.0);
+        memcpy(p[k], r[k], (size_t) n * sizeof(double));
+        act[k] = sqrt(rr[k]) > stop[k];
+    }
+    for (int it = 0; it < cg_maxiter && (act[0] || act[1]); it++) {
+        if (act[0] && act[1]) matvec2(ws->Kd, n, p[0], p[1], q[0], q[1]);
+        else if (act[0]) matvec(ws->Kd, n, p[0], q[0]);
+        else matvec(ws->Kd, n, p[1], q[1]);
+        for (int k = 0; k < 2; k++) {
+            if (!act[k]) continue;
+            double pq = 0.0, rr1 = 0.0, *pk = p[k], *qk = q[k], *rk = r[k], *xk = x[k];
+            for (int i = 0; i < n; i++) { qk[i] = pk[i] + rho1 * qk[i]; pq += pk[i] * qk[i]; }
+            double step = rr[k] / pq;
+            for (int i = 0; i < n; i++) {
+                xk[i] += step * pk[i];
+                rk[i] -= step * qk[i];
+                rr1 += rk[i] * rk[i];
+            }
+            double beta = rr1 / rr[k];
+            rr[k] = rr1;
+            for (int i = 0; i < n; i++) pk[i] = rk[i] + beta * pk[i];
+            act[k] = sqrt(rr[k]) > stop[k];
+            ws->cgit++;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ the ADMM */
+
+/* History columns (the names are given to R in the wrapper). */
+#define L01_HCOL 18
+
+static void l01_admm(const mk_store *st, const double *y, const l01_opts *o, l01_iter *x,
+                     mk_hist *h, l01_out *out)
+{
+    int n = st->n, M = st->M, one = 1;
+    double rho1 = o->rho1, rho2 = o->rho2, rho3 = o->rho3;
+    double thr = sqrt(2.0 * o->C / rho1);
+    double *G = (double *) R_alloc((size_t) n * M, sizeof(double));
+    double *kdw = (double *) R_alloc(n, sizeof(double));
+    double *s = (double *) R_alloc(n, sizeof(double));
+    double *rhs = (double *) R_alloc(n, sizeof(double));
+    double *v = (double *) R_alloc(n, sizeof(double));
+    double *old = (double *) R_alloc(n, sizeof(double));
+    double *oldM = (double *) R_alloc(M, sizeof(double));
+    double *w0 = (double *) R_alloc(n, sizeof(double));
+    double *w1 = (double *) R_alloc(n, sizeof(double));
+    double *H = (double *) R_alloc((size_t) M * M, sizeof(double));
+    double *rd = (double *) R_alloc(M, sizeof(double));
+    double *srt = (double *) R_alloc(M, sizeof(double));
+    int *S = (int *) R_alloc(M, sizeof(int));
+    int *Tp = (int *) R_alloc(n, sizeof(int)), *Tpp = (int *) R_alloc(n, sizeof(int));
+    int frozen = 0, ncycle = 0;
+    for (int i = 0; i < n; i++) Tp[i] = Tpp[i] = x->T[i];
+    double hrow[L01_HCOL];
+
+    wsolver ws;
+    ws.n = n; ws.M = M; ws.mode = o->wstep; ws.have_factor = 0; ws.nfact = 0; ws.cgit = 0;
+    ws.Kd = (double *) R_alloc((size_t) n * n, sizeof(double));
+    ws.dfac = (double *) R_alloc(M, sizeof(double));
+    ws.r = (double *) R_alloc(n, sizeof(double));
+    ws.p = (double *) R_alloc(n, sizeof(double));
+    ws.q = (double *) R_alloc(n, sizeof(double));
+    ws.r2 = (double *) R_alloc(n, sizeof(double));
+    ws.p2 = (double *) R_alloc(n, sizeof(double));
+    ws.q2 = (double *) R_alloc(n, sizeof(double));
+
+    double t0 = mk_time();
+    /* G = [K_m w], K(d) w for the starting point */
+    mk_store_mv(st, NULL, M, x->w, G, (size_t) n);
+    comb_cols(G, n, M, x->d, kdw);
+    for (int m = 0; m < M; m++) S[m] = 1;
+    memcpy(w0, x->w, (size_t) n * sizeof(double));
+    for (int i = 0; i < n; i++) w1[i] = 0.0;
+
+    out->converged = 0;
+    out->worst_block = -1;
+    int it;
+    for (it = 1; it <= o->maxiter; it++) {
+        R_CheckUserInterrupt();
+        double ch[NBLOCK];
+
+        /* 1. u: the L0/1 proximal step on s, with the working set T */
+        for (int i = 0; i < n; i++)
+            s[i] = 1.0 - y[i] * kdw[i] - x->b * y[i] - x->lambda[i] / rho1;
+        if (it > o->warmup && !frozen) {
+            /* T from s; a working set that alternates between two sets (points leave T, lose
+               their multiplier, and re-enter) is frozen at the points common to both after
+               three such cycles, or at iteration freeze_T: the rest is then an ADMM on a fixed
+               working set */
+            int same2 = 1, same1 = 1;
+            for (int i = 0; i < n; i++) {
+                Tpp[i] = Tp[i];
+                Tp[i] = x->T[i];
+                x->T[i] = (s[i] > 0.0 && s[i] <= thr);
+                same2 &= x->T[i] == Tpp[i];
+                same1 &= x->T[i] == Tp[i];
+            }
+            if (it > o->warmup + 2 && same2 && !same1) ncycle++;
+            if (ncycle >= 3 || it >= o->freeze_T) {
+                for (int i = 0; i < n; i++) x->T[i] = x->T[i] && Tp[i];
+                frozen = it;
+            }
+        }
+        memcpy(old, x->u, (size_t) n * sizeof(double));
+        for (int i = 0; i < n; i++) x->u[i] = x->T[i] ? 0.0 : s[i];
+        ch[B_U] = dist2(old, x->u, n);
+
+        /* 2-3. w and b */
+        wsolver_update(&ws, st, x->d, rho1);
+        memcpy(old, x->w, (size_t) n * sizeof(double));
+        double bnew;
+        if (o->joint) {
+            /* (w, b) as one block: w = w0 - b w1 with (I + rho1 K(d)) w0 = -Y (lambda +
+               rho1 (u - 1)), (I + rho1 K(d)) w1 = rho1 1, and b from y'(u + Y K(d) w + b y - 1
+               + lambda / rho1) = 0 */
+            double num = 0.0, den = 0.0;
+            for (int i = 0; i < n; i++) {
+                rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] - 1.0));
+                v[i] = rho1;
+            }
+            const double *rr2[2] = { rhs, v };
+            double *xx2[2] = { w0, w1 };
+            wsolve(&ws, rho1, 2, rr2, xx2, o->cg_tol, o->cg_maxiter);
+            for (int i = 0; i < n; i++) {
+                num += y[i] * (x->u[i] - 1.0 + x->lambda[i] / rho1) + (rhs[i] - w0[i]) / rho1;
+                den += w1[i] / rho1;
+            }
+            bnew = -num / den;
+            for (int i = 0; i < n; i++) x->w[i] = w0[i] - bnew * w1[i];
+            mk_store_mv(st, NULL, M, x->w, G, (size_t) n);
+            comb_cols(G, n, M, x->d, kdw);
+        } else {
+            /* the spec's order: w (2), then b (3) with the new w */
+            for (int i = 0; i < n; i++)
+                rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] + x->b * y[i] - 1.0));
+            const double *rr1[1] = { rhs };
+            double *xx1[1] = { x->w };
+            wsolve(&ws, rho1, 1, rr1, xx1, o->cg_tol, o->cg_maxiter);
+            mk_store_mv(st, NULL, M, x->w, G, (size_t) n);
+            comb_cols(G, n, M, x->d, kdw);
+            double sb = 0.0;
+            for (int i = 0; i < n; i++)
+                sb += y[i] * (x->lambda[i] + rho1 * (x->u[i] + y[i] * kdw[i] - 1.0));
+            bnew = -sb / (n * rho1);
+        }
+        ch[B_W] = dist2(old, x->w, n);
+        ch[B_B] = fabs(bnew - x->b);
+        x->b = bnew;
+
+        /* 4. z and the kernel working set S */
+        memcpy(oldM, x->z, (size_t) M * sizeof(double));
+        for (int m = 0; m < M; m++) {
+            double t = x->d[m] + x->theta[m] / rho2;
+            S[m] = t > 0.0;
+            x->z[m] = S[m] ? t : 0.0;
+        }
+        ch[B_Z] = dist2(oldM, x->z, M);
+
+        /* 5. d: (rho1 G'G + rho2 I + rho3 11') d = r, solved exactly */
+        for (int i = 0; i < n; i++) {
+            double q = y[i] * x->u[i] + x->b - y[i];     /* (Y (u + b y - 1))_i */
+            v[i] = -0.5 * x->w[i] - y[i] * x->lambda[i] - rho1 * q;
+        }
+        {
+            double zero = 0.0, fone = 1.0;
+            F77_CALL(dgemv)("T", &n, &M, &fone, G, &n, v, &one, &zero, rd, &one FCONE);
+            F77_CALL(dsyrk)("L", "T", &M, &n, &rho1, G, &n, &zero, H, &M FCONE FCONE);
+        }
+        for (int m = 0; m < M; m++) {
+            rd[m] += -x->theta[m] + rho2 * x->z[m] - x->a + rho3;
+            for (int l = m; l < M; l++) H[(size_t) m * M + l] += rho3;
+            H[(size_t) m * M + m] += rho2;
+        }
+        memcpy(oldM, x->d, (size_t) M * sizeof(double));
+        if (mk_chol_solve(H, M, rd, 1) != 0) error("l01: the d-system is not positive definite");
+        double *dn = rd;
+
+        /* 6. theta on S, 7. a: both with d before the projection */
+        double thch = 0.0, sumd = 0.0;
+        for (int m = 0; m < M; m++) {
+            sumd += dn[m];
+            if (S[m]) {
+                double t = rho2 * (dn[m] - x->z[m]);
+                x->theta[m] += t;
+                thch += t * t;
+            }
+        }
+        ch[B_THETA] = sqrt(thch);
+        double da = rho3 * (sumd - 1.0);
+        x->a += da;
+        ch[B_A] = fabs(da);
+
+        /* 8. project d onto the simplex, zero outside S */
+        simplex_project(dn, M, srt);
+        for (int m = 0; m < M; m++) x->d[m] = S[m] ? dn[m] : 0.0;
+        ch[B_D] = dist2(oldM, x->d, M);
+
+        /* 9. lambda with the new d */
+        comb_cols(G, n, M, x->d, kdw);
+        memcpy(old, x->lambda, (size_t) n * sizeof(double));
+        for (int i = 0; i < n; i++)
+            x->lambda[i] = x->T[i] ?
+                x->lambda[i] + rho1 * (x->u[i] + y[i] * kdw[i] + x->b * y[i] - 1.0) : 0.0;
+        ch[B_LAMBDA] = dist2(old, x->lambda, n);
+
+        /* relative changes, the stopping rule and the history row */
+        double norms[NBLOCK] = { norm2(x->u, n), norm2(x->w, n), fabs(x->b), norm2(x->z, M),
+                                 norm2(x->d, M), norm2(x->theta, M), fabs(x->a),
+                                 norm2(x->lambda, n) };
+        double worst = 0.0;
+        int wb = 0;
+        for (int k = 0; k < NBLOCK; k++) {
+            ch[k] /= (norms[k] > 1.0 ? norms[k] : 1.0);
+            if (ch[k] > worst) { worst = ch[k]; wb = k; }
+            out->change[k] = ch[k];
+        }
+        out->worst_block = wb;
+        int nT = 0, nS = 0, nviol = 0;
+        double quad = 0.0;
+        for (int i = 0; i < n; i++) {
+            nT += x->T[i];
+            nviol += x->u[i] > 0.0;
+            quad += x->w[i] * kdw[i];
+        }
+        for (int m = 0; m < M; m++) nS += S[m];
+        out->objective = 0.5 * quad + o->C * nviol;
+        memcpy(srt, x->d, (size_t) M * sizeof(double));
+        qsort(srt, (size_t) M, sizeof(double), cmp_desc);
+        int nact = 0;
+        for (int m = 0; m < M; m++) nact += x->d[m] > 0.0;
+        hrow[0] = it; hrow[1] = mk_time() - t0; hrow[2] = out->objective; hrow[3] = NA_REAL;
+        hrow[4] = nact;
+        for (int k = 0; k < NBLOCK; k++) hrow[5 + k] = ch[k];
+        hrow[13] = nT; hrow[14] = nS;
+        for (int k = 0; k < 3; k++) hrow[15 + k] = k < M ? srt[k] : NA_REAL;
+        mk_hist_add(h, hrow);
+        out->n_T = nT; out->n_S = nS;
+        if (worst < o->tol) { out->converged = 1; break; }
+    }
+    out->iterations = it > o->maxiter ? o->maxiter : it;
+    out->T_frozen = frozen;
+    out->chol_factorizations = ws.nfact;
+    out->cg_iterations = ws.cgit;
+    out->time = mk_time() - t0;
+}
+
+/* ------------------------------------------------------------------ .Call */
+
+static double *vec_copy(SEXP lst, const char *name, int len)
+{
+    SEXP v = mk_ctl(lst, name);
+    if (!isReal(v) || XLENGTH(v) != len) error("start value '%s' must be %d doubles", name, len);
+    double *out = (double *) R_alloc(len, sizeof(double));
+    memcpy(out, REAL(v), (size_t) len * sizeof(double));
+    return out;
+}
+
+static SEXP num_vec(const double *x, int len)
+{
+    SEXP v = allocVector(REALSXP, len);
+    memcpy(REAL(v), x, (size_t) len * sizeof(double));
+    return v;
+}
+
+SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!st.square) error("l01 needs a square training store");
+    int n = st.n, M = st.M, np = 0;
+    if (!isReal(y) || LENGTH(y) != n) error("'y' must be %d doubles", n);
+    const double *yy = REAL(y);
+    for (int i = 0; i < n; i++)
+        if (yy[i] != 1.0 && yy[i] != -1.0) error("'y' must be in {-1, +1}");
+    if (!isReal(C) || LENGTH(C) != 1 || !(REAL(C)[0] > 0)) error("'C' must be one positive number");
+    if (!isNewList(start)) error("'start' must be a named list");
+
+    l01_opts o;
+    o.C = REAL(C)[0];
+    o.rho1 = mk_ctl_real(control, "rho1");
+    o.rho2 = mk_ctl_real(control, "rho2");
+    o.rho3 = mk_ctl_real(control, "rho3");
+    o.tol = mk_ctl_real(control, "tol");
+    o.cg_tol = mk_ctl_real(control, "cg_tol");
+    o.maxiter = mk_ctl_int(control, "maxiter");
+    o.warmup = mk_ctl_int(control, "warmup");
+    o.cg_maxiter = n;
+    o.joint = mk_ctl_int(control, "joint_wb");
+    o.freeze_T = mk_ctl_int(control, "freeze_T");
+    SEXP wsx = mk_ctl(control, "wstep");
+    if (!isString(wsx) || LENGTH(wsx) != 1) error("control entry 'wstep' must be one string");
+    const char *wsn = CHAR(STRING_ELT(wsx, 0));
+    if (strcmp(wsn, "cg") == 0) o.wstep = 0;
+    else if (strcmp(wsn, "chol") == 0) o.wstep = 1;
+    else error("control entry 'wstep' must be \"cg\" or \"chol\"");
+    if (!(o.rho1 > 0 && o.rho2 > 0 && o.rho3 > 0)) error("rho1, rho2, rho3 must be positive");
+
+    l01_iter x;
+    x.w = vec_copy(start, "w", n);
+    x.u = vec_copy(start, "u", n);
+    x.lambda = vec_copy(start, "lambda", n);
+    x.d = vec_copy(start, "d", M);
+    x.z = vec_copy(start, "z", M);
+    x.theta = vec_copy(start, "theta", M);
+    x.b = mk_ctl_real(start, "b");
+    x.a = mk_ctl_real(start, "a");
+    SEXP Tx = mk_ctl(start, "T");
+    if (!isLogical(Tx) || LENGTH(Tx) != n) error("start value 'T' must be %d logicals", n);
+    x.T = (int *) R_alloc(n, sizeof(int));
+    for (int i = 0; i < n; i++) { x.T[i] = LOGICAL(Tx)[i] == TRUE; np += x.T[i]; }
+    (void) np;
+
+    mk_hist h;
+    mk_hist_init(&h, L01_HCOL);
+    l01_out out;
+    memset(&out, 0, sizeof(out));
+    l01_admm(&st, yy, &o, &x, &h, &out);
+
+    static const char *const hnames[L01_HCOL] = {
+        "iteration", "time", "objective", "gap", "n_active",
+        "change_u", "change_w", "change_b", "change_z", "change_d", "change_theta", "change_a",
+        "change_lambda", "n_T", "n_S", "d_1", "d_2", "d_3" };
+    static const char *const rnames[] = {
+        "w", "b", "d", "z", "theta", "a", "lambda", "u", "T", "objective", "converged",
+        "iterations", "history", "change", "worst_block", "n_T", "n_S", "chol_factorizations",
+        "cg_iterations", "time", "T_frozen", NULL };
+    SEXP res = mk_list_new(rnames);
+    int k = 0;
+    SET_VECTOR_ELT(res, k++, num_vec(x.w, n));
+    SET_VECTOR_ELT(res, k++, ScalarReal(x.b));
+    SET_VECTOR_ELT(res, k++, num_vec(x.d, M));
+    SET_VECTOR_ELT(res, k++, num_vec(x.z, M));
+    SET_VECTOR_ELT(res, k++, num_vec(x.theta, M));
+    SET_VECTOR_ELT(res, k++, ScalarReal(x.a));
+    SET_VECTOR_ELT(res, k++, num_vec(x.lambda, n));
+    SET_VECTOR_ELT(res, k++, num_vec(x.u, n));
+    SEXP Tout = allocVector(LGLSXP, n);
+    SET_VECTOR_ELT(res, k++, Tout);
+    for (int i = 0; i < n; i++) LOGICAL(Tout)[i] = x.T[i];
+    SET_VECTOR_ELT(res, k++, ScalarReal(out.objective));
+    SET_VECTOR_ELT(res, k++, ScalarLogical(out.converged));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.iterations));
+    SET_VECTOR_ELT(res, k++, mk_hist_sexp(&h, hnames));
+    SEXP chg = allocVector(REALSXP, NBLOCK);
+    SET_VECTOR_ELT(res, k++, chg);
+    SEXP chn = PROTECT(allocVector(STRSXP, NBLOCK));
+    for (int b = 0; b < NBLOCK; b++) {
+        REAL(chg)[b] = out.change[b];
+        SET_STRING_ELT(chn, b, mkChar(block_names[b]));
+    }
+    setAttrib(chg, R_NamesSymbol, chn);
+    SET_VECTOR_ELT(res, k++, mkString(out.worst_block >= 0 ? block_names[out.worst_block] : ""));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.n_T));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.n_S));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.chol_factorizations));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.cg_iterations));
+    SET_VECTOR_ELT(res, k++, ScalarReal(out.time));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.T_frozen));
+    UNPROTECT(2);
+    return res;
+}

@@ -1,0 +1,133 @@
+# MKL-L0/1-SVM (method "l01"): certificates at exit, determinism, separable data, settings.
+
+l01_data <- function(n = 60, seed = 3) {
+  d <- two_class(n, 3, seed = seed)
+  X <- scale(d$x)
+  K <- array(0, c(n, n, 3))
+  for (k in 1:3) K[, , k] <- rbf_R(X, X, c(0.5, 1, 2)[k])
+  list(K = K, y = d$y, X = X)
+}
+
+# The L0/1 proximal map: 0 where 0 < s <= sqrt(2 C / rho1), s elsewhere.
+prox01 <- function(s, C, rho1) ifelse(s > 0 & s <= sqrt(2 * C / rho1), 0, s)
+
+test_that("l01 exits at a P-stationary point: u = prox(s) on the final working set, small residual, d on the simplex", {
+  d <- l01_data()
+  fit <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(tol = 1e-5), NULL)
+  expect_true(fit$converged)
+  st <- fit$state
+  rho1 <- fit$info$rho[1]
+  Cs <- fit$info$C_scaled
+  Kd <- combine_R(d$K, st$d)
+  kdw <- drop(Kd %*% st$w)
+  # the margin constraint u + Y K(d) w + b y = 1
+  r <- st$u + d$y * kdw + st$b * d$y - 1
+  expect_lt(sqrt(sum(r^2)) / sqrt(length(r)), 1e-3)
+  # u is the L0/1 proximal point of s = 1 - Y K(d) w - b y - lambda / rho1
+  s <- 1 - d$y * kdw - st$b * d$y - st$lambda / rho1
+  expect_equal(st$u, prox01(s, Cs, rho1), tolerance = 1e-3)
+  # the working set is {0 < s <= sqrt(2C/rho1)} and lambda vanishes outside it
+  expect_identical(st$T, s > 0 & s <= sqrt(2 * Cs / rho1))
+  expect_true(all(st$lambda[!st$T] == 0))
+  # w = -Y lambda (stationarity in w)
+  expect_lt(max(abs(st$w + d$y * st$lambda)), 1e-3 * max(abs(st$w)))
+  # d on the simplex, and the returned weights are d
+  expect_true(all(fit$weights >= 0))
+  expect_equal(sum(fit$weights), 1, tolerance = 1e-12)
+  expect_equal(fit$weights, st$d / sum(st$d))
+  # the number of support vectors is |T|, and alpha = d_m w on T
+  expect_identical(fit$info$n_sv, sum(st$T))
+  expect_equal(fit$alpha, outer(ifelse(st$T, st$w, 0), fit$weights))
+  # history: the eight block changes, |T|, |S|, the three largest weights
+  expect_true(all(c("change_u", "change_w", "change_b", "change_z", "change_d", "change_theta",
+                    "change_a", "change_lambda", "n_T", "n_S", "d_1", "d_2", "d_3") %in%
+                    names(fit$history)))
+  expect_lt(max(utils::tail(fit$history[, grep("^change_", names(fit$history))], 1)), 1e-5)
+  expect_equal(utils::tail(fit$history$d_1, 1), max(st$d))
+})
+
+test_that("l01 is deterministic and the w-step variants reach the same point", {
+  d <- l01_data(seed = 4)
+  f1 <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(tol = 1e-6), NULL)
+  f2 <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(tol = 1e-6), NULL)
+  expect_identical(f1$state, f2$state)
+  expect_identical(f1$history$objective, f2$history$objective)
+  f3 <- mklearn:::fit_l01(d$K, d$y, "classification", 1,
+                          mkl_control(tol = 1e-6, wstep = "chol"), NULL)
+  expect_gt(f3$info$chol_factorizations, 0L)
+  expect_identical(f3$info$cg_iterations, 0L)
+  expect_identical(f3$state$T, f1$state$T)
+  expect_equal(f3$weights, f1$weights, tolerance = 1e-4)
+})
+
+test_that("the kernel scale does not change the fit (C and rho are on the unit-diagonal scale)", {
+  d <- l01_data(seed = 5)
+  f1 <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(tol = 1e-6), NULL)
+  f2 <- mklearn:::fit_l01(d$K / 60, d$y, "classification", 1, mkl_control(tol = 1e-6), NULL)
+  expect_equal(f2$info$kscale, f1$info$kscale / 60)
+  expect_identical(f2$state$T, f1$state$T)
+  expect_equal(f2$weights, f1$weights, tolerance = 1e-5)
+  expect_equal(f2$b, f1$b, tolerance = 1e-5)
+})
+
+test_that("a tiny separable problem gets zero training errors through mkl()", {
+  set.seed(11)
+  x <- rbind(matrix(rnorm(40, -2, 0.5), 20), matrix(rnorm(40, 2, 0.5), 20))
+  y <- rep(c(-1, 1), each = 20)
+  fit <- mkl(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2))), method = "l01")
+  expect_s3_class(fit, "mkl")
+  expect_true(fit$converged)
+  expect_identical(mean(sign(fit$fitted) != y), 0)
+  expect_identical(as.numeric(as.character(predict(fit, x))), y)
+  expect_lte(fit$info$n_sv, 40L)
+  expect_equal(sum(fit$weights), 1)
+})
+
+test_that("a cold run on Ionosphere is not degenerate (the default penalties)", {
+  skip_if_not_installed("mlbench")
+  io <- ionosphere_xy()
+  set.seed(1001)
+  tr <- sample(nrow(io$x), floor(0.7 * nrow(io$x)))
+  fit <- mkl(io$x[tr, ], io$y[tr], kernels = kernel_set(rbf_kernel(c(0.1, 0.5, 1, 2))),
+             method = "l01")
+  acc <- mean(as.numeric(as.character(predict(fit, io$x[-tr, ]))) == io$y[-tr])
+  expect_gt(acc, 0.88)
+  # the narrowest kernel, almost the identity on these data, does not take the weight
+  expect_lt(fit$weights[[1]], 0.5)
+})
+
+test_that("non-convergence is reported with the block that did not settle", {
+  d <- l01_data()
+  fit <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(maxiter = 3), NULL)
+  expect_false(fit$converged)
+  expect_match(fit$info$nonconvergence, "not settled")
+  expect_true(grepl(paste0("'", names(which.max(fit$info$change)), "'"),
+                    fit$info$nonconvergence, fixed = TRUE))
+  x <- d$X
+  expect_warning(mkl(x, d$y, kernels = kernel_set(rbf_kernel(1)), method = "l01",
+                     control = mkl_control(maxiter = 2)), "not settled")
+})
+
+test_that("the chained-restart option and warm starts run", {
+  d <- l01_data()
+  f1 <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(restarts = 2), NULL)
+  expect_identical(f1$info$runs, 3L)
+  expect_identical(nrow(f1$history), f1$iterations)
+  expect_true(all(diff(f1$history$iteration) == 1))
+  f2 <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(), f1$state)
+  expect_true(f2$converged)
+})
+
+test_that("l01 settings are validated", {
+  expect_error(mkl_control(rho1 = -1), "'rho1' must be")
+  expect_error(mkl_control(start = "bad"), "should be one of")
+  expect_error(mkl_control(wstep = "lu"), "should be one of")
+  expect_error(mkl_control(warmup_size = 1), "'warmup_size' must be")
+  expect_error(mkl_control(joint_wb = NA), "'joint_wb' must be")
+  x <- matrix(rnorm(40), 20)
+  expect_error(mkl(x, rnorm(20), method = "l01"), "does not do regression")
+  expect_error(mkl(x, rep(c(-1, 1), 10), method = "l01", control = mkl_control(gamma = 1)),
+               "does not use the setting")
+  expect_error(mkl(x, rep(c(-1, 1), 10), method = "simple", control = mkl_control(rho1 = 1)),
+               "does not use the setting")
+})
