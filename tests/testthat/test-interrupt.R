@@ -76,7 +76,9 @@ expect_interruptible <- function(label, call, runs = 20L, within = 1, margin = 2
   # (under AddressSanitizer freed memory waits in its quarantine: resident memory says nothing)
   if (!is.na(rss0) && !nzchar(Sys.getenv("ASAN_OPTIONS")))
     expect_lt(rss1 - rss0, margin, label = paste(label, ": VmRSS growth over the runs (MB)"))
-  if (nzchar(Sys.getenv("MKL_TEST_VERBOSE"))) message(sprintf("%s: stops after %.2f-%.2f s, heap %+.1f MB, RSS %+.1f MB", label, min(el), max(el), heap1 - heap0, rss1 - rss0))
+  if (nzchar(Sys.getenv("MKL_TEST_VERBOSE")))      # the measurements, for tuning
+    message(sprintf("%s: %d runs stopped after %.2f to %.2f s; heap %+.1f MB, RSS %+.1f MB",
+                    label, length(el), min(el), max(el), heap1 - heap0, rss1 - rss0))
   invisible(el)
 }
 
@@ -85,7 +87,7 @@ test_that("gram() on a large kernel set stops within 1 s, 20 times, without grow
   set.seed(31)
   n <- 2500
   x <- matrix(rnorm(n * 400), n)
-  # three wide groups: about 8 s uninterrupted on one core, 150 MB of output
+  # three wide groups: about 8 s uninterrupted (two threads), 150 MB of output
   ks <- kernel_set(rbf_kernel(20), features = list(1:400, 1:200, 201:400), normalize = "none")
   expect_interruptible("gram", function() gram(ks, x))
 })
