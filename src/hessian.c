@@ -178,7 +178,7 @@ static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x
     int it;
     double tcheck = mk_time();
     for (it = 0; it < maxit; it++) {
-        mk_interrupt_every(&tcheck, 0.1);
+        mk_interrupt_every(&tcheck, 0.02);
         /* equality-constrained minimiser on F: H_FF y = lam 1 - c_F, 1'y = 1 */
         for (int k = 0; k < nf; k++) { u[k] = 1.0; r[k] = c[F[k]]; }
         chol_solve(&cw, u);

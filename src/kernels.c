@@ -158,7 +158,7 @@ static void one_group(const double *x, int n, const double *z, int nz, int sym,
     for (int j0 = 0; j0 < n; j0 += jstep) {
         int j1 = j0 + jstep < n ? j0 + jstep : n;
         group_base(x, n, z, nz, feat, nf, need, sym, D2, IP, CH, j0, j1, nt);
-        if (tlast) mk_interrupt_every(tlast, 0.05);
+        if (tlast) mk_interrupt_every(tlast, 0.02);
     }
     const int B = 64;
     const int tr = (nz + B - 1) / B, tc = (n + B - 1) / B;
@@ -169,7 +169,7 @@ static void one_group(const double *x, int n, const double *z, int nz, int sym,
         int t1 = t0 + tstep < ntask ? t0 + tstep : ntask;
         group_tiles(n, nz, sym, members, ktype, kpar1, kpar2, out, D2, IP, CH, B, ntile, tr,
                     t0, t1, nt);
-        if (tlast) mk_interrupt_every(tlast, 0.05);
+        if (tlast) mk_interrupt_every(tlast, 0.02);
     }
 }
 
@@ -224,7 +224,7 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
                               CH ? CH + off : NULL, 1, NULL);
                 }
             }
-            mk_interrupt_every(&tlast, 0.05);
+            mk_interrupt_every(&tlast, 0.02);
         }
 #endif
     } else {

@@ -187,7 +187,7 @@ typedef struct {
    (Fan, Chen & Lin 2005). y in {-1,+1}; alpha: in = warm start (projected onto
    0 <= a <= C, y'a = 0 if needed), out = solution. grad: n doubles of scratch; on exit
    grad[i] = (Q a)_i - 1 with Q = diag(y) K diag(y). Checks for a user interrupt about every
-   0.1 s (never call it from an OpenMP region). */
+   0.02 s (never call it from an OpenMP region). */
 int mk_smo(const double *K, int n, const double *y, double C, double tol, int maxiter,
            double *alpha, double *grad, mk_svm_result *res);
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter);

@@ -735,6 +735,25 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
 {
     int n = S->n;
     int nt = na > 1 ? sp_threads(S, (double) na * n * n) : 1;
+    if (S->st->kind != MK_STORE_DENSE) {
+        /* on the fly every column is computed here, which takes long: blocks of panels, with
+           a user-interrupt check between blocks (outside the parallel regions) */
+        const int panel = 48, nb = (n + panel - 1) / panel, per = 2 * (nt > 0 ? nt : 1);
+        double tlast = mk_time();
+        for (int b0 = 0; b0 < nb; b0 += per) {
+            int b1 = b0 + per < nb ? b0 + per : nb;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+#endif
+            for (int b = b0; b < b1; b++) {
+                int j0 = b * panel, j1 = j0 + panel < n ? j0 + panel : n;
+                sp_hess_cols(S, na, act, c1, c2, gb, hl, H, j0, j1,
+                             sp_thread_buf(S->hbuf, 4 * S->scr));
+            }
+            mk_interrupt_every(&tlast, 0.02);
+        }
+        return;
+    }
 #ifdef _OPENMP
     if (nt > 1) {
 #pragma omp parallel num_threads(nt)
@@ -805,7 +824,9 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
     if (eta > 1e-2) eta = 1e-2;
     double target = eta * gnorm, rz = sp_dot(n, r, z);
     int it, maxit = n < 1000 ? 2 * n : 2000;
+    double tlast = mk_time();
     for (it = 0; it < maxit; it++) {
+        if ((it & 31) == 31) mk_interrupt_every(&tlast, 0.02);   /* long CG solves at large n */
         F77_CALL(dsymv)("U", &n, &done, H, &n, p, &one, &dzero, q, &one FCONE);
         double pq = sp_dot(n, p, q);
         if (!(pq > 0.0)) {
@@ -1111,6 +1132,7 @@ static int sp_line_search(sp_state *S, double *cstep)
     double c = 1.0;
     int ok = 0;
     for (int ls = 0; ls < 60; ls++) {
+        if (ls > 0) R_CheckUserInterrupt();   /* trials may bring kernels in: products */
         for (int i = 0; i < n; i++) tmp[i] = rho[i] + c * D[i];
         double bc = *S->b + gammab * (S->sr + c * sd);
         double val = S->L->phi(n, S->y, tmp, S->aux, S->gsl, S->eps, NULL, NULL) +
@@ -1213,10 +1235,12 @@ static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_l
         *gnorm_last = gnorm;
         if (gnorm <= o->inner_tol * sqrt((double) S->n)) { *inner_ok = 1; break; }
         if (sp_direction(S) != 0) break;
+        R_CheckUserInterrupt();   /* the Hessian and its solve dominate a step: check after */
         if (!sp_step_cap(S)) break;
         nnewton++;
         sp_trust_region(S);
         sp_screen(S);
+        R_CheckUserInterrupt();
         double c;
         int ok = sp_line_search(S, &c);
         if (o->verbose > 1) sp_trace(S, k, ok ? c : 0.0);

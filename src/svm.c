@@ -60,10 +60,16 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
         for (int t = 0; t < n; t++) G[t] += ai * y[t] * Ki[t];
     }
 
+    /* the diagonal, read by every working-set selection, in its own vector (released on exit:
+       the MKL solvers call this thousands of times within one .Call) */
+    const void *vmax = vmaxget();
+    double *Kdiag = (double *) R_alloc(n, sizeof(double));
+    for (int t = 0; t < n; t++) Kdiag[t] = K[(size_t) t * n + t];
+
     int iter = 0, status = 1;
     double viol = 0.0, tlast = mk_time();
     while (iter < maxiter) {
-        if ((iter & 1023) == 1023) mk_interrupt_every(&tlast, 0.1);
+        if ((iter & 1023) == 1023) mk_interrupt_every(&tlast, 0.02);
         /* select i: max over I_up of -y G */
         double Gmax = -INFINITY, Gmax2 = -INFINITY;
         int i = -1, j = -1;
@@ -91,7 +97,7 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
             if (-mgt > Gmax2) Gmax2 = -mgt;  /* Gmax2 = max over I_low of y_t G_t */
             double bdiff = Gmax - mgt;
             if (bdiff > 0.0) {
-                double quad = Kii + K[(size_t) t * n + t] - 2.0 * Ki[t];
+                double quad = Kii + Kdiag[t] - 2.0 * Ki[t];
                 if (quad <= 0.0) quad = TAU;
                 double o = -(bdiff * bdiff) / quad;
                 if (o <= obj_min) { obj_min = o; j = t; }
@@ -136,6 +142,7 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
     res->viol = viol;
     res->iter = iter;
     res->status = status;
+    vmaxset(vmax);
     return status;
 }
 

@@ -38,7 +38,7 @@ typedef struct {
 static double sf_solve(mk_sf_ctx *c, double *alpha, double *b)
 {
     sf_drv *w = (sf_drv *) c->drv;
-    mk_interrupt_every(&w->last_check, 0.1);
+    mk_interrupt_every(&w->last_check, 0.02);
     double t = mk_time();
     mk_svm_result res;
     mk_smo(w->Kd, c->n, c->y, c->C, c->svm_tol, c->o->svm_maxiter, alpha, w->grad, &res);
