@@ -139,6 +139,8 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
   if (length(list(...)))
     stop(sprintf("unused argument(s): %s", paste(names(list(...)), collapse = ", ")),
          call. = FALSE)
+  if (inherits(kernels, "mkl_kernel"))
+    stop(family_not_set("kernels"), call. = FALSE)
   method <- match.arg(method)
   penalty <- match.arg(penalty)
   fitfun <- get0(paste0("fit_", method), envir = asNamespace("mklearn"), inherits = FALSE)
@@ -242,20 +244,28 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                standardize = if (is.null(std)) NULL else std[c("center", "scale")],
                y = yc$y, classes = yc$classes, nobs = n, M = M)
   state <- if (is.null(init)) NULL else restore_state(init)
+  # C on the scale of unit-diagonal kernels, converted for the solver in one place (R/cscale.R)
+  kscale <- kernel_scale(store)
+  base$kscale <- kscale
   fits <- vector("list", length(C))
   for (k in seq_along(C)) {
     t1 <- proc.time()[["elapsed"]]
-    res <- fitfun(store, yc$y, task, C[k], ctl, state)
+    Cs <- solver_C(method, C[k], kscale, n)
+    res <- fitfun(store, yc$y, task, Cs, ctl, state)
     t_fit <- proc.time()[["elapsed"]] - t1
     state <- res$state
+    res$info$C_solver <- Cs
+    if (method == "spicy" && penalty == "l1" && !is.null(res$info$sum_norms))
+      res$info$C_svm <- spicy_C_svm(res$info$sum_norms, Cs, kscale)
     fits[[k]] <- new_mkl(res, base, C[k], store, cl, c(kernels = t_kernels, fit = t_fit))
     if (!isTRUE(res$converged))
-      warning(sprintf(paste0("%s did not converge at C = %s within %d iterations (last relative ",
-                             "gap %s); raise control$maxiter or loosen control$tol"),
+      warning(sprintf("%s did not converge at C = %s within %d iterations (last relative gap %s): %s",
                       method, format(C[k]), as.integer(res$iterations),
-                      format(signif(utils::tail(res$history$gap, 1L), 3))),
-              if (!is.null(res$info$nonconvergence)) paste0("; ", res$info$nonconvergence),
-              call. = FALSE)
+                      format(signif(utils::tail(res$history$gap, 1L), 3)),
+                      nonconvergence_advice(method, res, ctl)), call. = FALSE)
+    if (!is.null(fits[[k]]$learned_nothing))
+      warning(sprintf("%s at C = %s learned nothing: %s", method, format(C[k]),
+                      fits[[k]]$learned_nothing), call. = FALSE)
   }
   if (length(C) == 1L) return(fits[[1L]])
   structure(list(call = cl, method = method, C = C, fits = fits), class = "mkl_path")
@@ -271,7 +281,8 @@ new_mkl <- function(res, base, C, store, call, timing) {
     stop("internal: solver returned malformed alpha", call. = FALSE)
   colnames(alpha) <- base$labels
   act <- which(colSums(alpha != 0) > 0)
-  fitted <- if (length(act)) store_decision(store, alpha[, act, drop = FALSE], act) + res$b
+  fitted <- if (length(act)) store_decision(store, alpha[, act, drop = FALSE], act,
+                                            base$kernel_info, act, "the training data") + res$b
             else rep(res$b, base$nobs)
   # the fit keeps alpha once: a solver state that holds it (warm starts) gets it back from
   # the fit's alpha (restore_state)
@@ -280,14 +291,51 @@ new_mkl <- function(res, base, C, store, call, timing) {
     state$alpha <- NULL
     state$restore_alpha <- TRUE
   }
+  # a fit that learned nothing: every kernel dropped, or (classification) a constant decision
+  # function on two-class data; print(), summary() and mkl() say so
+  fconst <- length(act) == 0L ||
+    max(abs(fitted - res$b)) <= 1e-10 * max(1, abs(res$b), max(abs(fitted)))
+  nothing <- if (fconst && (length(act) == 0L || base$task == "classification"))
+    sprintf(paste0("%s; the model predicts %s for every point. Raise C (now %s; larger C ",
+                   "regularises less) or use other kernels."),
+            if (length(act) == 0L) "every kernel was dropped (all block norms are zero)" else
+              "the decision function is constant on the training data",
+            if (base$task == "classification")
+              paste0("the class '", base$classes[if (res$b > 0) 2L else 1L], "'") else
+                "a constant", format(C))
   obj <- c(list(call = call), base,
            list(C = C, weights = w, alpha = alpha, b = as.double(res$b),
                 objective = res$objective, converged = isTRUE(res$converged),
                 iterations = as.integer(res$iterations), history = as.data.frame(res$history),
-                fitted = fitted, state = state, info = res$info, timing = timing))
+                fitted = fitted, state = state, info = res$info, timing = timing,
+                learned_nothing = nothing))
   if (obj$task == "classification") obj$platt <- platt_fit(fitted, base$y, obj$loss)
   class(obj) <- "mkl"
   obj
+}
+
+# What to change when a fit did not converge, naming only settings the method reads.
+nonconvergence_advice <- function(method, res, ctl) {
+  info <- res$info
+  fam <- .control_family[[method]]
+  if (fam == "uniform")
+    return(sprintf(paste0("the SMO solver stopped at its iteration cap; raise ",
+                          "mkl_control(svm_maxiter = ) (now %d)"), as.integer(ctl[["svm_maxiter"]])))
+  tips <- character()
+  hits <- info[["svm_maxiter_hits"]]
+  if (!is.null(hits) && hits > 0L)
+    tips <- c(tips, sprintf(paste0("the inner SVM stopped at its iteration cap in %d solve(s): ",
+                                   "raise mkl_control(svm_maxiter = ) (now %d)"),
+                            as.integer(hits), as.integer(ctl[["svm_maxiter"]])))
+  if (identical(info[["stop_reason"]], "limit") && is.finite(ctl[["max_time"]]) &&
+      res$iterations < ctl[["maxiter"]])
+    tips <- c(tips, sprintf("the time limit was reached: raise mkl_control(max_time = ) (now %s)",
+                            format(ctl[["max_time"]])))
+  else if (is.null(hits) || hits == 0L || res$iterations >= ctl[["maxiter"]])
+    tips <- c(tips, sprintf("raise mkl_control(maxiter = ) (now %d) or loosen mkl_control(tol = ) (now %s)",
+                            as.integer(ctl[["maxiter"]]), format(ctl[["tol"]])))
+  if (!is.null(info[["nonconvergence"]])) tips <- c(tips, info[["nonconvergence"]])
+  paste(tips, collapse = "; ")
 }
 
 restore_state <- function(fit) {
