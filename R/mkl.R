@@ -136,6 +136,7 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                         epsilon = 0.1, standardize = TRUE, task = NULL,
                         control = mkl_control(), init = NULL, ...) {
   cl <- match.call()
+  given <- c(p = !missing(p), lambda = !missing(lambda), epsilon = !missing(epsilon))
   if (length(list(...)))
     stop(sprintf("unused argument(s): %s", paste(names(list(...)), collapse = ", ")),
          call. = FALSE)
@@ -190,6 +191,16 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                  paste0("'", allowed, "'", collapse = " or ")), call. = FALSE)
   if (penalty == "elasticnet" && method != "spicy")
     stop("penalty = 'elasticnet' is available with method = 'spicy' only", call. = FALSE)
+  # model arguments the chosen model does not read are refused, not ignored
+  if (given[["p"]] && method != "lp")
+    stop(sprintf("'p' is the norm of method 'lp'; method '%s' does not use it", method),
+         call. = FALSE)
+  if (given[["lambda"]] && penalty != "elasticnet")
+    stop("'lambda' is the elastic-net mixing parameter: it needs method = 'spicy' and penalty = 'elasticnet'",
+         call. = FALSE)
+  if (given[["epsilon"]] && loss != "epsilon")
+    stop("'epsilon' is the width of the epsilon-insensitive loss: it needs loss = 'epsilon'",
+         call. = FALSE)
   if (!is.null(init) && !inherits(init, "mkl"))
     stop("'init' must be a previous mkl fit", call. = FALSE)
 
