@@ -147,7 +147,7 @@ prepare_newx <- function(object, newx) {
 #' set.seed(3)
 #' x <- matrix(rnorm(300), 100)
 #' y <- ifelse(x[, 1] * x[, 2] > 0, 1, -1)
-#' fit <- mkl(x[1:70, ], y[1:70], kernels = kernel_set(rbf_kernel(c(0.5, 1, 2))), C = 10)
+#' fit <- mkl(x[1:70, ], y[1:70], kernels = kernel_set(rbf_kernel(c(0.5, 1, 2))))
 #' mean(predict(fit, x[71:100, ]) == y[71:100])
 #' head(predict(fit, x[71:100, ], type = "response"))
 #' @export

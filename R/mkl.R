@@ -24,10 +24,26 @@
 #' forces either. `fit$store` says which was used. Predictions are always computed on the fly,
 #' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
 #'
-#' [mkl_methods()] lists the solvers of the installed version. SpicyMKL's `C` multiplies the
-#' penalty; the SVM-based methods' `C` is the SVM box constant. The two families solve the
-#' same problem (hinge loss, block 1-norm) when `C_svm = sum_m ||f_m|| / C_spicy`, with the
-#' block norms of the SpicyMKL solution (`fit$info$sum_norms`).
+#' [mkl_methods()] lists the solvers of the installed version.
+#'
+#' @section The meaning of C:
+#' `C` has one meaning for every method: the SVM box constant on the scale of kernels with
+#' unit mean diagonal (the scale on which `e1071::svm()` and `kernlab::ksvm()` use `C = 1`), so
+#' larger C regularises less and the default `C = 1` is useful whatever n. The solvers work
+#' on the kernels as stored (unit trace by default, entries of order 1/n), and `mkl()`
+#' converts C for them in one place, with `kscale`, the mean diagonal of the stored kernels
+#' (about 1/n for unit-trace kernels; `fit$kscale`):
+#' * box constant (uniform, simple, hessian, lp; and the ridge constant of uniform
+#'   regression): `C / kscale`, about `C n` for unit-trace kernels;
+#' * SpicyMKL's penalty weight: `sqrt(n kscale) / (2 C)`, that is `1 / (2 C)` for unit-trace
+#'   kernels. SpicyMKL then solves the SVM-family problem whose box constant is
+#'   `fit$info$C_svm` (from `sum_m ||f_m|| / C_spicy`, the block norms of its solution).
+#' * l01: its front end converts C and its penalties with the same `kscale`.
+#'
+#' The solver constant used is `fit$info$C_solver`. Earlier versions of mklearn passed C
+#' to the solvers unchanged; to reproduce such a fit on unit-trace kernels of n points, give
+#' `C = C_old / n` (box constants, more exactly `C_old * (1/n + jitter)`) or
+#' `C = 1 / (2 C_old)` (SpicyMKL).
 #'
 #' @param x a numeric matrix or data frame of numeric columns (n x p); may be `NULL` when
 #'   `kernels` are precomputed. For the formula method, a formula.
@@ -36,12 +52,10 @@
 #' @param kernels a [kernel_set()], or precomputed training kernels: an n x n x M array or a
 #'   list of n x n matrices (symmetric, positive semidefinite; used as given).
 #' @param method the solver, see Methods.
-#' @param C regularisation constant(s) (positive). For the SVM-based methods it is the box
-#'   constant (larger C, less regularisation); for SpicyMKL the penalty weight. A strictly
-#'   decreasing vector fits the whole path with warm starts and returns an `"mkl_path"`.
-#'   Kernels scaled to unit trace have entries of order 1/n, so an SVM box constant C acts
-#'   like C/n does on kernels with a unit diagonal: useful values are large (HessianMKL's
-#'   experiments use C = 100).
+#' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
+#'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
+#'   "The meaning of C"). A strictly decreasing vector fits the whole path with warm starts
+#'   and returns an `"mkl_path"`.
 #' @param loss `"hinge"` or `"logistic"` (classification), `"squared"` or `"epsilon"`
 #'   (regression). Default: hinge for classification, squared for regression.
 #' @param penalty `"l1"` (block 1-norm) or `"elasticnet"` (SpicyMKL).
@@ -55,7 +69,9 @@
 #' @param init a previous fit of the same method on the same data, to warm-start from.
 #' @param ... for the formula method, arguments passed to the default method.
 #' @return An object of class `"mkl"` (or `"mkl_path"` for a vector `C`), a list with
-#'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `weights` (named kernel weights, on
+#'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `kscale` (the mean diagonal of the
+#'   training kernels, see "The meaning of C"), `learned_nothing` (`NULL`, or why the model
+#'   is constant), `weights` (named kernel weights, on
 #'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
 #'   \alpha_m + b}), `b`, `converged`, `iterations`, `history` (a data frame per iteration),
 #'   `objective`, `fitted` (training decision values), `timing`, `store` (`"dense"` or
@@ -68,7 +84,7 @@
 #' d$Species <- droplevels(d$Species)
 #' ks <- kernel_set(rbf_kernel(sigma = c(0.5, 1, 2)), poly_kernel(1:2),
 #'                  features = c("all", "each"))
-#' fit <- mkl(Species ~ ., data = d, kernels = ks, method = "uniform", C = 10)
+#' fit <- mkl(Species ~ ., data = d, kernels = ks, method = "uniform")
 #' fit
 #' mean(predict(fit, d) == d$Species)
 #' head(coef(fit))
