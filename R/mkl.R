@@ -211,12 +211,12 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
   if (given[["p"]] && method != "lp")
     stop(sprintf("'p' is the norm of method 'lp'; method '%s' does not use it", method),
          call. = FALSE)
-  if (given[["lambda"]] && penalty != "elasticnet")
-    stop("'lambda' is the elastic-net mixing parameter: it needs method = 'spicy' and penalty = 'elasticnet'",
-         call. = FALSE)
-  if (given[["epsilon"]] && loss != "epsilon")
-    stop("'epsilon' is the width of the epsilon-insensitive loss: it needs loss = 'epsilon'",
-         call. = FALSE)
+  if (given[["lambda"]] && method != "spicy")
+    stop(sprintf(paste0("'lambda' is the elastic-net mixing parameter of method 'spicy'; ",
+                        "method '%s' does not use it"), method), call. = FALSE)
+  if (given[["epsilon"]] && method != "spicy")
+    stop(sprintf(paste0("'epsilon' is the width of SpicyMKL's epsilon-insensitive loss; ",
+                        "method '%s' does not use it"), method), call. = FALSE)
   if (!is.null(init) && !inherits(init, "mkl"))
     stop("'init' must be a previous mkl fit", call. = FALSE)
 
