@@ -42,7 +42,8 @@
 #'   inner Newton loop.
 #' @param nthreads number of threads (0: the OpenMP default, `OMP_NUM_THREADS`, capped by
 #'   `OMP_THREAD_LIMIT` and the number of processors; one thread in a forked process); defaults
-#'   to `getOption("mklearn.threads", 0)`.
+#'   to `getOption("mklearn.threads", 0)`. A number above the processors available is capped
+#'   at them, with a message.
 #' @param verbose print progress: `TRUE` (or 1) one line per outer iteration; larger whole
 #'   numbers print more detail where a solver has it (SpicyMKL: 2, 3).
 #' @param memory bytes the n x n x M kernel array may take (default: half of the machine's

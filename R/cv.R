@@ -14,8 +14,8 @@
 #'   Default: `"class"` or `"mse"`.
 #' @return An object of class `"cv.mkl"`: `C`, `cvm` (mean held-out loss), `cvsd` (its
 #'   standard error), `cvup`, `cvlo`, `C.min`, `C.1se` (the most regularised C whose loss is
-#'   within one standard error of the minimum: the smallest C for the SVM-based methods, the
-#'   largest for SpicyMKL, whose C multiplies the penalty), `fit` (the path on all data),
+#'   within one standard error of the minimum: the smallest such C, for every method), `fit`
+#'   (the path on all data),
 #'   `foldid`, `name`.
 #' @examples
 #' set.seed(4)
@@ -30,7 +30,8 @@ cv.mkl <- function(x, y, ..., C, nfolds = 5L, foldid = NULL, type.measure = NULL
   if (missing(C) || !is.numeric(C) || length(C) < 2L)
     stop("cv.mkl needs a vector 'C' of at least two values", call. = FALSE)
   args <- list(...)
-  if (!is.null(args$kernels) && !inherits(args$kernels, "kernel_set"))
+  if (inherits(args[["kernels"]], "mkl_kernel")) stop(family_not_set("kernels"), call. = FALSE)
+  if (!is.null(args[["kernels"]]) && !inherits(args[["kernels"]], "kernel_set"))
     stop("cv.mkl needs a kernel_set (precomputed kernels cannot be split into folds here)",
          call. = FALSE)
   fit <- mkl(x, y, C = C, ...)
@@ -80,11 +81,10 @@ cv.mkl <- function(x, y, ..., C, nfolds = 5L, foldid = NULL, type.measure = NULL
   cvm <- rowMeans(per_fold)
   cvsd <- apply(per_fold, 1L, stats::sd) / sqrt(length(folds))
   imin <- which.min(cvm)
-  # the most regularised C within one standard error: C is decreasing along the path; for
-  # the SVM-based methods a smaller C regularises more, for SpicyMKL (C multiplies the
-  # penalty) a larger one does
+  # the most regularised C within one standard error: C is decreasing along the path, and
+  # for every method a smaller C regularises more
   within <- which(cvm <= cvm[imin] + cvsd[imin])
-  i1se <- if (fit$method == "spicy") min(within) else max(within)
+  i1se <- max(within)
   structure(list(C = C, cvm = cvm, cvsd = cvsd, cvup = cvm + cvsd, cvlo = cvm - cvsd,
                  C.min = C[imin], C.1se = C[i1se], fit = fit, foldid = foldid,
                  name = type.measure, call = match.call()), class = "cv.mkl")

@@ -268,6 +268,7 @@ resolve_kernels <- function(ks, p, cn) {
 #' n_kernels(kernel_set(rbf_kernel(1:3), features = c("all", "each")), matrix(0, 2, 4))
 #' @export
 n_kernels <- function(kernels, x) {
+  if (inherits(kernels, "mkl_kernel")) stop(family_not_set("kernels"), call. = FALSE)
   if (!inherits(kernels, "kernel_set")) stop("'kernels' must be a kernel_set", call. = FALSE)
   nrow(resolve_kernels(kernels, ncol(x), colnames(x))$table)
 }
@@ -310,14 +311,34 @@ build_train <- function(rk, x, which = NULL, nthreads = 0L, limit = default_memo
   check_chisq_data(rk, x, which)
   st <- c(list(kind = 1L, x = x, z = NULL, nthreads = as.integer(nthreads)),
           kernel_table(rk, which))
-  .Call(C_store_dense, st)
+  tr <- .Call(C_store_dense, st)
+  stop_nonfinite(rk, which[tr$nonfinite], "the training data")
+  tr$nonfinite <- NULL
+  tr
+}
+
+# The error for kernels whose values are not all finite (`bad`: indices into rk's table),
+# naming each kernel with its parameters and its feature subset.
+stop_nonfinite <- function(rk, bad, where) {
+  if (!length(bad)) return(invisible())
+  labs <- rk$labels[bad]
+  stop(sprintf(paste0("kernel(s) %s%s give non-finite values (NaN or Inf) on %s: the ",
+                      "features are too large for these kernel parameters. Standardise the ",
+                      "features (standardize = TRUE), rescale them, or use other parameters ",
+                      "(e.g. a lower polynomial degree)."),
+               paste(utils::head(labs, 5L), collapse = ", "),
+               if (length(labs) > 5L) sprintf(" and %d more", length(labs) - 5L) else "",
+               where), call. = FALSE)
 }
 
 # Test-by-train kernels for kernels `which`, with the training normalisation `stats`.
 build_test <- function(rk, x, z, stats, which, nthreads = 0L) {
   check_kernel_memory(nrow(z), nrow(x), length(which))
   check_chisq_data(rk, z, which)
-  .Call(C_store_dense, test_store(rk, x, z, stats, which, nthreads))
+  K <- .Call(C_store_dense, test_store(rk, x, z, stats, which, nthreads))
+  stop_nonfinite(rk, which[attr(K, "nonfinite")], "the new data")
+  attr(K, "nonfinite") <- NULL
+  K
 }
 
 #' Kernel matrices
@@ -341,6 +362,7 @@ build_test <- function(rk, x, z, stats, which, nthreads = 0L) {
 #' dimnames(K)[[3]]
 #' @export
 gram <- function(kernels, x, y = NULL, which = NULL, nthreads = 0L) {
+  if (inherits(kernels, "mkl_kernel")) stop(family_not_set("kernels"), call. = FALSE)
   if (!inherits(kernels, "kernel_set"))
     stop("'kernels' must be a kernel_set (see ?kernel_set)", call. = FALSE)
   x <- check_x(x)

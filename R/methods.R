@@ -10,15 +10,18 @@ print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, .
   cat(sprintf("Data: %d observations%s; C = %s\n", x$nobs,
               if (is.na(x$p_x)) ", precomputed kernels" else paste0(" x ", x$p_x, " features"),
               format(x$C, digits = digits)))
-  nz <- sum(x$weights > 0)
+  nz <- length(active_kernels(x))
   cat(sprintf("Kernels selected: %d of %d\n", nz, x$M))
+  if (!is.null(x$learned_nothing))
+    cat(strwrap(paste("NOTE: this model learned nothing:", x$learned_nothing), exdent = 2),
+        sep = "\n")
   cat(sprintf("Converged: %s after %d iteration(s)", if (x$converged) "yes" else "NO",
               x$iterations))
   g <- utils::tail(x$history$gap, 1L)
   if (length(g) && !is.na(g)) cat(sprintf(", relative gap %s", format(g, digits = 3)))
   cat("\n")
   w <- sort(x$weights[x$weights > 0], decreasing = TRUE)
-  if (length(w)) {
+  if (length(w) && is.null(x$learned_nothing)) {
     cat(sprintf("\nTop kernel weights:\n"))
     print(round(utils::head(w, top), digits))
   }
@@ -55,7 +58,8 @@ summary.mkl <- function(object, ...) {
                  nobs = object$nobs, M = object$M, kernels = tab,
                  n_sv = sum(rowSums(object$alpha != 0) > 0), train = train,
                  converged = object$converged, iterations = object$iterations,
-                 last = utils::tail(object$history, 1L), timing = object$timing),
+                 last = utils::tail(object$history, 1L), timing = object$timing,
+                 learned_nothing = object$learned_nothing),
             class = "summary.mkl")
 }
 
@@ -68,6 +72,9 @@ print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
               if (x$converged) "yes" else "NO", x$iterations, x$timing[["kernels"]],
               x$timing[["fit"]]))
   cat(sprintf("Non-zero sample coefficients: %d of %d\n", x$n_sv, x$nobs))
+  if (!is.null(x$learned_nothing))
+    cat(strwrap(paste("NOTE: this model learned nothing:", x$learned_nothing), exdent = 2),
+        sep = "\n")
   if (x$task == "classification")
     cat(sprintf("Training error: %.4g\n", x$train[["error"]]))
   else cat(sprintf("Training RMSE: %.4g, R^2: %.4g\n", x$train[["rmse"]], x$train[["r2"]]))
@@ -132,19 +139,26 @@ prepare_newx <- function(object, newx) {
 #' @param newkernels for precomputed kernels: the test-by-train kernels, an n_new x n x M
 #'   array or a list of M matrices, in the order of the training kernels and un-normalised
 #'   like them.
-#' @param ... unused.
+#' @param newdata the same as `newx` (the name other R models use); give one of the two.
+#' @param ... nothing: any other argument is an error.
 #' @return A vector of predictions: a factor (or the training label values) for
 #'   `type = "class"`, numeric otherwise.
 #' @examples
 #' set.seed(3)
 #' x <- matrix(rnorm(300), 100)
 #' y <- ifelse(x[, 1] * x[, 2] > 0, 1, -1)
-#' fit <- mkl(x[1:70, ], y[1:70], kernels = kernel_set(rbf_kernel(c(0.5, 1, 2))), C = 10)
+#' fit <- mkl(x[1:70, ], y[1:70], kernels = kernel_set(rbf_kernel(c(0.5, 1, 2))))
 #' mean(predict(fit, x[71:100, ]) == y[71:100])
 #' head(predict(fit, x[71:100, ], type = "response"))
 #' @export
 predict.mkl <- function(object, newx, type = c("class", "link", "response"),
-                        newkernels = NULL, ...) {
+                        newkernels = NULL, newdata = NULL, ...) {
+  check_dots_empty(list(...), "predict()")
+  if (!is.null(newdata)) {
+    if (!missing(newx) && !is.null(newx))
+      stop("give the new data as 'newx' or as 'newdata', not both", call. = FALSE)
+    newx <- newdata
+  }
   type <- if (missing(type) && object$task == "regression") "link" else match.arg(type)
   if (object$task == "regression" && type == "class")
     stop("type = 'class' is for classification fits; use 'link' or 'response'", call. = FALSE)
@@ -177,7 +191,8 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
           rows <- i0:min(nrow(z), i0 + 9999L)
           st <- test_store(object$kernel_info, object$x, z[rows, , drop = FALSE],
                            object$normalization, act, nthreads)
-          f[rows] <- f[rows] + store_decision(st, alpha, seq_along(act))
+          f[rows] <- f[rows] + store_decision(st, alpha, seq_along(act), object$kernel_info,
+                                              act, "the new data")
         }
       }
     }
@@ -276,6 +291,7 @@ coef.mkl_path <- function(object, s = NULL, type = c("weights", "alpha", "bias")
 #' @param s for a path: the value(s) of C to predict with (nearest fitted value, log scale).
 #' @export
 predict.mkl_path <- function(object, newx, s = NULL, ...) {
+  if (missing(newx)) newx <- NULL
   idx <- path_index(object, s)
   if (length(idx) == 1L) return(predict(object$fits[[idx]], newx, ...))
   out <- lapply(object$fits[idx], function(f) predict(f, newx, ...))

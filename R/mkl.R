@@ -24,10 +24,26 @@
 #' forces either. `fit$store` says which was used. Predictions are always computed on the fly,
 #' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
 #'
-#' [mkl_methods()] lists the solvers of the installed version. SpicyMKL's `C` multiplies the
-#' penalty; the SVM-based methods' `C` is the SVM box constant. The two families solve the
-#' same problem (hinge loss, block 1-norm) when `C_svm = sum_m ||f_m|| / C_spicy`, with the
-#' block norms of the SpicyMKL solution (`fit$info$sum_norms`).
+#' [mkl_methods()] lists the solvers of the installed version.
+#'
+#' @section The meaning of C:
+#' `C` has one meaning for every method: the SVM box constant on the scale of kernels with
+#' unit mean diagonal (the scale on which `e1071::svm()` and `kernlab::ksvm()` use `C = 1`), so
+#' larger C regularises less and the default `C = 1` is useful whatever n. The solvers work
+#' on the kernels as stored (unit trace by default, entries of order 1/n), and `mkl()`
+#' converts C for them in one place, with `kscale`, the mean diagonal of the stored kernels
+#' (about 1/n for unit-trace kernels; `fit$kscale`):
+#' * box constant (uniform, simple, hessian, lp; and the ridge constant of uniform
+#'   regression): `C / kscale`, about `C n` for unit-trace kernels;
+#' * SpicyMKL's penalty weight: `sqrt(n kscale) / (2 C)`, that is `1 / (2 C)` for unit-trace
+#'   kernels. SpicyMKL then solves the SVM-family problem whose box constant is
+#'   `fit$info$C_svm` (from `sum_m ||f_m|| / C_spicy`, the block norms of its solution).
+#' * l01: its front end converts C and its penalties with the same `kscale`.
+#'
+#' The solver constant used is `fit$info$C_solver`. Earlier versions of mklearn passed C
+#' to the solvers unchanged; to reproduce such a fit on unit-trace kernels of n points, give
+#' `C = C_old / n` (box constants, more exactly `C_old * (1/n + jitter)`) or
+#' `C = 1 / (2 C_old)` (SpicyMKL).
 #'
 #' @param x a numeric matrix or data frame of numeric columns (n x p); may be `NULL` when
 #'   `kernels` are precomputed. For the formula method, a formula.
@@ -36,12 +52,10 @@
 #' @param kernels a [kernel_set()], or precomputed training kernels: an n x n x M array or a
 #'   list of n x n matrices (symmetric, positive semidefinite; used as given).
 #' @param method the solver, see Methods.
-#' @param C regularisation constant(s) (positive). For the SVM-based methods it is the box
-#'   constant (larger C, less regularisation); for SpicyMKL the penalty weight. A strictly
-#'   decreasing vector fits the whole path with warm starts and returns an `"mkl_path"`.
-#'   Kernels scaled to unit trace have entries of order 1/n, so an SVM box constant C acts
-#'   like C/n does on kernels with a unit diagonal: useful values are large (HessianMKL's
-#'   experiments use C = 100).
+#' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
+#'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
+#'   "The meaning of C"). A strictly decreasing vector fits the whole path with warm starts
+#'   and returns an `"mkl_path"`.
 #' @param loss `"hinge"` or `"logistic"` (classification), `"squared"` or `"epsilon"`
 #'   (regression). Default: hinge for classification, squared for regression.
 #' @param penalty `"l1"` (block 1-norm) or `"elasticnet"` (SpicyMKL).
@@ -55,7 +69,9 @@
 #' @param init a previous fit of the same method on the same data, to warm-start from.
 #' @param ... for the formula method, arguments passed to the default method.
 #' @return An object of class `"mkl"` (or `"mkl_path"` for a vector `C`), a list with
-#'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `weights` (named kernel weights, on
+#'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `kscale` (the mean diagonal of the
+#'   training kernels, see "The meaning of C"), `learned_nothing` (`NULL`, or why the model
+#'   is constant), `weights` (named kernel weights, on
 #'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
 #'   \alpha_m + b}), `b`, `converged`, `iterations`, `history` (a data frame per iteration),
 #'   `objective`, `fitted` (training decision values), `timing`, `store` (`"dense"` or
@@ -68,7 +84,7 @@
 #' d$Species <- droplevels(d$Species)
 #' ks <- kernel_set(rbf_kernel(sigma = c(0.5, 1, 2)), poly_kernel(1:2),
 #'                  features = c("all", "each"))
-#' fit <- mkl(Species ~ ., data = d, kernels = ks, method = "uniform", C = 10)
+#' fit <- mkl(Species ~ ., data = d, kernels = ks, method = "uniform")
 #' fit
 #' mean(predict(fit, d) == d$Species)
 #' head(coef(fit))
@@ -136,9 +152,12 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                         epsilon = 0.1, standardize = TRUE, task = NULL,
                         control = mkl_control(), init = NULL, ...) {
   cl <- match.call()
+  given <- c(p = !missing(p), lambda = !missing(lambda), epsilon = !missing(epsilon))
   if (length(list(...)))
     stop(sprintf("unused argument(s): %s", paste(names(list(...)), collapse = ", ")),
          call. = FALSE)
+  if (inherits(kernels, "mkl_kernel"))
+    stop(family_not_set("kernels"), call. = FALSE)
   method <- match.arg(method)
   penalty <- match.arg(penalty)
   fitfun <- get0(paste0("fit_", method), envir = asNamespace("mklearn"), inherits = FALSE)
@@ -188,6 +207,16 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                  paste0("'", allowed, "'", collapse = " or ")), call. = FALSE)
   if (penalty == "elasticnet" && method != "spicy")
     stop("penalty = 'elasticnet' is available with method = 'spicy' only", call. = FALSE)
+  # model arguments the chosen model does not read are refused, not ignored
+  if (given[["p"]] && method != "lp")
+    stop(sprintf("'p' is the norm of method 'lp'; method '%s' does not use it", method),
+         call. = FALSE)
+  if (given[["lambda"]] && method != "spicy")
+    stop(sprintf(paste0("'lambda' is the elastic-net mixing parameter of method 'spicy'; ",
+                        "method '%s' does not use it"), method), call. = FALSE)
+  if (given[["epsilon"]] && method != "spicy")
+    stop(sprintf(paste0("'epsilon' is the width of SpicyMKL's epsilon-insensitive loss; ",
+                        "method '%s' does not use it"), method), call. = FALSE)
   if (!is.null(init) && !inherits(init, "mkl"))
     stop("'init' must be a previous mkl fit", call. = FALSE)
 
@@ -242,20 +271,28 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                standardize = if (is.null(std)) NULL else std[c("center", "scale")],
                y = yc$y, classes = yc$classes, nobs = n, M = M)
   state <- if (is.null(init)) NULL else restore_state(init)
+  # C on the scale of unit-diagonal kernels, converted for the solver in one place (R/cscale.R)
+  kscale <- kernel_scale(store)
+  base$kscale <- kscale
   fits <- vector("list", length(C))
   for (k in seq_along(C)) {
     t1 <- proc.time()[["elapsed"]]
-    res <- fitfun(store, yc$y, task, C[k], ctl, state)
+    Cs <- solver_C(method, C[k], kscale, n)
+    res <- fitfun(store, yc$y, task, Cs, ctl, state)
     t_fit <- proc.time()[["elapsed"]] - t1
     state <- res$state
+    res$info$C_solver <- Cs
+    if (method == "spicy" && penalty == "l1" && !is.null(res$info$sum_norms))
+      res$info$C_svm <- spicy_C_svm(res$info$sum_norms, Cs, kscale)
     fits[[k]] <- new_mkl(res, base, C[k], store, cl, c(kernels = t_kernels, fit = t_fit))
     if (!isTRUE(res$converged))
-      warning(sprintf(paste0("%s did not converge at C = %s within %d iterations (last relative ",
-                             "gap %s); raise control$maxiter or loosen control$tol"),
+      warning(sprintf("%s did not converge at C = %s within %d iterations (last relative gap %s): %s",
                       method, format(C[k]), as.integer(res$iterations),
-                      format(signif(utils::tail(res$history$gap, 1L), 3))),
-              if (!is.null(res$info$nonconvergence)) paste0("; ", res$info$nonconvergence),
-              call. = FALSE)
+                      format(signif(utils::tail(res$history$gap, 1L), 3)),
+                      nonconvergence_advice(method, res, ctl)), call. = FALSE)
+    if (!is.null(fits[[k]]$learned_nothing))
+      warning(sprintf("%s at C = %s learned nothing: %s", method, format(C[k]),
+                      fits[[k]]$learned_nothing), call. = FALSE)
   }
   if (length(C) == 1L) return(fits[[1L]])
   structure(list(call = cl, method = method, C = C, fits = fits), class = "mkl_path")
@@ -271,7 +308,8 @@ new_mkl <- function(res, base, C, store, call, timing) {
     stop("internal: solver returned malformed alpha", call. = FALSE)
   colnames(alpha) <- base$labels
   act <- which(colSums(alpha != 0) > 0)
-  fitted <- if (length(act)) store_decision(store, alpha[, act, drop = FALSE], act) + res$b
+  fitted <- if (length(act)) store_decision(store, alpha[, act, drop = FALSE], act,
+                                            base$kernel_info, act, "the training data") + res$b
             else rep(res$b, base$nobs)
   # the fit keeps alpha once: a solver state that holds it (warm starts) gets it back from
   # the fit's alpha (restore_state)
@@ -280,14 +318,51 @@ new_mkl <- function(res, base, C, store, call, timing) {
     state$alpha <- NULL
     state$restore_alpha <- TRUE
   }
+  # a fit that learned nothing: every kernel dropped, or (classification) a constant decision
+  # function on two-class data; print(), summary() and mkl() say so
+  fconst <- length(act) == 0L ||
+    max(abs(fitted - res$b)) <= 1e-10 * max(1, abs(res$b), max(abs(fitted)))
+  nothing <- if (fconst && (length(act) == 0L || base$task == "classification"))
+    sprintf(paste0("%s; the model predicts %s for every point. Raise C (now %s; larger C ",
+                   "regularises less) or use other kernels."),
+            if (length(act) == 0L) "every kernel was dropped (all block norms are zero)" else
+              "the decision function is constant on the training data",
+            if (base$task == "classification")
+              paste0("the class '", base$classes[if (res$b > 0) 2L else 1L], "'") else
+                "a constant", format(C))
   obj <- c(list(call = call), base,
            list(C = C, weights = w, alpha = alpha, b = as.double(res$b),
                 objective = res$objective, converged = isTRUE(res$converged),
                 iterations = as.integer(res$iterations), history = as.data.frame(res$history),
-                fitted = fitted, state = state, info = res$info, timing = timing))
+                fitted = fitted, state = state, info = res$info, timing = timing,
+                learned_nothing = nothing))
   if (obj$task == "classification") obj$platt <- platt_fit(fitted, base$y, obj$loss)
   class(obj) <- "mkl"
   obj
+}
+
+# What to change when a fit did not converge, naming only settings the method reads.
+nonconvergence_advice <- function(method, res, ctl) {
+  info <- res$info
+  fam <- .control_family[[method]]
+  if (fam == "uniform")
+    return(sprintf(paste0("the SMO solver stopped at its iteration cap; raise ",
+                          "mkl_control(svm_maxiter = ) (now %d)"), as.integer(ctl[["svm_maxiter"]])))
+  tips <- character()
+  hits <- info[["svm_maxiter_hits"]]
+  if (!is.null(hits) && hits > 0L)
+    tips <- c(tips, sprintf(paste0("the inner SVM stopped at its iteration cap in %d solve(s): ",
+                                   "raise mkl_control(svm_maxiter = ) (now %d)"),
+                            as.integer(hits), as.integer(ctl[["svm_maxiter"]])))
+  if (identical(info[["stop_reason"]], "limit") && is.finite(ctl[["max_time"]]) &&
+      res$iterations < ctl[["maxiter"]])
+    tips <- c(tips, sprintf("the time limit was reached: raise mkl_control(max_time = ) (now %s)",
+                            format(ctl[["max_time"]])))
+  else if (is.null(hits) || hits == 0L || res$iterations >= ctl[["maxiter"]])
+    tips <- c(tips, sprintf("raise mkl_control(maxiter = ) (now %d) or loosen mkl_control(tol = ) (now %s)",
+                            as.integer(ctl[["maxiter"]]), format(ctl[["tol"]])))
+  if (!is.null(info[["nonconvergence"]])) tips <- c(tips, info[["nonconvergence"]])
+  paste(tips, collapse = "; ")
 }
 
 restore_state <- function(fit) {

@@ -43,7 +43,8 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
     alpha = alpha,
     b = res$b,
     objective = res$objective,
-    converged = res$converged,
+    # an inner SVM that stopped at its iteration cap leaves the certificate unreliable
+    converged = isTRUE(res$converged) && as.integer(res$counts[[4L]]) == 0L,
     iterations = res$iterations,
     history = history,
     state = list(alpha_svm = a, weights = d),

@@ -35,9 +35,11 @@ fly_store <- function(rk, x, nthreads = 0L) {
   st <- structure(c(list(kind = 1L, x = x, z = NULL, nthreads = as.integer(nthreads)),
                     kernel_table(rk)), class = "mk_store")
   stats <- .Call(C_store_stats, st)
+  stop_nonfinite(rk, which(!is.finite(stats$diag_mean)), "the training data")
   st$scale <- stats$scale
   st$colmeans <- stats$colmeans
   st$grandmean <- stats$grandmean
+  st$diag_mean <- stats$diag_mean
   st
 }
 
@@ -61,7 +63,29 @@ dense_store <- function(rk, x, nthreads = 0L) {
             class = "mk_store")
 }
 
-# Decision values sum_j K_{idx[j]} alpha[, j] (no bias) through the store.
-store_decision <- function(store, alpha, idx) {
-  .Call(C_store_decision, store, as.integer(idx), alpha)
+# Decision values sum_j K_{idx[j]} alpha[, j] (no bias) through the store. Non-finite values
+# are an error naming the kernel(s) responsible when the kernel table `rk` is given (found
+# kernel by kernel, which costs nothing on the normal path). `idx` indexes the store's kernels;
+# `labels_idx` the same kernels in rk's table.
+store_decision <- function(store, alpha, idx, rk = NULL, labels_idx = idx, where = "the data") {
+  f <- .Call(C_store_decision, store, as.integer(idx), alpha)
+  if (all(is.finite(f))) return(f)
+  bad <- which(vapply(seq_along(idx), function(k)
+    !all(is.finite(.Call(C_store_decision, store, as.integer(idx[k]), alpha[, k, drop = FALSE]))),
+    logical(1)))
+  if (!is.null(rk) && length(bad)) stop_nonfinite(rk, labels_idx[bad], where)
+  stop(sprintf("the decision values are not finite (NaN or Inf) on %s: kernel(s) %s", where,
+               paste(if (length(bad)) idx[bad] else "?", collapse = ", ")), call. = FALSE)
+}
+
+# The mean diagonal of the training kernels (the average over kernels): the scale on which
+# 'C' is converted (R/cscale.R). Dense: read from the array; fly: from the training statistics.
+kernel_scale <- function(store) {
+  if (store$kind == 0L) {
+    d <- dim(store$K)
+    i <- seq_len(d[1L])
+    m <- rep(seq_len(d[3L]), each = d[1L])
+    return(mean(store$K[cbind(i, i, m)]))
+  }
+  mean(store$diag_mean)
 }

@@ -44,8 +44,17 @@ check_threads <- function(nthreads) {
   if (!is.numeric(nthreads) || length(nthreads) != 1L || is.na(nthreads) || nthreads < 0 ||
       nthreads != round(nthreads))
     stop("'nthreads' must be one non-negative integer (0: the OpenMP default)", call. = FALSE)
+  cores <- max_threads()
+  if (nthreads > cores) {
+    message(sprintf("nthreads = %s is more than the %d processor(s) available; using %d",
+                    format(nthreads), cores, cores))
+    nthreads <- cores
+  }
   as.integer(nthreads)
 }
+
+# The processors this process may use (C: the OpenMP processor count, OMP_THREAD_LIMIT).
+max_threads <- function() max(1L, as.integer(.Call(C_threads, .Machine$integer.max)))
 
 check_scalar <- function(v, name, lower = -Inf, upper = Inf, lower_open = FALSE) {
   ok <- is.numeric(v) && length(v) == 1L && !is.na(v) && is.finite(v) && v <= upper &&
@@ -101,6 +110,14 @@ check_y <- function(y, n, task = NULL) {
 standardize_x <- function(x) {
   center <- colMeans(x)
   scale <- sqrt(colSums(sweep(x, 2L, center)^2) / max(nrow(x) - 1L, 1L))
+  over <- !is.finite(center) | !is.finite(scale)
+  if (any(over)) {
+    nm <- if (is.null(colnames(x))) paste0("column ", which(over)) else colnames(x)[over]
+    stop(sprintf(paste0("standardising overflows (the mean or standard deviation is not a ",
+                        "finite double) in column(s): %s. Rescale them (e.g. divide by a ",
+                        "power of 10) before fitting"), paste(nm, collapse = ", ")),
+         call. = FALSE)
+  }
   const <- scale <= 1e-12 * pmax(1, abs(center))
   if (any(const)) {
     nm <- if (is.null(colnames(x))) paste0("column ", which(const)) else colnames(x)[const]
@@ -152,4 +169,19 @@ as_kernel_array <- function(K, n = NULL, name = "kernels", test = FALSE) {
                    paste(head(bad, 5), collapse = ", "), min(chk$min_eigen[bad])), call. = FALSE)
   }
   K
+}
+
+# The message for a kernel family (rbf_kernel(), ...) given where a kernel set is expected.
+family_not_set <- function(name) {
+  sprintf(paste0("'%s' is a kernel family, not a kernel set: wrap it in kernel_set(), e.g. ",
+                 "kernel_set(rbf_kernel(c(1, 2)), features = \"all\")"), name)
+}
+
+# Refuse arguments that a function would otherwise ignore.
+check_dots_empty <- function(dots, fun) {
+  if (!length(dots)) return(invisible())
+  nm <- names(dots)
+  if (is.null(nm)) nm <- rep("", length(dots))
+  nm[!nzchar(nm)] <- "(unnamed)"
+  stop(sprintf("%s: unused argument(s) %s", fun, paste(nm, collapse = ", ")), call. = FALSE)
 }

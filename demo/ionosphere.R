@@ -14,8 +14,9 @@ ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)), poly_kernel(
 cat(sprintf("Ionosphere: %d training and %d test points, %d features, %d kernels\n\n",
             length(train), nrow(x) - length(train), ncol(x), n_kernels(ks, x)))
 for (m in intersect(c("uniform", "spicy", "hessian"), mkl_methods())) {
-  # unit-trace kernels have entries of order 1/n: the SVM box constant must be large
-  C <- switch(m, uniform = 1e4, spicy = 0.05, hessian = 100)
+  # C on the unit-diagonal scale (see ?mkl): uniform 40 and hessian 0.4 are the SVM constants
+  # 1e4 and 100 on these 250 unit-trace kernels; spicy 10 is the penalty weight 1/(2C) = 0.05
+  C <- switch(m, uniform = 40, spicy = 10, hessian = 0.4)
   t <- system.time(fit <- mkl(x[train, ], y[train], kernels = ks, method = m, C = C))
   acc <- mean(predict(fit, x[-train, ]) == y[-train])
   cat(sprintf("method %-8s C = %-5s test accuracy %.3f  kernels selected %3d of %d  (%.2f s)\n",

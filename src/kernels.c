@@ -332,3 +332,28 @@ SEXP mkc_check_psd(SEXP K)
     UNPROTECT(3);
     return out;
 }
+
+/* The kernels (1-based, as an integer vector) of an array of M blocks of len doubles that hold
+   a NaN or an infinite value: one read of the array, next to its build. */
+SEXP mk_nonfinite_kernels(const double *K, size_t len, int M, int nthreads)
+{
+    int *flag = (int *) R_alloc(M > 0 ? M : 1, sizeof(int));
+    int nt = mk_threads_for(nthreads, (double) len * M);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        const double *Km = K + (size_t) m * len;
+        double acc = 0.0;
+        /* x * 0 is 0 for finite x and NaN for NaN or +-Inf */
+        for (size_t k = 0; k < len; k++) acc += Km[k] * 0.0;
+        flag[m] = !(acc == 0.0);
+    }
+    int cnt = 0;
+    for (int m = 0; m < M; m++) cnt += flag[m];
+    SEXP out = allocVector(INTSXP, cnt);
+    int *o = INTEGER(out), k = 0;
+    for (int m = 0; m < M; m++) if (flag[m]) o[k++] = m + 1;
+    return out;
+}

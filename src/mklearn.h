@@ -159,7 +159,9 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
 void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *out);
 /* Fly training statistics (what mk_normalize computes on a dense array): scale[M],
    colmeans[n*M], grandmean[M] of the raw kernels of s (s->scale etc. are not read). */
-void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean);
+void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean,
+                          double *diagmean);
+SEXP mk_nonfinite_kernels(const double *K, size_t len, int M, int nthreads);
 /* Normalise a raw nr x n x M test array with the training statistics of the test store s. */
 void mk_store_normalize_test(const mk_store *s, double *Kt);
 

@@ -181,7 +181,8 @@ static void fly_rowmeans(mk_store *s)
     s->rowmeans = rm;
 }
 
-void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean)
+void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean,
+                          double *diagmean)
 {
     int n = s->n, M = s->M;
     if (!s->square) error("kernel store: training statistics need a training store");
@@ -223,6 +224,8 @@ void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, do
             }
         }
         scale[m] = s->norm == MK_NORM_NONE ? 1.0 : (tr > 0.0 ? tr : 1.0);
+        /* the mean diagonal of the stored kernel (non-finite when the kernel is) */
+        if (diagmean) diagmean[m] = tr / scale[m] / n + s->jitter;
     }
 }
 
@@ -508,10 +511,14 @@ SEXP mkc_store_dense(SEXP store)
             st.kgroup, st.ktype, st.kpar1, st.kpar2, REAL(K), st.nthreads);
     if (!st.square) {
         mk_store_normalize_test(&st, REAL(K));
-        UNPROTECT(1);
+        /* kernels with a non-finite value: attribute "nonfinite" (1-based), checked by R */
+        SEXP bad = PROTECT(mk_nonfinite_kernels(REAL(K), (size_t) st.nr * st.n, st.M,
+                                                st.nthreads));
+        setAttrib(K, install("nonfinite"), bad);
+        UNPROTECT(2);
         return K;
     }
-    const char *nm[] = { "K", "scale", "colmeans", "grandmean", NULL };
+    const char *nm[] = { "K", "scale", "colmeans", "grandmean", "nonfinite", NULL };
     SEXP out = mk_list_new(nm);
     SET_VECTOR_ELT(out, 0, K);
     int centre = st.norm == MK_NORM_CENTER_TRACE;
@@ -523,6 +530,8 @@ SEXP mkc_store_dense(SEXP store)
     SET_VECTOR_ELT(out, 3, gm);
     mk_normalize(REAL(K), st.n, st.M, st.norm, st.jitter, REAL(sc), centre ? REAL(cm) : NULL,
                  centre ? REAL(gm) : NULL, st.nthreads);
+    SET_VECTOR_ELT(out, 4, mk_nonfinite_kernels(REAL(K), (size_t) st.n * st.n, st.M,
+                                                st.nthreads));
     UNPROTECT(2);
     return out;
 }
@@ -549,7 +558,7 @@ SEXP mkc_store_stats(SEXP store)
     mk_store st;
     mk_store_read(store, &st);
     if (st.kind != MK_STORE_FLY || !st.square) error("statistics need a fly training store");
-    const char *nm[] = { "scale", "colmeans", "grandmean", NULL };
+    const char *nm[] = { "scale", "colmeans", "grandmean", "diag_mean", NULL };
     SEXP out = mk_list_new(nm);
     SEXP sc = allocVector(REALSXP, st.M);
     SET_VECTOR_ELT(out, 0, sc);
@@ -558,7 +567,10 @@ SEXP mkc_store_stats(SEXP store)
     SET_VECTOR_ELT(out, 1, cm);
     SEXP gm = centre ? allocVector(REALSXP, st.M) : R_NilValue;
     SET_VECTOR_ELT(out, 2, gm);
-    mk_store_train_stats(&st, REAL(sc), centre ? REAL(cm) : NULL, centre ? REAL(gm) : NULL);
+    SEXP dm = allocVector(REALSXP, st.M);
+    SET_VECTOR_ELT(out, 3, dm);
+    mk_store_train_stats(&st, REAL(sc), centre ? REAL(cm) : NULL, centre ? REAL(gm) : NULL,
+                         REAL(dm));
     UNPROTECT(1);
     return out;
 }

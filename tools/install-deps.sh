@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building, checking and demonstrating mklearn needs.
 # Debian/Ubuntu as root: prebuilt r-cran-* packages through apt-get (fast);
-# elsewhere: the R packages from CRAN into the user library.
+# anyone else: the missing R packages from CRAN into their own library (R_LIBS_USER), never
+# apt-get. (pandoc and qpdf, for the vignettes and the check, come from the system.)
 set -euo pipefail
+cd "$(dirname "$0")/.."
+. tools/lib.sh
 apt_pkgs="r-base-dev r-cran-kernlab r-cran-mlbench r-cran-quadprog r-cran-testthat r-cran-knitr
-          r-cran-rmarkdown pandoc qpdf"
-r_pkgs='c("kernlab", "mlbench", "quadprog", "testthat", "knitr", "rmarkdown")'
+          r-cran-rmarkdown r-cran-e1071 pandoc qpdf"
+r_pkgs='c("kernlab", "mlbench", "quadprog", "testthat", "knitr", "rmarkdown", "e1071")'
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   need=""
   for p in $apt_pkgs; do
@@ -18,5 +21,9 @@ if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   fi
 else
   Rscript -e "p <- $r_pkgs; p <- p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)];
-              if (length(p)) install.packages(p, repos = 'https://cloud.r-project.org')"
+              if (length(p)) { message('installing from CRAN into ', Sys.getenv('MKLEARN_LIB'), ': ',
+                                       paste(p, collapse = ', '))
+                install.packages(p, lib = Sys.getenv('MKLEARN_LIB'),
+                                 repos = 'https://cloud.r-project.org') }"
+  command -v pandoc >/dev/null 2>&1 || echo "note: pandoc is missing; building the vignettes needs it"
 fi

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
+. tools/lib.sh
 out=$(mktemp -d)
 R CMD build --no-manual . >"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
 tarball=$(ls -t mklearn_*.tar.gz | head -n 1)

@@ -92,7 +92,7 @@ simple_works <- function() {
 # SimpleMKL at the same C (on unit-diagonal kernels, C_svm = C n at unit trace), in this
 # process or, with MKLEARN_REF_LIB, in a worker process.
 simple_rows <- function(ds, splits, C) {
-  one <- function(tr) run_one(ds, tr, "simple", C * length(tr))
+  one <- function(tr) run_one(ds, tr, "simple", C)   # the same scale for every method
   if (simple_works()) return(do.call(rbind, lapply(splits, one)))
   ref <- Sys.getenv("MKLEARN_REF_LIB")
   if (!nzchar(ref)) return(NULL)
@@ -106,7 +106,7 @@ simple_rows <- function(ds, splits, C) {
 if (worker) {
   inp <- readRDS(args[2])
   res <- do.call(rbind, lapply(inp$splits, function(tr)
-    run_one(inp$ds, tr, "simple", inp$C * length(tr))))
+    run_one(inp$ds, tr, "simple", inp$C)))
   saveRDS(res, args[3])
   quit(save = "no")
 }

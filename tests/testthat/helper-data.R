@@ -1,4 +1,11 @@
 # Seeded data shared by the tests.
+
+# The C that mkl() takes for a former C (the solver's constant, before C was put on the scale
+# of unit-diagonal kernels; R/cscale.R) on unit-trace kernels of n points with the default
+# jitter: a box constant C_old is C_old (1/n + 1e-8); a SpicyMKL penalty weight C_old is
+# 1 / (2 C_old) (times sqrt(1 + n 1e-8)).
+old_C <- function(C, n, method = "uniform", jitter = 1e-8)
+  mklearn:::user_C(method, C, 1 / n + jitter, n)
 two_class <- function(n = 80, p = 4, seed = 1) {
   set.seed(seed)
   x <- matrix(rnorm(n * p), n, p, dimnames = list(NULL, paste0("v", seq_len(p))))

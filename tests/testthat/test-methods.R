@@ -1,7 +1,7 @@
 test_that("print, summary, coef, fitted and plot work on a fit", {
   d <- two_class(60, 3, seed = 17)
   ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1:2), features = c("all", "each"))
-  fit <- mkl(d$x, d$y, kernels = ks, C = 2)
+  fit <- mkl(d$x, d$y, kernels = ks, C = old_C(2, 60))
   expect_output(print(fit), "Kernels selected: 16 of 16")
   expect_output(print(fit), "Top kernel weights")
   s <- summary(fit)
@@ -22,7 +22,7 @@ test_that("print, summary, coef, fitted and plot work on a fit", {
 test_that("predict types: class, link and response are consistent", {
   d <- two_class(80, 3, seed = 18)
   fit <- mkl(d$x[1:60, ], factor(d$y[1:60], labels = c("neg", "pos")),
-             kernels = kernel_set(rbf_kernel(1)), C = 5)
+             kernels = kernel_set(rbf_kernel(1)), C = old_C(5, 60))
   z <- d$x[61:80, ]
   f <- predict(fit, z, type = "link")
   cl <- predict(fit, z)
@@ -34,7 +34,7 @@ test_that("predict types: class, link and response are consistent", {
   # the training points as new data differ only by the diagonal jitter (1e-8)
   expect_equal(unname(predict(fit, d$x[1:60, ], type = "link")), unname(fitted(fit)),
                tolerance = 1e-6)
-  reg <- mkl(d$x, d$x[, 1] + d$x[, 2]^2, kernels = kernel_set(rbf_kernel(1)))
+  reg <- mkl(d$x, d$x[, 1] + d$x[, 2]^2, kernels = kernel_set(rbf_kernel(1)), C = old_C(1, 80))
   expect_equal(predict(reg, z, type = "response"), predict(reg, z, type = "link"))
   expect_error(predict(reg, z, type = "class"), "classification fits")
 })

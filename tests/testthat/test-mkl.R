@@ -2,10 +2,10 @@ ks_small <- kernel_set(rbf_kernel(c(0.5, 1, 2)), poly_kernel(1:2), features = c(
 
 test_that("matrix, data frame and formula interfaces give the same fit", {
   d <- two_class(60, 3, seed = 8)
-  f1 <- mkl(d$x, d$y, kernels = ks_small, C = 2)
-  f2 <- mkl(as.data.frame(d$x), d$y, kernels = ks_small, C = 2)
+  f1 <- mkl(d$x, d$y, kernels = ks_small, C = old_C(2, 60))
+  f2 <- mkl(as.data.frame(d$x), d$y, kernels = ks_small, C = old_C(2, 60))
   df <- data.frame(d$x, y = factor(ifelse(d$y > 0, "yes", "no")))
-  f3 <- mkl(y ~ ., data = df, kernels = ks_small, C = 2)
+  f3 <- mkl(y ~ ., data = df, kernels = ks_small, C = old_C(2, 60))
   expect_equal(f1$fitted, f2$fitted)
   expect_equal(unname(f1$fitted), unname(f3$fitted))
   expect_s3_class(predict(f3, df), "factor")
@@ -55,8 +55,8 @@ test_that("precomputed kernels (array or list) give the same model as the kernel
 test_that("standardisation is stored and re-applied at predict", {
   d <- two_class(50, 3, seed = 12)
   x2 <- sweep(d$x * 100, 2, c(5, -3, 1000), "+")
-  f1 <- mkl(d$x, d$y, kernels = ks_small)
-  f2 <- mkl(x2, d$y, kernels = ks_small)
+  f1 <- mkl(d$x, d$y, kernels = ks_small, C = old_C(1, 50))
+  f2 <- mkl(x2, d$y, kernels = ks_small, C = old_C(1, 50))
   expect_equal(f1$fitted, f2$fitted, tolerance = 1e-8)
   z <- d$x[1:7, ]
   expect_equal(predict(f1, z, type = "link"),
@@ -66,13 +66,13 @@ test_that("standardisation is stored and re-applied at predict", {
 
 test_that("a vector of C fits a warm-started path", {
   d <- two_class(60, 3, seed = 13)
-  path <- mkl(d$x, d$y, kernels = ks_small, C = c(10, 1, 0.1))
+  path <- mkl(d$x, d$y, kernels = ks_small, C = old_C(c(10, 1, 0.1), 60))
   expect_s3_class(path, "mkl_path")
-  single <- mkl(d$x, d$y, kernels = ks_small, C = 1)
+  single <- mkl(d$x, d$y, kernels = ks_small, C = old_C(1, 60))
   expect_equal(path$fits[[2]]$objective, single$objective, tolerance = 1e-5)
-  expect_equal(coef(path, s = 1), coef(single), tolerance = 1e-12)
+  expect_equal(coef(path, s = old_C(1, 60)), coef(single), tolerance = 1e-12)
   expect_equal(dim(coef(path)), c(single$M, 3L))
-  expect_equal(predict(path, d$x[1:4, ], s = 1.1, type = "link"),
+  expect_equal(predict(path, d$x[1:4, ], s = old_C(1.1, 60), type = "link"),
                predict(path$fits[[2]], d$x[1:4, ], type = "link"))
   expect_output(print(path), "Path of 3")
   expect_error(mkl(d$x, d$y, kernels = ks_small, C = c(1, 10)), "strictly decreasing")
@@ -169,7 +169,7 @@ test_that("unknown and planned methods are refused with the list of available on
 
 test_that("non-convergence is a warning, and the fit records it", {
   d <- two_class(60, 3, seed = 19)
-  expect_warning(fit <- mkl(d$x, d$y, kernels = ks_small, C = 100,
+  expect_warning(fit <- mkl(d$x, d$y, kernels = ks_small, C = old_C(100, 60),
                             control = mkl_control(svm_maxiter = 3)), "did not converge")
   expect_false(fit$converged)
   expect_output(print(fit), "Converged: NO")
@@ -177,15 +177,15 @@ test_that("non-convergence is a warning, and the fit records it", {
 
 test_that("a fit keeps alpha once and still warm-starts from itself", {
   d <- two_class(60, 3, seed = 23)
-  f1 <- mkl(d$x, d$y, kernels = ks_small, method = "spicy", C = 0.1,
+  f1 <- mkl(d$x, d$y, kernels = ks_small, method = "spicy", C = old_C(0.1, 60, "spicy"),
             control = mkl_control(tol = 1e-4))
   expect_null(f1$state[["alpha"]])
   expect_true(isTRUE(f1$state$restore_alpha))
   st <- mklearn:::restore_state(f1)
   expect_identical(dim(st$alpha), dim(f1$alpha))
-  f2 <- mkl(d$x, d$y, kernels = ks_small, method = "spicy", C = 0.05, init = f1,
+  f2 <- mkl(d$x, d$y, kernels = ks_small, method = "spicy", C = old_C(0.05, 60, "spicy"), init = f1,
             control = mkl_control(tol = 1e-4))
-  cold <- mkl(d$x, d$y, kernels = ks_small, method = "spicy", C = 0.05,
+  cold <- mkl(d$x, d$y, kernels = ks_small, method = "spicy", C = old_C(0.05, 60, "spicy"),
               control = mkl_control(tol = 1e-4))
   expect_true(f2$converged)
   expect_equal(f2$objective, cold$objective, tolerance = 2e-4)

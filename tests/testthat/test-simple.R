@@ -163,9 +163,9 @@ test_that("SVM family on an on-the-fly kernel store: same fit as on the dense ar
   ks <- kernel_set(rbf_kernel(c(0.5, 1, 2)), poly_kernel(1:2), features = c("all", "each"))
   for (meth in c("simple", "hessian", "lp")) {
     ctl <- list(tol = 1e-4, svm_tol = 1e-8, maxiter = 2000L)
-    fd <- mkl(dat$x, dat$y, ks, method = meth, C = 10,
+    fd <- mkl(dat$x, dat$y, ks, method = meth, C = old_C(10, 70),
               control = do.call(mkl_control, c(ctl, store = "dense")))
-    ff <- mkl(dat$x, dat$y, ks, method = meth, C = 10,
+    ff <- mkl(dat$x, dat$y, ks, method = meth, C = old_C(10, 70),
               control = do.call(mkl_control, c(ctl, store = "fly")))
     expect_identical(ff$store, "fly")
     expect_true(fd$converged && ff$converged)

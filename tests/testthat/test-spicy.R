@@ -424,7 +424,7 @@ test_that("end to end through mkl(): certified gaps and a warm-started C path", 
   y <- factor(ifelse(x[, 1] + 0.5 * rnorm(80) > 0, "a", "b"))
   ks <- mklearn::kernel_set(mklearn::rbf_kernel(c(0.5, 1, 2)), features = c("all", "each"))
   for (loss in c("hinge", "logistic")) {
-    f <- mklearn::mkl(x, y, kernels = ks, method = "spicy", loss = loss, C = 0.1,
+    f <- mklearn::mkl(x, y, kernels = ks, method = "spicy", loss = loss, C = old_C(0.1, 80, "spicy"),
                       control = mklearn::mkl_control(tol = 1e-3))
     expect_true(f$converged)
     expect_gte(f$info$gap, 0)
@@ -434,12 +434,14 @@ test_that("end to end through mkl(): certified gaps and a warm-started C path", 
   yr <- x[, 1] - x[, 2]^2 + 0.2 * rnorm(80)
   for (pen in c("l1", "elasticnet")) {
     f <- mklearn::mkl(x, yr, kernels = ks, method = "spicy", loss = "epsilon", penalty = pen,
-                      lambda = 0.3, C = 0.1)
+                      lambda = 0.3, C = old_C(0.1, 80, "spicy"))
     expect_true(f$converged)
     expect_gte(f$info$gap, 0)
     expect_lte(f$info$gap, 0.01)
   }
-  path <- mklearn::mkl(x, y, kernels = ks, method = "spicy", loss = "hinge", C = c(1, 0.3, 0.1))
+  # former penalty weights 0.1, 0.3, 1: a decreasing C (larger C regularises less)
+  path <- mklearn::mkl(x, y, kernels = ks, method = "spicy", loss = "hinge",
+                       C = old_C(c(0.1, 0.3, 1), 80, "spicy"))
   gaps <- vapply(path$fits, function(f) f$info$gap, 0)
   expect_true(all(gaps >= 0 & gaps <= 0.01))
 })

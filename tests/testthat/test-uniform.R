@@ -2,7 +2,7 @@ test_that("uniform classification is the SVM on the averaged kernel (checked aga
   skip_if_not_installed("kernlab")
   d <- two_class(100, 4, seed = 6)
   ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(2), features = c("all", "each"))
-  fit <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = 3, standardize = FALSE,
+  fit <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = old_C(3, 100), standardize = FALSE,
              control = mkl_control(svm_tol = 1e-9))
   K <- gram(ks, d$x)
   Kbar <- apply(K, c(1, 2), mean)
@@ -23,7 +23,7 @@ test_that("uniform regression is kernel ridge regression in closed form", {
   x <- matrix(runif(120), 60)
   y <- sin(4 * x[, 1]) + x[, 2]^2 + 0.1 * rnorm(60)
   ks <- kernel_set(rbf_kernel(c(0.3, 1)), linear_kernel())
-  fit <- mkl(x, y, kernels = ks, method = "uniform", C = 20, standardize = FALSE)
+  fit <- mkl(x, y, kernels = ks, method = "uniform", C = old_C(20, 60), standardize = FALSE)
   expect_identical(fit$task, "regression")
   Kbar <- apply(gram(ks, x), c(1, 2), mean)
   # [Kbar + I/C, 1; 1', 0] [beta; b] = [y; 0]

@@ -1,0 +1,43 @@
+# One meaning for C. The user's C is the SVM box constant on the scale of kernels with unit
+# mean diagonal (the scale of e1071's and kernlab's kernels, on which C = 1 is a useful
+# default for every n): larger C, less regularisation, for every method. The solvers work on
+# the kernels as stored (unit trace by default, entries of order 1/n); this file is the one
+# place where the user's C becomes a solver's constant.
+#
+# kscale: the mean diagonal of the stored training kernels (kernel_scale(), R/store.R), about
+# 1/n for unit-trace kernels.
+#
+# * Box constants (uniform, simple, hessian, lp; and the ridge constant of uniform
+#   regression): the problem on the stored kernels c K is the problem on K with the constant
+#   divided by c, so C_solver = C / kscale. For unit-trace kernels C_solver is about C n.
+# * SpicyMKL minimises loss + C_spicy sum_m ||f_m||. It solves the SVM-family problem with box
+#   constant C_svm = sum_m ||f_m|| / C_spicy (the spec's conversion: spicy_C_svm()), which
+#   depends on the solution, so no fixed map can be exact. With unit-diagonal kernels the
+#   block norms of a useful hinge solution sum to the order of sqrt(n), so C_spicy =
+#   sqrt(n kscale) / (2 C) makes C act like the SVM box constant (the factor 2, from
+#   bench-defaults.R: at C = 1 the equivalent C_svm is 1.6-1.7 on Sonar and Pima; with factor
+#   1 it was 0.1-0.3 and Sonar lost 5 points). For unit-trace kernels C_spicy = 1 / (2 C):
+#   a former SpicyMKL C = 0.05 is C = 10 now. fit$info$C_svm gives the box constant (on the
+#   user's scale) that makes SimpleMKL solve the same problem.
+# * l01 converts its own C and penalties with the same kscale (R/l01.R): C is passed as given.
+solver_C <- function(method, C, kscale, n) {
+  switch(method,
+         spicy = sqrt(n * kscale) / (2 * C),
+         l01 = C,
+         C / kscale)
+}
+
+# The user's C that gives a solver constant (the inverse of solver_C()).
+user_C <- function(method, C_solver, kscale, n) {
+  switch(method,
+         spicy = sqrt(n * kscale) / (2 * C_solver),
+         l01 = C_solver,
+         C_solver * kscale)
+}
+
+# The SVM box constant, on the user's scale, of the SVM-family problem that a SpicyMKL
+# solution with penalty weight C_spicy also solves (block 1-norm, hinge): C_svm = sum_m
+# ||f_m|| / C_spicy on the stored kernels.
+spicy_C_svm <- function(sum_norms, C_spicy, kscale) {
+  user_C("simple", sum_norms / C_spicy, kscale)
+}
