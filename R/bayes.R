@@ -70,14 +70,7 @@ fit_bayes <- function(store, y, task, C, control, init) {
   h$n_active <- as.integer(h$n_active)
   h$step <- c("start", "mackay", "mm", "accelerated")[h$step + 1L]
   if (bias != "kernel") h$bias_variance <- NULL
-  inc <- diff(h$objective)
-  if (length(inc) && any(inc > 1e-9 * (abs(h$objective[-1L]) + 1)))
-    warning(sprintf(paste0("the negative log marginal likelihood increased along the ",
-                           "iterations (by up to %s%s)"), format(signif(max(inc), 3)),
-                    if (isTRUE(control[["safeguard"]])) "" else
-                      "; mkl_control(safeguard = TRUE) prevents it"),
-            call. = FALSE)
-
+  bayes_check_history(h$objective, isTRUE(control[["safeguard"]]))
   d <- r$d
   weights <- if (sum(d) > 0) d / sum(d) else rep(1 / M, M)
   alpha <- outer(r$beta, d)
@@ -106,6 +99,20 @@ fit_bayes <- function(store, y, task, C, control, init) {
        converged = converged, iterations = as.integer(r$iterations), history = h,
        state = list(method = "bayes", d = d, sigma2 = r$sigma2, d0 = r$d0),
        info = info)
+}
+
+# The negative log marginal likelihood must not increase along the iterations (beyond
+# rounding): a warning if it does.
+bayes_check_history <- function(objective, safeguard = TRUE) {
+  inc <- diff(objective)
+  bad <- inc > 1e-9 * (abs(objective[-1L]) + 1)
+  if (length(inc) && any(bad))
+    warning(sprintf(paste0("the negative log marginal likelihood increased along the ",
+                           "iterations (%d time(s), by up to %s)%s"), sum(bad),
+                    format(signif(max(inc), 3)),
+                    if (safeguard) "" else "; mkl_control(safeguard = TRUE) prevents it"),
+            call. = FALSE)
+  invisible(!any(bad))
 }
 
 # Validation of the bayes settings (called by check_control_values()).
