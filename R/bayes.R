@@ -78,7 +78,8 @@ fit_bayes <- function(store, y, task, C, control, init) {
   ratio <- r$q / r$t
   info <- list(d = d, sigma2 = r$sigma2, bias_variance = if (bias == "kernel") r$d0 else NULL,
                bias = bias, sigma2_fixed = fixed, stop = stop_reason,
-               fixed_point = r$residual, fixed_point_ratio = ratio,
+               gradient_max = r$grad_max,
+               fixed_point = h$residual[nrow(h)], fixed_point_ratio = ratio,
                gradient = 0.5 * (r$t - r$q), noise_ratio = r$q_noise / r$t_noise,
                kernel_scale = r$scale, pruned_at = ifelse(r$pruned_at == 0L, NA_integer_,
                                                           r$pruned_at),
@@ -88,11 +89,11 @@ fit_bayes <- function(store, y, task, C, control, init) {
   converged <- stop_reason == "fixed_point"
   if (!converged)
     info$nonconvergence <- switch(stop_reason,
-      limit = sprintf("fixed-point residual max|q/t - 1| = %s after %d steps (tol %s)",
-                      format(signif(r$residual, 3)), r$iterations, format(control[["tol"]])),
-      stalled = sprintf(paste0("the marginal likelihood stopped increasing at fixed-point ",
-                               "residual %s (tol %s): rounding level"),
-                        format(signif(r$residual, 3)), format(control[["tol"]])),
+      limit = sprintf("max |dJ/dlog d| = %s after %d steps (tol %s)",
+                      format(signif(r$grad_max, 3)), r$iterations, format(control[["tol"]])),
+      stalled = sprintf(paste0("the marginal likelihood stopped increasing at ",
+                               "max |dJ/dlog d| = %s (tol %s): rounding level"),
+                        format(signif(r$grad_max, 3)), format(control[["tol"]])),
       not_pd = paste0("the covariance sigma2 I + sum d_m K_m could not be factorised; fix the ",
                       "noise variance (mkl_control(sigma2 = )) or raise sigma2_floor"))
   list(weights = weights, alpha = alpha, b = b, objective = r$objective,

@@ -22,8 +22,8 @@
              b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
              cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
              restarts = 0L),
-  # bayes: tol bounds the fixed-point residual max |q_m / t_m - 1| (the relative change one
-  # MacKay step would make); sigma2 = NA: the noise variance is estimated (R/bayes.R)
+  # bayes: tol bounds max_m |dJ / d log d_m| = d_m |t_m - q_m| / 2 (nats), Eq. 23's fixed point
+  # scaled by each kernel's share of the fit; sigma2 = NA: the noise variance is estimated
   bayes = list(tol = 1e-4, maxiter = 2000L, sigma2 = NA_real_, bias = "center", prune = 1e-8,
                update = "mackay", accelerate = 64, safeguard = TRUE, sigma2_floor = 1e-10)
 )
@@ -79,9 +79,12 @@
 #'     (TRUE: w and b as one ADMM block; FALSE: the paper's w-then-b order); `freeze_T` (1000:
 #'     the iteration after which the working set stops changing; it also stops after three
 #'     2-cycles); `restarts` (0: chained warm restarts of the authors' protocol).
-#'   * Empirical Bayes (`"bayes"`, where `tol` (1e-4) bounds the fixed-point residual
-#'     \eqn{\max_m |q_m / t_m - 1|} of Eq. 23, the relative change one more MacKay step would
-#'     make, and `maxiter` is 2000): `sigma2` (the noise variance; `NA`, the default, estimates
+#'   * Empirical Bayes (`"bayes"`, where `tol` (1e-4) bounds the largest derivative of the
+#'     negative log marginal likelihood J with respect to a log-variance,
+#'     \eqn{\max_m d_m |t_m - q_m| / 2} with \eqn{t_m = tr(\bar K^{-1} K_m)},
+#'     \eqn{q_m = \beta' K_m \beta}: Eq. 23's fixed point \eqn{q_m = t_m} scaled by the
+#'     kernel's share \eqn{d_m t_m} of the fit, in nats; the noise variance counts alike; and
+#'     `maxiter` is 2000): `sigma2` (the noise variance; `NA`, the default, estimates
 #'     it, a number fixes it), `sigma2_floor` (the estimate's lower bound relative to the
 #'     response's variance, 1e-10), `bias` (`"center"`: centre the response, b = its mean;
 #'     `"kernel"`: a constant kernel with a learned variance), `prune` (a kernel whose share

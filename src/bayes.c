@@ -12,6 +12,9 @@
  * term is a minimum over (f_m) of Eq. 20), so it never increases J. With the safeguard on, a
  * MacKay step that would increase J is replaced by the MM step from the same point.
  *
+ * Stopping rule: max_j theta_j |t_j - q_j| / 2 = max |dJ / d log theta_j| <= tol (nats), i.e.
+ * Eq. 23's fixed point scaled by each variance's share theta_j t_j of the fit.
+ *
  * One step at the current point: one combination of the active kernels into Kbar, one Cholesky
  * factorisation (J and beta from it), the inverse Kbar^{-1} from the factor (dpotri), then one
  * pass over each active kernel's columns giving both t_m = sum_ij (Kbar^{-1})_ij (K_m)_ij and
@@ -170,28 +173,28 @@ static int eb_stats(eb_work *w, eb_point *p)
     return 0;
 }
 
-/* The largest |q_j / t_j - 1| over the free, active variances: the relative change one MacKay
-   step would make (0 at the fixed point of Eq. 23). Pruned kernels (d_m = 0) satisfy Eq. 23
-   trivially and are not counted. */
-static double eb_residual(const eb_work *w, const eb_point *p)
+/* Convergence measures over the free, active variances theta_j (pruned kernels, d_m = 0,
+   satisfy Eq. 23 trivially and are not counted; the noise variance at its floor with q < t is
+   at a bound, where optimality is the sign of the gradient):
+   kind 0: max |dJ / d log theta_j| = max theta_j |t_j - q_j| / 2, in nats: the stopping rule
+           (Eq. 23 scaled by theta_j t_j / 2; a kernel whose share theta_j t_j of the fit is tiny
+           cannot move J whatever its ratio);
+   kind 1: max |q_j / t_j - 1|, the relative change one MacKay step would make. */
+static double eb_measure(const eb_work *w, const eb_point *p, int kind)
 {
-    double r = 0.0;
+    double r = 0.0, v;
+#define EB_TERM(theta, q, t) do { \
+        v = kind == 0 ? 0.5 * (theta) * fabs((t) - (q)) : fabs((q) / (t) - 1.0); \
+        if (!(v <= r)) r = v; /* NaN propagates */ \
+    } while (0)
     for (int k = 0; k < w->na; k++) {
         int m = w->idx[k];
-        double v = fabs(p->q[m] / p->t[m] - 1.0);
-        if (!(v <= r)) r = v;           /* NaN propagates */
+        EB_TERM(p->d[m], p->q[m], p->t[m]);
     }
-    /* the noise variance at its floor with the ratio pushing it lower is at a bound: its
-       optimality condition is the sign of the gradient, not q = t */
     int at_floor = p->s2 <= w->o->s2_floor * (1.0 + 1e-12) && p->qs < p->ts;
-    if (!w->o->fix_s2 && !at_floor) {
-        double v = fabs(p->qs / p->ts - 1.0);
-        if (!(v <= r)) r = v;
-    }
-    if (w->o->bias_kernel && p->d0 > 0.0) {
-        double v = fabs(p->qb / p->tb - 1.0);
-        if (!(v <= r)) r = v;
-    }
+    if (!w->o->fix_s2 && !at_floor) EB_TERM(p->s2, p->qs, p->ts);
+    if (w->o->bias_kernel && p->d0 > 0.0) EB_TERM(p->d0, p->qb, p->tb);
+#undef EB_TERM
     return r;
 }
 
@@ -263,7 +266,7 @@ static void point_copy(eb_point *to, const eb_point *from, int M)
     to->qs = from->qs; to->ts = from->ts; to->qb = from->qb; to->tb = from->tb;
 }
 
-#define EB_HCOLS 9
+#define EB_HCOLS 10
 
 typedef struct {
     int iterations, stop, mm_steps, mackay_rejected, accel_rejected;
@@ -298,14 +301,14 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
     }
     int step = EB_STEP_START;
     for (int it = 0;; it++) {
-        double r = eb_residual(w, p);
+        double r = eb_measure(w, p, 0);
         double row[EB_HCOLS] = { (double) it, mk_time() - t0, p->J, NA_REAL, (double) w->na,
-                                 p->s2, r, (double) step, p->d0 };
+                                 p->s2, r, eb_measure(w, p, 1), (double) step, p->d0 };
         mk_hist_add(h, row);
         out->iterations = it;
         out->residual = r;
         if (o->verbose)
-            Rprintf("bayes %4d  J %.10g  residual %.3e  active %d  sigma2 %.4g%s\n", it, p->J, r,
+            Rprintf("bayes %4d  J %.10g  max|dJ/dlog d| %.3e  active %d  sigma2 %.4g%s\n", it, p->J, r,
                     w->na, p->s2, step == EB_STEP_MM ? "  (MM step)" :
                     (step == EB_STEP_ACCEL ? "  (accelerated)" : ""));
         if (r <= o->tol) { out->stop = EB_STOP_FP; break; }
@@ -366,9 +369,10 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
         point_copy(p, &np, M);
         if (stalled) {
             /* no decrease even by the MM step: rounding level; record and stop */
-            double r2 = eb_residual(w, p);
+            double r2 = eb_measure(w, p, 0);
             double row2[EB_HCOLS] = { (double) (it + 1), mk_time() - t0, p->J, NA_REAL,
-                                      (double) w->na, p->s2, r2, (double) step, p->d0 };
+                                      (double) w->na, p->s2, r2, eb_measure(w, p, 1),
+                                      (double) step, p->d0 };
             mk_hist_add(h, row2);
             out->iterations = it + 1;
             out->residual = r2;
@@ -444,10 +448,10 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     eb_run(&w, &p, &h, pruned_at, &out);
 
     static const char *const hnames[EB_HCOLS] = {
-        "iteration", "time", "objective", "gap", "n_active", "sigma2", "residual", "step",
-        "bias_variance" };
+        "iteration", "time", "objective", "gap", "n_active", "sigma2", "gradient", "residual",
+        "step", "bias_variance" };
     static const char *const rnames[] = {
-        "d", "sigma2", "d0", "beta", "objective", "stop", "iterations", "residual", "history",
+        "d", "sigma2", "d0", "beta", "objective", "stop", "iterations", "grad_max", "history",
         "q", "t", "scale", "pruned_at", "mm_steps", "mackay_rejected", "accel_rejected", "factorizations",
         "time", "q_noise", "t_noise", NULL };
     SEXP res = mk_list_new(rnames);

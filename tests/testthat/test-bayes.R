@@ -76,9 +76,12 @@ test_that("at exit the MacKay fixed point (Eq. 23) holds for every active kernel
   act <- which(d > 0)
   expect_gt(length(act), 0)
   s <- mackay_R(d, fit$info$sigma2, dat$K, y)
-  # d_m = d_m q_m / t_m, i.e. q_m / t_m = 1, within the tolerance (recomputed in R)
-  expect_lt(max(abs(s$q[act] / s$t[act] - 1)), tol * 1.01)
-  expect_lt(abs(s$q_noise / s$t_noise - 1), tol * 1.01)
+  # d_m = d_m q_m / t_m (Eq. 23) in the solver's scaled form |dJ / dlog d_m| =
+  # d_m |t_m - q_m| / 2 <= tol, recomputed in R, for the kernels and the noise
+  expect_lt(max(0.5 * d[act] * abs(s$t[act] - s$q[act])), tol * 1.01)
+  expect_lt(0.5 * fit$info$sigma2 * abs(s$t_noise - s$q_noise), tol * 1.01)
+  # and the ratio itself is 1 to within tol / (share of the fit) for every active kernel
+  expect_true(all(abs(s$q[act] / s$t[act] - 1) <= 2 * tol / (d[act] * s$t[act]) * 1.01))
   # the solver's own q / t agree with R's
   expect_equal(fit$info$fixed_point_ratio[act], s$q[act] / s$t[act], tolerance = 1e-8)
   # pruned kernels: the gradient of Eq. 19 at d_m = 0 is non-negative (t_m >= q_m), so zero is
@@ -169,7 +172,7 @@ test_that("fixed noise variance, the constant bias kernel, and C refused", {
   yc <- dat$y - mean(dat$y)
   s <- mackay_R(fit$info$d, 0.3, dat$K, yc)
   act <- fit$info$d > 0
-  expect_lt(max(abs(s$q[act] / s$t[act] - 1)), 1e-4 * 1.01)
+  expect_lt(max(0.5 * fit$info$d[act] * abs(s$t[act] - s$q[act])), 1e-4 * 1.01)
   # bias = "kernel": the constant kernel's variance is learned; b = d0 sum(beta)
   fk <- mkl(NULL, dat$y + 5, kernels = dat$K, method = "bayes",
             control = mkl_control(bias = "kernel", tol = 1e-6))
@@ -177,7 +180,7 @@ test_that("fixed noise variance, the constant bias kernel, and C refused", {
   K1 <- array(c(dat$K, rep(1, 60 * 60)), c(60, 60, 6))
   d1 <- c(fk$info$d, fk$info$bias_variance)
   s1 <- mackay_R(d1, fk$info$sigma2, K1, dat$y + 5)
-  expect_lt(abs(s1$q[6] / s1$t[6] - 1), 1e-6 * 1.01)
+  expect_lt(0.5 * d1[6] * abs(s1$t[6] - s1$q[6]), 1e-6 * 1.01)
   expect_equal(fk$b, fk$info$bias_variance * sum(s1$beta), tolerance = 1e-8)
   expect_equal(fk$objective, nlml_R(d1, fk$info$sigma2, K1, dat$y + 5), tolerance = 1e-10)
   # C has no meaning for EB
