@@ -21,10 +21,14 @@
              start = "reference", svm_C = 1,
              b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
              cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
-             restarts = 0L)
+             restarts = 0L),
+  # bayes: tol bounds max_m |dJ / d log d_m| = d_m |t_m - q_m| / 2 (nats), Eq. 23's fixed point
+  # scaled by each kernel's share of the fit; sigma2 = NA: the noise variance is estimated
+  bayes = list(tol = 1e-4, maxiter = 2000L, sigma2 = NA_real_, bias = "center", prune = 1e-8,
+               update = "mackay", accelerate = 64, safeguard = TRUE, sigma2_floor = 1e-10)
 )
 .control_family <- c(uniform = "uniform", spicy = "spicy", simple = "svmfam",
-                     hessian = "svmfam", lp = "svmfam", l01 = "l01")
+                     hessian = "svmfam", lp = "svmfam", l01 = "l01", bayes = "bayes")
 
 #' Solver settings
 #'
@@ -76,6 +80,21 @@
 #'     (TRUE: w and b as one ADMM block; FALSE: the paper's w-then-b order); `freeze_T` (1000:
 #'     the iteration after which the working set stops changing; it also stops after three
 #'     2-cycles); `restarts` (0: chained warm restarts of the authors' protocol).
+#'   * Empirical Bayes (`"bayes"`, where `tol` (1e-4) bounds the largest derivative of the
+#'     negative log marginal likelihood J with respect to a log-variance,
+#'     \eqn{\max_m d_m |t_m - q_m| / 2} with \eqn{t_m = tr(\bar K^{-1} K_m)},
+#'     \eqn{q_m = \beta' K_m \beta}: Eq. 23's fixed point \eqn{q_m = t_m} scaled by the
+#'     kernel's share \eqn{d_m t_m} of the fit, in nats; the noise variance counts alike; and
+#'     `maxiter` is 2000): `sigma2` (the noise variance; `NA`, the default, estimates
+#'     it, a number fixes it), `sigma2_floor` (the estimate's lower bound relative to the
+#'     response's variance, 1e-10), `bias` (`"center"`: centre the response, b = its mean;
+#'     `"kernel"`: a constant kernel with a learned variance), `prune` (a kernel whose share
+#'     \eqn{d_m \bar K_m / (\sigma^2 + \sum_l d_l \bar K_l)} of the prior variance falls below
+#'     it, 1e-8, leaves the active set for good; \eqn{\bar K_m} is its mean diagonal),
+#'     `update` (`"mackay"`: Eq. 23; `"mm"`: the bound-minimisation update
+#'     \eqn{d_m \sqrt{q_m / t_m}}, slower, never increases the objective), `safeguard` (TRUE: a
+#'     MacKay step that would increase the negative log marginal likelihood is replaced by the
+#'     MM step from the same point).
 #' @return A list of class `"mkl_control"` holding the settings given.
 #' @examples
 #' mkl_control(tol = 1e-3)
@@ -139,6 +158,7 @@ check_control_values <- function(s) {
   if (!is.null(s[["store"]]))
     s[["store"]] <- match.arg(s[["store"]], c("auto", "dense", "fly"))
   s <- check_l01_control(s)
+  s <- check_bayes_control(s)
   if (!is.null(s[["line_search"]]))
     s[["line_search"]] <- match.arg(s[["line_search"]], c("halving", "first"))
   s

@@ -24,6 +24,7 @@ solver_C <- function(method, C, kscale, n) {
   switch(method,
          spicy = sqrt(n * kscale) / (2 * C),
          l01 = C,
+         bayes = C,     # no regularisation constant (mkl() refuses a C for it)
          C / kscale)
 }
 
@@ -32,6 +33,7 @@ user_C <- function(method, C_solver, kscale, n) {
   switch(method,
          spicy = sqrt(n * kscale) / (2 * C_solver),
          l01 = C_solver,
+         bayes = C_solver,
          C_solver * kscale)
 }
 

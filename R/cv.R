@@ -6,7 +6,13 @@
 #'
 #' @param x,y,... data and arguments as for [mkl()] (`kernels`, `method`, `loss`, ...).
 #'   Precomputed kernels are not supported here.
-#' @param C a strictly decreasing vector of C values (at least two).
+#' @param C a strictly decreasing vector of C values (at least two; with a vector `lambda`, one
+#'   value is allowed and kept fixed).
+#' @param lambda `NULL` (the `lambda` of `...`'s elastic net, if any), or a vector of elastic-net
+#'   mixing parameters in \[0, 1\] (`method = "spicy", penalty = "elasticnet"`): each is
+#'   cross-validated over the C path on the same folds and the pair (C, lambda) with the
+#'   smallest mean held-out loss is chosen. Tomioka and Suzuki take lambda from
+#'   `seq(0, 1, by = 0.2)`.
 #' @param nfolds number of folds (>= 2); ignored when `foldid` is given.
 #' @param foldid optional fold assignment, integers 1..K, one per observation.
 #' @param type.measure `"class"` (misclassification rate) or `"deviance"` (binomial deviance
@@ -15,8 +21,9 @@
 #' @return An object of class `"cv.mkl"`: `C`, `cvm` (mean held-out loss), `cvsd` (its
 #'   standard error), `cvup`, `cvlo`, `C.min`, `C.1se` (the most regularised C whose loss is
 #'   within one standard error of the minimum: the smallest such C, for every method), `fit`
-#'   (the path on all data),
-#'   `foldid`, `name`.
+#'   (the path on all data), `foldid`, `name`. With a vector `lambda`, also `lambda`,
+#'   `lambda.min` (the chosen value), `cvm_grid` (mean held-out loss, C x lambda); `cvm`, `fit`
+#'   etc. are those of `lambda.min`.
 #' @examples
 #' set.seed(4)
 #' x <- matrix(rnorm(300), 100)
@@ -26,8 +33,24 @@
 #' cv
 #' predict(cv, x[1:5, ], s = "C.min")
 #' @export
-cv.mkl <- function(x, y, ..., C, nfolds = 5L, foldid = NULL, type.measure = NULL) {
-  if (missing(C) || !is.numeric(C) || length(C) < 2L)
+cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
+                   type.measure = NULL) {
+  cl <- match.call()
+  if (missing(C)) C <- NULL
+  out <- if (length(lambda) > 1L)
+    cv_lambda(x, y, ..., C = C, lambda = lambda, nfolds = nfolds, foldid = foldid,
+              type.measure = type.measure)
+  else if (length(lambda) == 1L)
+    cv_path(x, y, ..., lambda = lambda, C = C, nfolds = nfolds, foldid = foldid,
+            type.measure = type.measure)
+  else cv_path(x, y, ..., C = C, nfolds = nfolds, foldid = foldid, type.measure = type.measure)
+  out$call <- cl
+  out
+}
+
+# Cross-validation of one C path (the lambda of an elastic net, if any, is in '...').
+cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure) {
+  if (is.null(C) || !is.numeric(C) || length(C) < 2L)
     stop("cv.mkl needs a vector 'C' of at least two values", call. = FALSE)
   args <- list(...)
   if (inherits(args[["kernels"]], "mkl_kernel")) stop(family_not_set("kernels"), call. = FALSE)
@@ -87,7 +110,41 @@ cv.mkl <- function(x, y, ..., C, nfolds = 5L, foldid = NULL, type.measure = NULL
   i1se <- max(within)
   structure(list(C = C, cvm = cvm, cvsd = cvsd, cvup = cvm + cvsd, cvlo = cvm - cvsd,
                  C.min = C[imin], C.1se = C[i1se], fit = fit, foldid = foldid,
-                 name = type.measure, call = match.call()), class = "cv.mkl")
+                 name = type.measure), class = "cv.mkl")
+}
+
+# Elastic net's lambda (and C) by cross-validation: the C path on the same folds for every
+# lambda; the pair with the smallest mean held-out loss wins. A single C is fitted as the path
+# c(C, C / 2) (cv.mkl needs a path) and only C is considered.
+cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure) {
+  args <- list(...)
+  if (!identical(args[["penalty"]], "elasticnet") || !identical(args[["method"]], "spicy"))
+    stop("a vector 'lambda' needs method = \"spicy\" and penalty = \"elasticnet\"",
+         call. = FALSE)
+  if (!is.numeric(lambda) || anyNA(lambda) || any(lambda < 0 | lambda > 1))
+    stop("'lambda' must lie in [0, 1]", call. = FALSE)
+  single <- length(C) == 1L
+  Cp <- if (single) c(C, C / 2) else C
+  if (is.null(foldid)) {
+    n <- NROW(y)
+    nfolds <- as.integer(check_scalar(nfolds, "nfolds", 2, n))
+    foldid <- sample(rep_len(seq_len(nfolds), n))
+  }
+  cvs <- lapply(lambda, function(l) cv_path(x, y, ..., C = Cp, lambda = l, nfolds = nfolds,
+                                            foldid = foldid, type.measure = type.measure))
+  grid <- vapply(cvs, function(cv) if (single) cv$cvm[1L] else cv$cvm, numeric(if (single) 1L
+                                                                             else length(C)))
+  grid <- matrix(grid, ncol = length(lambda), dimnames = list(C = format(C), lambda = format(lambda)))
+  best <- which(grid == min(grid), arr.ind = TRUE)[1L, ]
+  out <- cvs[[best[2L]]]
+  out$lambda <- lambda
+  out$lambda.min <- lambda[best[2L]]
+  out$cvm_grid <- grid
+  if (single) {
+    out$C.min <- C
+    out$C.1se <- C
+  }
+  out
 }
 
 cv_s <- function(object, s) {
@@ -108,6 +165,11 @@ print.cv.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   print(tab, digits = digits, row.names = FALSE)
   cat(sprintf("\nC.min = %s, C.1se = %s\n", format(x$C.min, digits = digits),
               format(x$C.1se, digits = digits)))
+  if (!is.null(x$lambda.min)) {
+    cat(sprintf("lambda.min = %s; mean held-out loss over C x lambda:\n",
+                format(x$lambda.min, digits = digits)))
+    print(x$cvm_grid, digits = digits)
+  }
   invisible(x)
 }
 

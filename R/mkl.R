@@ -13,8 +13,15 @@
 #' * `"l01"`: MKL-L0/1-SVM (Shi and Zhu), the 0/1 loss by ADMM, classification; `C` and the
 #'   penalties `rho1`-`rho3` are on the scale of kernels with unit mean diagonal (whatever the
 #'   normalisation), and `fit$info$n_sv` is the number of support vectors (the working set).
-#' * `"bayes"`, `"mwu"`: Empirical Bayesian MKL and MWUMKL (planned: a version without them
-#'   says so).
+#' * `"bayes"`: Empirical Bayesian MKL (Tomioka and Suzuki): Gaussian-process regression with
+#'   kernel variances \eqn{d_m} and noise variance \eqn{\sigma^2} that maximise the marginal
+#'   likelihood, by MacKay's update (safeguarded so that the negative log marginal likelihood,
+#'   `fit$objective`, never increases); squared loss, classification by the sign of the fit.
+#'   It has no regularisation constant: a `C` given with it is an error (the fit records
+#'   `C = NA`). `fit$info$d` and `fit$info$sigma2` are the learned variances; `weights` are
+#'   `d / sum(d)`. Settings: `sigma2`, `bias`, `prune`, `update`, `safeguard` in
+#'   [mkl_control()].
+#' * `"mwu"`: MWUMKL (planned: a version without it says so).
 #'
 #' @section Kernel storage:
 #' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when it fits the
@@ -139,7 +146,8 @@ mkl_methods <- function() {
   simple = list(classification = "hinge", regression = character()),
   hessian = list(classification = "hinge", regression = character()),
   lp = list(classification = "hinge", regression = character()),
-  l01 = list(classification = "l01", regression = character())
+  l01 = list(classification = "l01", regression = character()),
+  bayes = list(classification = "squared", regression = "squared")
 )
 
 #' @rdname mkl
@@ -160,6 +168,10 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
     stop(family_not_set("kernels"), call. = FALSE)
   method <- match.arg(method)
   penalty <- match.arg(penalty)
+  if (method == "bayes" && !missing(C))
+    stop(paste0("method 'bayes' has no regularisation constant C: the kernel variances and the ",
+                "noise variance are learned by maximising the marginal likelihood (fix the ",
+                "noise variance with mkl_control(sigma2 = ) instead)"), call. = FALSE)
   fitfun <- get0(paste0("fit_", method), envir = asNamespace("mklearn"), inherits = FALSE)
   if (is.null(fitfun))
     stop(sprintf("method '%s' is not available in this version; available: %s", method,
@@ -284,14 +296,15 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
     res$info$C_solver <- Cs
     if (method == "spicy" && penalty == "l1" && !is.null(res$info$sum_norms))
       res$info$C_svm <- spicy_C_svm(res$info$sum_norms, Cs, kscale)
-    fits[[k]] <- new_mkl(res, base, C[k], store, cl, c(kernels = t_kernels, fit = t_fit))
+    fits[[k]] <- new_mkl(res, base, if (method == "bayes") NA_real_ else C[k], store, cl,
+                         c(kernels = t_kernels, fit = t_fit))
     if (!isTRUE(res$converged))
-      warning(sprintf("%s did not converge at C = %s within %d iterations (last relative gap %s): %s",
-                      method, format(C[k]), as.integer(res$iterations),
+      warning(sprintf("%s did not converge%s within %d iterations (last relative gap %s): %s",
+                      method, at_C(method, C[k]), as.integer(res$iterations),
                       format(signif(utils::tail(res$history$gap, 1L), 3)),
                       nonconvergence_advice(method, res, ctl)), call. = FALSE)
     if (!is.null(fits[[k]]$learned_nothing))
-      warning(sprintf("%s at C = %s learned nothing: %s", method, format(C[k]),
+      warning(sprintf("%s%s learned nothing: %s", method, at_C(method, C[k]),
                       fits[[k]]$learned_nothing), call. = FALSE)
   }
   if (length(C) == 1L) return(fits[[1L]])
@@ -341,6 +354,8 @@ new_mkl <- function(res, base, C, store, call, timing) {
   obj
 }
 
+at_C <- function(method, C) if (method == "bayes") "" else sprintf(" at C = %s", format(C))
+
 # What to change when a fit did not converge, naming only settings the method reads.
 nonconvergence_advice <- function(method, res, ctl) {
   info <- res$info
@@ -375,7 +390,7 @@ restore_state <- function(fit) {
 }
 
 # Methods whose solvers work on any kernel store (dense array or columns on the fly).
-.fly_methods <- c("uniform", "spicy", "simple", "hessian", "lp", "l01")
+.fly_methods <- c("uniform", "spicy", "simple", "hessian", "lp", "l01", "bayes")
 
 # The store backend: "dense" when the n x n x M array fits the memory budget (or is asked
 # for), otherwise on the fly where the method supports it, otherwise an error naming both

@@ -19,6 +19,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(spicy, 4),
     ENTRY(svmfam, 6),
     ENTRY(l01, 5),
+    ENTRY(bayes, 4),
     {NULL, NULL, 0}
 };
 

@@ -1,0 +1,488 @@
+/* Empirical Bayesian MKL (paper 001, Section 3, Eqs. 19-23).
+ *
+ * Model: y = sum_m f_m + e, f_m ~ GP(0, d_m K_m), e ~ N(0, s2 I), optionally a constant
+ * kernel 1 1' with its own variance d0 (the bias). With Kbar = s2 I + sum_m d_m K_m + d0 1 1'
+ * and beta = Kbar^{-1} y, the objective is Eq. 19,
+ *     J = (1/2) y' beta + (1/2) log |Kbar|,
+ * and every variance theta_j of a matrix P_j (K_m, I for the noise, 1 1' for the bias) has
+ *     dJ/dtheta_j = (t_j - q_j) / 2,  t_j = tr(Kbar^{-1} P_j),  q_j = beta' P_j beta.
+ * MacKay's update (Eq. 23) is theta_j <- theta_j q_j / t_j (fixed point: q_j = t_j, the
+ * stationarity condition); the bound-minimisation (MM) update theta_j <- theta_j sqrt(q_j / t_j)
+ * minimises a majoriser of J (log |Kbar| is concave in theta: bound it by its tangent; the data
+ * term is a minimum over (f_m) of Eq. 20), so it never increases J. With the safeguard on, a
+ * MacKay step that would increase J is replaced by the MM step from the same point.
+ *
+ * Stopping rule: max_j theta_j |t_j - q_j| / 2 = max |dJ / d log theta_j| <= tol (nats), i.e.
+ * Eq. 23's fixed point scaled by each variance's share theta_j t_j of the fit.
+ *
+ * One step at the current point: one combination of the active kernels into Kbar, one Cholesky
+ * factorisation (J and beta from it), the inverse Kbar^{-1} from the factor (dpotri), then one
+ * pass over each active kernel's columns giving both t_m = sum_ij (Kbar^{-1})_ij (K_m)_ij and
+ * q_m = beta' K_m beta (no product of two n x n matrices is formed). A kernel whose share of
+ * the prior variance falls below 'prune' leaves the active set for good: it is never combined
+ * or read again.
+ *
+ * Every default and the starting point come from the R front end (R/bayes.R). */
+#define USE_FC_LEN_T
+#include "mklearn.h"
+#include <R_ext/BLAS.h>
+#include <R_ext/Lapack.h>
+#include <math.h>
+#include <string.h>
+#ifndef FCONE
+#define FCONE
+#endif
+
+typedef struct {
+    double tol, prune, s2_floor, accel_max;
+    int maxiter, fix_s2, bias_kernel, update, safeguard, nthreads, verbose;
+} eb_opts;
+
+/* Stop reasons, in the order of R's c("fixed_point", "limit", "stalled", "not_pd"). */
+enum { EB_STOP_FP = 0, EB_STOP_LIMIT = 1, EB_STOP_STALLED = 2, EB_STOP_NOTPD = 3 };
+/* Step types in the history. */
+enum { EB_STEP_START = 0, EB_STEP_MACKAY = 1, EB_STEP_MM = 2, EB_STEP_ACCEL = 3 };
+
+typedef struct {
+    const mk_store *st;
+    const double *y;
+    int n, M;
+    const eb_opts *o;
+    double *A;        /* n x n: Kbar, then its Cholesky factor, then its inverse */
+    double *beta;     /* Kbar^{-1} y */
+    double *scale;    /* mean diagonal of each kernel */
+    double *buf;      /* per-thread column scratch (fly stores) */
+    int nbuf;
+    int *idx, na;     /* the active kernels */
+    int factorizations;
+} eb_work;
+
+/* A point: the variances, J there, and (after eb_stats) the traces and quadratic forms. */
+typedef struct {
+    double *d, s2, d0, J;
+    double *q, *t;    /* M (active kernels only) */
+    double qs, ts, qb, tb;
+} eb_point;
+
+static void point_alloc(eb_point *p, int M)
+{
+    p->d = (double *) R_alloc(M, sizeof(double));
+    p->q = (double *) R_alloc(M, sizeof(double));
+    p->t = (double *) R_alloc(M, sizeof(double));
+    for (int m = 0; m < M; m++) p->q[m] = p->t[m] = NA_REAL;
+}
+
+static int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static double store_pass_work(const eb_work *w, int cnt)
+{
+    double v = (double) cnt * w->n * w->n * 2.0;
+    return w->st->kind == MK_STORE_DENSE ? v : v * 4.0;
+}
+
+/* Mean diagonal of every kernel (dense: n reads each; on the fly: a pass over the columns). */
+static void eb_scales(eb_work *w)
+{
+    int n = w->n, M = w->M;
+    int nt = mk_threads_for(w->o->nthreads, w->st->kind == MK_STORE_DENSE ? (double) n * M :
+                            4.0 * n * n * M);
+    if (nt > w->nbuf) nt = w->nbuf;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int m = 0; m < M; m++) {
+        double *b = w->buf ? w->buf + (size_t) thread_id() * n : NULL;
+        double s = 0.0;
+        for (int j = 0; j < n; j++) s += mk_store_col(w->st, m, j, b)[j];
+        w->scale[m] = s / n;
+    }
+}
+
+/* Kbar at p, its Cholesky factor in w->A, beta, and p->J. Returns LAPACK's info (0: ok). */
+static int eb_factor(eb_work *w, eb_point *p)
+{
+    int n = w->n, info = 0, one = 1;
+    mk_store_combine(w->st, p->d, w->A);
+    for (int i = 0; i < n; i++) w->A[(size_t) i * n + i] += p->s2;
+    if (w->o->bias_kernel && p->d0 > 0.0)
+        for (size_t k = 0; k < (size_t) n * n; k++) w->A[k] += p->d0;
+    w->factorizations++;
+    F77_CALL(dpotrf)("L", &n, w->A, &n, &info FCONE);
+    if (info != 0) { p->J = R_PosInf; return info; }
+    memcpy(w->beta, w->y, (size_t) n * sizeof(double));
+    F77_CALL(dpotrs)("L", &n, &one, w->A, &n, w->beta, &n, &info FCONE);
+    if (info != 0) { p->J = R_PosInf; return info; }
+    double yb = 0.0, ld = 0.0;
+    for (int i = 0; i < n; i++) {
+        yb += w->y[i] * w->beta[i];
+        ld += log(w->A[(size_t) i * n + i]);
+    }
+    p->J = 0.5 * yb + ld;
+    return 0;
+}
+
+/* After eb_factor at p: Kbar^{-1} (overwrites the factor), then t and q of the noise, the bias
+   kernel and every active kernel (one pass over each kernel's columns). */
+static int eb_stats(eb_work *w, eb_point *p)
+{
+    int n = w->n, info = 0;
+    double *A = w->A;
+    F77_CALL(dpotri)("L", &n, A, &n, &info FCONE);
+    if (info != 0) return info;
+    for (int j = 0; j < n; j++)
+        for (int i = j + 1; i < n; i++) A[(size_t) i * n + j] = A[(size_t) j * n + i];
+    double ts = 0.0, qs = 0.0, tb = 0.0, sb = 0.0;
+    for (int i = 0; i < n; i++) {
+        ts += A[(size_t) i * n + i];
+        qs += w->beta[i] * w->beta[i];
+        sb += w->beta[i];
+    }
+    p->ts = ts; p->qs = qs;
+    if (w->o->bias_kernel) {
+        for (size_t k = 0; k < (size_t) n * n; k++) tb += A[k];
+        p->tb = tb; p->qb = sb * sb;
+    }
+    int na = w->na;
+    int nt = mk_threads_for(w->o->nthreads, store_pass_work(w, na));
+    if (nt > w->nbuf) nt = w->nbuf;
+    const double *beta = w->beta;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int k = 0; k < na; k++) {
+        int m = w->idx[k];
+        double *b = w->buf ? w->buf + (size_t) thread_id() * n : NULL;
+        double tm = 0.0, qm = 0.0;
+        for (int j = 0; j < n; j++) {
+            const double *c = mk_store_col(w->st, m, j, b), *aj = A + (size_t) j * n;
+            double st = 0.0, sq = 0.0;
+            for (int i = 0; i < n; i++) { st += aj[i] * c[i]; sq += beta[i] * c[i]; }
+            tm += st;
+            qm += beta[j] * sq;
+        }
+        p->t[m] = tm;
+        p->q[m] = qm;
+    }
+    return 0;
+}
+
+/* Convergence measures over the free, active variances theta_j (pruned kernels, d_m = 0,
+   satisfy Eq. 23 trivially and are not counted; the noise variance at its floor with q < t is
+   at a bound, where optimality is the sign of the gradient):
+   kind 0: max |dJ / d log theta_j| = max theta_j |t_j - q_j| / 2, in nats: the stopping rule
+           (Eq. 23 scaled by theta_j t_j / 2; a kernel whose share theta_j t_j of the fit is tiny
+           cannot move J whatever its ratio);
+   kind 1: max |q_j / t_j - 1|, the relative change one MacKay step would make. */
+static double eb_measure(const eb_work *w, const eb_point *p, int kind)
+{
+    double r = 0.0, v;
+#define EB_TERM(theta, q, t) do { \
+        v = kind == 0 ? 0.5 * (theta) * fabs((t) - (q)) : fabs((q) / (t) - 1.0); \
+        if (!(v <= r)) r = v; /* NaN propagates */ \
+    } while (0)
+    for (int k = 0; k < w->na; k++) {
+        int m = w->idx[k];
+        EB_TERM(p->d[m], p->q[m], p->t[m]);
+    }
+    int at_floor = p->s2 <= w->o->s2_floor * (1.0 + 1e-12) && p->qs < p->ts;
+    if (!w->o->fix_s2 && !at_floor) EB_TERM(p->s2, p->qs, p->ts);
+    if (w->o->bias_kernel && p->d0 > 0.0) EB_TERM(p->d0, p->qb, p->tb);
+#undef EB_TERM
+    return r;
+}
+
+/* The update theta_j <- theta_j (q_j / t_j)^(e ex_j) from p into np (e = 1 MacKay, 1/2 MM;
+   ex: per-variance exponents of the accelerated step, index M the noise, M + 1 the bias, or
+   NULL for 1); with prune > 0, variances whose share of the prior variance falls below prune
+   become 0. */
+static double upd(double theta, double r, double e)
+{
+    double v = theta * (e == 1.0 ? r : (e == 0.5 ? sqrt(r) : pow(r, e)));
+    return (R_FINITE(v) && v > 0.0) ? v : 0.0;
+}
+
+static void eb_update(const eb_work *w, const eb_point *p, eb_point *np, double e,
+                      const double *ex, double prune)
+{
+    int M = w->M;
+    for (int m = 0; m < M; m++) np->d[m] = 0.0;
+    double tot = 0.0;
+    for (int k = 0; k < w->na; k++) {
+        int m = w->idx[k];
+        double r = p->t[m] > 0.0 ? p->q[m] / p->t[m] : 0.0;
+        np->d[m] = upd(p->d[m], r, ex ? e * ex[m] : e);
+        tot += np->d[m] * w->scale[m];
+    }
+    np->s2 = p->s2;
+    if (!w->o->fix_s2) {
+        np->s2 = upd(p->s2, p->qs / p->ts, ex ? e * ex[M] : e);
+        if (!(np->s2 >= w->o->s2_floor)) np->s2 = w->o->s2_floor;
+    }
+    np->d0 = 0.0;
+    if (w->o->bias_kernel && p->d0 > 0.0)
+        np->d0 = upd(p->d0, p->tb > 0.0 ? p->qb / p->tb : 0.0, ex ? e * ex[M + 1] : e);
+    tot += np->s2 + np->d0;
+    if (prune > 0.0) {
+        for (int k = 0; k < w->na; k++) {
+            int m = w->idx[k];
+            if (np->d[m] * w->scale[m] < prune * tot) np->d[m] = 0.0;
+        }
+        if (np->d0 < prune * tot) np->d0 = 0.0;
+    }
+}
+
+/* Acceleration: a variance whose MacKay ratio q/t stays on the same side of 1 doubles its
+   exponent (up to ex_max); a change of side resets it to 1. */
+static void eb_accel(const eb_work *w, const eb_point *p, double *ex, signed char *sg,
+                     double ex_max)
+{
+    int M = w->M;
+    for (int k = 0; k <= w->na + 1; k++) {
+        int j;
+        double r;
+        if (k < w->na) { j = w->idx[k]; r = p->q[j] / p->t[j]; }
+        else if (k == w->na) { j = M; r = p->qs / p->ts; }
+        else { j = M + 1; r = p->tb > 0.0 ? p->qb / p->tb : 1.0; }
+        signed char s = r > 1.0 ? 1 : (r < 1.0 ? -1 : 0);
+        if (s != 0 && s == sg[j]) { ex[j] *= 2.0; if (ex[j] > ex_max) ex[j] = ex_max; }
+        else ex[j] = 1.0;
+        sg[j] = s;
+    }
+}
+
+static void point_copy(eb_point *to, const eb_point *from, int M)
+{
+    memcpy(to->d, from->d, (size_t) M * sizeof(double));
+    memcpy(to->q, from->q, (size_t) M * sizeof(double));
+    memcpy(to->t, from->t, (size_t) M * sizeof(double));
+    to->s2 = from->s2; to->d0 = from->d0; to->J = from->J;
+    to->qs = from->qs; to->ts = from->ts; to->qb = from->qb; to->tb = from->tb;
+}
+
+#define EB_HCOLS 10
+
+typedef struct {
+    int iterations, stop, mm_steps, mackay_rejected, accel_rejected;
+    double residual, time;
+} eb_out;
+
+/* The iteration from p (p->d, p->s2, p->d0 set); on return p is the last accepted point (with
+   its traces and quadratic forms) and w->beta is Kbar^{-1} y there. pruned_at[m]: the step at
+   which kernel m left the active set (0: still active, -1: inactive from the start). */
+static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *out)
+{
+    const eb_opts *o = w->o;
+    int M = w->M;
+    double t0 = mk_time();
+    eb_point np, save;
+    point_alloc(&np, M);
+    point_alloc(&save, M);
+    double *ex = (double *) R_alloc(M + 2, sizeof(double));
+    signed char *sg = (signed char *) R_alloc(M + 2, sizeof(signed char));
+    for (int j = 0; j < M + 2; j++) { ex[j] = 1.0; sg[j] = 0; }
+    w->na = 0;
+    for (int m = 0; m < M; m++) {
+        if (p->d[m] > 0.0 && w->scale[m] > 0.0) { w->idx[w->na++] = m; pruned_at[m] = 0; }
+        else { p->d[m] = 0.0; pruned_at[m] = -1; }
+    }
+    memset(out, 0, sizeof(*out));
+    out->stop = EB_STOP_LIMIT;
+    if (eb_factor(w, p) != 0 || eb_stats(w, p) != 0) {
+        out->stop = EB_STOP_NOTPD;
+        out->residual = NA_REAL;
+        return;
+    }
+    int step = EB_STEP_START;
+    for (int it = 0;; it++) {
+        double r = eb_measure(w, p, 0);
+        double row[EB_HCOLS] = { (double) it, mk_time() - t0, p->J, NA_REAL, (double) w->na,
+                                 p->s2, r, eb_measure(w, p, 1), (double) step, p->d0 };
+        mk_hist_add(h, row);
+        out->iterations = it;
+        out->residual = r;
+        if (o->verbose)
+            Rprintf("bayes %4d  J %.10g  max|dJ/dlog d| %.3e  active %d  sigma2 %.4g%s\n", it, p->J, r,
+                    w->na, p->s2, step == EB_STEP_MM ? "  (MM step)" :
+                    (step == EB_STEP_ACCEL ? "  (accelerated)" : ""));
+        if (r <= o->tol) { out->stop = EB_STOP_FP; break; }
+        if (it >= o->maxiter) { out->stop = EB_STOP_LIMIT; break; }
+        R_CheckUserInterrupt();
+
+        /* propose; keep p to fall back on */
+        point_copy(&save, p, M);
+        int info;
+        double slack = 1e-12 * (fabs(save.J) + 1.0);
+        if (o->update == 0 && o->accel_max > 1.0) {
+            eb_accel(w, &save, ex, sg, o->accel_max);
+            int any = 0;
+            for (int j = 0; j < M + 2; j++) if (ex[j] > 1.0) { any = 1; break; }
+            if (any) {
+                eb_update(w, &save, &np, 1.0, ex, o->prune);
+                info = eb_factor(w, &np);
+                step = EB_STEP_ACCEL;
+                if (info == 0 && np.J <= save.J + slack) goto accepted;
+                /* overshoot: back to plain MacKay from here on, until the ratios agree again */
+                out->accel_rejected++;
+                for (int j = 0; j < M + 2; j++) { ex[j] = 1.0; sg[j] = 0; }
+            }
+        }
+        eb_update(w, &save, &np, o->update == 0 ? 1.0 : 0.5, NULL, o->prune);
+        info = eb_factor(w, &np);
+        step = o->update == 0 ? EB_STEP_MACKAY : EB_STEP_MM;
+        if (o->update == 0 && (info != 0 || (o->safeguard && np.J > save.J + slack))) {
+            /* MacKay would increase J (or leave the PD cone): the MM step from the same point,
+               without pruning, cannot increase it */
+            out->mackay_rejected++;
+            eb_update(w, &save, &np, 0.5, NULL, 0.0);
+            info = eb_factor(w, &np);
+            step = EB_STEP_MM;
+        }
+    accepted:
+        if (step == EB_STEP_MM) out->mm_steps++;
+        if (info != 0) {
+            /* not even the MM step could be factorised: stay at the last point */
+            out->stop = EB_STOP_NOTPD;
+            eb_factor(w, &save);
+            eb_stats(w, &save);
+            point_copy(p, &save, M);
+            break;
+        }
+        int stalled = !(np.J < save.J) && o->safeguard && step == EB_STEP_MM &&
+                      o->update == 0;
+        /* accept np: the active set shrinks to its positive weights */
+        int na = 0;
+        for (int k = 0; k < w->na; k++) {
+            int m = w->idx[k];
+            if (np.d[m] > 0.0) w->idx[na++] = m;
+            else { pruned_at[m] = it + 1; np.q[m] = np.t[m] = NA_REAL; }
+        }
+        w->na = na;
+        for (int m = 0; m < M; m++) if (np.d[m] == 0.0) np.q[m] = np.t[m] = NA_REAL;
+        if (eb_stats(w, &np) != 0) { out->stop = EB_STOP_NOTPD; break; }
+        point_copy(p, &np, M);
+        if (stalled) {
+            /* no decrease even by the MM step: rounding level; record and stop */
+            double r2 = eb_measure(w, p, 0);
+            double row2[EB_HCOLS] = { (double) (it + 1), mk_time() - t0, p->J, NA_REAL,
+                                      (double) w->na, p->s2, r2, eb_measure(w, p, 1),
+                                      (double) step, p->d0 };
+            mk_hist_add(h, row2);
+            out->iterations = it + 1;
+            out->residual = r2;
+            out->stop = r2 <= o->tol ? EB_STOP_FP : EB_STOP_STALLED;
+            break;
+        }
+    }
+    out->time = mk_time() - t0;
+}
+
+static double *vec_from(SEXP start, const char *name, int len)
+{
+    SEXP v = mk_ctl(start, name);
+    if (!isReal(v) || LENGTH(v) != len) error("start value '%s' must be %d doubles", name, len);
+    return REAL(v);
+}
+
+SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!st.square) error("bayes needs a square training store");
+    int n = st.n, M = st.M;
+    if (!isReal(y) || LENGTH(y) != n) error("'y' must be %d doubles", n);
+    if (!isNewList(start)) error("'start' must be a named list");
+
+    eb_opts o;
+    o.tol = mk_ctl_real(control, "tol");
+    o.prune = mk_ctl_real(control, "prune");
+    o.s2_floor = mk_ctl_real(control, "sigma2_floor");
+    o.accel_max = mk_ctl_real(control, "accelerate");
+    o.maxiter = mk_ctl_int(control, "maxiter");
+    o.fix_s2 = mk_ctl_int(control, "fix_sigma2");
+    o.bias_kernel = mk_ctl_int(control, "bias_kernel");
+    o.update = mk_ctl_int(control, "update");
+    o.safeguard = mk_ctl_int(control, "safeguard");
+    o.nthreads = mk_ctl_int(control, "nthreads");
+    o.verbose = mk_ctl_int(control, "verbose");
+    if (!(o.prune >= 0.0 && o.prune < 1.0)) error("'prune' must be in [0, 1)");
+    if (!(o.s2_floor > 0.0)) error("'sigma2_floor' must be positive");
+
+    eb_work w;
+    memset(&w, 0, sizeof(w));
+    w.st = &st; w.y = REAL(y); w.n = n; w.M = M; w.o = &o;
+    w.A = (double *) R_alloc((size_t) n * n, sizeof(double));
+    w.beta = (double *) R_alloc(n, sizeof(double));
+    w.scale = (double *) R_alloc(M, sizeof(double));
+    w.idx = (int *) R_alloc(M, sizeof(int));
+    w.nbuf = mk_threads(o.nthreads);
+    w.buf = st.kind == MK_STORE_DENSE ? NULL :
+        (double *) R_alloc((size_t) w.nbuf * n, sizeof(double));
+    eb_scales(&w);
+
+    eb_point p;
+    point_alloc(&p, M);
+    memcpy(p.d, vec_from(start, "d", M), (size_t) M * sizeof(double));
+    p.s2 = mk_ctl_real(start, "sigma2");
+    p.d0 = o.bias_kernel ? mk_ctl_real(start, "d0") : 0.0;
+    double vtot = mk_ctl_real(start, "prior_variance");
+    if (!(p.s2 > 0.0)) error("start value 'sigma2' must be positive");
+    /* NA weights: the prior variance vtot shared equally by the kernels */
+    int nk = 0;
+    for (int m = 0; m < M; m++) if (w.scale[m] > 0.0) nk++;
+    for (int m = 0; m < M; m++) {
+        if (ISNAN(p.d[m])) p.d[m] = w.scale[m] > 0.0 ? vtot / ((double) nk * w.scale[m]) : 0.0;
+        if (!(p.d[m] >= 0.0)) error("start weights must be non-negative");
+    }
+
+    mk_hist h;
+    mk_hist_init(&h, EB_HCOLS);
+    int *pruned_at = (int *) R_alloc(M, sizeof(int));
+    eb_out out;
+    eb_run(&w, &p, &h, pruned_at, &out);
+
+    static const char *const hnames[EB_HCOLS] = {
+        "iteration", "time", "objective", "gap", "n_active", "sigma2", "gradient", "residual",
+        "step", "bias_variance" };
+    static const char *const rnames[] = {
+        "d", "sigma2", "d0", "beta", "objective", "stop", "iterations", "grad_max", "history",
+        "q", "t", "scale", "pruned_at", "mm_steps", "mackay_rejected", "accel_rejected", "factorizations",
+        "time", "q_noise", "t_noise", NULL };
+    SEXP res = mk_list_new(rnames);
+    int k = 0;
+    SEXP v;
+    v = allocVector(REALSXP, M); SET_VECTOR_ELT(res, k++, v);
+    memcpy(REAL(v), p.d, (size_t) M * sizeof(double));
+    SET_VECTOR_ELT(res, k++, ScalarReal(p.s2));
+    SET_VECTOR_ELT(res, k++, ScalarReal(p.d0));
+    v = allocVector(REALSXP, n); SET_VECTOR_ELT(res, k++, v);
+    memcpy(REAL(v), w.beta, (size_t) n * sizeof(double));
+    SET_VECTOR_ELT(res, k++, ScalarReal(p.J));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.stop));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.iterations));
+    SET_VECTOR_ELT(res, k++, ScalarReal(out.residual));
+    SET_VECTOR_ELT(res, k++, mk_hist_sexp(&h, hnames));
+    v = allocVector(REALSXP, M); SET_VECTOR_ELT(res, k++, v);
+    memcpy(REAL(v), p.q, (size_t) M * sizeof(double));
+    v = allocVector(REALSXP, M); SET_VECTOR_ELT(res, k++, v);
+    memcpy(REAL(v), p.t, (size_t) M * sizeof(double));
+    v = allocVector(REALSXP, M); SET_VECTOR_ELT(res, k++, v);
+    memcpy(REAL(v), w.scale, (size_t) M * sizeof(double));
+    v = allocVector(INTSXP, M); SET_VECTOR_ELT(res, k++, v);
+    memcpy(INTEGER(v), pruned_at, (size_t) M * sizeof(int));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.mm_steps));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.mackay_rejected));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(out.accel_rejected));
+    SET_VECTOR_ELT(res, k++, ScalarInteger(w.factorizations));
+    SET_VECTOR_ELT(res, k++, ScalarReal(out.time));
+    SET_VECTOR_ELT(res, k++, ScalarReal(p.qs));
+    SET_VECTOR_ELT(res, k++, ScalarReal(p.ts));
+    UNPROTECT(1);
+    return res;
+}
