@@ -59,10 +59,10 @@ test_that("mkl_compare with a fixed test set, regression, and its argument check
   y <- sin(x[, 1]) + rnorm(100, sd = 0.1)
   expect_error(mkl_compare(x, y, cmp_kernels, methods = c("l2", "bayes")), "classification only")
   cr <- mkl_compare(x, y, cmp_kernels, methods = c("uniform", "l1", "bayes"), n_train = 50,
-                    seed = 2, C = mkl_compare_C(uniform = 1, l1 = 50))
+                    seed = 2, C = mkl_compare_C(uniform = 2, l1 = 50))   # the former 100 and 0.01 at n = 50
   expect_identical(cr$measure, "rmse")
   expect_true(all(cr$results$measure < sd(y)))
-  expect_identical(cr$results$C[1:2], c(100, 0.01))
+  expect_identical(cr$results$C[1:2], c(2, 50))
   expect_error(mkl_compare_C(spicy = 1), "takes values named")
   expect_error(mkl_compare(d$x, d$y, cmp_kernels, methods = "simple"))
 })
@@ -72,7 +72,7 @@ test_that("cv.mkl chooses elastic net's lambda: the grid is the per-lambda CV on
   set.seed(9)
   foldid <- sample(rep(1:3, length.out = 80))
   lam <- c(0, 0.5, 1)
-  Cs <- c(1, 0.1)
+  Cs <- c(5, 0.5)     # SpicyMKL penalties 0.1 and 1 on unit-trace kernels
   cv <- cv.mkl(d$x, d$y, kernels = cmp_kernels, method = "spicy", penalty = "elasticnet",
                loss = "logistic", C = Cs, lambda = lam, foldid = foldid)
   expect_identical(dim(cv$cvm_grid), c(2L, 3L))
@@ -88,8 +88,8 @@ test_that("cv.mkl chooses elastic net's lambda: the grid is the per-lambda CV on
   expect_true(any(grepl("lambda.min", capture.output(print(cv)))))
   # one C: lambda alone is chosen
   cv1 <- cv.mkl(d$x, d$y, kernels = cmp_kernels, method = "spicy", penalty = "elasticnet",
-                loss = "logistic", C = 0.1, lambda = lam, foldid = foldid)
-  expect_identical(cv1$C.min, 0.1)
+                loss = "logistic", C = 5, lambda = lam, foldid = foldid)
+  expect_identical(cv1$C.min, 5)
   expect_identical(dim(cv1$cvm_grid), c(1L, 3L))
   expect_error(cv.mkl(d$x, d$y, kernels = cmp_kernels, method = "uniform", C = c(10, 1),
                       lambda = lam), "elasticnet")
