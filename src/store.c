@@ -115,6 +115,13 @@ void mk_store_read(SEXP s, mk_store *st)
 
 /* ------------------------------------------------------------------ fly columns */
 
+/* this thread's slice of a per-thread scratch array (NULL stays NULL) */
+#ifdef _OPENMP
+#define THREAD_BUF(base, len) ((base) ? (base) + (size_t) omp_get_thread_num() * (len) : NULL)
+#else
+#define THREAD_BUF(base, len) (base)
+#endif
+
 static int group_nf(const mk_store *s, int g) { return s->gstart[g + 1] - s->gstart[g]; }
 
 /* The raw (un-normalised) kernel m on rows i0 <= i < i1 against training point j. */
@@ -165,11 +172,7 @@ static void fly_rowmeans(mk_store *s)
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
     for (int m = 0; m < M; m++) {
-#ifdef _OPENMP
-        double *b = buf + (size_t) omp_get_thread_num() * nr;
-#else
-        double *b = buf;
-#endif
+        double *b = THREAD_BUF(buf, nr);
         double *r = rm + (size_t) m * nr;
         for (int i = 0; i < nr; i++) r[i] = 0.0;
         for (int j = 0; j < n; j++) {
@@ -193,11 +196,7 @@ void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, do
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
     for (int m = 0; m < M; m++) {
-#ifdef _OPENMP
-        double *b = buf + (size_t) omp_get_thread_num() * n;
-#else
-        double *b = buf;
-#endif
+        double *b = THREAD_BUF(buf, n);
         double tr = 0.0;
         if (s->norm == MK_NORM_CENTER_TRACE) {
             double *cm = colmeans + (size_t) m * n, gm = 0.0;
@@ -306,11 +305,6 @@ static double *col_scratch(const mk_store *s, int nt)
     if (s->kind == MK_STORE_DENSE) return NULL;
     return (double *) R_alloc((size_t) nt * s->nr, sizeof(double));
 }
-#ifdef _OPENMP
-#define THREAD_BUF(base, len) ((base) ? (base) + (size_t) omp_get_thread_num() * (len) : NULL)
-#else
-#define THREAD_BUF(base, len) (base)
-#endif
 
 /* work of one pass over cnt kernels (fly columns cost about p times more) */
 static double pass_work(const mk_store *s, int cnt)
