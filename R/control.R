@@ -136,7 +136,9 @@ check_control_values <- function(s) {
            call. = FALSE)
   }
   for (nm in c("tol", "svm_tol", "inner_tol", "gamma_scale", "gamma_b", "gold_tol",
-               "warm_shrink", "gamma_max", "newton_tol")) pos(nm)
+               "warm_shrink", "gamma_max")) pos(nm)
+  if (!is.null(s[["newton_tol"]]))
+    s[["newton_tol"]] <- check_scalar(s[["newton_tol"]], "newton_tol", 0)   # 0: never
   for (nm in c("maxiter", "svm_maxiter", "inner_maxiter", "cg_threshold")) count(nm)
   for (nm in c("screening", "lazy_screening")) flag(nm)
   if (!is.null(s[["verbose"]])) {

@@ -311,9 +311,15 @@ build_train <- function(rk, x, which = NULL, nthreads = 0L, limit = default_memo
   check_chisq_data(rk, x, which)
   st <- c(list(kind = 1L, x = x, z = NULL, nthreads = as.integer(nthreads)),
           kernel_table(rk, which))
-  tr <- .Call(C_store_dense, st)
-  stop_nonfinite(rk, which[tr$nonfinite], "the training data")
-  tr$nonfinite <- NULL
+  checked_train(.Call(C_store_dense, st), rk, which)
+}
+
+# The training list after its non-finite check, passed through unmodified and unbound in the
+# caller: gram() then takes K out of it in place (a second reference to the array would make
+# its dimnames(K) <- duplicate the whole array).
+checked_train <- function(tr, rk, which) {
+  bad <- tr[["nonfinite"]]
+  if (length(bad)) stop_nonfinite(rk, which[bad], "the training data")
   tr
 }
 

@@ -110,7 +110,7 @@ static void group_base(const double *x, int n, const double *z, int nz, const in
 static void group_tiles(int n, int nz, int sym, const int *members, const int *ktype,
                         const double *kpar1, const double *kpar2, double *out, const double *D2,
                         const double *IP, const double *CH, int B, int ntile, int tr, int t0,
-                        int t1, int nt)
+                        int t1, int nt, int *bad)
 {
     const size_t nn = (size_t) nz * n;
     (void) nt;
@@ -137,6 +137,19 @@ static void group_tiles(int n, int nz, int sym, const int *members, const int *k
             int is = (sym && ib == jb) ? j : i0;
             double *Kj = Km + o;
             mk_kernel_apply(type, kpar1[m], kpar2[m], base + o + is, i1 - is, Kj + is);
+            /* non-finite values, found while the column is in cache: x - x == 0 fails exactly
+               for NaN and +-Inf (an integer AND, which vectorises). Gaussian and Laplace values
+               are exp() of a number <= 0 or of -Inf, always in [0, 1]: nothing to check */
+            if (type != MK_RBF && type != MK_LAPLACE) {
+                int fin = 1;
+                for (int i = is; i < i1; i++) fin &= (Kj[i] - Kj[i] == 0.0);
+                if (!fin) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                    bad[m] = 1;
+                }
+            }
             if (sym)
                 for (int i = is; i < i1; i++) Km[(size_t) i * n + j] = Kj[i];
         }
@@ -149,7 +162,7 @@ static void group_tiles(int n, int nz, int sym, const int *members, const int *k
 static void one_group(const double *x, int n, const double *z, int nz, int sym,
                       const int *feat, int nf, const int *members, int nm, const int *ktype,
                       const double *kpar1, const double *kpar2, double *out,
-                      double *D2, double *IP, double *CH, int nt, double *tlast)
+                      double *D2, double *IP, double *CH, int nt, double *tlast, int *bad)
 {
     int need = 0;
     for (int k = 0; k < nm; k++) need |= mk_kernel_base_kind(ktype[members[k]]);
@@ -168,16 +181,17 @@ static void one_group(const double *x, int n, const double *z, int nz, int sym,
     for (int t0 = 0; t0 < ntask; t0 += tstep) {
         int t1 = t0 + tstep < ntask ? t0 + tstep : ntask;
         group_tiles(n, nz, sym, members, ktype, kpar1, kpar2, out, D2, IP, CH, B, ntile, tr,
-                    t0, t1, nt);
+                    t0, t1, nt, bad);
         if (tlast) mk_interrupt_every(tlast, 0.02);
     }
 }
 
 void mk_gram(const double *x, int n, int p, const double *z, int nz,
              const int *gstart, const int *gfeat, int M, const int *kgroup, const int *ktype,
-             const double *kpar1, const double *kpar2, double *out, int nthreads)
+             const double *kpar1, const double *kpar2, double *out, int *bad, int nthreads)
 {
     (void) p;
+    for (int m = 0; m < M; m++) bad[m] = 0;
     int sym = (z == NULL);
     if (sym) { z = x; nz = n; }
     const size_t nn = (size_t) nz * n;
@@ -221,7 +235,7 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
                     if (nm == 0) continue;
                     one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
                               gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2 + off, IP + off,
-                              CH ? CH + off : NULL, 1, NULL);
+                              CH ? CH + off : NULL, 1, NULL, bad);
                 }
             }
             mk_interrupt_every(&tlast, 0.02);
@@ -232,7 +246,7 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
             int nm = goff[g + 1] - goff[g];
             if (nm == 0) continue;
             one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
-                      gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2, IP, CH, nt, &tlast);
+                      gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2, IP, CH, nt, &tlast, bad);
         }
     }
 }
@@ -333,27 +347,3 @@ SEXP mkc_check_psd(SEXP K)
     return out;
 }
 
-/* The kernels (1-based, as an integer vector) of an array of M blocks of len doubles that hold
-   a NaN or an infinite value: one read of the array, next to its build. */
-SEXP mk_nonfinite_kernels(const double *K, size_t len, int M, int nthreads)
-{
-    int *flag = (int *) R_alloc(M > 0 ? M : 1, sizeof(int));
-    int nt = mk_threads_for(nthreads, (double) len * M);
-    (void) nt;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-#endif
-    for (int m = 0; m < M; m++) {
-        const double *Km = K + (size_t) m * len;
-        double acc = 0.0;
-        /* x * 0 is 0 for finite x and NaN for NaN or +-Inf */
-        for (size_t k = 0; k < len; k++) acc += Km[k] * 0.0;
-        flag[m] = !(acc == 0.0);
-    }
-    int cnt = 0;
-    for (int m = 0; m < M; m++) cnt += flag[m];
-    SEXP out = allocVector(INTSXP, cnt);
-    int *o = INTEGER(out), k = 0;
-    for (int m = 0; m < M; m++) if (flag[m]) o[k++] = m + 1;
-    return out;
-}

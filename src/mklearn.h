@@ -85,11 +85,12 @@ void mk_kernel_apply(int type, double p1, double p2, const double *base, int len
 
 /* Raw kernels: out is nz x n x M (nz = n when z is NULL, the symmetric training case).
    Feature groups: group g uses features gfeat[gstart[g] .. gstart[g+1]-1] (0-based).
-   Kernel m: group kgroup[m], type ktype[m], parameters kpar1[m], kpar2[m]. Checks for a user
-   interrupt between blocks of work. */
+   Kernel m: group kgroup[m], type ktype[m], parameters kpar1[m], kpar2[m]. bad[m] (M ints) is
+   set to 1 when kernel m has a NaN or infinite value. Checks for a user interrupt between
+   blocks of work. */
 void mk_gram(const double *x, int n, int p, const double *z, int nz,
              const int *gstart, const int *gfeat, int M, const int *kgroup, const int *ktype,
-             const double *kpar1, const double *kpar2, double *out, int nthreads);
+             const double *kpar1, const double *kpar2, double *out, int *bad, int nthreads);
 /* Training normalisation in place; fills scale[M], colmeans[n*M], grandmean[M]
    (colmeans/grandmean only for MK_NORM_CENTER_TRACE). Then adds jitter to the diagonal. */
 void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scale,
@@ -161,7 +162,6 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
    colmeans[n*M], grandmean[M] of the raw kernels of s (s->scale etc. are not read). */
 void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean,
                           double *diagmean);
-SEXP mk_nonfinite_kernels(const double *K, size_t len, int M, int nthreads);
 /* Normalise a raw nr x n x M test array with the training statistics of the test store s. */
 void mk_store_normalize_test(const mk_store *s, double *Kt);
 

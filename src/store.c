@@ -486,6 +486,24 @@ static void advise_huge(void *p, size_t bytes)
 }
 
 
+/* bad[m] = 1 where the per-kernel statistics v (per values each) are not all finite */
+static void flag_nonfinite(const double *v, size_t per, int M, int *bad)
+{
+    for (int m = 0; m < M; m++)
+        for (size_t k = 0; k < per; k++)
+            if (!R_FINITE(v[(size_t) m * per + k])) { bad[m] = 1; break; }
+}
+
+/* the flagged kernels, 1-based */
+static SEXP flagged(const int *bad, int M)
+{
+    int cnt = 0;
+    for (int m = 0; m < M; m++) cnt += bad[m] != 0;
+    SEXP out = allocVector(INTSXP, cnt);
+    for (int m = 0, k = 0; m < M; m++) if (bad[m]) INTEGER(out)[k++] = m + 1;
+    return out;
+}
+
 /* The dense array of a fly store: raw kernels by mk_gram, then the training normalisation
    (computed here: list(K, scale, colmeans, grandmean)) or, for a test store, the training
    statistics it carries (the normalised array). */
@@ -501,14 +519,15 @@ SEXP mkc_store_dense(SEXP store)
     INTEGER(dim)[0] = st.nr; INTEGER(dim)[1] = st.n; INTEGER(dim)[2] = st.M;
     setAttrib(K, R_DimSymbol, dim);
     UNPROTECT(1);
+    int *bad = (int *) R_alloc(st.M, sizeof(int));
     mk_gram(st.x, st.n, st.p, st.square ? NULL : st.z, st.nr, st.gstart, st.gfeat, st.M,
-            st.kgroup, st.ktype, st.kpar1, st.kpar2, REAL(K), st.nthreads);
+            st.kgroup, st.ktype, st.kpar1, st.kpar2, REAL(K), bad, st.nthreads);
     if (!st.square) {
         mk_store_normalize_test(&st, REAL(K));
         /* kernels with a non-finite value: attribute "nonfinite" (1-based), checked by R */
-        SEXP bad = PROTECT(mk_nonfinite_kernels(REAL(K), (size_t) st.nr * st.n, st.M,
-                                                st.nthreads));
-        setAttrib(K, install("nonfinite"), bad);
+        if (st.rowmeans) flag_nonfinite(st.rowmeans, st.nr, st.M, bad);
+        SEXP nf = PROTECT(flagged(bad, st.M));
+        setAttrib(K, install("nonfinite"), nf);
         UNPROTECT(2);
         return K;
     }
@@ -524,8 +543,13 @@ SEXP mkc_store_dense(SEXP store)
     SET_VECTOR_ELT(out, 3, gm);
     mk_normalize(REAL(K), st.n, st.M, st.norm, st.jitter, REAL(sc), centre ? REAL(cm) : NULL,
                  centre ? REAL(gm) : NULL, st.nthreads);
-    SET_VECTOR_ELT(out, 4, mk_nonfinite_kernels(REAL(K), (size_t) st.n * st.n, st.M,
-                                                st.nthreads));
+    /* finite raw values stay finite after normalisation unless a statistic overflowed */
+    flag_nonfinite(REAL(sc), 1, st.M, bad);
+    if (centre) {
+        flag_nonfinite(REAL(cm), st.n, st.M, bad);
+        flag_nonfinite(REAL(gm), 1, st.M, bad);
+    }
+    SET_VECTOR_ELT(out, 4, flagged(bad, st.M));
     UNPROTECT(2);
     return out;
 }
