@@ -224,3 +224,13 @@ test_that("print.mkl_control shows what was set", {
   expect_output(print(mkl_control()), "all defaults")
   expect_output(print(mkl_control(tol = 0.005, store = "fly")), "tol.*0.005")
 })
+
+test_that("misspelt settings and model arguments the method does not read are refused", {
+  d <- two_class(30, 2, seed = 11)
+  expect_error(mkl_control(maxiters = 1), "unknown setting.*maxiters")
+  expect_error(mkl(d$x, d$y, method = "simple", p = 3), "'p'.*method 'lp'")
+  expect_error(mkl(d$x, d$y, method = "uniform", lambda = 0.2), "'lambda'")
+  expect_error(mkl(d$x, d$y, method = "uniform", epsilon = 0.2), "'epsilon'")
+  expect_error(mkl(d$x, d$y, method = "uniform", control = mkl_control(maxiter = 5)),
+               "does not use the setting.*maxiter")
+})

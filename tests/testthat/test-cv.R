@@ -41,3 +41,16 @@ test_that("cv.mkl for regression and its errors", {
   expect_error(cv.mkl(NULL, y, kernels = array(diag(60), c(60, 60, 1)), C = c(2, 1)),
                "kernel_set")
 })
+
+test_that("cv.mkl's C.1se is the smallest C within one standard error for every method", {
+  d <- two_class(60, 3, seed = 4)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)))
+  for (m in c("uniform", "spicy")) {
+    # (a path may reach a C at which SpicyMKL drops every kernel: that warns)
+    cv <- suppressWarnings(cv.mkl(d$x, d$y, kernels = ks, method = m,
+                                  C = c(100, 30, 10, 3, 1, 0.3), nfolds = 3))
+    within <- cv$C[cv$cvm <= min(cv$cvm) + cv$cvsd[which.min(cv$cvm)]]
+    expect_gte(length(within), 2L)
+    expect_identical(cv$C.1se, min(within), label = m)
+  }
+})

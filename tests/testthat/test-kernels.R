@@ -121,3 +121,29 @@ test_that("the memory guard names the size and the alternative", {
   d <- two_class(40, 2)
   expect_error(gram(kernel_set(rbf_kernel(1:2)), d$x), "25.6 KB \\(40 x 40 x 2 doubles\\).*on the fly")
 })
+
+test_that("non-finite kernels are an error naming the kernel, in training and prediction", {
+  d <- two_class(30, 3, seed = 9)
+  big <- d$x
+  big[, 2] <- big[, 2] * 1e200
+  for (st in c("dense", "fly")) {
+    expect_error(mkl(big, d$y, kernels = kernel_set(linear_kernel(), rbf_kernel(1)),
+                     standardize = FALSE, control = mkl_control(store = st)),
+                 "linear\\[all\\].*non-finite", label = st)
+    expect_error(mkl(d$x * 3, d$y, kernels = kernel_set(poly_kernel(500)), standardize = FALSE,
+                     control = mkl_control(store = st)),
+                 "poly\\(degree=500\\)\\[all\\].*non-finite", label = st)
+  }
+  expect_error(gram(kernel_set(poly_kernel(500)), d$x * 3), "poly\\(degree=500\\)")
+  fit <- mkl(d$x, d$y, kernels = kernel_set(poly_kernel(3), rbf_kernel(1)), standardize = FALSE)
+  z <- d$x[1:3, ]
+  z[2, 1] <- 1e300
+  expect_error(predict(fit, z), "poly\\(degree=3\\)\\[all\\].*non-finite.*new data")
+})
+
+test_that("a kernel family where a set is expected points to kernel_set()", {
+  d <- two_class(20, 2, seed = 13)
+  expect_error(mkl(d$x, d$y, kernels = rbf_kernel(1:2)), "kernel_set\\(")
+  expect_error(gram(rbf_kernel(1), d$x), "kernel_set\\(")
+  expect_error(cv.mkl(d$x, d$y, kernels = rbf_kernel(1), C = c(2, 1)), "kernel_set\\(")
+})

@@ -38,3 +38,28 @@ test_that("predict types: class, link and response are consistent", {
   expect_equal(predict(reg, z, type = "response"), predict(reg, z, type = "link"))
   expect_error(predict(reg, z, type = "class"), "classification fits")
 })
+
+test_that("predict() takes newdata and refuses arguments it does not read", {
+  d <- two_class(50, 3, seed = 6)
+  fit <- mkl(d$x[1:40, ], d$y[1:40], kernels = kernel_set(rbf_kernel(1)))
+  xn <- d$x[41:50, ]
+  expect_length(predict(fit, newdata = xn), 10L)
+  expect_identical(predict(fit, newdata = xn, type = "link"), predict(fit, xn, type = "link"))
+  expect_error(predict(fit, xn, newdata = xn), "not both")
+  expect_error(predict(fit, xn, tpye = "link"), "unused argument.*tpye")
+})
+
+test_that("predict() on 20,000 new rows works block by block within a small memory budget", {
+  set.seed(12)
+  x <- matrix(rnorm(30 * 4), 30)
+  y <- ifelse(x[, 1] > 0, 1, -1)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2)), features = c("all", "each"))
+  fit <- mkl(x, y, kernels = ks)
+  z <- matrix(rnorm(20000 * 4), 20000)
+  # the whole test array (20,000 x 30 x 15 doubles, 72 MB) is far above this budget
+  old <- options(mklearn.max_bytes = 5e7)
+  on.exit(options(old))
+  f <- predict(fit, z, type = "link")
+  expect_length(f, 20000L)
+  expect_equal(f[19999:20000], predict(fit, z[19999:20000, ], type = "link"))
+})

@@ -190,3 +190,14 @@ test_that("a fit keeps alpha once and still warm-starts from itself", {
   expect_true(f2$converged)
   expect_equal(f2$objective, cold$objective, tolerance = 2e-4)
 })
+
+test_that("a fit that learned nothing says so: warning, print and summary", {
+  d <- two_class(40, 2, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4)))
+  expect_warning(fit <- mkl(d$x, d$y, kernels = ks, method = "spicy", C = 0.01),
+                 "learned nothing.*Raise C")
+  expect_output(print(fit), "Kernels selected: 0 of 4")
+  expect_output(print(fit), "learned nothing")
+  expect_output(print(summary(fit)), "learned nothing")
+  expect_match(fit$learned_nothing, "every kernel was dropped")
+})

@@ -174,3 +174,15 @@ test_that("SVM family on an on-the-fly kernel store: same fit as on the dense ar
     expect_equal(ff$fitted, fd$fitted, tolerance = 1e-5)
   }
 })
+
+test_that("an inner SVM at its iteration cap makes the SVM-family fit not converged", {
+  d <- two_class(60, 3, seed = 7)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), features = c("all", "each"))
+  for (m in c("simple", "hessian", "lp")) {
+    expect_warning(fit <- mkl(d$x, d$y, kernels = ks, method = m,
+                              control = mkl_control(svm_maxiter = 1)),
+                   "svm_maxiter", label = m)
+    expect_false(fit$converged, label = m)
+    expect_gt(fit$info$svm_maxiter_hits, 0L)
+  }
+})

@@ -35,3 +35,15 @@ test_that("uniform regression is kernel ridge regression in closed form", {
   Kt <- apply(gram(ks, x, newx), c(1, 2), mean)
   expect_equal(unname(predict(fit, newx)), drop(Kt %*% sol[1:60]) + sol[61], tolerance = 1e-8)
 })
+
+test_that("the uniform fit at the SMO cap names svm_maxiter, not maxiter", {
+  d <- two_class(60, 3, seed = 8)
+  w <- NULL
+  withCallingHandlers(mkl(d$x, d$y, kernels = kernel_set(rbf_kernel(1)),
+                          control = mkl_control(svm_maxiter = 2)),
+                      warning = function(c) {
+                        w <<- c(w, conditionMessage(c)); invokeRestart("muffleWarning")
+                      })
+  expect_true(any(grepl("svm_maxiter", w)))
+  expect_false(any(grepl("maxiter = )|control\\$maxiter", sub("svm_maxiter", "", w))))
+})

@@ -35,3 +35,16 @@ test_that("thread arguments are checked", {
   expect_identical(suppressMessages(mklearn:::check_threads(3)),
                    min(3L, mklearn:::max_threads()))
 })
+
+test_that("standardisation that overflows is an error naming the column", {
+  d <- two_class(30, 3, seed = 10)
+  x <- d$x
+  x[, "v3"] <- x[, "v3"] * 1e300
+  expect_error(mkl(x, d$y, kernels = kernel_set(rbf_kernel(1))), "overflows.*v3")
+})
+
+test_that("nthreads is capped at the processors available, with a message", {
+  expect_message(ctl <- mkl_control(nthreads = 1000), "processor")
+  expect_lte(ctl$nthreads, mklearn:::max_threads())
+  expect_message(gram(kernel_set(rbf_kernel(1)), matrix(1:6, 3), nthreads = 1000), "processor")
+})
