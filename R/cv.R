@@ -4,10 +4,19 @@
 #' standardisation rebuilt from the fold's training part, so nothing leaks from the held-out
 #' part), evaluates the held-out loss, and refits the path on all the data.
 #'
+#' Without `foldid`, the folds are drawn at random, stratified by class for classification
+#' (each class spread evenly over the folds). Fold fits that did not converge are counted:
+#' `print()` shows them per C and `cv.mkl()` gives one warning. When `C.min` is the largest or
+#' the smallest C of the grid, a message says so (the best C may lie beyond the grid).
+#'
 #' @param x,y,... data and arguments as for [mkl()] (`kernels`, `method`, `loss`, ...).
-#'   Precomputed kernels are not supported here.
+#'   Precomputed kernels are not supported here. Formula method: `x` is a formula and
+#'   `data` (in `...`) a data frame, as in `cv.mkl(y ~ ., data = df)`, without `y`; factors
+#'   are expanded once on all the data, and `fit` is a formula fit.
 #' @param C a strictly decreasing vector of C values (at least two; with a vector `lambda`, one
-#'   value is allowed and kept fixed).
+#'   value is allowed and kept fixed), on the scale of [mkl()] (the SVM box constant on
+#'   unit-diagonal kernels; larger C, less regularisation). Default: 21 values log-spaced from
+#'   1000 down to 0.01, four per decade.
 #' @param lambda `NULL` (the `lambda` of `...`'s elastic net, if any), or a vector of elastic-net
 #'   mixing parameters in \[0, 1\] (`method = "spicy", penalty = "elasticnet"`): each is
 #'   cross-validated over the C path on the same folds and the pair (C, lambda) with the
@@ -21,7 +30,9 @@
 #' @return An object of class `"cv.mkl"`: `C`, `cvm` (mean held-out loss), `cvsd` (its
 #'   standard error), `cvup`, `cvlo`, `C.min`, `C.1se` (the most regularised C whose loss is
 #'   within one standard error of the minimum: the smallest such C, for every method), `fit`
-#'   (the path on all data), `foldid`, `name`. With a vector `lambda`, also `lambda`,
+#'   (the path on all data; its call is the [mkl()] call that refits it), `foldid`, `name`,
+#'   `nonconverged` (per C, the number of folds whose fit did not converge), `n_foldfits`
+#'   (the number of fold fits), `C_default` (whether `C` was the default grid). With a vector `lambda`, also `lambda`,
 #'   `lambda.min` (the chosen value), `cvm_grid` (mean held-out loss, C x lambda); `cvm`, `fit`
 #'   etc. are those of `lambda.min`.
 #' @examples
@@ -36,20 +47,87 @@
 cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
                    type.measure = NULL) {
   cl <- match.call()
-  if (missing(C)) C <- NULL
+  grid_default <- missing(C)
+  if (grid_default) C <- default_C_grid()
+  formula <- NULL
+  data <- NULL
+  dots <- list(...)
+  if (!missing(x) && inherits(x, "formula")) {
+    # the formula method: the design matrix of all the data (factors expanded once, so every
+    # fold has the same columns); the path on all the data is a formula fit
+    if (!missing(y))
+      stop("the formula method of cv.mkl takes the response from the formula; do not give 'y'",
+           call. = FALSE)
+    data <- dots[["data"]]
+    if (is.null(data)) stop("the formula interface needs 'data'", call. = FALSE)
+    formula <- x
+    dots[["data"]] <- NULL
+    mf <- stats::model.frame(formula, data = data, na.action = stats::na.fail)
+    tt <- attr(mf, "terms")
+    y <- stats::model.response(mf)
+    if (is.null(y)) stop("the formula has no response", call. = FALSE)
+    attr(tt, "intercept") <- 1L
+    X <- stats::model.matrix(tt, mf)
+    x <- X[, colnames(X) != "(Intercept)", drop = FALSE]
+  } else if (missing(x)) x <- NULL
+  common <- list(nfolds = nfolds, foldid = foldid, type.measure = type.measure,
+                 formula = formula, data = data)
   out <- if (length(lambda) > 1L)
-    cv_lambda(x, y, ..., C = C, lambda = lambda, nfolds = nfolds, foldid = foldid,
-              type.measure = type.measure)
+    do.call(cv_lambda, c(list(x, y), dots, list(C = C, lambda = lambda), common))
   else if (length(lambda) == 1L)
-    cv_path(x, y, ..., lambda = lambda, C = C, nfolds = nfolds, foldid = foldid,
-            type.measure = type.measure)
-  else cv_path(x, y, ..., C = C, nfolds = nfolds, foldid = foldid, type.measure = type.measure)
+    do.call(cv_path, c(list(x, y), dots, list(lambda = lambda, C = C), common))
+  else do.call(cv_path, c(list(x, y), dots, list(C = C), common))
   out$call <- cl
+  out$C_default <- grid_default
+  # the path on all the data records the mkl() call that refits it (so update() works)
+  fc <- cl
+  fc[[1L]] <- as.name("mkl")
+  fc <- fc[!(names(fc) %in% c("nfolds", "foldid", "type.measure", "lambda"))]
+  fc[["C"]] <- out$C
+  if (!is.null(out$lambda.min)) fc[["lambda"]] <- out$lambda.min
+  out$fit$call <- fc
+  for (i in seq_along(out$fit$fits)) out$fit$fits[[i]]$call <- fc
+  nc <- out$nonconverged
+  if (!is.null(nc) && sum(nc) > 0L)
+    warning(sprintf(paste0("%d of %d fold fits did not converge (at C = %s); the held-out ",
+                           "losses at these C rest on unconverged fits: raise ",
+                           "mkl_control(maxiter = ) or loosen mkl_control(tol = )"),
+                    sum(nc), out$n_foldfits,
+                    paste(format(out$C[nc > 0], digits = 3), collapse = ", ")), call. = FALSE)
+  if (length(C) > 1L) {
+    edge <- if (out$C.min == max(out$C)) "largest" else if (out$C.min == min(out$C)) "smallest"
+    if (!is.null(edge))
+      message(sprintf(paste0("C.min = %s is the %s C of the grid (%s): the best C may lie ",
+                             "beyond it; extend the grid with %s values"),
+                      format(out$C.min, digits = 3), edge,
+                      if (edge == "largest") "the least regularised" else "the most regularised",
+                      if (edge == "largest") "larger" else "smaller"))
+  }
   out
 }
 
-# Cross-validation of one C path (the lambda of an elastic net, if any, is in '...').
-cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure) {
+# The default C grid of cv.mkl: log-spaced and decreasing, on mkl()'s scale of C (the SVM box
+# constant on unit-diagonal kernels, where C = 1 is a useful default whatever n): from 1000
+# (hardly regularised) to 0.01 (so regularised that the model is close to constant), four
+# values per decade.
+default_C_grid <- function() 10^seq(3, -2, by = -0.25)
+
+# Fold numbers 1..nfolds; for classification, stratified: each class is spread evenly over
+# the folds (the classes in random order within, the folds continuing from class to class).
+make_folds <- function(y, nfolds, classification) {
+  n <- length(y)
+  if (!classification) return(sample(rep_len(seq_len(nfolds), n)))
+  idx <- unlist(lapply(split(seq_len(n), as.character(y)),
+                       function(i) i[sample.int(length(i))]), use.names = FALSE)
+  foldid <- integer(n)
+  foldid[idx] <- sample(nfolds)[rep_len(seq_len(nfolds), n)]
+  foldid
+}
+
+# Cross-validation of one C path (the lambda of an elastic net, if any, is in '...'). With a
+# formula, 'x' is its design matrix and 'y' its response, and the path on all the data is
+# fitted by the formula method.
+cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, data = NULL) {
   if (is.null(C) || !is.numeric(C) || length(C) < 2L)
     stop("cv.mkl needs a vector 'C' of at least two values", call. = FALSE)
   args <- list(...)
@@ -57,7 +135,8 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure) {
   if (!is.null(args[["kernels"]]) && !inherits(args[["kernels"]], "kernel_set"))
     stop("cv.mkl needs a kernel_set (precomputed kernels cannot be split into folds here)",
          call. = FALSE)
-  fit <- mkl(x, y, C = C, ...)
+  fit <- if (is.null(formula)) mkl(x, y, C = C, ...) else
+    mkl(formula, data = data, C = C, ...)
   task <- fit$fits[[1]]$task
   n <- fit$fits[[1]]$nobs
   measures <- if (task == "classification") c("class", "deviance") else c("mse", "mae")
@@ -68,7 +147,7 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure) {
                  paste0("'", measures, "'", collapse = " or ")), call. = FALSE)
   if (is.null(foldid)) {
     nfolds <- as.integer(check_scalar(nfolds, "nfolds", 2, n))
-    foldid <- sample(rep_len(seq_len(nfolds), n))
+    foldid <- make_folds(fit$fits[[1]]$y, nfolds, task == "classification")
   } else {
     if (!is.numeric(foldid) || length(foldid) != n || anyNA(foldid) ||
         any(foldid != round(foldid)) || length(unique(foldid)) < 2L)
@@ -78,12 +157,16 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure) {
   xm <- if (is.data.frame(x)) x else as.matrix(x)
   yv <- fit$fits[[1]]$y            # coded: -1/+1 or numeric
   loss <- matrix(NA_real_, n, length(C))
+  nonconv <- integer(length(C))    # per C, the folds whose fit did not converge
   for (k in folds) {
     out <- foldid == k
     yk <- y[!out]
+    # a fold fit's warnings are not passed on one by one: the fits that did not converge are
+    # counted (and reported once by cv.mkl)
     fk <- suppressWarnings(mkl(xm[!out, , drop = FALSE], yk, C = C, ...))
     for (j in seq_along(C)) {
       fj <- fk$fits[[j]]
+      if (!isTRUE(fj[["converged"]])) nonconv[j] <- nonconv[j] + 1L
       if (task == "classification") {
         if (type.measure == "class") {
           f <- predict(fj, xm[out, , drop = FALSE], type = "link")
@@ -110,13 +193,15 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure) {
   i1se <- max(within)
   structure(list(C = C, cvm = cvm, cvsd = cvsd, cvup = cvm + cvsd, cvlo = cvm - cvsd,
                  C.min = C[imin], C.1se = C[i1se], fit = fit, foldid = foldid,
-                 name = type.measure), class = "cv.mkl")
+                 name = type.measure, nonconverged = nonconv,
+                 n_foldfits = length(C) * length(folds)), class = "cv.mkl")
 }
 
 # Elastic net's lambda (and C) by cross-validation: the C path on the same folds for every
 # lambda; the pair with the smallest mean held-out loss wins. A single C is fitted as the path
 # c(C, C / 2) (cv.mkl needs a path) and only C is considered.
-cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure) {
+cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formula = NULL,
+                      data = NULL) {
   args <- list(...)
   if (!identical(args[["penalty"]], "elasticnet") || !identical(args[["method"]], "spicy"))
     stop("a vector 'lambda' needs method = \"spicy\" and penalty = \"elasticnet\"",
@@ -128,10 +213,12 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure) {
   if (is.null(foldid)) {
     n <- NROW(y)
     nfolds <- as.integer(check_scalar(nfolds, "nfolds", 2, n))
-    foldid <- sample(rep_len(seq_len(nfolds), n))
+    yc <- check_y(y, n, args[["task"]])
+    foldid <- make_folds(yc$y, nfolds, yc$task == "classification")
   }
   cvs <- lapply(lambda, function(l) cv_path(x, y, ..., C = Cp, lambda = l, nfolds = nfolds,
-                                            foldid = foldid, type.measure = type.measure))
+                                            foldid = foldid, type.measure = type.measure,
+                                            formula = formula, data = data))
   grid <- vapply(cvs, function(cv) if (single) cv$cvm[1L] else cv$cvm, numeric(if (single) 1L
                                                                              else length(C)))
   grid <- matrix(grid, ncol = length(lambda), dimnames = list(C = format(C), lambda = format(lambda)))
@@ -140,6 +227,8 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure) {
   out$lambda <- lambda
   out$lambda.min <- lambda[best[2L]]
   out$cvm_grid <- grid
+  out$nonconverged <- Reduce(`+`, lapply(cvs, `[[`, "nonconverged"))
+  out$n_foldfits <- sum(vapply(cvs, `[[`, 1, "n_foldfits"))
   if (single) {
     out$C.min <- C
     out$C.1se <- C
@@ -162,7 +251,12 @@ print.cv.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
               length(unique(x$foldid)), x$fit$method, length(x$C), x$name))
   tab <- data.frame(C = x$C, cvm = x$cvm, cvsd = x$cvsd,
                     kernels = vapply(x$fit$fits, function(f) sum(f$weights > 0), 1L))
+  nc <- x[["nonconverged"]]
+  if (!is.null(nc) && sum(nc) > 0L) tab$not_converged <- nc
   print(tab, digits = digits, row.names = FALSE)
+  if (!is.null(nc) && sum(nc) > 0L)
+    cat(sprintf(paste0("\nWARNING: %d of %d fold fits did not converge (column ",
+                       "'not_converged': folds per C)\n"), sum(nc), x[["n_foldfits"]]))
   cat(sprintf("\nC.min = %s, C.1se = %s\n", format(x$C.min, digits = digits),
               format(x$C.1se, digits = digits)))
   if (!is.null(x$lambda.min)) {

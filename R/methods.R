@@ -112,6 +112,10 @@ coef.mkl <- function(object, type = c("weights", "alpha", "bias"), nonzero = FAL
 
 prepare_newx <- function(object, newx) {
   if (!is.null(object$terms) && is.data.frame(newx)) {
+    miss <- setdiff(all.vars(object$terms), names(newx))
+    if (length(miss))
+      stop(sprintf("the new data lack variable(s) of the model formula: %s",
+                   paste(miss, collapse = ", ")), call. = FALSE)
     mf <- stats::model.frame(object$terms, newx, xlev = object$xlevels, na.action = stats::na.fail)
     X <- stats::model.matrix(object$terms, mf, contrasts.arg = object$contrasts)
     newx <- X[, colnames(X) != "(Intercept)", drop = FALSE]
@@ -271,6 +275,54 @@ print.mkl_path <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
                     gap = vapply(x$fits, function(f) as.double(utils::tail(f$history$gap, 1L)), 1))
   cat(sprintf("Path of %d '%s' fits (warm-started):\n", length(x$C), x$method))
   print(tab, digits = digits, row.names = FALSE)
+  invisible(x)
+}
+
+#' Summarise a path of mkl fits
+#'
+#' @param object an `"mkl_path"` (from [mkl()] with a vector `C`).
+#' @param ... unused.
+#' @return An object of class `"summary.mkl_path"`: `call`, `method`, `task` and `table`, a
+#'   data frame with one row per C: `C`, `kernels` (the number selected), `converged`,
+#'   `iterations`, `gap` (the last relative duality gap, `NA` when the solver records none),
+#'   `objective`, and the training error (`error`, classification) or `rmse` (regression).
+#' @examples
+#' set.seed(2)
+#' x <- matrix(rnorm(200), 50)
+#' y <- ifelse(x[, 1]^2 + x[, 2] > 1, 1, -1)
+#' path <- mkl(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 2))), C = c(10, 1, 0.1))
+#' summary(path)
+#' @export
+summary.mkl_path <- function(object, ...) {
+  fits <- object$fits
+  task <- fits[[1L]]$task
+  last_gap <- function(f) {
+    g <- utils::tail(f$history$gap, 1L)
+    if (length(g)) as.double(g) else NA_real_
+  }
+  tab <- data.frame(C = object$C,
+                    kernels = vapply(fits, function(f) sum(f$weights > 0), 1L),
+                    converged = vapply(fits, function(f) isTRUE(f[["converged"]]), TRUE),
+                    iterations = vapply(fits, function(f) as.integer(f[["iterations"]]), 1L),
+                    gap = vapply(fits, last_gap, 1),
+                    objective = vapply(fits, function(f) as.double(f[["objective"]])[1L], 1))
+  if (task == "classification")
+    tab$error <- vapply(fits, function(f) mean(sign(f$fitted) != f$y), 1)
+  else tab$rmse <- vapply(fits, function(f) sqrt(mean((f$fitted - f$y)^2)), 1)
+  structure(list(call = object$call, method = object$method, task = task,
+                 nobs = fits[[1L]]$nobs, M = fits[[1L]]$M, table = tab),
+            class = "summary.mkl_path")
+}
+
+#' @export
+print.summary.mkl_path <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("\nCall:  ", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
+  cat(sprintf("Path of %d '%s' fits (%s), %d observations, %d kernels\n", nrow(x$table),
+              x$method, x$task, x$nobs, x$M))
+  cat(sprintf("Training %s per C:\n", if (x$task == "classification") "error" else "RMSE"))
+  print(x$table, digits = digits, row.names = FALSE)
+  nc <- sum(!x$table$converged)
+  if (nc) cat(sprintf("\n%d of %d fits did NOT converge\n", nc, nrow(x$table)))
   invisible(x)
 }
 

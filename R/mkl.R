@@ -52,7 +52,7 @@
 #' `C = C_old / n` (box constants, more exactly `C_old * (1/n + jitter)`) or
 #' `C = 1 / (2 C_old)` (SpicyMKL).
 #'
-#' @param x a numeric matrix or data frame of numeric columns (n x p); may be `NULL` when
+#' @param x a numeric matrix or data frame of numeric columns (n x p); may be `NULL` (or omitted) when
 #'   `kernels` are precomputed. For the formula method, a formula.
 #' @param y the response: a two-level factor, a numeric vector in \{-1, 1\} or \{0, 1\}
 #'   (classification), or a numeric vector (regression).
@@ -96,7 +96,18 @@
 #' mean(predict(fit, d) == d$Species)
 #' head(coef(fit))
 #' @export
-mkl <- function(x, ...) UseMethod("mkl")
+mkl <- function(x, ...) {
+  # precomputed kernels need no 'x': mkl(y = y, kernels = K) is mkl(NULL, y, kernels = K)
+  if (missing(x)) {
+    cl <- match.call()
+    fit <- mkl.default(x = NULL, ...)
+    fit$call <- cl
+    if (inherits(fit, "mkl_path"))
+      for (i in seq_along(fit$fits)) fit$fits[[i]]$call <- cl
+    return(fit)
+  }
+  UseMethod("mkl")
+}
 
 #' @rdname mkl
 #' @param data a data frame for the formula method.
@@ -104,6 +115,7 @@ mkl <- function(x, ...) UseMethod("mkl")
 mkl.formula <- function(x, data, ...) {
   formula <- x
   cl <- match.call()
+  cl[[1L]] <- as.name("mkl")      # so that update() calls the generic
   if (missing(data)) stop("the formula interface needs 'data'", call. = FALSE)
   mf <- stats::model.frame(formula, data = data, na.action = stats::na.fail)
   tt <- attr(mf, "terms")
@@ -152,7 +164,7 @@ mkl_methods <- function() {
 
 #' @rdname mkl
 #' @export
-mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
+mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                                                    poly_kernel(1:2)),
                         method = c("uniform", "spicy", "simple", "hessian", "lp", "bayes",
                                    "l01", "mwu"), C = 1,
@@ -160,6 +172,7 @@ mkl.default <- function(x, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                         epsilon = 0.1, standardize = TRUE, task = NULL,
                         control = mkl_control(), init = NULL, ...) {
   cl <- match.call()
+  cl[[1L]] <- as.name("mkl")      # so that update() calls the generic
   given <- c(p = !missing(p), lambda = !missing(lambda), epsilon = !missing(epsilon))
   if (length(list(...)))
     stop(sprintf("unused argument(s): %s", paste(names(list(...)), collapse = ", ")),
