@@ -90,10 +90,10 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
   nc <- out$nonconverged
   if (!is.null(nc) && sum(nc) > 0L)
     warning(sprintf(paste0("%d of %d fold fits did not converge (at C = %s); the held-out ",
-                           "losses at these C rest on unconverged fits: raise ",
-                           "mkl_control(maxiter = ) or loosen mkl_control(tol = )"),
+                           "losses at these C rest on unconverged fits. mkl() on the training ",
+                           "part of a fold warns which mkl_control() settings to change."),
                     sum(nc), out$n_foldfits,
-                    paste(format(out$C[nc > 0], digits = 3), collapse = ", ")), call. = FALSE)
+                    paste(signif(out$C[nc > 0], 3), collapse = ", ")), call. = FALSE)
   if (length(C) > 1L) {
     edge <- if (out$C.min == max(out$C)) "largest" else if (out$C.min == min(out$C)) "smallest"
     if (!is.null(edge))

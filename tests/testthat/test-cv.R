@@ -54,3 +54,91 @@ test_that("cv.mkl's C.1se is the smallest C within one standard error for every 
     expect_identical(cv$C.1se, min(within), label = m)
   }
 })
+
+test_that("cv.mkl without C uses a decreasing log-spaced default grid", {
+  set.seed(1)
+  x <- matrix(rnorm(160), 40)
+  y <- ifelse(x[, 1] + x[, 2] > 0, 1, -1)
+  ks <- kernel_set(rbf_kernel(1))
+  cv <- cv.mkl(x, y, kernels = ks, nfolds = 3)
+  expect_equal(cv$C, 10^seq(3, -2, by = -0.25))
+  expect_true(cv$C_default)
+  expect_true(all(diff(log10(cv$C)) < 0))
+  expect_equal(cv$fit$C, cv$C)
+  expect_false(cv.mkl(x, y, kernels = ks, C = c(3, 1, 0.3), nfolds = 3)$C_default)
+})
+
+test_that("cv.mkl says when C.min is at the edge of the grid, and not otherwise", {
+  set.seed(22)
+  x <- matrix(runif(120), 60)
+  y <- sin(3 * x[, 1]) + 0.1 * rnorm(60)
+  ks <- kernel_set(rbf_kernel(0.5))
+  expect_message(cv <- cv.mkl(x, y, kernels = ks, C = c(0.01, 0.001, 1e-4), nfolds = 3),
+                 "C.min = 0.01 is the largest C of the grid .*larger values")
+  expect_identical(cv$C.min, 0.01)
+  foldid <- rep(1:3, 20)
+  expect_message(cv <- cv.mkl(x, y, kernels = ks, C = c(1e6, 1e5), foldid = foldid),
+                 "is the smallest C of the grid .*smaller values")
+  expect_identical(cv$C.min, 1e5)
+  expect_no_message(cv <- cv.mkl(x, y, kernels = ks, C = c(1e4, 100, 1, 0.01), foldid = foldid))
+  expect_identical(cv$C.min, 100)
+})
+
+test_that("cv.mkl has a formula method equal to the matrix interface on the design matrix", {
+  d <- two_class(60, 3, seed = 23)
+  set.seed(25)
+  df <- data.frame(d$x, g = factor(sample(c("p", "q", "r"), 60, replace = TRUE)),
+                   cls = factor(ifelse(d$y > 0, "yes", "no")))
+  X <- model.matrix(cls ~ ., df)[, -1]
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)))
+  foldid <- rep(1:3, 20)
+  cvf <- cv.mkl(cls ~ ., data = df, kernels = ks, C = c(10, 1, 0.1), foldid = foldid)
+  cvm <- cv.mkl(X, df$cls, kernels = ks, C = c(10, 1, 0.1), foldid = foldid)
+  expect_s3_class(cvf, "cv.mkl")
+  expect_equal(cvf$cvm, cvm$cvm)
+  expect_equal(cvf$cvsd, cvm$cvsd)
+  expect_false(is.null(cvf$fit$fits[[1]]$terms))
+  expect_identical(predict(cvf, df[1:5, ], s = 1), predict(cvm, X[1:5, ], s = 1))
+  # the path on all the data carries the mkl() call that refits it
+  expect_identical(cvf$fit$call[[1L]], as.name("mkl"))
+  expect_equal(update(cvf$fit, C = 10)$alpha, cvf$fit$fits[[1]]$alpha)
+  expect_error(cv.mkl(cls ~ ., kernels = ks, C = c(2, 1)), "needs 'data'")
+  expect_error(cv.mkl(cls ~ ., df$cls, data = df, C = c(2, 1)), "do not give 'y'")
+})
+
+test_that("fold fits that did not converge are counted, printed and warned about once", {
+  d <- two_class(60, 3, seed = 19)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)))
+  ctl <- mkl_control(svm_maxiter = 3)
+  ws <- capture_warnings(cv <- cv.mkl(d$x, d$y, kernels = ks, C = c(100, 10), nfolds = 3,
+                                      control = ctl))
+  expect_identical(cv$nonconverged, c(3L, 3L))
+  expect_identical(cv$n_foldfits, 6L)
+  fw <- grep("fold fits", ws, value = TRUE)
+  expect_length(fw, 1L)
+  expect_match(fw, "^6 of 6 fold fits did not converge \\(at C = 100, 10\\).*mkl_control")
+  expect_output(print(cv), "not_converged")
+  expect_output(print(cv), "WARNING: 6 of 6 fold fits did not converge")
+  # converged folds: no column, no warning
+  cv2 <- cv.mkl(d$x, d$y, kernels = ks, C = c(10, 1), nfolds = 3)
+  expect_identical(cv2$nonconverged, c(0L, 0L))
+  expect_false(any(grepl("not_converged", capture_output(print(cv2)))))
+})
+
+test_that("folds are stratified by class for classification when foldid is not given", {
+  d <- two_class(60, 3, seed = 24)
+  y <- ifelse(seq_len(60) <= 15, 1, -1)           # 15 against 45
+  ks <- kernel_set(rbf_kernel(1))
+  set.seed(5)
+  cv <- cv.mkl(d$x, y, kernels = ks, C = c(2, 1), nfolds = 5)
+  tab <- table(cv$foldid, y)
+  expect_identical(unname(tab[, "1"]), rep(3L, 5))
+  expect_identical(unname(tab[, "-1"]), rep(9L, 5))
+  # unequal class sizes: per class, fold counts differ by at most one
+  y2 <- ifelse(seq_len(60) <= 17, 1, -1)
+  set.seed(6)
+  cv <- cv.mkl(d$x, y2, kernels = ks, C = c(2, 1), nfolds = 4)
+  tab <- table(cv$foldid, y2)
+  expect_lte(max(apply(tab, 2, function(v) diff(range(v)))), 1L)
+  expect_lte(diff(range(table(cv$foldid))), 1L)
+})

@@ -63,3 +63,44 @@ test_that("predict() on 20,000 new rows works block by block within a small memo
   expect_length(f, 20000L)
   expect_equal(f[19999:20000], predict(fit, z[19999:20000, ], type = "link"))
 })
+
+test_that("predict() on a formula fit names the variables missing from the new data", {
+  d <- two_class(40, 3, seed = 33)
+  df <- data.frame(d$x, cls = factor(ifelse(d$y > 0, "yes", "no")))
+  ff <- mkl(cls ~ ., data = df, kernels = kernel_set(rbf_kernel(1)))
+  expect_error(predict(ff, df[, c("v2", "cls")]),
+               "the new data lack variable\\(s\\) of the model formula: v1, v3")
+  expect_error(predict(ff, newdata = df[, -2]), "formula: v2$")
+  # the response is not needed
+  expect_length(predict(ff, df[1:5, c("v1", "v2", "v3")]), 5L)
+})
+
+test_that("summary() of a path: one row per C, with a print method", {
+  d <- two_class(50, 3, seed = 34)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), features = c("all", "each"))
+  path <- mkl(d$x, d$y, kernels = ks, C = c(10, 1, 0.1))
+  s <- summary(path)
+  expect_s3_class(s, "summary.mkl_path")
+  tab <- s$table
+  expect_named(tab, c("C", "kernels", "converged", "iterations", "gap", "objective", "error"))
+  expect_identical(tab$C, path$C)
+  for (j in 1:3) {
+    f <- path$fits[[j]]
+    expect_identical(tab$kernels[j], sum(f$weights > 0))
+    expect_identical(tab$converged[j], f$converged)
+    expect_identical(tab$iterations[j], f$iterations)
+    expect_equal(tab$objective[j], as.double(f$objective))
+    expect_equal(tab$gap[j], as.double(utils::tail(f$history$gap, 1L)))
+    expect_equal(tab$error[j], summary(f)$train[["error"]])
+  }
+  expect_output(print(s), "Path of 3 'uniform' fits")
+  expect_output(print(s), "Training error per C")
+  reg <- mkl(d$x, d$x[, 1]^2, kernels = ks, C = c(10, 1))
+  sr <- summary(reg)
+  expect_true("rmse" %in% names(sr$table))
+  expect_equal(sr$table$rmse[2], summary(reg$fits[[2]])$train[["rmse"]])
+  expect_output(print(sr), "Training RMSE per C")
+  sn <- suppressWarnings(summary(mkl(d$x, d$y, kernels = ks, C = c(10, 1),
+                                     control = mkl_control(svm_maxiter = 3))))
+  expect_output(print(sn), "2 of 2 fits did NOT converge")
+})
