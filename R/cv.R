@@ -70,6 +70,10 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
     X <- stats::model.matrix(tt, mf)
     x <- X[, colnames(X) != "(Intercept)", drop = FALSE]
   } else if (missing(x)) x <- NULL
+  if (identical(dots[["method"]], "bayes"))
+    stop(paste0("cv.mkl cross-validates C, and method 'bayes' has none (it learns the kernel ",
+                "variances by maximising the marginal likelihood): fit it with mkl()"),
+         call. = FALSE)
   common <- list(nfolds = nfolds, foldid = foldid, type.measure = type.measure,
                  formula = formula, data = data)
   out <- if (length(lambda) > 1L)

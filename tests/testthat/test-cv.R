@@ -66,6 +66,8 @@ test_that("cv.mkl without C uses a decreasing log-spaced default grid", {
   expect_true(all(diff(log10(cv$C)) < 0))
   expect_equal(cv$fit$C, cv$C)
   expect_false(cv.mkl(x, y, kernels = ks, C = c(3, 1, 0.3), nfolds = 3)$C_default)
+  expect_output(print(cv), "over 21 values of C")
+  expect_error(cv.mkl(x, y, kernels = ks, method = "bayes"), "method 'bayes' has none")
 })
 
 test_that("cv.mkl says when C.min is at the edge of the grid, and not otherwise", {
