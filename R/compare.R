@@ -212,10 +212,8 @@ compare_fit <- function(m, x, y, kernels, C, lambda, lambda_grid, loss, task, nf
     Cv <- NA_real_
   } else if (m == "elastic_cv") {
     Cs <- sort(as.double(C), decreasing = TRUE)
-    cv <- suppressWarnings(do.call(cv.mkl, c(list(x = x, y = y, kernels = kernels,
-                                                  control = control, C = Cs,
-                                                  lambda = lambda_grid, nfolds = nfolds),
-                                             args)))
+    cv <- quiet_cv(c(list(x = x, y = y, kernels = kernels, control = control, C = Cs,
+                          lambda = lambda_grid, nfolds = nfolds), args))
     lam <- cv$lambda.min
     Cv <- cv$C.min
     fit <- suppressWarnings(call_mkl(list(C = Cv, lambda = lam)))
@@ -224,9 +222,8 @@ compare_fit <- function(m, x, y, kernels, C, lambda, lambda_grid, loss, task, nf
     extra <- if (m == "elastic") list(lambda = lambda) else list()
     if (length(C) > 1L) {
       Cs <- sort(as.double(C), decreasing = TRUE)
-      cv <- suppressWarnings(do.call(cv.mkl, c(list(x = x, y = y, kernels = kernels,
-                                                    control = control, C = Cs,
-                                                    nfolds = nfolds), args, extra)))
+      cv <- quiet_cv(c(list(x = x, y = y, kernels = kernels, control = control, C = Cs,
+                            nfolds = nfolds), args, extra))
       Cv <- cv$C.min
     } else Cv <- as.double(C)
     fit <- suppressWarnings(call_mkl(c(list(C = Cv), extra)))
@@ -312,3 +309,7 @@ plot.mkl_compare <- function(x, type = c("measure", "weights"), ...) {
   }
   invisible(x)
 }
+
+# cv.mkl inside a comparison: its convergence warnings are collected in the results, and its
+# note about a C at the edge of the grid would repeat for every split
+quiet_cv <- function(args) suppressMessages(suppressWarnings(do.call(cv.mkl, args)))

@@ -114,6 +114,7 @@ static int eb_factor(eb_work *w, eb_point *p)
     if (w->o->bias_kernel && p->d0 > 0.0)
         for (size_t k = 0; k < (size_t) n * n; k++) w->A[k] += p->d0;
     w->factorizations++;
+    R_CheckUserInterrupt();   /* each phase of a step is O(n^2 M) or O(n^3): check between */
     F77_CALL(dpotrf)("L", &n, w->A, &n, &info FCONE);
     if (info != 0) { p->J = R_PosInf; return info; }
     memcpy(w->beta, w->y, (size_t) n * sizeof(double));
@@ -134,8 +135,10 @@ static int eb_stats(eb_work *w, eb_point *p)
 {
     int n = w->n, info = 0;
     double *A = w->A;
+    R_CheckUserInterrupt();
     F77_CALL(dpotri)("L", &n, A, &n, &info FCONE);
     if (info != 0) return info;
+    R_CheckUserInterrupt();
     for (int j = 0; j < n; j++)
         for (int i = j + 1; i < n; i++) A[(size_t) i * n + j] = A[(size_t) j * n + i];
     double ts = 0.0, qs = 0.0, tb = 0.0, sb = 0.0;

@@ -175,7 +175,9 @@ static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
         memcpy(p[k], r[k], (size_t) n * sizeof(double));
         act[k] = sqrt(rr[k]) > stop[k];
     }
+    double tlast = mk_time();
     for (int it = 0; it < cg_maxiter && (act[0] || act[1]); it++) {
+        if ((it & 15) == 15) mk_interrupt_every(&tlast, 0.02);   /* long solves at large n */
         if (act[0] && act[1]) matvec2(ws->Kd, n, p[0], p[1], q[0], q[1]);
         else if (act[0]) matvec(ws->Kd, n, p[0], q[0]);
         else matvec(ws->Kd, n, p[1], q[1]);
