@@ -62,13 +62,9 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
     if (is.null(data)) stop("the formula interface needs 'data'", call. = FALSE)
     formula <- x
     dots[["data"]] <- NULL
-    mf <- stats::model.frame(formula, data = data, na.action = stats::na.fail)
-    tt <- attr(mf, "terms")
-    y <- stats::model.response(mf)
-    if (is.null(y)) stop("the formula has no response", call. = FALSE)
-    attr(tt, "intercept") <- 1L
-    X <- stats::model.matrix(tt, mf)
-    x <- X[, colnames(X) != "(Intercept)", drop = FALSE]
+    des <- formula_design(formula, data)
+    x <- des$x
+    y <- des$y
   } else if (missing(x)) x <- NULL
   if (identical(dots[["method"]], "bayes"))
     stop(paste0("cv.mkl cross-validates C, and method 'bayes' has none (it learns the kernel ",

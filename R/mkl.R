@@ -117,20 +117,15 @@ mkl.formula <- function(x, data, ...) {
   cl <- match.call()
   cl[[1L]] <- as.name("mkl")      # so that update() calls the generic
   if (missing(data)) stop("the formula interface needs 'data'", call. = FALSE)
-  mf <- stats::model.frame(formula, data = data, na.action = stats::na.fail)
-  tt <- attr(mf, "terms")
-  y <- stats::model.response(mf)
-  if (is.null(y)) stop("the formula has no response", call. = FALSE)
-  attr(tt, "intercept") <- 1L
-  X <- stats::model.matrix(tt, mf)
-  X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
-  fit <- mkl.default(X, y, ...)
+  des <- formula_design(formula, data)
+  fit <- mkl.default(des$x, des$y, ...)
+  tt <- des$terms
   attr(tt, ".Environment") <- NULL
   add_formula <- function(f) {
     f$call <- cl
     f$terms <- stats::delete.response(tt)
-    f$xlevels <- stats::.getXlevels(tt, mf)
-    f$contrasts <- attr(X, "contrasts")
+    f$xlevels <- stats::.getXlevels(tt, des$frame)
+    f$contrasts <- attr(des$x, "contrasts")
     f
   }
   if (inherits(fit, "mkl_path")) {

@@ -185,3 +185,17 @@ check_dots_empty <- function(dots, fun) {
   nm[!nzchar(nm)] <- "(unnamed)"
   stop(sprintf("%s: unused argument(s) %s", fun, paste(nm, collapse = ", ")), call. = FALSE)
 }
+
+# The design of a formula on a data frame: x (the model matrix without the intercept column,
+# with its "contrasts" attribute), y (the response), the terms and the model frame.
+formula_design <- function(formula, data) {
+  mf <- stats::model.frame(formula, data = data, na.action = stats::na.fail)
+  tt <- attr(mf, "terms")
+  y <- stats::model.response(mf)
+  if (is.null(y)) stop("the formula has no response", call. = FALSE)
+  attr(tt, "intercept") <- 1L
+  X <- stats::model.matrix(tt, mf)
+  x <- X[, colnames(X) != "(Intercept)", drop = FALSE]
+  attr(x, "contrasts") <- attr(X, "contrasts")
+  list(x = x, y = y, terms = tt, frame = mf)
+}
