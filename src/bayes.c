@@ -386,13 +386,6 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
     out->time = mk_time() - t0;
 }
 
-static double *vec_from(SEXP start, const char *name, int len)
-{
-    SEXP v = mk_ctl(start, name);
-    if (!isReal(v) || LENGTH(v) != len) error("start value '%s' must be %d doubles", name, len);
-    return REAL(v);
-}
-
 SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
 {
     mk_store st;
@@ -431,7 +424,7 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
 
     eb_point p;
     point_alloc(&p, M);
-    memcpy(p.d, vec_from(start, "d", M), (size_t) M * sizeof(double));
+    mk_list_copy(start, "d", p.d, M);
     p.s2 = mk_ctl_real(start, "sigma2");
     p.d0 = o.bias_kernel ? mk_ctl_real(start, "d0") : 0.0;
     double vtot = mk_ctl_real(start, "prior_variance");

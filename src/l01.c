@@ -424,10 +424,8 @@ static void l01_admm(const mk_store *st, const double *y, const l01_opts *o, l01
 
 static double *vec_copy(SEXP lst, const char *name, int len)
 {
-    SEXP v = mk_ctl(lst, name);
-    if (!isReal(v) || XLENGTH(v) != len) error("start value '%s' must be %d doubles", name, len);
     double *out = (double *) R_alloc(len, sizeof(double));
-    memcpy(out, REAL(v), (size_t) len * sizeof(double));
+    mk_list_copy(lst, name, out, len);
     return out;
 }
 

@@ -54,6 +54,11 @@ int mk_chol_solve(double *A, int n, double *B, int nrhs);
 /* The R <-> C contract. Options arrive as one named list, read by name (an absent name is an
    error: the R front end fills every default). Results leave as named lists. */
 SEXP mk_ctl(SEXP ctl, const char *name);          /* the element, or error() */
+/* The element of a named list, or R_NilValue when absent (what == NULL) or error("<what> '<name>'
+   is missing"). */
+SEXP mk_list_elt(SEXP list, const char *name, const char *what);
+/* Copy the named double vector of length len (a start value: init or warm-start lists). */
+void mk_list_copy(SEXP list, const char *name, double *dst, R_xlen_t len);
 double mk_ctl_real(SEXP ctl, const char *name);   /* one number (integer or double) */
 int mk_ctl_int(SEXP ctl, const char *name);       /* one integer (integer, logical or double) */
 /* A named list with the given names (NULL-terminated), PROTECTed once: the caller UNPROTECTs

@@ -1500,15 +1500,6 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
 
 /* ------------------------------------------------------------------ .Call wrapper */
 
-/* Copy a double vector of length len from the named element of init. */
-static void sp_init_vec(SEXP init, const char *name, double *dst, R_xlen_t len)
-{
-    SEXP v = mk_ctl(init, name);
-    if (!isReal(v) || XLENGTH(v) != len)
-        error("init$%s must be a double vector of length %lld", name, (long long) len);
-    memcpy(dst, REAL(v), sizeof(double) * (size_t) len);
-}
-
 /* mkc_spicy(store, y, control, init)
    control (named, R/spicy.R): loss (code), C1, C2, eps, tol, maxiter, inner_tol, inner_maxiter,
      nthreads, verbose, cg (-1 auto, 0 Cholesky, 1 CG), cg_threshold, screening (0: every
@@ -1571,11 +1562,11 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     int warm = 0;
     if (!isNull(init)) {
         if (!isNewList(init)) error("'init' must be NULL or a named list");
-        sp_init_vec(init, "alpha", al, (R_xlen_t) nM);
-        sp_init_vec(init, "b", &b, 1);
-        sp_init_vec(init, "rho", REAL(rho), n);
-        sp_init_vec(init, "aux", REAL(aux), 2 * (R_xlen_t) n);
-        sp_init_vec(init, "gamma", gam, 2);
+        mk_list_copy(init, "alpha", al, (R_xlen_t) nM);
+        mk_list_copy(init, "b", &b, 1);
+        mk_list_copy(init, "rho", REAL(rho), n);
+        mk_list_copy(init, "aux", REAL(aux), 2 * (R_xlen_t) n);
+        mk_list_copy(init, "gamma", gam, 2);
         if (!(gam[0] > 0.0) || !(gam[1] > 0.0)) error("invalid init$gamma");
         warm = 1;
     }

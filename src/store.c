@@ -18,14 +18,6 @@
 
 /* ------------------------------------------------------------------ reading the R list */
 
-static SEXP entry(SEXP s, const char *name, int required)
-{
-    SEXP nms = getAttrib(s, R_NamesSymbol);
-    for (R_xlen_t i = 0; i < XLENGTH(s); i++)
-        if (!isNull(nms) && strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) return VECTOR_ELT(s, i);
-    if (required) error("kernel store: entry '%s' is missing", name);
-    return R_NilValue;
-}
 
 static const double *real_of(SEXP v, R_xlen_t len, const char *name)
 {
@@ -47,11 +39,11 @@ void mk_store_read(SEXP s, mk_store *st)
 {
     if (!isNewList(s)) error("kernel store: not a list");
     memset(st, 0, sizeof(*st));
-    st->kind = asInteger(entry(s, "kind", 1));
-    SEXP nt = entry(s, "nthreads", 0);
+    st->kind = asInteger(mk_list_elt(s, "kind", "kernel store: entry"));
+    SEXP nt = mk_list_elt(s, "nthreads", NULL);
     st->nthreads = isNull(nt) ? 0 : asInteger(nt);
     if (st->kind == MK_STORE_DENSE) {
-        SEXP K = entry(s, "K", 1);
+        SEXP K = mk_list_elt(s, "K", "kernel store: entry");
         SEXP dim = getAttrib(K, R_DimSymbol);
         if (!isReal(K) || (LENGTH(dim) != 3 && LENGTH(dim) != 2))
             error("kernel store: 'K' must be a double nr x n x M array");
@@ -61,7 +53,7 @@ void mk_store_read(SEXP s, mk_store *st)
         st->K = REAL(K);
         st->square = st->nr == st->n;
     } else if (st->kind == MK_STORE_FLY) {
-        SEXP x = entry(s, "x", 1), z = entry(s, "z", 0);
+        SEXP x = mk_list_elt(s, "x", "kernel store: entry"), z = mk_list_elt(s, "z", NULL);
         if (!isReal(x) || !isMatrix(x)) error("kernel store: 'x' must be a double matrix");
         st->n = nrows(x);
         st->p = ncols(x);
@@ -73,13 +65,13 @@ void mk_store_read(SEXP s, mk_store *st)
                 error("kernel store: 'z' must be a double matrix with the columns of 'x'");
             st->z = REAL(z); st->nr = nrows(z); st->square = 0;
         }
-        SEXP kt = entry(s, "ktype", 1);
+        SEXP kt = mk_list_elt(s, "ktype", "kernel store: entry");
         st->M = LENGTH(kt);
         st->ktype = int_of(kt, st->M, "ktype");
-        st->kgroup = int_of(entry(s, "kgroup", 1), st->M, "kgroup");
-        st->kpar1 = real_of(entry(s, "kpar1", 1), st->M, "kpar1");
-        st->kpar2 = real_of(entry(s, "kpar2", 1), st->M, "kpar2");
-        SEXP gs = entry(s, "gstart", 1), gf = entry(s, "gfeat", 1);
+        st->kgroup = int_of(mk_list_elt(s, "kgroup", "kernel store: entry"), st->M, "kgroup");
+        st->kpar1 = real_of(mk_list_elt(s, "kpar1", "kernel store: entry"), st->M, "kpar1");
+        st->kpar2 = real_of(mk_list_elt(s, "kpar2", "kernel store: entry"), st->M, "kpar2");
+        SEXP gs = mk_list_elt(s, "gstart", "kernel store: entry"), gf = mk_list_elt(s, "gfeat", "kernel store: entry");
         st->gstart = int_of(gs, -1, "gstart");
         st->gfeat = int_of(gf, -1, "gfeat");
         int ng = LENGTH(gs) - 1;
@@ -96,15 +88,15 @@ void mk_store_read(SEXP s, mk_store *st)
             if (st->ktype[m] < MK_LINEAR || st->ktype[m] > MK_CHISQ)
                 error("kernel store: unknown kernel type");
         }
-        st->norm = asInteger(entry(s, "norm", 1));
-        st->jitter = asReal(entry(s, "jitter", 1));
-        SEXP sc = entry(s, "scale", 0);
+        st->norm = asInteger(mk_list_elt(s, "norm", "kernel store: entry"));
+        st->jitter = asReal(mk_list_elt(s, "jitter", "kernel store: entry"));
+        SEXP sc = mk_list_elt(s, "scale", NULL);
         if (!isNull(sc)) {
             st->scale = real_of(sc, st->M, "scale");
             if (st->norm == MK_NORM_CENTER_TRACE) {
-                st->colmeans = real_of(entry(s, "colmeans", 1), (R_xlen_t) st->n * st->M,
+                st->colmeans = real_of(mk_list_elt(s, "colmeans", "kernel store: entry"), (R_xlen_t) st->n * st->M,
                                        "colmeans");
-                st->grandmean = real_of(entry(s, "grandmean", 1), st->M, "grandmean");
+                st->grandmean = real_of(mk_list_elt(s, "grandmean", "kernel store: entry"), st->M, "grandmean");
             }
             if (!st->square && st->norm == MK_NORM_CENTER_TRACE) fly_rowmeans(st);
         } else if (st->norm != MK_NORM_NONE && !st->square)

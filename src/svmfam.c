@@ -277,15 +277,6 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
 /* ------------------------------------------------------------------ .Call entry */
 
 /* The element of a list by name, or R_NilValue. */
-static SEXP list_elt(SEXP list, const char *name)
-{
-    SEXP nms = getAttrib(list, R_NamesSymbol);
-    if (isNull(nms)) return R_NilValue;
-    for (R_xlen_t i = 0; i < XLENGTH(list); i++)
-        if (strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) return VECTOR_ELT(list, i);
-    return R_NilValue;
-}
-
 static void read_opts(SEXP control, mk_sf_opts *o)
 {
     o->tol = mk_ctl_real(control, "tol");
@@ -341,7 +332,7 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
     for (int m = 0; m < M; m++) dp[m] = 1.0 / M;
     for (int i = 0; i < n; i++) ap[i] = 0.0;
     if (!isNull(init)) {
-        SEXP w0 = list_elt(init, "weights"), a0 = list_elt(init, "alpha_svm");
+        SEXP w0 = mk_list_elt(init, "weights", NULL), a0 = mk_list_elt(init, "alpha_svm", NULL);
         if (isReal(w0) && XLENGTH(w0) == M) {
             const double *wp = REAL(w0);
             double sw = 0.0;

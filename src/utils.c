@@ -72,15 +72,28 @@ int mk_chol_solve(double *A, int n, double *B, int nrhs)
 
 /* ------------------------------------------------------------------ the contract */
 
+SEXP mk_list_elt(SEXP list, const char *name, const char *what)
+{
+    SEXP nms = getAttrib(list, R_NamesSymbol);
+    if (!isNull(nms))
+        for (R_xlen_t i = 0; i < XLENGTH(list); i++)
+            if (strcmp(CHAR(STRING_ELT(nms, i)), name) == 0) return VECTOR_ELT(list, i);
+    if (what) error("%s '%s' is missing", what, name);
+    return R_NilValue;
+}
+
 SEXP mk_ctl(SEXP ctl, const char *name)
 {
     if (!isNewList(ctl)) error("'control' must be a named list");
-    SEXP nms = getAttrib(ctl, R_NamesSymbol);
-    for (R_xlen_t i = 0; i < XLENGTH(ctl); i++)
-        if (!isNull(nms) && strcmp(CHAR(STRING_ELT(nms, i)), name) == 0)
-            return VECTOR_ELT(ctl, i);
-    error("control entry '%s' is missing", name);
-    return R_NilValue; /* not reached */
+    return mk_list_elt(ctl, name, "control entry");
+}
+
+void mk_list_copy(SEXP list, const char *name, double *dst, R_xlen_t len)
+{
+    SEXP v = mk_list_elt(list, name, "start value");
+    if (!isReal(v) || XLENGTH(v) != len)
+        error("start value '%s' must be %lld doubles", name, (long long) len);
+    memcpy(dst, REAL(v), (size_t) len * sizeof(double));
 }
 
 double mk_ctl_real(SEXP ctl, const char *name)
