@@ -263,6 +263,9 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
                         "method '%s' does not use it"), method), call. = FALSE)
   if (!is.null(init) && !inherits(init, "mkl"))
     stop("'init' must be a previous mkl fit", call. = FALSE)
+  if (!is.null(init) && method == "mwu")
+    stop("method 'mwu' has no warm start: it always runs its T iterations from alpha = 0",
+         call. = FALSE)
 
   # --- kernels: the store (dense array, or columns computed on the fly)
   t0 <- proc.time()[["elapsed"]]
