@@ -95,7 +95,8 @@ print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
 #' @param s for a path: the value(s) of C to use (the nearest fitted value on the log scale).
 #' @param ... unused.
 #' @return A named numeric vector (or matrix for `type = "alpha"`, or for a path several
-#'   values of `s`).
+#'   values of `s`; for a path of multiclass fits, a list over `s` of what
+#'   [coef.mkl_multi()] returns).
 #' @examples
 #' x <- as.matrix(mtcars[, -1])
 #' fit <- mkl(x, mtcars$mpg, kernels = kernel_set(rbf_kernel(c(1, 3)), linear_kernel()))

@@ -38,11 +38,15 @@
 #' classification method as binary problems, each with its own kernel weights: one per class
 #' against the rest (`multiclass = "ovr"`, the default: K problems on all n rows, and the
 #' weights say which kernels each class uses) or one per pair of classes (`"ovo"`: K(K - 1) / 2
-#' problems on the rows of the pair; cheaper in all for solvers whose cost grows faster than
-#' linearly in n, as the SVM-based ones do). The kernels are built once: every problem reads
-#' the same store (one-vs-one: the rows and columns of the pair's points, copied from a dense
-#' array or computed on the fly from their rows, never rebuilt), with the normalisation of all
-#' the training data, and `C` is converted with the scale of these kernels for every problem.
+#' smaller problems on the rows of the pair, which pays for solvers whose cost grows faster
+#' than linearly in n, as the SVM-based ones do; but with a dense store each pair's rows and
+#' columns of the kernel array are copied, which costs about as much as a fast solver's fit).
+#' The kernels are built once: every problem reads the same store (one-vs-one: the principal
+#' submatrix of the pair's points, copied from a dense array or computed on the fly from their
+#' rows, never rebuilt), with the normalisation of all the training data, and `C` is converted
+#' with the scale of these kernels (their mean diagonal on all the training data) for every
+#' problem, so a one-vs-one problem equals `mkl()` on the pair's submatrix of precomputed
+#' kernels when the kernels have a constant diagonal (Gaussian kernels).
 #' The binary problems run one after the other (with the store's threads); on a store computed
 #' on the fly they run through `future.apply` when the `future` plan has several workers. A
 #' binary fit that does not converge warns, naming its class(es). The result is an

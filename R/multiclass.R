@@ -76,8 +76,14 @@ fit_multiclass <- function(fitfun, store, yc, C, ctl, base, cl, t_kernels, schem
   tick <- mk_progressor(length(probs) * length(C))
   if (store$kind == 1L && length(probs) > 1L && parallel_workers() > 1) {
     if (ctl$nthreads == 0L) ctl$nthreads <- 1L     # one thread per worker unless set
+    # (a call object among the arguments would be evaluated on the worker: the fits get the
+    # call back here)
     res <- mk_lapply(probs, fit_multiclass_problem, fitfun = fitfun, store = store, C = C,
-                     ctl = ctl, base = base, cl = cl, t_kernels = t_kernels, tick = tick)
+                     ctl = ctl, base = base, cl = NULL, t_kernels = t_kernels, tick = tick)
+    res <- lapply(res, lapply, function(f) {
+      f$call <- cl
+      f
+    })
   } else
     res <- lapply(probs, fit_multiclass_problem, fitfun = fitfun, store = store, C = C,
                   ctl = ctl, base = base, cl = cl, t_kernels = t_kernels, tick = tick)
