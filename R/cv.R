@@ -18,8 +18,9 @@
 #' for a fixed seed: the folds are drawn before the fits, and every fold gets its own
 #' parallel-safe random-number stream). Each worker receives the data, the fold assignment and
 #' the arguments of [mkl()], with a [kernel_set()] (a description of the kernels), and builds
-#' the kernels of its training part itself: no kernel array is sent. On several workers a fold
-#' fit uses one thread unless `mkl_control(nthreads = )` says otherwise.
+#' the kernels of its training part itself: no kernel array is sent. (Precomputed kernels are
+#' the exception: they are the data, so each worker receives a copy of the user's array.) On
+#' several workers a fold fit uses one thread unless `mkl_control(nthreads = )` says otherwise.
 #'
 #' @section Progress:
 #' With the `progressr` package installed, `cv.mkl()` reports a step per fold (and one for the
@@ -38,7 +39,9 @@
 #'
 #' @param x,y,... data and arguments as for [mkl()] (`kernels`, `method`, `loss`,
 #'   `multiclass`, ...).
-#'   Precomputed kernels are not supported here. Formula method: `x` is a formula and
+#'   With precomputed kernels (an n x n x M array or a list of matrices, used as given), `x`
+#'   may be omitted; a fold trains on the rows and columns of its training part and predicts
+#'   with the held-out-by-training block. Formula method: `x` is a formula and
 #'   `data` (in `...`) a data frame, as in `cv.mkl(y ~ ., data = df)`, without `y`; factors
 #'   are expanded once on all the data, and `fit` is a formula fit.
 #' @param C a strictly decreasing vector of C values (at least two; with a vector `lambda`, one
@@ -167,9 +170,12 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
     stop("cv.mkl needs a vector 'C' of at least two values", call. = FALSE)
   args <- list(...)
   if (inherits(args[["kernels"]], "mkl_kernel")) stop(family_not_set("kernels"), call. = FALSE)
-  if (!is.null(args[["kernels"]]) && !inherits(args[["kernels"]], "kernel_set"))
-    stop("cv.mkl needs a kernel_set (precomputed kernels cannot be split into folds here)",
-         call. = FALSE)
+  K <- NULL
+  if (!is.null(args[["kernels"]]) && !inherits(args[["kernels"]], "kernel_set")) {
+    # precomputed kernels: split by rows and columns in the folds (validated by mkl() below)
+    K <- args[["kernels"]]
+    args[["kernels"]] <- NULL
+  }
   n <- NROW(y)
   if (is.null(foldid)) {
     nfolds <- as.integer(check_scalar(nfolds, "nfolds", 2, n))
@@ -182,6 +188,7 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   old <- progress_quiet()
   fit <- tryCatch(if (is.null(formula)) mkl(x, y, C = C, ...) else
     mkl(formula, data = data, C = C, ...), finally = progress_restore(old))
+  if (!is.null(K)) K <- as_kernel_array(K, test = TRUE)
   tick("the path on all the data")
   f1 <- fit$fits[[1]]
   task <- f1$task
@@ -195,10 +202,10 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   if (is.null(foldid)) foldid <- make_folds(yv, nfolds, task == "classification")
   folds <- sort(unique(foldid))
   if (task == "classification") check_fold_classes(yv, foldid, folds, type.measure)
-  xm <- if (is.data.frame(x)) x else as.matrix(x)
+  xm <- if (is.null(x) || is.data.frame(x)) x else as.matrix(x)
   args$control <- worker_control(args$control)
   res <- mk_lapply(folds, cv_fold, x = xm, y = y, yv = yv, foldid = foldid, C = C,
-                   args = args, measure = type.measure, tick = tick)
+                   args = args, measure = type.measure, tick = tick, K = K)
   per_fold <- matrix(vapply(res, `[[`, numeric(length(C)), "measure"), nrow = length(C))
   conv <- matrix(vapply(res, `[[`, logical(length(C)), "converged"), nrow = length(C))
   nonconv <- as.integer(rowSums(!conv))    # per C, the folds whose fit did not converge
@@ -240,14 +247,20 @@ check_fold_classes <- function(yv, foldid, folds, measure) {
 # One fold: the path fitted on the training part, the held-out measure and convergence per C.
 # Warnings of the fold fits are not passed on one by one: those that did not converge are
 # counted (and reported once by cv.mkl).
-cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick) {
+cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
   old <- progress_quiet()
   on.exit(progress_restore(old))
   out <- foldid == k
-  fk <- suppressWarnings(do.call(mkl, c(list(x[!out, , drop = FALSE], y[!out], C = C), args)))
-  xo <- x[out, , drop = FALSE]
+  Kt <- NULL
+  if (!is.null(K)) {
+    args$kernels <- K[!out, !out, , drop = FALSE]
+    Kt <- K[out, !out, , drop = FALSE]
+  }
+  xt <- if (is.null(x)) NULL else x[!out, , drop = FALSE]
+  xo <- if (is.null(x)) NULL else x[out, , drop = FALSE]
+  fk <- suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args)))
   res <- list(measure = vapply(fk$fits, fold_measure, 1, newx = xo, yv = yv[out],
-                               measure = measure),
+                               measure = measure, newkernels = Kt),
               converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE))
   tick(sprintf("fold %s", format(k)))
   res
@@ -256,7 +269,8 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick) {
 # The held-out measure of one fit: misclassification rate, deviance (binomial or multinomial,
 # of the 'response' probabilities), AUC (binary: of the decision values; multiclass: Hand and
 # Till's mean over pairs of classes of the pairwise AUCs of the class probabilities), MSE, MAE.
-fold_measure <- function(f, newx, yv, measure) {
+fold_measure <- function(f, newx, yv, measure, newkernels = NULL) {
+  predict <- function(f, newx, type) stats::predict(f, newx, type = type, newkernels = newkernels)
   if (inherits(f, "mkl_multi")) {
     if (measure == "class")
       return(mean(as.character(predict(f, newx, type = "class")) != as.character(yv)))

@@ -38,8 +38,37 @@ test_that("cv.mkl for regression and its errors", {
   expect_error(cv.mkl(x, y, C = 1), "at least two")
   expect_error(cv.mkl(x, y, C = c(2, 1), type.measure = "class"), "'mse' or 'mae'")
   expect_error(cv.mkl(x, y, C = c(2, 1), foldid = rep(1, 60)), "at least two fold")
-  expect_error(cv.mkl(NULL, y, kernels = array(diag(60), c(60, 60, 1)), C = c(2, 1)),
-               "kernel_set")
+  expect_error(cv.mkl(NULL, y, kernels = array(diag(59), c(59, 59, 1)), C = c(2, 1)),
+               "59 x 59 but there are 60 observations")
+})
+
+test_that("cv.mkl with precomputed kernels splits them by rows and columns", {
+  set.seed(22)
+  x <- matrix(runif(120), 60)
+  y <- sin(3 * x[, 1]) + 0.1 * rnorm(60)
+  # un-normalised kernels: a fold's kernels rebuilt from its rows equal the full kernels' block
+  ks <- kernel_set(rbf_kernel(c(0.3, 1)), normalize = "none", jitter = 0)
+  K <- gram(ks, x)
+  foldid <- rep(1:3, 20)
+  cvk <- cv.mkl(y = y, kernels = K, C = c(10, 1, 0.1), foldid = foldid)
+  cvx <- cv.mkl(x, y, kernels = ks, standardize = FALSE, C = c(10, 1, 0.1), foldid = foldid)
+  expect_equal(cvk$cvm, cvx$cvm, tolerance = 1e-8)
+  expect_equal(cvk$cvsd, cvx$cvsd, tolerance = 1e-8)
+  expect_identical(cvk$C.min, cvx$C.min)
+  # multiclass with precomputed kernels
+  xi <- scale(as.matrix(iris[, 1:4]))
+  Ki <- gram(kernel_set(rbf_kernel(c(0.5, 2)), normalize = "none", jitter = 0), xi)
+  cvi <- cv.mkl(y = iris$Species, kernels = Ki, method = "uniform", C = c(10, 1),
+                foldid = rep(1:3, 50), multiclass = "ovo")
+  errs <- sapply(1:3, function(k) {
+    tr <- rep(1:3, 50) != k
+    f <- mkl(NULL, iris$Species[tr], kernels = Ki[tr, tr, ], method = "uniform", C = 10,
+             multiclass = "ovo")
+    mean(predict(f, newkernels = Ki[!tr, tr, ]) != iris$Species[!tr])
+  })
+  expect_s3_class(cvi$fit$fits[[1]], "mkl_multi")
+  expect_equal(cvi$cvm[1], mean(errs), tolerance = 1e-12)
+  expect_lt(max(cvi$cvm), 0.15)
 })
 
 test_that("cv.mkl's C.1se is the smallest C within one standard error for every method", {
