@@ -94,7 +94,7 @@ test_that("the kernels are built once for all the binary problems", {
   expect_equal(a$fitted, b$fitted, tolerance = 1e-8)
 })
 
-test_that("multiclass on DNA (three classes) beats the majority class and equals one-vs-rest by hand", {
+test_that("multiclass on DNA (3 classes) beats the majority class and equals one-vs-rest by hand", {
   skip_if_not_installed("mlbench")
   data("DNA", package = "mlbench", envir = environment())
   set.seed(13)
@@ -140,7 +140,8 @@ test_that("predict: original levels, probability matrices, decision values, new 
     expect_identical(predict(fit, newdata = iris[d$te, ]), p)
     expect_equal(predict(fit, type = "link"), fit$fitted)
     expect_identical(unname(predict(fit)), unname(predict(fit, df)))
-    expect_error(predict(fit, iris[d$te, -1]), "lack variable\\(s\\) of the model formula: Sepal.Length")
+    expect_error(predict(fit, iris[d$te, -1]),
+                 "lack variable\\(s\\) of the model formula: Sepal.Length")
     expect_error(predict(fit, iris[d$te, ], type = "prob"), "should be one of")
     expect_error(predict(fit, iris[d$te, ], s = 1), "unused argument")
   }

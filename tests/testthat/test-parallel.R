@@ -22,31 +22,35 @@ test_that("cv.mkl gives identical results sequentially and on two multisession w
   fid3 <- rep(1:3, 50)
   oplan <- future::plan(future::sequential)
   on.exit(future::plan(oplan), add = TRUE)
-  seq_bin <- cv.mkl(d$x, d$y, kernels = ks_par, method = "simple", C = c(30, 3, 0.3),
-                    foldid = foldid)
-  seq_nc <- suppressWarnings(cv.mkl(d$x, d$y, kernels = ks_par, C = c(100, 10),
-                                    foldid = foldid, control = mkl_control(svm_maxiter = 3)))
+  seq_bin <- suppressMessages(cv.mkl(d$x, d$y, kernels = ks_par, method = "simple",
+                                     C = c(30, 3, 0.3), foldid = foldid))
+  seq_nc <- suppressMessages(suppressWarnings(
+    cv.mkl(d$x, d$y, kernels = ks_par, C = c(100, 10),
+                                    foldid = foldid, control = mkl_control(svm_maxiter = 3))))
   seq_mc <- cv.mkl(x, y, kernels = ks_par, method = "uniform", C = c(10, 1, 0.1),
                    foldid = fid3, type.measure = "deviance", multiclass = "ovo")
   expect_null(mklearn:::worker_control(mkl_control())$nthreads)
   seq_fly <- mkl(x, y, kernels = ks_par, method = "simple", control = mkl_control(store = "fly"))
   set.seed(3)
-  seq_rand <- cv.mkl(d$x, d$y, kernels = ks_par, C = c(30, 3, 0.3), nfolds = 3)
+  seq_rand <- suppressMessages(cv.mkl(d$x, d$y, kernels = ks_par, C = c(30, 3, 0.3),
+                                      nfolds = 3))
   future::plan(future::multisession, workers = 2)
   expect_equal(as.numeric(future::nbrOfWorkers()), 2)
   expect_equal(mklearn:::parallel_workers(), 2)
   expect_identical(mklearn:::worker_control(mkl_control())$nthreads, 1L)
   expect_identical(mklearn:::worker_control(mkl_control(nthreads = 2))$nthreads, 2L)
-  par_bin <- cv.mkl(d$x, d$y, kernels = ks_par, method = "simple", C = c(30, 3, 0.3),
-                    foldid = foldid)
-  par_nc <- suppressWarnings(cv.mkl(d$x, d$y, kernels = ks_par, C = c(100, 10),
-                                    foldid = foldid, control = mkl_control(svm_maxiter = 3)))
+  par_bin <- suppressMessages(cv.mkl(d$x, d$y, kernels = ks_par, method = "simple",
+                                     C = c(30, 3, 0.3), foldid = foldid))
+  par_nc <- suppressMessages(suppressWarnings(
+    cv.mkl(d$x, d$y, kernels = ks_par, C = c(100, 10),
+                                    foldid = foldid, control = mkl_control(svm_maxiter = 3))))
   par_mc <- cv.mkl(x, y, kernels = ks_par, method = "uniform", C = c(10, 1, 0.1),
                    foldid = fid3, type.measure = "deviance", multiclass = "ovo")
   # a multiclass fit on a store computed on the fly runs its problems on the workers
   par_fly <- mkl(x, y, kernels = ks_par, method = "simple", control = mkl_control(store = "fly"))
   set.seed(3)
-  par_rand <- cv.mkl(d$x, d$y, kernels = ks_par, C = c(30, 3, 0.3), nfolds = 3)
+  par_rand <- suppressMessages(cv.mkl(d$x, d$y, kernels = ks_par, C = c(30, 3, 0.3),
+                                      nfolds = 3))
   for (nm in c("cvm", "cvsd", "C.min", "C.1se", "nonconverged")) {
     expect_identical(par_bin[[nm]], seq_bin[[nm]], label = nm)
     expect_identical(par_mc[[nm]], seq_mc[[nm]], label = nm)
