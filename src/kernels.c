@@ -69,14 +69,19 @@ void mk_kernel_apply(int type, double p1, double p2, const double *base, int len
     }
     case MK_RBF: {
         double c = -1.0 / (2.0 * p1 * p1);
-        for (int i = 0; i < len; i++) out[i] = exp(c * base[i]);
+        for (int i = 0; i < len; i++) out[i] = c * base[i];
+        mk_vexp(out, len);
         break;
     }
-    case MK_LAPLACE:
-        for (int i = 0; i < len; i++) out[i] = exp(-sqrt(base[i]) / p1);
+    case MK_LAPLACE: {
+        double c = -1.0 / p1;
+        for (int i = 0; i < len; i++) out[i] = c * sqrt(base[i]);
+        mk_vexp(out, len);
         break;
+    }
     case MK_CHISQ:
-        for (int i = 0; i < len; i++) out[i] = exp(-p1 * base[i]);
+        for (int i = 0; i < len; i++) out[i] = -p1 * base[i];
+        mk_vexp(out, len);
         break;
     default:
         for (int i = 0; i < len; i++) out[i] = NAN;
