@@ -50,7 +50,7 @@ double mk_time(void);
 void mk_interrupt_every(double *last, double every);
 /* v[i] = exp(v[i]), vectorised (relative error about 2e-16; arguments below -708 give 0, above
    709 Inf, NaN stays NaN). Thread-safe. */
-void mk_vexp(double *v, int n);
+void mk_vexp(double *restrict v, int n);
 /* Cholesky solve of A X = B in place; A is overwritten by its factor. Returns LAPACK info. */
 int mk_chol_solve(double *A, int n, double *B, int nrhs);
 

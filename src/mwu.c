@@ -39,7 +39,7 @@ typedef void (*mwu_progress_fn)(void *ctx, int t, int T);
 /* sinh(p) e^-r / p and cosh(p) e^-r for p >= 0 */
 static void hyp_scaled(double p, double r, double *sc, double *ch)
 {
-    double ep = exp(p - r), em = exp(-p - r);
+    double ep = exp(p - r), em = r == 0.0 ? 1.0 / ep : exp(-p - r);
     *ch = 0.5 * (ep + em);
     if (p < 1e-4) *sc = exp(-r) * (1.0 + p * p / 6.0);
     else *sc = 0.5 * (ep - em) / p;
@@ -55,6 +55,165 @@ static void pair_entries(const mk_store_pair *pp, int m, int jp, int jn, double 
     *kpn = c2[0];
     mk_store_pair_get(pp, m, jn, jn + 1, &c1, &c2, buf);
     *knn = c2[0];
+}
+
+static int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* The weights' factors sc_m = sinh(p_m) e^-r / p_m of s (in coef), with r = max p above the
+   cutoff (else 0); returns the entropy of the normalised weights. */
+static double weights_of(const double *s, int M, double epsp, double cutoff, double *coef)
+{
+    double q = 0.0;
+    for (int m = 0; m < M; m++) { double pm = epsp * sqrt(s[m]); if (pm > q) q = pm; }
+    double r = q > cutoff ? q : 0.0, wsum = 0.0, wlog = 0.0, ch;
+    for (int m = 0; m < M; m++) {
+        hyp_scaled(epsp * sqrt(s[m]), r, &coef[m], &ch);
+        wsum += coef[m];
+    }
+    for (int m = 0; m < M; m++) if (coef[m] > 0.0) wlog += coef[m] * log(coef[m]);
+    return wsum > 0.0 ? log(wsum) - wlog / wsum : 0.0;
+}
+
+/* One step when a kernel's columns are one block (n <= 8192): a single pass over the kernels
+   updates s_m from the pair's entries, Ga_m, and accumulates g with the weights of the new s_m.
+   The normaliser S and the overflow shift r are global; each thread accumulates against its
+   own shift rth (0 until one of its kernels exceeds the cutoff, then its largest p, its
+   accumulators rescaled when it grows), and the threads' sums are combined against
+   R = max rth, which is the spec's r (0, or max p when it exceeds the cutoff). */
+static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
+                       const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
+                       int n, int M, int nt, double *gacc, double *buf, double *rth,
+                       double *chth, double *g, double *r_out, double *S_out)
+{
+    for (int k = 0; k < nt; k++) { rth[k] = 0.0; chth[k] = 0.0; }
+    memset(gacc, 0, (size_t) nt * n * sizeof(double));
+    const double invC = o->invC, cutoff = o->cutoff;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        int th = thread_id();
+        const double *c1, *c2;
+        mk_store_pair_get(pp, m, 0, n, &c1, &c2, buf + (size_t) th * 2 * n);
+        double *Gam = Ga + (size_t) m * n, *ga = gacc + (size_t) th * n;
+        double rm = rinv[m];
+        double gpp = c1[jp] * rm + invC, gnn = c2[jn] * rm + invC, gpn = -c2[jp] * rm;
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (gpp + gnn + 2.0 * gpn);
+        if (!(sm > 0.0)) sm = 0.0;     /* rounding can push s below 0 (hard margin) */
+        s[m] = sm;
+        double pm = epsp * sqrt(sm);
+        if (pm > cutoff && pm > rth[th]) {
+            double f = exp(rth[th] - pm);
+            for (int i = 0; i < n; i++) ga[i] *= f;
+            chth[th] *= f;
+            rth[th] = pm;
+        }
+        double sc, ch;
+        hyp_scaled(pm, rth[th], &sc, &ch);
+        chth[th] += ch;
+        Gam[jp] += 0.5 * invC;
+        Gam[jn] += 0.5 * invC;
+        double hm = 0.5 * rm;
+        for (int i = 0; i < n; i++) {
+            double v = Gam[i] + hm * y[i] * (c1[i] - c2[i]);
+            Gam[i] = v;
+            ga[i] += sc * v;
+        }
+    }
+    double R = 0.0, chs = 0.0;
+    for (int k = 0; k < nt; k++) if (rth[k] > R) R = rth[k];
+    for (int k = 0; k < nt; k++) chs += chth[k] * exp(rth[k] - R);
+    double S = 2.0 * chs + (double) M * (n - 1) * exp(-R), f = -2.0 * epsp / S;
+    for (int i = 0; i < n; i++) g[i] = 0.0;
+    for (int k = 0; k < nt; k++) {
+        double fk = f * exp(rth[k] - R);
+        const double *ga = gacc + (size_t) k * n;
+        for (int i = 0; i < n; i++) g[i] += fk * ga[i];
+    }
+    *r_out = R;
+    *S_out = S;
+}
+
+/* One step in two passes (n > 8192: a kernel's columns are read in row blocks): s_m and p_m
+   from the pair's entries (O(M)), the global shift and normaliser, then Ga_m and g by row
+   blocks. */
+static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
+                       const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
+                       int n, int M, int nt, int B, int nb, double *gacc, double *buf,
+                       double *qmax, double *csum, double *p, double *coef, double *g,
+                       double *r_out, double *S_out)
+{
+    for (int k = 0; k < nt; k++) qmax[k] = 0.0;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        int th = thread_id();
+        double kpp, knn, kpn;
+        pair_entries(pp, m, jp, jn, &kpp, &knn, &kpn, buf + (size_t) th * 2 * B);
+        double gpp = kpp * rinv[m] + o->invC, gnn = knn * rinv[m] + o->invC,
+            gpn = -kpn * rinv[m];
+        const double *Gam = Ga + (size_t) m * n;
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (gpp + gnn + 2.0 * gpn);
+        if (!(sm > 0.0)) sm = 0.0;
+        s[m] = sm;
+        p[m] = epsp * sqrt(sm);
+        if (p[m] > qmax[th]) qmax[th] = p[m];
+    }
+    double q = 0.0;
+    for (int k = 0; k < nt; k++) if (qmax[k] > q) q = qmax[k];
+    double r = q > o->cutoff ? q : 0.0;
+    for (int k = 0; k < nt; k++) csum[k] = 0.0;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        double sc, ch;
+        hyp_scaled(p[m], r, &sc, &ch);
+        coef[m] = sc;
+        csum[thread_id()] += ch;
+    }
+    double ch_sum = 0.0;
+    for (int k = 0; k < nt; k++) ch_sum += csum[k];
+    double S = 2.0 * ch_sum + (double) M * (n - 1) * exp(-r), f = -2.0 * epsp / S;
+    memset(gacc, 0, (size_t) nt * n * sizeof(double));
+    const long ntask = (long) M * nb;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (long task = 0; task < ntask; task++) {
+        int th = thread_id();
+        int m = (int) (task / nb), blk = (int) (task % nb);
+        int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n;
+        const double *c1, *c2;
+        mk_store_pair_get(pp, m, i0, i1, &c1, &c2, buf + (size_t) th * 2 * B);
+        double *Gam = Ga + (size_t) m * n + i0;
+        double hm = 0.5 * rinv[m], cm = f * coef[m];
+        const double *yy = y + i0;
+        double *ga = gacc + (size_t) th * n + i0;
+        int len = i1 - i0;
+        if (jp >= i0 && jp < i1) Gam[jp - i0] += 0.5 * o->invC;
+        if (jn >= i0 && jn < i1) Gam[jn - i0] += 0.5 * o->invC;
+        for (int i = 0; i < len; i++) {
+            double v = Gam[i] + hm * yy[i] * (c1[i] - c2[i]);
+            Gam[i] = v;
+            ga[i] += cm * v;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        double v = 0.0;
+        for (int k = 0; k < nt; k++) v += gacc[(size_t) k * n + i];
+        g[i] = v;
+    }
+    *r_out = r;
+    *S_out = S;
 }
 
 /* The fit. tr: traces of the M kernels. Out: alpha (n, the paper's alpha scaled for the
@@ -78,12 +237,13 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     memset(Ga, 0, (size_t) n * M * sizeof(double));
 
     const int B = n <= 8192 ? n : 4096, nb = (n + B - 1) / B;
-    const double ntask = (double) M * nb;
-    int nt = mk_threads_for(o->nthreads, 20.0 * (double) M * n);
+    int nt = mk_threads_for(o->nthreads, 60.0 * (double) M * n);
     double *gacc = (double *) R_alloc((size_t) nt * n, sizeof(double));
     double *buf = (double *) R_alloc((size_t) nt * 2 * B, sizeof(double));
     double *qmax = (double *) R_alloc(nt, sizeof(double));
     double *csum = (double *) R_alloc(nt, sizeof(double));
+    double *rth = (double *) R_alloc(nt, sizeof(double));
+    double *chth = (double *) R_alloc(nt, sizeof(double));
     mk_store_pair pp;
     mk_store_pair_init(st, &pp);
 
@@ -102,98 +262,16 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
         alpha[jn] += 0.5;
         mk_store_pair_set(&pp, jp, jn);
 
-        /* phase A: s_m and p_m */
-        for (int k = 0; k < nt; k++) qmax[k] = 0.0;
-#ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
-#endif
-        for (int m = 0; m < M; m++) {
-#ifdef _OPENMP
-            int th = omp_get_thread_num();
-#else
-            int th = 0;
-#endif
-            double kpp, knn, kpn;
-            pair_entries(&pp, m, jp, jn, &kpp, &knn, &kpn, buf + (size_t) th * 2 * B);
-            double gpp = kpp * rinv[m] + o->invC, gnn = knn * rinv[m] + o->invC,
-                gpn = -kpn * rinv[m];
-            const double *Gam = Ga + (size_t) m * n;
-            double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (gpp + gnn + 2.0 * gpn);
-            if (!(sm > 0.0)) sm = 0.0;     /* rounding can push s below 0 (hard margin) */
-            s[m] = sm;
-            p[m] = epsp * sqrt(sm);
-            if (p[m] > qmax[th]) qmax[th] = p[m];
-        }
-        double q = 0.0;
-        for (int k = 0; k < nt; k++) if (qmax[k] > q) q = qmax[k];
-        r = q > o->cutoff ? q : 0.0;
-
-        /* the weights: coef_m = 2 l_m / sqrt(s_m) = -2 eps' sinh(p_m) e^-r / (p_m S) */
-        for (int k = 0; k < nt; k++) csum[k] = 0.0;
-#ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
-#endif
-        for (int m = 0; m < M; m++) {
-#ifdef _OPENMP
-            int th = omp_get_thread_num();
-#else
-            int th = 0;
-#endif
-            double sc, ch;
-            hyp_scaled(p[m], r, &sc, &ch);
-            coef[m] = sc;
-            csum[th] += ch;
-        }
-        double ch_sum = 0.0;
-        for (int k = 0; k < nt; k++) ch_sum += csum[k];
-        S = 2.0 * ch_sum + (double) M * (n - 1) * exp(-r);
-        double f = -2.0 * epsp / S;
-
-        /* phase B: Ga_m += G_m delta; g = sum_m coef_m Ga_m */
-        memset(gacc, 0, (size_t) nt * n * sizeof(double));
-#ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
-#endif
-        for (long task = 0; task < (long) ntask; task++) {
-#ifdef _OPENMP
-            int th = omp_get_thread_num();
-#else
-            int th = 0;
-#endif
-            int m = (int) (task / nb), blk = (int) (task % nb);
-            int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n;
-            const double *c1, *c2;
-            mk_store_pair_get(&pp, m, i0, i1, &c1, &c2, buf + (size_t) th * 2 * B);
-            double *Gam = Ga + (size_t) m * n + i0;
-            double hm = 0.5 * rinv[m], cm = f * coef[m];
-            const double *yy = y + i0;
-            double *ga = gacc + (size_t) th * n + i0;
-            int len = i1 - i0;
-            if (o->invC != 0.0) {
-                if (jp >= i0 && jp < i1) Gam[jp - i0] += 0.5 * o->invC;
-                if (jn >= i0 && jn < i1) Gam[jn - i0] += 0.5 * o->invC;
-            }
-            for (int i = 0; i < len; i++) {
-                double v = Gam[i] + hm * yy[i] * (c1[i] - c2[i]);
-                Gam[i] = v;
-                ga[i] += cm * v;
-            }
-        }
-        for (int i = 0; i < n; i++) {
-            double v = 0.0;
-            for (int k = 0; k < nt; k++) v += gacc[(size_t) k * n + i];
-            g[i] = v;
-        }
+        if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, gacc, buf,
+                                rth, chth, g, &r, &S);
+        else split_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, B, nb, gacc, buf, qmax,
+                        csum, p, coef, g, &r, &S);
 
         /* history: iteration, time, objective max_m s_m of alpha / t, entropy of the weights */
         if (t % o->hist_every == 0 || t == o->T) {
-            double smax = 0.0, wsum = 0.0, wlog = 0.0;
-            for (int m = 0; m < M; m++) {
-                if (s[m] > smax) smax = s[m];
-                wsum += coef[m];
-                if (coef[m] > 0.0) wlog += coef[m] * log(coef[m]);
-            }
-            double ent = wsum > 0.0 ? log(wsum) - wlog / wsum : 0.0;
+            double smax = 0.0;
+            for (int m = 0; m < M; m++) if (s[m] > smax) smax = s[m];
+            double ent = weights_of(s, M, epsp, o->cutoff, coef);
             double row[5] = { (double) t, mk_time() - t0, smax / ((double) t * t), smax, ent };
             mk_hist_add(h, row);
             if (o->verbose)
@@ -216,6 +294,7 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     /* the solution: mu_m = -2 l_m / sqrt(s_m) of the last weights (scale-free), alpha / T;
        h = sum_m mu_m G_m alpha; bias and scale from its class sums */
     const double T = (double) o->T;
+    weights_of(s, M, epsp, o->cutoff, coef);
     double wsum = 0.0;
     for (int m = 0; m < M; m++) wsum += coef[m];
     for (int m = 0; m < M; m++) {

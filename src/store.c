@@ -141,6 +141,9 @@ static void fly_norm(const mk_store *s, int m, int j, int i0, int i1, double *v)
         }
     } else if (s->norm == MK_NORM_TRACE) {
         double inv = 1.0 / s->scale[m];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
         for (int k = 0; k < len; k++) v[k] *= inv;
     }
     if (s->square && s->jitter != 0.0 && j >= i0 && j < i1) v[j - i0] += s->jitter;
@@ -489,13 +492,49 @@ void mk_store_pair_init(const mk_store *s, mk_store_pair *pp)
 
 static int kind_bit(int kind) { return kind == MK_BASE_D2 ? 0 : (kind == MK_BASE_IP ? 1 : 2); }
 
+/* Base values of both columns j1, j2 for rows i0..i1-1 of one feature group, in one pass over
+   the group's columns of z (both outputs stay in L1 for a block of rows). */
+static void pair_base(const mk_store *s, int g, int kind, int j1, int j2, int i0, int i1,
+                      double *o1, double *o2)
+{
+    int len = i1 - i0, n = s->n, nr = s->nr;
+    for (int i = 0; i < len; i++) { o1[i] = 0.0; o2[i] = 0.0; }
+    const int *feat = s->gfeat + s->gstart[g];
+    for (int f = 0; f < group_nf(s, g); f++) {
+        size_t c = (size_t) feat[f];
+        const double *zc = s->z + c * nr + i0;
+        double b1 = s->x[c * n + j1], b2 = s->x[c * n + j2];
+        if (kind == MK_BASE_D2) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+            for (int i = 0; i < len; i++) {
+                double d1 = zc[i] - b1, d2 = zc[i] - b2;
+                o1[i] += d1 * d1;
+                o2[i] += d2 * d2;
+            }
+        } else if (kind == MK_BASE_IP) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+            for (int i = 0; i < len; i++) { o1[i] += zc[i] * b1; o2[i] += zc[i] * b2; }
+        } else {
+            for (int i = 0; i < len; i++) {
+                double a = zc[i], d1 = a - b1, s1 = a + b1, d2 = a - b2, s2 = a + b2;
+                if (s1 != 0.0) o1[i] += d1 * d1 / s1;
+                if (s2 != 0.0) o2[i] += d2 * d2 / s2;
+            }
+        }
+    }
+}
+
 void mk_store_pair_set(mk_store_pair *pp, int j1, int j2)
 {
     const mk_store *s = pp->s;
     pp->j1 = j1;
     pp->j2 = j2;
     if (!pp->share) return;
-    int nr = s->nr, B = 4096, nb = (nr + B - 1) / B, ntask = pp->nslot * 2 * nb;
+    int nr = s->nr, B = 1024, nb = (nr + B - 1) / B, ntask = pp->nslot * nb;
     double work = 0.0;
     for (int k = 0; k < pp->nslot; k++) work += 6.0 * nr * group_nf(s, pp->sgroup[k]);
     int nt = mk_threads_for(s->nthreads, work);
@@ -504,11 +543,10 @@ void mk_store_pair_set(mk_store_pair *pp, int j1, int j2)
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 1)
 #endif
     for (int task = 0; task < ntask; task++) {
-        int k = task / (2 * nb), c = (task / nb) % 2, b = task % nb;
-        int g = pp->sgroup[k], i0 = b * B, i1 = i0 + B < nr ? i0 + B : nr;
-        double *out = pp->base + ((size_t) k * 2 + c) * nr + i0;
-        mk_kernel_base(s->x, s->n, s->z + i0, nr, i1 - i0, c ? j2 : j1, s->gfeat + s->gstart[g],
-                       group_nf(s, g), pp->skind[k], out);
+        int k = task / nb, b = task % nb;
+        int i0 = b * B, i1 = i0 + B < nr ? i0 + B : nr;
+        double *o1 = pp->base + (size_t) k * 2 * nr;
+        pair_base(s, pp->sgroup[k], pp->skind[k], j1, j2, i0, i1, o1 + i0, o1 + nr + i0);
     }
 }
 

@@ -30,56 +30,60 @@
 #define MK_CLONES
 #endif
 
+#ifdef _OPENMP
+#define MK_SIMD _Pragma("omp simd")
+#else
+#define MK_SIMD
+#endif
+
 MK_CLONES
-static void vexp_clamped(double *restrict v, int n)
+void mk_vexp(double *restrict v, int n)
 {
     const double magic = 6755399441055744.0;   /* 1.5 * 2^52: adding it rounds to an integer */
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-    for (int i = 0; i < n; i++) {
-        double x = v[i];
-        double kd = x * 1.4426950408889634 + magic;
-        double k = kd - magic;
-        double r = x - k * 0.6931471803691238 - k * 1.9082149292705877e-10;
-        double q = 1.0 / 6227020800.0;
-        q = q * r + 1.0 / 479001600.0;
-        q = q * r + 1.0 / 39916800.0;
-        q = q * r + 1.0 / 3628800.0;
-        q = q * r + 1.0 / 362880.0;
-        q = q * r + 1.0 / 40320.0;
-        q = q * r + 1.0 / 5040.0;
-        q = q * r + 1.0 / 720.0;
-        q = q * r + 1.0 / 120.0;
-        q = q * r + 1.0 / 24.0;
-        q = q * r + 1.0 / 6.0;
-        q = q * r + 0.5;
-        q = q * r + 1.0;
-        q = q * r + 1.0;
-        int64_t kb, qb;
-        memcpy(&kb, &kd, sizeof kb);
-        memcpy(&qb, &q, sizeof qb);
-        qb += (int64_t) ((uint64_t) kb << 52);   /* the low bits of kd hold k */
-        memcpy(&v[i], &qb, sizeof qb);
-    }
-}
-
-void mk_vexp(double *v, int n)
-{
-    double keep[256];   /* the arguments of one chunk: below -708 the result is 0, NaN stays */
+    double keep[256];   /* one chunk's arguments: below -708 the result is 0, NaN stays NaN */
     for (int c0 = 0; c0 < n; c0 += 256) {
         int len = n - c0 < 256 ? n - c0 : 256;
-        double *w = v + c0;
+        double *restrict w = v + c0;
+        MK_SIMD
         for (int i = 0; i < len; i++) {
             double x = w[i];
             keep[i] = x;
             x = x > -708.0 ? x : -708.0;
             w[i] = x < 709.0 ? x : 709.0;
         }
-        vexp_clamped(w, len);
-        for (int i = 0; i < len; i++) w[i] = keep[i] < -708.0 ? 0.0 : w[i];
-        for (int i = 0; i < len; i++) w[i] = keep[i] > 709.0 ? HUGE_VAL : w[i];
-        for (int i = 0; i < len; i++) w[i] = keep[i] == keep[i] ? w[i] : keep[i];
+        MK_SIMD
+        for (int i = 0; i < len; i++) {
+            double x = w[i];
+            double kd = x * 1.4426950408889634 + magic;
+            double k = kd - magic;
+            double r = x - k * 0.6931471803691238 - k * 1.9082149292705877e-10;
+            double q = 1.0 / 6227020800.0;
+            q = q * r + 1.0 / 479001600.0;
+            q = q * r + 1.0 / 39916800.0;
+            q = q * r + 1.0 / 3628800.0;
+            q = q * r + 1.0 / 362880.0;
+            q = q * r + 1.0 / 40320.0;
+            q = q * r + 1.0 / 5040.0;
+            q = q * r + 1.0 / 720.0;
+            q = q * r + 1.0 / 120.0;
+            q = q * r + 1.0 / 24.0;
+            q = q * r + 1.0 / 6.0;
+            q = q * r + 0.5;
+            q = q * r + 1.0;
+            q = q * r + 1.0;
+            int64_t kb, qb;
+            memcpy(&kb, &kd, sizeof kb);
+            memcpy(&qb, &q, sizeof qb);
+            qb += (int64_t) ((uint64_t) kb << 52);   /* the low bits of kd hold k */
+            memcpy(&w[i], &qb, sizeof qb);
+        }
+        MK_SIMD
+        for (int i = 0; i < len; i++) {
+            double k = keep[i], y = w[i];
+            y = k < -708.0 ? 0.0 : y;
+            y = k > 709.0 ? HUGE_VAL : y;
+            w[i] = k == k ? y : k;
+        }
     }
 }
 
