@@ -25,10 +25,18 @@
   # bayes: tol bounds max_m |dJ / d log d_m| = d_m |t_m - q_m| / 2 (nats), Eq. 23's fixed point
   # scaled by each kernel's share of the fit; sigma2 = NA: the noise variance is estimated
   bayes = list(tol = 1e-4, maxiter = 2000L, sigma2 = NA_real_, bias = "center", prune = 1e-8,
-               update = "mackay", accelerate = 64, safeguard = TRUE, sigma2_floor = 1e-10)
+               update = "mackay", accelerate = 64, safeguard = TRUE, sigma2_floor = 1e-10),
+  # mwu: T = ceil(2 ratio log(n) / epsilon^2) iterations, no tolerance; cutoff: the overflow
+  # cutoff of the closed-form exponential; refit: the two-stage SVM (svm_tol, svm_maxiter);
+  # progress: NA = automatic (long fits), TRUE, FALSE
+  mwu = list(ratio = 1, cutoff = 20, refit = FALSE, progress = NA, svm_tol = 1e-4,
+             svm_maxiter = 10000000L)
 )
 .control_family <- c(uniform = "uniform", spicy = "spicy", simple = "svmfam",
-                     hessian = "svmfam", lp = "svmfam", l01 = "l01", bayes = "bayes")
+                     hessian = "svmfam", lp = "svmfam", l01 = "l01", bayes = "bayes",
+                     mwu = "mwu")
+# Common settings a method does not read (refused like any other unused setting).
+.control_not_read <- list(mwu = "tol")
 
 #' Solver settings
 #'
@@ -113,6 +121,12 @@
 #'     \eqn{d_m \sqrt{q_m / t_m}}, slower, never increases the objective), `safeguard` (TRUE: a
 #'     MacKay step that would increase the negative log marginal likelihood is replaced by the
 #'     MM step from the same point).
+#'   * MWUMKL (`"mwu"`, which runs a fixed number of iterations and reads no `tol`): `ratio`
+#'     (1: the iteration count is `ceiling(2 * ratio * log(n) / epsilon^2)`), `cutoff` (20: above
+#'     it the closed-form exponential is rescaled against overflow), `refit` (`FALSE`; `TRUE`
+#'     refits the hinge SVM on the learned combined kernel, the paper's two-stage use, with
+#'     `svm_tol` (1e-4) and `svm_maxiter`), `progress` (`NA`: a progress report for long fits,
+#'     through progressr when it is installed; `TRUE`, `FALSE`).
 #' @return A list of class `"mkl_control"` holding the settings given.
 #' @examples
 #' mkl_control(tol = 1e-3)
@@ -156,7 +170,9 @@ check_control_values <- function(s) {
            call. = FALSE)
   }
   for (nm in c("tol", "svm_tol", "inner_tol", "gamma_scale", "gamma_b", "gold_tol",
-               "warm_shrink", "gamma_max")) pos(nm)
+               "warm_shrink", "gamma_max", "ratio", "cutoff")) pos(nm)
+  flag("refit")
+  flag("progress", na_ok = TRUE)
   if (!is.null(s[["newton_tol"]]))
     s[["newton_tol"]] <- check_scalar(s[["newton_tol"]], "newton_tol", 0)   # 0: never
   for (nm in c("maxiter", "svm_maxiter", "inner_maxiter", "cg_threshold")) count(nm)
@@ -198,13 +214,15 @@ method_control <- function(method, control = NULL) {
   fam <- .control_family[[method]]
   user <- if (is.null(control)) list() else unclass(control)
   if (inherits(control, "mkl_control")) {
-    unused <- setdiff(names(user), c(names(.control_common), names(.control_methods[[fam]])))
+    unused <- setdiff(names(user), c(setdiff(names(.control_common), .control_not_read[[fam]]),
+                                     names(.control_methods[[fam]])))
     if (length(unused))
       stop(sprintf("method '%s' does not use the setting(s) %s", method,
                    paste(unused, collapse = ", ")), call. = FALSE)
   } else user <- check_control_values(user[!vapply(user, is.null, logical(1))])
   # a method's table may override a common default (l01: tol)
-  out <- c(.control_common[setdiff(names(.control_common), names(.control_methods[[fam]]))],
+  out <- c(.control_common[setdiff(names(.control_common), c(names(.control_methods[[fam]]),
+                                                             .control_not_read[[fam]]))],
            .control_methods[[fam]])
   for (nm in names(user)) out[[nm]] <- user[[nm]]
   if (is.null(user[["nthreads"]])) out$nthreads <- check_threads(NULL)

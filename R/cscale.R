@@ -24,8 +24,13 @@
 #   and on the default kernels the factor 1/2 is what brings default mkl(x, y, method = "l01")
 #   within 3 points of e1071's default SVM on Pima (0.648 -> 0.746 against 0.751; Sonar 0.842,
 #   Ionosphere 0.952, unchanged; bench-defaults.R, 5 splits).
+# * MWUMKL's C is the 2-norm soft-margin constant (squared hinge), on the same unit-diagonal
+#   scale; it renormalises every kernel to unit trace itself (G_m = Y K_m Y / r_m + I / C_s),
+#   so for unit-diagonal kernels (r_m = n) C_s = C n whatever the store's normalisation.
+#   C = Inf is the hard margin.
 solver_C <- function(method, C, kscale, n) {
   switch(method,
+         mwu = C * n,
          spicy = sqrt(n * kscale) / (2 * C),
          l01 = C / 2,
          bayes = C,     # no regularisation constant (mkl() refuses a C for it)
@@ -35,6 +40,7 @@ solver_C <- function(method, C, kscale, n) {
 # The user's C that gives a solver constant (the inverse of solver_C()).
 user_C <- function(method, C_solver, kscale, n) {
   switch(method,
+         mwu = C_solver / n,
          spicy = sqrt(n * kscale) / (2 * C_solver),
          l01 = 2 * C_solver,
          bayes = C_solver,

@@ -140,38 +140,79 @@ check_features <- function(features) {
   invisible(TRUE)
 }
 
-#' Random Gaussian kernels on random feature subsets
+#' Random kernels on random feature subsets
 #'
-#' The many-kernel design of SpicyMKL (Suzuki and Tomioka 2009, Sec. 5.2): each kernel is a
-#' Gaussian on a random subset of the columns with width \eqn{5\chi^2_1 + 0.1}. The subset
-#' size is drawn uniformly from `size` and the columns uniformly without replacement.
+#' Large random kernel sets, described by a few vectors (one entry per kernel) rather than one R
+#' object per kernel, so a million kernels take a few tens of megabytes until they are used.
+#'
+#' * `design = "spicy"`: the many-kernel design of SpicyMKL (Suzuki and Tomioka 2009, Sec.
+#'   5.2): each kernel is a Gaussian with width \eqn{5\chi^2_1 + 0.1}.
+#' * `design = "mwu"`: the families of the MWUMKL paper (Moeller et al. 2014), drawn at
+#'   random: with probability 3/12 a polynomial kernel \eqn{(x'z + 1)^d} with degree `d`
+#'   uniform on 1-3, otherwise a Gaussian \eqn{\exp(-\gamma \|x - z\|^2)} with
+#'   \eqn{\gamma = 2^u}, `u` uniform on \[0, 4\] (the paper's "bandwidths" \eqn{2^0, 2^{0.5},
+#'   \dots, 2^4}, read as \eqn{\gamma} on features scaled to \[0, 1\], drawn continuously). The
+#'   paper's fixed set of 12 kernels per feature is
+#'   `kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))), features = "each")`.
+#'
+#' Each kernel's feature subset has a size drawn uniformly from `size` and columns drawn
+#' uniformly without replacement; with `size = 1` the kernels on the same column share their
+#' distances when computed on the fly.
 #'
 #' @param M number of kernels.
 #' @param p number of columns of the data the set will be used with.
 #' @param size possible subset sizes (default `1:p`).
+#' @param design `"spicy"` or `"mwu"`, see Details.
 #' @inheritParams kernel_set
 #' @return A `kernel_set` with `M` kernels.
 #' @examples
 #' set.seed(1)
 #' ks <- random_kernels(50, p = 20)
 #' ks
+#' random_kernels(1e5, p = 60, size = 1, design = "mwu")
 #' @export
-random_kernels <- function(M, p, size = seq_len(p), normalize = c("trace", "center_trace", "none"),
-                           jitter = 1e-8) {
-  if (!is.numeric(M) || length(M) != 1L || !is.finite(M) || M < 1 || M != round(M))
+random_kernels <- function(M, p, size = seq_len(p), design = c("spicy", "mwu"),
+                           normalize = c("trace", "center_trace", "none"), jitter = 1e-8) {
+  if (!is.numeric(M) || length(M) != 1L || !is.finite(M) || M < 1 || M != round(M) ||
+      M > .Machine$integer.max)
     stop("'M' must be one positive integer", call. = FALSE)
   if (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p < 1 || p != round(p))
     stop("'p' must be one positive integer", call. = FALSE)
   if (!is.numeric(size) || length(size) == 0L || any(size < 1 | size > p | size != round(size)))
     stop("'size' must contain integers between 1 and p", call. = FALSE)
+  design <- match.arg(design)
   normalize <- match.arg(normalize)
-  sz <- if (length(size) == 1L) rep(size, M) else sample(size, M, replace = TRUE)
-  groups <- lapply(sz, function(s) sort(sample.int(p, s)))
-  sigma <- 5 * stats::rchisq(M, df = 1) + 0.1
-  structure(list(families = list(), features = groups, normalize = normalize,
-                 jitter = as.double(jitter),
-                 explicit = list(type = rep("rbf", M), par1 = sigma, par2 = rep(0, M),
-                                 flabel = sprintf("rbf(sigma=%s)", fmt_par(sigma)))),
+  M <- as.integer(M)
+  sz <- if (length(size) == 1L) rep(as.integer(size), M) else
+    as.integer(sample(size, M, replace = TRUE))
+  if (all(sz == 1L)) {
+    # single columns: the groups are the columns, shared by the kernels on them
+    kgroup <- sample.int(p, M, replace = TRUE)
+    gstart <- 0:p
+    gfeat <- 0:(p - 1L)
+  } else {
+    kgroup <- seq_len(M)
+    gstart <- c(0L, cumsum(sz))
+    gfeat <- integer(gstart[M + 1L])
+    for (k in seq_len(M))    # one small draw per kernel, written into one vector
+      gfeat[(gstart[k] + 1L):gstart[k + 1L]] <- sort(sample.int(p, sz[k])) - 1L
+  }
+  if (design == "spicy") {
+    type <- rep("rbf", M)
+    par1 <- 5 * stats::rchisq(M, df = 1) + 0.1
+    par2 <- rep(0, M)
+  } else {
+    poly <- stats::runif(M) < 3 / 12
+    type <- ifelse(poly, "poly", "rbf")
+    gamma <- 2^stats::runif(M, 0, 4)
+    par1 <- ifelse(poly, sample.int(3L, M, replace = TRUE), 1 / sqrt(2 * gamma))
+    par2 <- ifelse(poly, 1, 0)
+  }
+  structure(list(families = list(), features = NULL, normalize = normalize,
+                 jitter = as.double(jitter), design = design,
+                 explicit = list(type = type, par1 = as.double(par1), par2 = as.double(par2),
+                                 kgroup = as.integer(kgroup), gstart = as.integer(gstart),
+                                 gfeat = as.integer(gfeat))),
             class = "kernel_set")
 }
 
@@ -187,13 +228,15 @@ print.kernel_set <- function(x, ...) {
     cat(" features:", fs, "\n")
     cat(" kernels per feature group:", nk, "\n")
   } else {
-    cat(" ", nk, " kernels, each on its own feature subset (random design)\n", sep = "")
+    cat(" ", nk, " random kernels (design \"", x$design, "\") on random feature subsets\n",
+        sep = "")
   }
   invisible(x)
 }
 
 # Resolve a kernel set against the columns of x: the feature groups and a kernel table.
 resolve_kernels <- function(ks, p, cn) {
+  if (!is.null(ks$explicit$gfeat)) return(resolve_random(ks, p, cn))
   feats <- ks$features
   glist <- list(); glab <- character()
   add_group <- function(idx, lab) {
@@ -260,6 +303,28 @@ resolve_kernels <- function(ks, p, cn) {
        normalize = ks$normalize, jitter = ks$jitter)
 }
 
+# The compact description of random_kernels(): the groups and the table from its vectors,
+# labels built in vectorised form (no per-kernel R objects).
+resolve_random <- function(ks, p, cn) {
+  e <- ks$explicit
+  if (max(e$gfeat) >= p)
+    stop(sprintf("the random kernel set was drawn for more columns than the data have (%d)", p),
+         call. = FALSE)
+  G <- length(e$gstart) - 1L
+  nm <- if (is.null(cn)) paste0("x", seq_len(p)) else cn
+  len <- diff(e$gstart)
+  first <- nm[e$gfeat[e$gstart[-(G + 1L)] + 1L] + 1L]
+  glab <- ifelse(len == 1L, first, sprintf("%s,...(%d)", first, len))
+  fam <- ifelse(e$type == "poly", sprintf("poly(degree=%d)", as.integer(e$par1)),
+                sprintf("rbf(sigma=%.4g)", e$par1))
+  labels <- paste0(fam, "[", glab[e$kgroup], "]")
+  if (anyDuplicated(labels)) labels <- make.unique(labels, sep = "#")
+  tab <- data.frame(group = e$kgroup, type = e$type, par1 = e$par1, par2 = e$par2,
+                    stringsAsFactors = FALSE)
+  list(groups = NULL, group_labels = glab, gstart = e$gstart, gfeat = e$gfeat, table = tab,
+       labels = labels, normalize = ks$normalize, jitter = ks$jitter)
+}
+
 #' Number of kernels a set gives on data with p columns
 #' @param kernels a [kernel_set()].
 #' @param x a matrix or data frame (only its columns are used).
@@ -296,7 +361,7 @@ check_chisq_data <- function(rk, x, which) {
   tab <- rk$table[which, , drop = FALSE]
   g <- unique(tab$group[tab$type == "chisq"])
   for (gi in g) {
-    if (any(x[, rk$groups[[gi]]] < 0))
+    if (any(x[, rk$gfeat[(rk$gstart[gi] + 1L):rk$gstart[gi + 1L]] + 1L] < 0))
       stop("chisq_kernel() needs non-negative features (histograms); the data have negative ",
            "values (with standardize = TRUE they always do: set standardize = FALSE)",
            call. = FALSE)

@@ -107,9 +107,26 @@ check_y <- function(y, n, task = NULL) {
   list(y = as.double(y), task = "regression", classes = NULL)
 }
 
-standardize_x <- function(x) {
-  center <- colMeans(x)
-  scale <- sqrt(colSums(sweep(x, 2L, center)^2) / max(nrow(x) - 1L, 1L))
+# The column scaling of mkl(standardize = ): TRUE / "zscore", "range", FALSE / "none".
+check_standardize <- function(standardize) {
+  if (is.logical(standardize) && length(standardize) == 1L && !is.na(standardize))
+    return(if (standardize) "zscore" else "none")
+  if (is.character(standardize) && length(standardize) == 1L &&
+      standardize %in% c("zscore", "range", "none"))
+    return(standardize)
+  stop("'standardize' must be TRUE, FALSE, \"zscore\", \"range\" or \"none\"", call. = FALSE)
+}
+
+# Scale the columns of x: z-scores (how = "zscore") or to [0, 1] (how = "range"); the centre
+# and scale are kept for predict().
+standardize_x <- function(x, how = "zscore") {
+  if (how == "range") {
+    center <- apply(x, 2L, min)
+    scale <- apply(x, 2L, max) - center
+  } else {
+    center <- colMeans(x)
+    scale <- sqrt(colSums(sweep(x, 2L, center)^2) / max(nrow(x) - 1L, 1L))
+  }
   over <- !is.finite(center) | !is.finite(scale)
   if (any(over)) {
     nm <- if (is.null(colnames(x))) paste0("column ", which(over)) else colnames(x)[over]

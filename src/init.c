@@ -20,6 +20,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(svmfam, 6),
     ENTRY(l01, 5),
     ENTRY(bayes, 4),
+    ENTRY(mwu, 4),
     {NULL, NULL, 0}
 };
 

@@ -13,6 +13,14 @@
 #define FCONE
 #endif
 
+/* out and base of mk_kernel_apply are the same array or disjoint: elementwise loops are safe
+   to vectorise */
+#ifdef _OPENMP
+#define MK_SIMD_LOOP _Pragma("omp simd")
+#else
+#define MK_SIMD_LOOP
+#endif
+
 static double ipow(double x, int k)
 {
     double r = 1.0;
@@ -64,19 +72,35 @@ void mk_kernel_apply(int type, double p1, double p2, const double *base, int len
         break;
     case MK_POLY: {
         int deg = (int) p1;
-        for (int i = 0; i < len; i++) out[i] = ipow(base[i] + p2, deg);
+        if (deg == 1) {
+            MK_SIMD_LOOP
+            for (int i = 0; i < len; i++) out[i] = base[i] + p2;
+        } else if (deg == 2) {
+            MK_SIMD_LOOP
+            for (int i = 0; i < len; i++) { double t = base[i] + p2; out[i] = t * t; }
+        } else if (deg == 3) {
+            MK_SIMD_LOOP
+            for (int i = 0; i < len; i++) { double t = base[i] + p2; out[i] = t * t * t; }
+        } else for (int i = 0; i < len; i++) out[i] = ipow(base[i] + p2, deg);
         break;
     }
     case MK_RBF: {
         double c = -1.0 / (2.0 * p1 * p1);
-        for (int i = 0; i < len; i++) out[i] = exp(c * base[i]);
+        MK_SIMD_LOOP
+        for (int i = 0; i < len; i++) out[i] = c * base[i];
+        mk_vexp(out, len);
         break;
     }
-    case MK_LAPLACE:
-        for (int i = 0; i < len; i++) out[i] = exp(-sqrt(base[i]) / p1);
+    case MK_LAPLACE: {
+        double c = -1.0 / p1;
+        for (int i = 0; i < len; i++) out[i] = c * sqrt(base[i]);
+        mk_vexp(out, len);
         break;
+    }
     case MK_CHISQ:
-        for (int i = 0; i < len; i++) out[i] = exp(-p1 * base[i]);
+        MK_SIMD_LOOP
+        for (int i = 0; i < len; i++) out[i] = -p1 * base[i];
+        mk_vexp(out, len);
         break;
     default:
         for (int i = 0; i < len; i++) out[i] = NAN;

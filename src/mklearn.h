@@ -48,6 +48,9 @@ double mk_time(void);
 /* R_CheckUserInterrupt() at most every 'every' seconds (pass the address of a timer initialised
    to 0); only from code outside OpenMP regions. */
 void mk_interrupt_every(double *last, double every);
+/* v[i] = exp(v[i]), vectorised (relative error about 2e-16; arguments below -708 give 0, above
+   709 Inf, NaN stays NaN). Thread-safe. */
+void mk_vexp(double *restrict v, int n);
 /* Cholesky solve of A X = B in place; A is overwritten by its factor. Returns LAPACK info. */
 int mk_chol_solve(double *A, int n, double *B, int nrhs);
 
@@ -163,6 +166,23 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
 /* out[, k] (nr) = column j of kernel idx[k], k < cnt; on the fly, kernels of one feature group
    listed together share their distances */
 void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *out);
+/* Two columns j1, j2 of every kernel, read kernel by kernel (MWUMKL's step). init: once per
+   fit (R_alloc); set: once per pair, outside parallel regions (on the fly it computes, in
+   parallel, each feature group's distances / inner products for both columns when kernels
+   share groups); get: rows i0..i1-1 of both columns of kernel m, thread-safe, pointers into the
+   array (dense) or into buf (fly: 2 (i1 - i0) doubles). */
+typedef struct {
+    const mk_store *s;
+    int j1, j2, ng, share, nslot;
+    int *slot, *sgroup, *skind;       /* slot[g * 3 + kind bit]: the shared base of a group */
+    double *base;                     /* nslot x 2 columns x nr */
+} mk_store_pair;
+void mk_store_pair_init(const mk_store *s, mk_store_pair *pp);
+void mk_store_pair_set(mk_store_pair *pp, int j1, int j2);
+void mk_store_pair_get(const mk_store_pair *pp, int m, int i0, int i1, const double **c1,
+                       const double **c2, double *buf);
+/* The diagonal (n) of training kernel m; buf: mk_store_scratch() doubles. */
+void mk_store_diag(const mk_store *s, int m, double *d, double *buf);
 /* Fly training statistics (what mk_normalize computes on a dense array): scale[M],
    colmeans[n*M], grandmean[M] of the raw kernels of s (s->scale etc. are not read). */
 void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean,
@@ -329,5 +349,14 @@ SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
    Returns a named list (d, sigma2, d0, beta, objective, stop, iterations, residual, history,
    q, t, scale, pruned_at, ...). */
 SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start);
+
+/* ====================================================================== mwu.c */
+/* MWUMKL (paper 003, ../shared/specs/mwumkl.md): matrix multiplicative weights on the kernels'
+   two-column updates, O(M n) memory. control: named list built by fit_mwu() (R/mwu.R:
+   epsilon, invC (1 / C, 0: hard margin), cutoff, T, nthreads, verbose, hist_every, progress (an
+   R function(t, T) or NULL)); trace: NULL (computed from the store) or the M traces. Returns a
+   named list (alpha, sigma, mu, b, s, iterations, status (0 done, 1 infeasible), trace,
+   history, scale). */
+SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace);
 
 #endif

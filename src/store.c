@@ -141,6 +141,9 @@ static void fly_norm(const mk_store *s, int m, int j, int i0, int i1, double *v)
         }
     } else if (s->norm == MK_NORM_TRACE) {
         double inv = 1.0 / s->scale[m];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
         for (int k = 0; k < len; k++) v[k] *= inv;
     }
     if (s->square && s->jitter != 0.0 && j >= i0 && j < i1) v[j - i0] += s->jitter;
@@ -444,6 +447,154 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
         }
         mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], base, nr, o);
         fly_norm(s, m, j, 0, nr, o);
+    }
+}
+
+/* ------------------------------------------------------------------ column pairs */
+
+void mk_store_pair_init(const mk_store *s, mk_store_pair *pp)
+{
+    memset(pp, 0, sizeof(*pp));
+    pp->s = s;
+    pp->j1 = pp->j2 = -1;
+    if (s->kind == MK_STORE_DENSE) return;
+    int ng = 0;
+    for (int m = 0; m < s->M; m++) if (s->kgroup[m] + 1 > ng) ng = s->kgroup[m] + 1;
+    pp->ng = ng;
+    /* which base kinds each group needs */
+    int *need = (int *) R_alloc(ng, sizeof(int));
+    for (int g = 0; g < ng; g++) need[g] = 0;
+    for (int m = 0; m < s->M; m++) need[s->kgroup[m]] |= mk_kernel_base_kind(s->ktype[m]);
+    /* share the bases of a group's two columns when kernels share groups (on average two or
+       more kernels per group) and the bases take at most 256 MB */
+    size_t slots = 0;
+    for (int g = 0; g < ng; g++)
+        for (int b = 0; b < 3; b++) if (need[g] & (1 << b)) slots++;
+    double bytes = (double) slots * 2.0 * s->nr * sizeof(double);
+    if (2.0 * slots > (double) s->M || bytes > 256e6) return;
+    pp->share = 1;
+    pp->nslot = (int) slots;
+    pp->slot = (int *) R_alloc((size_t) ng * 3, sizeof(int));
+    pp->sgroup = (int *) R_alloc(slots, sizeof(int));
+    pp->skind = (int *) R_alloc(slots, sizeof(int));
+    int k = 0;
+    for (int g = 0; g < ng; g++)
+        for (int b = 0; b < 3; b++) {
+            if (need[g] & (1 << b)) {
+                pp->slot[g * 3 + b] = k;
+                pp->sgroup[k] = g;
+                pp->skind[k] = 1 << b;
+                k++;
+            } else pp->slot[g * 3 + b] = -1;
+        }
+    pp->base = (double *) R_alloc(slots * 2 * (size_t) s->nr, sizeof(double));
+}
+
+static int kind_bit(int kind) { return kind == MK_BASE_D2 ? 0 : (kind == MK_BASE_IP ? 1 : 2); }
+
+/* Base values of both columns j1, j2 for rows i0..i1-1 of one feature group, in one pass over
+   the group's columns of z (both outputs stay in L1 for a block of rows). */
+static void pair_base(const mk_store *s, int g, int kind, int j1, int j2, int i0, int i1,
+                      double *o1, double *o2)
+{
+    int len = i1 - i0, n = s->n, nr = s->nr;
+    for (int i = 0; i < len; i++) { o1[i] = 0.0; o2[i] = 0.0; }
+    const int *feat = s->gfeat + s->gstart[g];
+    for (int f = 0; f < group_nf(s, g); f++) {
+        size_t c = (size_t) feat[f];
+        const double *zc = s->z + c * nr + i0;
+        double b1 = s->x[c * n + j1], b2 = s->x[c * n + j2];
+        if (kind == MK_BASE_D2) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+            for (int i = 0; i < len; i++) {
+                double d1 = zc[i] - b1, d2 = zc[i] - b2;
+                o1[i] += d1 * d1;
+                o2[i] += d2 * d2;
+            }
+        } else if (kind == MK_BASE_IP) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+            for (int i = 0; i < len; i++) { o1[i] += zc[i] * b1; o2[i] += zc[i] * b2; }
+        } else {
+            for (int i = 0; i < len; i++) {
+                double a = zc[i], d1 = a - b1, s1 = a + b1, d2 = a - b2, s2 = a + b2;
+                if (s1 != 0.0) o1[i] += d1 * d1 / s1;
+                if (s2 != 0.0) o2[i] += d2 * d2 / s2;
+            }
+        }
+    }
+}
+
+void mk_store_pair_set(mk_store_pair *pp, int j1, int j2)
+{
+    const mk_store *s = pp->s;
+    pp->j1 = j1;
+    pp->j2 = j2;
+    if (!pp->share) return;
+    int nr = s->nr, B = 1024, nb = (nr + B - 1) / B, ntask = pp->nslot * nb;
+    double work = 0.0;
+    for (int k = 0; k < pp->nslot; k++) work += 6.0 * nr * group_nf(s, pp->sgroup[k]);
+    int nt = mk_threads_for(s->nthreads, work);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int task = 0; task < ntask; task++) {
+        int k = task / nb, b = task % nb;
+        int i0 = b * B, i1 = i0 + B < nr ? i0 + B : nr;
+        double *o1 = pp->base + (size_t) k * 2 * nr;
+        pair_base(s, pp->sgroup[k], pp->skind[k], j1, j2, i0, i1, o1 + i0, o1 + nr + i0);
+    }
+}
+
+void mk_store_pair_get(const mk_store_pair *pp, int m, int i0, int i1, const double **c1,
+                       const double **c2, double *buf)
+{
+    const mk_store *s = pp->s;
+    int nr = s->nr, len = i1 - i0;
+    if (s->kind == MK_STORE_DENSE) {
+        const double *K = s->K + (size_t) m * nr * s->n;
+        *c1 = K + (size_t) pp->j1 * nr + i0;
+        *c2 = K + (size_t) pp->j2 * nr + i0;
+        return;
+    }
+    double *o1 = buf, *o2 = buf + len;
+    int g = s->kgroup[m], kind = mk_kernel_base_kind(s->ktype[m]);
+    const double *b1, *b2;
+    if (pp->share) {
+        int k = pp->slot[g * 3 + kind_bit(kind)];
+        b1 = pp->base + (size_t) k * 2 * nr + i0;
+        b2 = b1 + nr;
+    } else {
+        mk_kernel_base(s->x, s->n, s->z + i0, nr, len, pp->j1, s->gfeat + s->gstart[g],
+                       group_nf(s, g), kind, o1);
+        mk_kernel_base(s->x, s->n, s->z + i0, nr, len, pp->j2, s->gfeat + s->gstart[g],
+                       group_nf(s, g), kind, o2);
+        b1 = o1; b2 = o2;
+    }
+    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], b1, len, o1);
+    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], b2, len, o2);
+    fly_norm(s, m, pp->j1, i0, i1, o1);
+    fly_norm(s, m, pp->j2, i0, i1, o2);
+    *c1 = o1;
+    *c2 = o2;
+}
+
+void mk_store_diag(const mk_store *s, int m, double *d, double *buf)
+{
+    if (!s->square) error("kernel store: the diagonal needs a training store");
+    int n = s->n;
+    if (s->kind == MK_STORE_DENSE) {
+        const double *K = s->K + (size_t) m * n * n;
+        for (int j = 0; j < n; j++) d[j] = K[(size_t) j * n + j];
+        return;
+    }
+    for (int j = 0; j < n; j++) {
+        fly_col(s, m, j, j, j + 1, buf);
+        d[j] = buf[0];
     }
 }
 

@@ -1,0 +1,130 @@
+# MWUMKL (Moeller, Raman, Saha & Venkatasubramanian 2014, paper 003): the R front end of
+# src/mwu.c; the iteration is written out in ../shared/specs/mwumkl.md.
+#
+# Problem: the 2-norm soft-margin MKL dual of the paper's Eq. 4.1 on unit-trace kernels,
+#   min over alpha >= 0, sum(alpha) = 1, y'alpha = 0 of max_m alpha' G_m alpha,
+#   G_m = Y K_m Y / r_m + I / C_s (r_m the trace of the stored kernel m),
+# solved to a (1 + epsilon) approximation by T = ceil(2 ratio log(n) / epsilon^2) matrix
+# multiplicative-weight steps. Each step adds 1/2 to two coordinates of alpha and reads two
+# columns of every kernel through the store, so memory is O(M n) (the vectors G_m alpha).
+#
+# C: the user's C is the 2-norm soft-margin constant on the scale of unit-diagonal kernels (the
+# package's one scale, R/cscale.R); C = Inf is the hard margin. MWUMKL renormalises every kernel
+# to unit trace itself, so C_s = C n whatever the store's normalisation (solver_C()).
+#
+# Output: weights sigma_m = mu_m / r_m on the stored kernels (normalised to sum 1 in the model
+# object), alpha[, m] = sigma_m * y * a with the paper's final scaled alpha a, and the bias of
+# the spec. fitted values come from the solver's G_m alpha (no second pass over the kernels).
+# refit = TRUE replaces a and b by the hinge SVM (SMO) on the learned combination at box
+# constant C: the paper's "two-stage" use.
+
+# Stop codes of src/mwu.c
+mwu_status <- c("done", "infeasible")
+
+# The number of iterations of the spec.
+mwu_iterations <- function(n, epsilon, ratio) as.integer(ceiling(2 * ratio * log(n) / epsilon^2))
+
+fit_mwu <- function(store, y, task, C, control, init) {
+  store <- as_store(store)
+  control <- method_control("mwu", control)
+  store$nthreads <- control$nthreads
+  if (task != "classification") stop("method 'mwu' does classification only", call. = FALSE)
+  if (!is.null(init))
+    stop("method 'mwu' has no warm start: it always runs its T iterations from alpha = 0",
+         call. = FALSE)
+  dims <- store_dims(store)
+  if (dims[1L] != dims[2L]) stop("method 'mwu' needs a square (training) kernel store")
+  n <- dims[2L]; M <- dims[3L]
+  y <- as.double(y)
+  eps <- if (is.null(control[["epsilon"]])) 0.2 else control[["epsilon"]]
+  if (!is.numeric(eps) || length(eps) != 1L || !(eps > 0 && eps < 1))
+    stop("'epsilon' of method 'mwu' must be one number in (0, 1)", call. = FALSE)
+  T <- mwu_iterations(n, eps, control[["ratio"]])
+  if (is.na(T) || T > .Machine$integer.max / 2)
+    stop("'epsilon' is too small: the number of iterations overflows", call. = FALSE)
+  prog <- mwu_progress(control[["progress"]], T, M, n)
+  ctl <- list(epsilon = eps, invC = if (is.finite(C)) 1 / C else 0,
+              cutoff = control[["cutoff"]], T = T, nthreads = as.integer(control$nthreads),
+              verbose = as.integer(control$verbose),
+              hist_every = max(1L, as.integer(ceiling(T / 1000))), progress = prog$fun)
+  trace <- if (store$kind == 1L && !is.null(store$diag_mean)) n * store$diag_mean else NULL
+  t0 <- proc.time()[["elapsed"]]
+  r <- .Call(C_mwu, store, y, ctl, trace)
+  prog$done()
+  if (r$status != 0L)
+    stop(sprintf(paste0("MWUMKL found the problem infeasible at epsilon = %s (iteration %d of %d)",
+                        "%s. Use a smaller epsilon%s."),
+                 format(eps), r$iterations + 1L, T,
+                 if (is.finite(C)) sprintf(" with C = %s", format(C / n)) else " (hard margin)",
+                 if (is.finite(C)) " or a smaller C" else " or a finite C (2-norm soft margin)"),
+         call. = FALSE)
+  sigma <- r$sigma
+  ssum <- sum(sigma)
+  w <- sigma / ssum
+  a <- r$alpha
+  b <- r$b
+  # the training decision values without a second pass over the kernels: with
+  # h = sum_m mu_m G_m alpha / T, f(x_j) = y_j (h_j - alpha_j / C) / scale + b; recomputed
+  # below from the combined kernel only when refitting
+  refit <- isTRUE(control[["refit"]])
+  info <- list(epsilon = eps, T = T, ratio = control[["ratio"]], mu = r$mu, trace = r$trace,
+               s = r$s, objective = max(r$s), C_solver = C, two_stage = refit)
+  fitted <- NULL
+  if (refit) {
+    if (!is.finite(C))
+      stop("refit = TRUE fits the hinge SVM on the learned kernel: it needs a finite C",
+           call. = FALSE)
+    bytes <- 8 * as.double(n)^2
+    if (bytes > control$memory)
+      stop(sprintf(paste0("refit = TRUE needs the %d x %d combined kernel (%s), above the memory ",
+                          "budget (mkl_control(memory = ))"), n, n, format_bytes(bytes)),
+           call. = FALSE)
+    Kc <- .Call(C_store_combine, store, w)
+    # the box constant on the user's scale (unit mean diagonal): C / n is the user's C
+    kscale <- mean(diag(Kc))
+    s <- .Call(C_smo, Kc, y, (C / n) / kscale, numeric(n), control$svm_tol, control$svm_maxiter)
+    a_svm <- s$alpha * y
+    b <- s$b
+    fitted <- drop(Kc %*% a_svm) + b
+    coef_y <- a_svm
+    info$svm_converged <- s$converged
+    info$svm_iterations <- s$iterations
+    info$mwu_alpha <- a
+    info$mwu_b <- r$b
+    conv <- isTRUE(s$converged)
+  } else {
+    coef_y <- a * y * ssum
+    fitted <- y * r$h / r$scale - (if (is.finite(C)) y * a / C else 0) + b
+    conv <- TRUE
+  }
+  if (M * as.double(n) > 5e7) gc(verbose = FALSE)   # release the solver's O(M n) state first
+  h <- as.data.frame(r$history)
+  h$gap <- NA_real_
+  h$n_active <- M
+  list(weights = w, alpha = outer(coef_y, w), b = b, objective = max(r$s), converged = conv,
+       iterations = r$iterations, history = h[, c("iteration", "time", "objective", "gap",
+                                                  "n_active", "max_s", "entropy")],
+       state = NULL, info = info, fitted_decision = fitted, active = seq_len(M))
+}
+
+# Progress for a long fit: a progressr progressor when progressr is installed (the user's
+# handlers decide the display; nothing shows without them or when not interactive), else a
+# text bar in interactive sessions. setting: NA (automatic: fits expected to take more than a
+# couple of seconds), TRUE or FALSE.
+mwu_progress <- function(setting, T, M, n) {
+  none <- list(fun = NULL, done = function() invisible())
+  long <- as.double(T) * M * n > 2e9
+  if (isFALSE(setting) || (is.na(setting) && !long)) return(none)
+  if (requireNamespace("progressr", quietly = TRUE)) {
+    p <- progressr::progressor(steps = T)
+    last <- 0L
+    return(list(fun = function(t, T) {
+      if (t > last) p(amount = t - last)
+      last <<- t
+      invisible()
+    }, done = function() invisible()))
+  }
+  if (!interactive()) return(none)
+  bar <- utils::txtProgressBar(min = 0, max = T, style = 3)
+  list(fun = function(t, T) utils::setTxtProgressBar(bar, t), done = function() close(bar))
+}

@@ -1,0 +1,430 @@
+/* MWUMKL: matrix multiplicative weights for MKL (paper 003, Algorithms 2-4; the iteration as
+ * ../shared/specs/mwumkl.md writes it out).
+ *
+ * State, O(M n): alpha (n), and for every kernel m the vector Ga_m = G_m alpha and the scalar
+ * s_m = alpha' G_m alpha, with G_m = Y K_m Y / r_m + I / C (r_m the trace of K_m, C the 2-norm
+ * soft-margin constant; 1/C = 0 is the hard margin). Each iteration reads two columns of every
+ * kernel through the store (mk_store_pair_*), never an n x n matrix.
+ *
+ * One iteration:
+ *  oracle   j+ = argmax g over y = +1, j- = argmax g over y = -1 (infeasible if
+ *           g_j+ + g_j- < -2); alpha += delta = (e_j+ + e_j-) / 2.
+ *  phase A  (parallel over kernels, O(M)) s_m += 2 delta' Ga_m + delta' G_m delta, from the
+ *           four entries of K_m at (j+, j-), kept >= 0; p_m = eps' sqrt(s_m).
+ *  weights  the closed-form exponential of Lemma 4.1: c_m = cosh(p_m) e^-r,
+ *           l_m = -sinh(p_m) e^-r / S, S = 2 sum c_m + M (n - 1) e^-r, with r = max p when it
+ *           exceeds the overflow cutoff (the spec's two branches are this formula with r = 0 and
+ *           r = max p). The coefficient of Ga_m in g, 2 l_m / sqrt(s_m), is written with
+ *           sinh(p) / sqrt(s) = eps' sinh(p) / p, finite at s = 0.
+ *  phase B  (parallel over kernels and row blocks, O(M n)) Ga_m += G_m delta from the two
+ *           columns, and g = sum_m 2 l_m / sqrt(s_m) Ga_m in the same pass over Ga (one read and
+ *           one write of the O(M n) state per iteration).
+ */
+#include "mklearn.h"
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+    double eps;        /* approximation parameter epsilon */
+    double invC;       /* 1 / C (0: hard margin) */
+    double cutoff;     /* overflow cutoff of the exponentiation (20) */
+    int T;             /* iterations */
+    int nthreads, verbose, hist_every;
+} mwu_opts;
+
+enum { MWU_DONE = 0, MWU_INFEASIBLE = 1 };
+
+typedef void (*mwu_progress_fn)(void *ctx, int t, int T);
+
+/* sinh(p) e^-r / p and cosh(p) e^-r for p >= 0 */
+static void hyp_scaled(double p, double r, double *sc, double *ch)
+{
+    double ep = exp(p - r), em = r == 0.0 ? 1.0 / ep : exp(-p - r);
+    *ch = 0.5 * (ep + em);
+    if (p < 1e-4) *sc = exp(-r) * (1.0 + p * p / 6.0);
+    else *sc = 0.5 * (ep - em) / p;
+}
+
+/* The four entries of kernel m at rows and columns (jp, jn): K(jp, jp), K(jn, jn), K(jp, jn). */
+static void pair_entries(const mk_store_pair *pp, int m, int jp, int jn, double *kpp, double *knn,
+                         double *kpn, double *buf)
+{
+    const double *c1, *c2;
+    mk_store_pair_get(pp, m, jp, jp + 1, &c1, &c2, buf);
+    *kpp = c1[0];
+    *kpn = c2[0];
+    mk_store_pair_get(pp, m, jn, jn + 1, &c1, &c2, buf);
+    *knn = c2[0];
+}
+
+static int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* The weights' factors sc_m = sinh(p_m) e^-r / p_m of s (in coef), with r = max p above the
+   cutoff (else 0); returns the entropy of the normalised weights. */
+static double weights_of(const double *s, int M, double epsp, double cutoff, double *coef)
+{
+    double q = 0.0;
+    for (int m = 0; m < M; m++) { double pm = epsp * sqrt(s[m]); if (pm > q) q = pm; }
+    double r = q > cutoff ? q : 0.0, wsum = 0.0, wlog = 0.0, ch;
+    for (int m = 0; m < M; m++) {
+        hyp_scaled(epsp * sqrt(s[m]), r, &coef[m], &ch);
+        wsum += coef[m];
+    }
+    for (int m = 0; m < M; m++) if (coef[m] > 0.0) wlog += coef[m] * log(coef[m]);
+    return wsum > 0.0 ? log(wsum) - wlog / wsum : 0.0;
+}
+
+/* One step when a kernel's columns are one block (n <= 8192): a single pass over the kernels
+   updates s_m from the pair's entries, Ga_m, and accumulates g with the weights of the new s_m.
+   The normaliser S and the overflow shift r are global; each thread accumulates against its
+   own shift rth (0 until one of its kernels exceeds the cutoff, then its largest p, its
+   accumulators rescaled when it grows), and the threads' sums are combined against
+   R = max rth, which is the spec's r (0, or max p when it exceeds the cutoff). */
+static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
+                       const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
+                       int n, int M, int nt, double *gacc, double *buf, double *rth,
+                       double *chth, double *g, double *r_out, double *S_out)
+{
+    for (int k = 0; k < nt; k++) { rth[k] = 0.0; chth[k] = 0.0; }
+    memset(gacc, 0, (size_t) nt * n * sizeof(double));
+    const double invC = o->invC, cutoff = o->cutoff;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        int th = thread_id();
+        const double *c1, *c2;
+        mk_store_pair_get(pp, m, 0, n, &c1, &c2, buf + (size_t) th * 2 * n);
+        double *Gam = Ga + (size_t) m * n, *ga = gacc + (size_t) th * n;
+        double rm = rinv[m];
+        double gpp = c1[jp] * rm + invC, gnn = c2[jn] * rm + invC, gpn = -c2[jp] * rm;
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (gpp + gnn + 2.0 * gpn);
+        if (!(sm > 0.0)) sm = 0.0;     /* rounding can push s below 0 (hard margin) */
+        s[m] = sm;
+        double pm = epsp * sqrt(sm);
+        if (pm > cutoff && pm > rth[th]) {
+            double f = exp(rth[th] - pm);
+            for (int i = 0; i < n; i++) ga[i] *= f;
+            chth[th] *= f;
+            rth[th] = pm;
+        }
+        double sc, ch;
+        hyp_scaled(pm, rth[th], &sc, &ch);
+        chth[th] += ch;
+        Gam[jp] += 0.5 * invC;
+        Gam[jn] += 0.5 * invC;
+        double hm = 0.5 * rm;
+        for (int i = 0; i < n; i++) {
+            double v = Gam[i] + hm * y[i] * (c1[i] - c2[i]);
+            Gam[i] = v;
+            ga[i] += sc * v;
+        }
+    }
+    double R = 0.0, chs = 0.0;
+    for (int k = 0; k < nt; k++) if (rth[k] > R) R = rth[k];
+    for (int k = 0; k < nt; k++) chs += chth[k] * exp(rth[k] - R);
+    double S = 2.0 * chs + (double) M * (n - 1) * exp(-R), f = -2.0 * epsp / S;
+    for (int i = 0; i < n; i++) g[i] = 0.0;
+    for (int k = 0; k < nt; k++) {
+        double fk = f * exp(rth[k] - R);
+        const double *ga = gacc + (size_t) k * n;
+        for (int i = 0; i < n; i++) g[i] += fk * ga[i];
+    }
+    *r_out = R;
+    *S_out = S;
+}
+
+/* One step in two passes (n > 8192: a kernel's columns are read in row blocks): s_m and p_m
+   from the pair's entries (O(M)), the global shift and normaliser, then Ga_m and g by row
+   blocks. */
+static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
+                       const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
+                       int n, int M, int nt, int B, int nb, double *gacc, double *buf,
+                       double *qmax, double *csum, double *p, double *coef, double *g,
+                       double *r_out, double *S_out)
+{
+    for (int k = 0; k < nt; k++) qmax[k] = 0.0;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        int th = thread_id();
+        double kpp, knn, kpn;
+        pair_entries(pp, m, jp, jn, &kpp, &knn, &kpn, buf + (size_t) th * 2 * B);
+        double gpp = kpp * rinv[m] + o->invC, gnn = knn * rinv[m] + o->invC,
+            gpn = -kpn * rinv[m];
+        const double *Gam = Ga + (size_t) m * n;
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (gpp + gnn + 2.0 * gpn);
+        if (!(sm > 0.0)) sm = 0.0;
+        s[m] = sm;
+        p[m] = epsp * sqrt(sm);
+        if (p[m] > qmax[th]) qmax[th] = p[m];
+    }
+    double q = 0.0;
+    for (int k = 0; k < nt; k++) if (qmax[k] > q) q = qmax[k];
+    double r = q > o->cutoff ? q : 0.0;
+    for (int k = 0; k < nt; k++) csum[k] = 0.0;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        double sc, ch;
+        hyp_scaled(p[m], r, &sc, &ch);
+        coef[m] = sc;
+        csum[thread_id()] += ch;
+    }
+    double ch_sum = 0.0;
+    for (int k = 0; k < nt; k++) ch_sum += csum[k];
+    double S = 2.0 * ch_sum + (double) M * (n - 1) * exp(-r), f = -2.0 * epsp / S;
+    memset(gacc, 0, (size_t) nt * n * sizeof(double));
+    const long ntask = (long) M * nb;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (long task = 0; task < ntask; task++) {
+        int th = thread_id();
+        int m = (int) (task / nb), blk = (int) (task % nb);
+        int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n;
+        const double *c1, *c2;
+        mk_store_pair_get(pp, m, i0, i1, &c1, &c2, buf + (size_t) th * 2 * B);
+        double *Gam = Ga + (size_t) m * n + i0;
+        double hm = 0.5 * rinv[m], cm = f * coef[m];
+        const double *yy = y + i0;
+        double *ga = gacc + (size_t) th * n + i0;
+        int len = i1 - i0;
+        if (jp >= i0 && jp < i1) Gam[jp - i0] += 0.5 * o->invC;
+        if (jn >= i0 && jn < i1) Gam[jn - i0] += 0.5 * o->invC;
+        for (int i = 0; i < len; i++) {
+            double v = Gam[i] + hm * yy[i] * (c1[i] - c2[i]);
+            Gam[i] = v;
+            ga[i] += cm * v;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        double v = 0.0;
+        for (int k = 0; k < nt; k++) v += gacc[(size_t) k * n + i];
+        g[i] = v;
+    }
+    *r_out = r;
+    *S_out = S;
+}
+
+/* The fit. tr: traces of the M kernels. Out: alpha (n, the paper's alpha scaled for the
+   decision function), mu (M, weights on the unit-trace kernels, sum 1), sigma (M, weights on the
+   stored kernels: mu / tr), b, s (M, alpha' G_m alpha of the final alpha / T), *iter, *gsum (the
+   scale P + Q), hout (n: sum_m mu_m G_m alpha / T, before the scaling). Ga: n x M scratch. Returns MWU_DONE or MWU_INFEASIBLE (at iteration *iter + 1). */
+static int mwu_fit(const mk_store *st, const double *y, const double *tr, const mwu_opts *o,
+                   double *alpha, double *mu, double *sigma, double *b, double *s, double *Ga,
+                   int *iter, double *gsum, double *hout, mk_hist *h, mwu_progress_fn progress,
+                   void *pctx)
+{
+    const int n = st->n, M = st->M;
+    const double epsp = -log(1.0 - o->eps);
+    double *g = (double *) R_alloc(n, sizeof(double));
+    double *p = (double *) R_alloc(M, sizeof(double));
+    double *coef = (double *) R_alloc(M, sizeof(double));
+    double *rinv = (double *) R_alloc(M, sizeof(double));
+    for (int m = 0; m < M; m++) rinv[m] = 1.0 / tr[m];
+    for (int i = 0; i < n; i++) { g[i] = 0.0; alpha[i] = 0.0; }
+    for (int m = 0; m < M; m++) s[m] = 0.0;
+    memset(Ga, 0, (size_t) n * M * sizeof(double));
+
+    const int B = n <= 8192 ? n : 4096, nb = (n + B - 1) / B;
+    int nt = mk_threads_for(o->nthreads, 60.0 * (double) M * n);
+    double *gacc = (double *) R_alloc((size_t) nt * n, sizeof(double));
+    double *buf = (double *) R_alloc((size_t) nt * 2 * B, sizeof(double));
+    double *qmax = (double *) R_alloc(nt, sizeof(double));
+    double *csum = (double *) R_alloc(nt, sizeof(double));
+    double *rth = (double *) R_alloc(nt, sizeof(double));
+    double *chth = (double *) R_alloc(nt, sizeof(double));
+    mk_store_pair pp;
+    mk_store_pair_init(st, &pp);
+
+    double t0 = mk_time(), last_int = 0.0, last_prog = t0;
+    int status = MWU_DONE, t;
+    double r = 0.0, S = 1.0;
+    for (t = 1; t <= o->T; t++) {
+        /* oracle */
+        int jp = -1, jn = -1;
+        for (int i = 0; i < n; i++) {
+            if (y[i] > 0) { if (jp < 0 || g[i] > g[jp]) jp = i; }
+            else if (jn < 0 || g[i] > g[jn]) jn = i;
+        }
+        if (g[jp] + g[jn] < -2.0) { status = MWU_INFEASIBLE; break; }
+        alpha[jp] += 0.5;
+        alpha[jn] += 0.5;
+        mk_store_pair_set(&pp, jp, jn);
+
+        if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, gacc, buf,
+                                rth, chth, g, &r, &S);
+        else split_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, B, nb, gacc, buf, qmax,
+                        csum, p, coef, g, &r, &S);
+
+        /* history: iteration, time, objective max_m s_m of alpha / t, entropy of the weights */
+        if (t % o->hist_every == 0 || t == o->T) {
+            double smax = 0.0;
+            for (int m = 0; m < M; m++) if (s[m] > smax) smax = s[m];
+            double ent = weights_of(s, M, epsp, o->cutoff, coef);
+            double row[5] = { (double) t, mk_time() - t0, smax / ((double) t * t), smax, ent };
+            mk_hist_add(h, row);
+            if (o->verbose)
+                Rprintf("mwu %6d/%d  max s %.6g  entropy %.6g  (log M = %.6g)\n", t, o->T,
+                        smax / ((double) t * t), ent, log((double) M));
+        }
+        mk_interrupt_every(&last_int, 0.05);
+        if (progress && mk_time() - last_prog >= 0.25) {
+            last_prog = mk_time();
+            progress(pctx, t, o->T);
+        }
+    }
+    *iter = t - 1;
+    if (status != MWU_DONE) {
+        for (int m = 0; m < M; m++) mu[m] = sigma[m] = NA_REAL;
+        return status;
+    }
+    if (progress) progress(pctx, o->T, o->T);
+
+    /* the solution: mu_m = -2 l_m / sqrt(s_m) of the last weights (scale-free), alpha / T;
+       h = sum_m mu_m G_m alpha; bias and scale from its class sums */
+    const double T = (double) o->T;
+    weights_of(s, M, epsp, o->cutoff, coef);
+    double wsum = 0.0;
+    for (int m = 0; m < M; m++) wsum += coef[m];
+    for (int m = 0; m < M; m++) {
+        mu[m] = coef[m] / wsum;
+        sigma[m] = mu[m] * rinv[m];
+        s[m] /= T * T;
+    }
+    for (int i = 0; i < n; i++) alpha[i] /= T;
+    memset(gacc, 0, (size_t) nt * n * sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+#ifdef _OPENMP
+        int th = omp_get_thread_num();
+#else
+        int th = 0;
+#endif
+        const double *Gam = Ga + (size_t) m * n;
+        double *ga = gacc + (size_t) th * n, w = mu[m] / T;
+        for (int i = 0; i < n; i++) ga[i] += w * Gam[i];
+    }
+    double P = 0.0, Q = 0.0;
+    for (int i = 0; i < n; i++) {
+        double hi = 0.0;
+        for (int k = 0; k < nt; k++) hi += gacc[(size_t) k * n + i];
+        hout[i] = hi;
+        if (y[i] > 0) P += alpha[i] * hi; else Q += alpha[i] * hi;
+    }
+    *b = (Q - P) / (P + Q);
+    for (int i = 0; i < n; i++) alpha[i] /= (P + Q);
+    *gsum = P + Q;
+    return MWU_DONE;
+}
+
+/* ------------------------------------------------------------------ .Call entry */
+
+typedef struct { SEXP fun, env; } mwu_rprog;
+
+static void mwu_progress_r(void *ctx, int t, int T)
+{
+    mwu_rprog *pr = (mwu_rprog *) ctx;
+    SEXP call = PROTECT(lang3(pr->fun, ScalarInteger(t), ScalarInteger(T)));
+    eval(call, pr->env);
+    UNPROTECT(1);
+}
+
+SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!st.square) error("mwu: the kernel store must be a training store");
+    int n = st.n, M = st.M, np = 0;
+    if (!isReal(y) || LENGTH(y) != n) error("mwu: 'y' must have n doubles");
+    const double *yy = REAL(y);
+    for (int i = 0; i < n; i++) {
+        if (yy[i] != 1.0 && yy[i] != -1.0) error("mwu: 'y' must be -1 or +1");
+        np += yy[i] > 0;
+    }
+    if (np == 0 || np == n) error("mwu: both classes are needed");
+    mwu_opts o;
+    o.eps = mk_ctl_real(control, "epsilon");
+    o.invC = mk_ctl_real(control, "invC");
+    o.cutoff = mk_ctl_real(control, "cutoff");
+    o.T = mk_ctl_int(control, "T");
+    o.nthreads = mk_ctl_int(control, "nthreads");
+    o.verbose = mk_ctl_int(control, "verbose");
+    o.hist_every = mk_ctl_int(control, "hist_every");
+    if (!(o.eps > 0.0 && o.eps < 1.0) || !(o.invC >= 0.0) || o.T < 1 || o.hist_every < 1)
+        error("mwu: bad settings");
+    SEXP pf = mk_ctl(control, "progress");
+    mwu_rprog pr = { pf, R_GlobalEnv };
+
+    double *tr = (double *) R_alloc(M, sizeof(double));
+    if (isNull(trace)) {
+        int nt = mk_threads_for(o.nthreads, (double) n * M * (st.kind == MK_STORE_DENSE ? 1 : 8));
+        size_t per = (size_t) n + (st.kind == MK_STORE_DENSE ? 0 : (size_t) n);
+        double *db = (double *) R_alloc((size_t) nt * per + 1, sizeof(double));
+        (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+        for (int m = 0; m < M; m++) {
+#ifdef _OPENMP
+            double *d = db + (size_t) omp_get_thread_num() * per;
+#else
+            double *d = db;
+#endif
+            mk_store_diag(&st, m, d, d + n);
+            double v = 0.0;
+            for (int j = 0; j < n; j++) v += d[j];
+            tr[m] = v;
+        }
+    } else {
+        if (!isReal(trace) || LENGTH(trace) != M) error("mwu: 'trace' must have M doubles");
+        memcpy(tr, REAL(trace), (size_t) M * sizeof(double));
+    }
+    for (int m = 0; m < M; m++)
+        if (!(tr[m] > 0.0) || !R_FINITE(tr[m]))
+            error("mwu: kernel %d has a trace that is not positive and finite", m + 1);
+
+    const char *nm[] = { "alpha", "sigma", "mu", "b", "s", "iterations", "status", "trace",
+                         "history", "scale", "h", NULL };
+    SEXP out = mk_list_new(nm);
+    SEXP a = allocVector(REALSXP, n);
+    SET_VECTOR_ELT(out, 0, a);
+    SEXP sg = allocVector(REALSXP, M);
+    SET_VECTOR_ELT(out, 1, sg);
+    SEXP mu = allocVector(REALSXP, M);
+    SET_VECTOR_ELT(out, 2, mu);
+    SEXP s = allocVector(REALSXP, M);
+    SET_VECTOR_ELT(out, 4, s);
+    SEXP trs = allocVector(REALSXP, M);
+    SET_VECTOR_ELT(out, 7, trs);
+    memcpy(REAL(trs), tr, (size_t) M * sizeof(double));
+    SEXP hv = allocVector(REALSXP, n);
+    SET_VECTOR_ELT(out, 10, hv);
+    double *Ga = (double *) R_alloc((size_t) n * M, sizeof(double));
+    mk_hist h;
+    mk_hist_init(&h, 5);
+    double b = NA_REAL, gs = NA_REAL;
+    int iter = 0;
+    int status = mwu_fit(&st, yy, tr, &o, REAL(a), REAL(mu), REAL(sg), &b, REAL(s), Ga, &iter,
+                         &gs, REAL(hv), &h, isNull(pf) ? NULL : mwu_progress_r, &pr);
+    SET_VECTOR_ELT(out, 3, ScalarReal(b));
+    SET_VECTOR_ELT(out, 5, ScalarInteger(iter));
+    SET_VECTOR_ELT(out, 6, ScalarInteger(status));
+    const char *hn[] = { "iteration", "time", "objective", "max_s", "entropy" };
+    SET_VECTOR_ELT(out, 8, mk_hist_sexp(&h, hn));
+    SET_VECTOR_ELT(out, 9, ScalarReal(gs));
+    UNPROTECT(1);
+    return out;
+}
