@@ -4,7 +4,7 @@
 
 # Settings every method reads.
 .control_common <- list(tol = 0.01, nthreads = 0L, verbose = FALSE, memory = NA_real_,
-                        store = "auto")
+                        store = "auto", check_kernels = "fast")
 
 # Method-specific settings with their defaults (NULL entries are derived, see method_control()).
 .control_methods <- list(
@@ -63,6 +63,24 @@
 #'   kernels on the fly do so; others stop with an error.
 #' @param store `"auto"` (dense array when it fits `memory`), `"dense"` or `"fly"` (kernel
 #'   columns computed from the data when needed; O(n M) memory, more arithmetic).
+#' @param check_kernels how [mkl()] checks precomputed kernels (an array or a list of matrices;
+#'   a [kernel_set()] is positive semidefinite by construction and giving this setting with one
+#'   is an error). Every level refuses NA, NaN and infinite entries.
+#'   * `"fast"` (the default) reads each kernel once, in parallel C code, and refuses a kernel
+#'     that is not symmetric (relative tolerance 1e-10), has a negative diagonal entry, has a
+#'     pair with \eqn{|K_{ij}| > \sqrt{K_{ii} K_{jj}}} (a negative 2 x 2 principal minor), or
+#'     gives \eqn{v'Kv < 0} for one of four fixed random sign vectors. These are necessary
+#'     conditions for positive semidefiniteness: they catch distance or dissimilarity matrices
+#'     (zero diagonal), negated kernels, rows and columns scaled inconsistently, and strongly
+#'     indefinite similarities, but can miss a similarity matrix with small negative
+#'     eigenvalues (e.g. \eqn{1 - D / \max D} for distances D).
+#'   * `"full"` adds the smallest eigenvalue of each kernel (LAPACK, about \eqn{n^3} work per
+#'     kernel) and refuses it below \eqn{-10^{-8}} times the largest entry: it catches every
+#'     kernel that is not positive semidefinite up to that tolerance.
+#'   * `"none"` checks only that the entries are finite (for kernels known to be valid).
+#'
+#'   Each test bounds the smallest eigenvalue from above, and all use the same tolerance, so a
+#'   kernel that `"full"` accepts is never refused by `"fast"`.
 #' @param ... method-specific settings (unknown names are an error):
 #'   * SpicyMKL: `cg` (conjugate-gradient Newton solve: `TRUE`, `FALSE`, or `NA` = from
 #'     `cg_threshold` = 250 observations on), `screening`, `lazy_screening` (kernel screening;
@@ -115,10 +133,12 @@
 #' @export
 mkl_control <- function(tol = NULL, maxiter = NULL, svm_tol = NULL, svm_maxiter = NULL,
                         inner_tol = NULL, inner_maxiter = NULL, nthreads = NULL,
-                        verbose = NULL, memory = NULL, store = NULL, ...) {
+                        verbose = NULL, memory = NULL, store = NULL, ...,
+                        check_kernels = NULL) {
   set <- c(list(tol = tol, maxiter = maxiter, svm_tol = svm_tol, svm_maxiter = svm_maxiter,
                 inner_tol = inner_tol, inner_maxiter = inner_maxiter, nthreads = nthreads,
-                verbose = verbose, memory = memory, store = store), list(...))
+                verbose = verbose, memory = memory, store = store,
+                check_kernels = check_kernels), list(...))
   if (length(list(...)) && (is.null(names(list(...))) || any(!nzchar(names(list(...))))))
     stop("settings in '...' must be named", call. = FALSE)
   known <- unique(c(names(.control_common), unlist(lapply(.control_methods, names))))
@@ -175,6 +195,11 @@ check_control_values <- function(s) {
     stop("'memory' must be one positive number of bytes", call. = FALSE)
   if (!is.null(s[["store"]]))
     s[["store"]] <- match.arg(s[["store"]], c("auto", "dense", "fly"))
+  if (!is.null(s[["check_kernels"]])) {
+    v <- s[["check_kernels"]]
+    if (!is.character(v) || length(v) != 1L || !(v %in% c("fast", "full", "none")))
+      stop("'check_kernels' must be \"fast\", \"full\" or \"none\"", call. = FALSE)
+  }
   s <- check_l01_control(s)
   s <- check_bayes_control(s)
   if (!is.null(s[["line_search"]]))

@@ -91,7 +91,9 @@
 #' @param y the response: a two-level factor, a numeric vector in \{-1, 1\} or \{0, 1\}
 #'   (classification), or a numeric vector (regression).
 #' @param kernels a [kernel_set()], or precomputed training kernels: an n x n x M array or a
-#'   list of n x n matrices (symmetric, positive semidefinite; used as given).
+#'   list of n x n matrices (symmetric, positive semidefinite; used as given). They are
+#'   checked at the cost of one pass over the array by default; `mkl_control(check_kernels =
+#'   "full")` adds an eigenvalue check (see [mkl_control()]).
 #' @param method the solver, see Methods.
 #' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
 #'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
@@ -253,9 +255,13 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
   precomputed <- !inherits(kernels, "kernel_set")
   if (!precomputed && is.null(x))
     stop("'x' is needed to build the kernels of a kernel_set", call. = FALSE)
+  if (!precomputed && !is.null(unclass(control)[["check_kernels"]]))
+    stop(paste0("'check_kernels' is for precomputed kernels; the kernels of a kernel_set are ",
+                "positive semidefinite by construction"), call. = FALSE)
+  t0 <- proc.time()[["elapsed"]]
   if (precomputed) {
     if (!is.null(x)) x <- check_x(x)
-    Karr <- as_kernel_array(kernels, NULL)
+    Karr <- as_kernel_array(kernels, NULL, check = ctl$check_kernels, nthreads = ctl$nthreads)
     n <- dim(Karr)[1]
     if (NROW(y) != n)
       stop(sprintf("precomputed kernels are %d x %d but there are %d observations in 'y'",
@@ -304,8 +310,9 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
                 "each binary problem along a path (a decreasing vector 'C') instead"),
          call. = FALSE)
 
-  # --- kernels: the store (dense array, or columns computed on the fly)
-  t0 <- proc.time()[["elapsed"]]
+  # --- kernels: the store (dense array, or columns computed on the fly); the time of the
+  # kernels includes the checks of precomputed kernels
+  if (!precomputed) t0 <- proc.time()[["elapsed"]]
   std <- NULL
   if (precomputed) {
     M <- dim(Karr)[3]

@@ -156,7 +156,11 @@ apply_standardize <- function(x, center, scale) {
 }
 
 # Validate a precomputed kernel array or list of matrices; returns an n x n x M double array.
-as_kernel_array <- function(K, n = NULL, name = "kernels", test = FALSE) {
+# check: "fast" (one pass: finite, symmetric, non-negative diagonal, every 2 x 2 principal
+# minor and a few Rayleigh quotients non-negative), "full" (also the smallest eigenvalue),
+# "none" (finite values only). Test-by-train kernels (test = TRUE): finite values only.
+as_kernel_array <- function(K, n = NULL, name = "kernels", test = FALSE, check = "fast",
+                            nthreads = 0L) {
   if (is.list(K) && !is.array(K)) {
     if (length(K) == 0L) stop(sprintf("'%s' is an empty list", name), call. = FALSE)
     d <- lapply(K, dim)
@@ -171,27 +175,63 @@ as_kernel_array <- function(K, n = NULL, name = "kernels", test = FALSE) {
     stop(sprintf("'%s' must be a kernel_set, an n x n x M numeric array or a list of matrices",
                  name), call. = FALSE)
   if (dim(K)[3] == 0L) stop(sprintf("'%s' holds no kernels", name), call. = FALSE)
-  storage.mode(K) <- "double"
-  if (anyNA(K) || any(!is.finite(K)))
-    stop(sprintf("'%s' contains NA or infinite values", name), call. = FALSE)
-  if (!test) {
-    if (dim(K)[1] != dim(K)[2]) stop(sprintf("precomputed training kernels must be square; got %d x %d",
-                                             dim(K)[1], dim(K)[2]), call. = FALSE)
-    if (!is.null(n) && dim(K)[1] != n)
-      stop(sprintf("precomputed kernels are %d x %d but there are %d observations",
-                   dim(K)[1], dim(K)[1], n), call. = FALSE)
-    chk <- .Call(C_check_psd, K)
-    bad <- which(chk$asymmetry > 1e-10)
-    if (length(bad))
-      stop(sprintf("precomputed kernel(s) %s not symmetric", paste(head(bad, 5), collapse = ", ")),
-           call. = FALSE)
-    bad <- which(chk$min_eigen < -1e-8)
+  if (!is.double(K)) storage.mode(K) <- "double"
+  square <- dim(K)[1] == dim(K)[2]
+  if (!test && !square)
+    stop(sprintf("precomputed training kernels must be square; got %d x %d",
+                 dim(K)[1], dim(K)[2]), call. = FALSE)
+  if (!test && !is.null(n) && dim(K)[1] != n)
+    stop(sprintf("precomputed kernels are %d x %d but there are %d observations",
+                 dim(K)[1], dim(K)[1], n), call. = FALSE)
+  level <- if (test || check == "none") 0L else if (check == "fast") 1L else 2L
+  # the eigenvalues are only computed for finite kernels: "full" first runs the fast pass
+  chk <- .Call(C_check_kernels, K, min(level, 1L), as.integer(nthreads))
+  if (any(chk$nonfinite))
+    stop(sprintf("'%s' contains NA or infinite values (kernel(s) %s)", name,
+                 kernel_list(which(chk$nonfinite))), call. = FALSE)
+  if (level == 0L) return(K)
+  bad <- which(chk$asymmetry > 1e-10)
+  if (length(bad))
+    stop(sprintf("precomputed kernel(s) %s not symmetric (largest |K[i, j] - K[j, i]| %.3g ",
+                 kernel_list(bad), max(chk$asymmetry[bad])),
+         "relative to the largest entry)", call. = FALSE)
+  # every test below bounds the smallest eigenvalue from above (relative to the largest entry)
+  tol <- -1e-8
+  bad <- which(chk$min_diag < tol)
+  if (length(bad))
+    stop(sprintf(paste0("precomputed kernel(s) %s not positive semidefinite: a negative ",
+                        "diagonal entry (%.3g relative to the largest entry)"),
+                 kernel_list(bad), min(chk$min_diag[bad])), call. = FALSE)
+  bad <- which(chk$min_minor < tol)
+  if (length(bad)) {
+    m <- bad[which.min(chk$min_minor[bad])]
+    stop(sprintf(paste0("precomputed kernel(s) %s not positive semidefinite: |K[i, j]| > ",
+                        "sqrt(K[i, i] K[j, j]) (kernel %d: i = %d, j = %d). A distance or ",
+                        "dissimilarity matrix is not a kernel: transform it, e.g. ",
+                        "exp(-D^2 / (2 sigma^2)) for Euclidean distances D"),
+                 kernel_list(bad), m, chk$minor_pair[m, 1L], chk$minor_pair[m, 2L]),
+         call. = FALSE)
+  }
+  bad <- which(chk$min_rayleigh < tol)
+  if (length(bad))
+    stop(sprintf(paste0("precomputed kernel(s) %s not positive semidefinite: v'Kv < 0 for a ",
+                        "test vector v (%.3g relative to v'v and the largest entry)"),
+                 kernel_list(bad), min(chk$min_rayleigh[bad])), call. = FALSE)
+  if (level == 2L) {
+    eig <- .Call(C_check_kernels, K, 2L, as.integer(nthreads))$min_eigen
+    bad <- which(eig < tol)
     if (length(bad))
       stop(sprintf(paste0("precomputed kernel(s) %s not positive semidefinite (smallest ",
                           "eigenvalue %.3g relative to the largest entry)"),
-                   paste(head(bad, 5), collapse = ", "), min(chk$min_eigen[bad])), call. = FALSE)
+                   kernel_list(bad), min(eig[bad])), call. = FALSE)
   }
   K
+}
+
+# "1, 2, 3, 4, 5 and 7 more"
+kernel_list <- function(idx) {
+  paste0(paste(utils::head(idx, 5L), collapse = ", "),
+         if (length(idx) > 5L) sprintf(" and %d more", length(idx) - 5L) else "")
 }
 
 # The message for a kernel family (rbf_kernel(), ...) given where a kernel set is expected.

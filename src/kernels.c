@@ -315,24 +315,98 @@ void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scal
 
 /* ------------------------------------------------------------------ .Call */
 
-static int kernel_dims(SEXP K, int *n, int *M)
+/* ------------------------------------------------------------------ precomputed kernels */
+
+/* The checks of precomputed training kernels. One pass over each kernel (level >= 1) reads its
+   lower triangle tile by tile together with the mirrored tile and finds, relative to its
+   largest |entry| amax:
+   - non-finite entries (NaN, Inf);
+   - the asymmetry max |K_ij - K_ji|;
+   - three upper bounds on the smallest eigenvalue, each a necessary condition for positive
+     semidefiniteness: the smallest diagonal entry, the smallest eigenvalue of the 2 x 2
+     principal minors [K_ii K_ij; K_ij K_jj] (computed only where K_ij^2 > K_ii K_jj; Cauchy
+     interlacing: a principal minor's smallest eigenvalue bounds the kernel's from above), and
+     the smallest Rayleigh quotient v'Kv / v'v over MK_NRAY fixed pseudo-random sign vectors.
+   level 2 adds the smallest eigenvalue itself (LAPACK dsyevr, one kernel at a time). level 0
+   finds non-finite entries only (any shape: test-by-train kernels). */
+#define MK_NRAY 4
+#define MK_CB 64
+
+typedef struct {
+    double amax, asym, mind, lam2, q[MK_NRAY];
+    int li, lj, nonfin;
+} kcheck_part;
+
+/* Tile column jb of kernel Km (rows and columns >= jb * MK_CB of its lower triangle, and the
+   mirrored tiles, each copied transposed into a small buffer so that both are read with unit
+   stride) into one partial result; dg: the diagonal of Km. */
+static void check_tile_col(const double *Km, const double *dg, int n, int jb, const double *sg,
+                           kcheck_part *r)
 {
-    SEXP dim = getAttrib(K, R_DimSymbol);
-    if (!isReal(K) || LENGTH(dim) != 3) error("'K' must be a double n x n x M array");
-    *n = INTEGER(dim)[0];
-    *M = INTEGER(dim)[2];
-    return INTEGER(dim)[1];
+    int j0 = jb * MK_CB, j1 = j0 + MK_CB < n ? j0 + MK_CB : n;
+    double amax = 0.0, asym = 0.0, mind = INFINITY, lam2 = 0.0, q[MK_NRAY];
+    double T[MK_CB * MK_CB];
+    int li = -1, lj = -1, fin = 1;
+    for (int k = 0; k < MK_NRAY; k++) q[k] = 0.0;
+    const double *s0 = sg, *s1 = sg + n, *s2 = sg + 2 * (size_t) n, *s3 = sg + 3 * (size_t) n;
+    for (int j = j0; j < j1; j++) {
+        double dj = dg[j];
+        fin &= (dj - dj == 0.0);
+        if (dj < mind) mind = dj;
+        if (fabs(dj) > amax) amax = fabs(dj);
+        for (int k = 0; k < MK_NRAY; k++) q[k] += dj;     /* s_j^2 K_jj */
+    }
+    for (int i0 = j0; i0 < n; i0 += MK_CB) {
+        int i1 = i0 + MK_CB < n ? i0 + MK_CB : n;
+        /* T[(j - j0) * MK_CB + (i - i0)] = K[j, i]: the mirror of the tile K[i0:i1, j0:j1] */
+        for (int i = i0; i < i1; i++) {
+            const double *Ki = Km + (size_t) i * n;
+            for (int j = j0; j < j1; j++) T[(j - j0) * MK_CB + (i - i0)] = Ki[j];
+        }
+        for (int j = j0; j < j1; j++) {
+            const double *Kj = Km + (size_t) j * n, *Tj = T + (j - j0) * MK_CB - i0;
+            double dj = dg[j];
+            int is = i0 > j ? i0 : j + 1;
+            double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0, am = 0.0, as = 0.0, viol = 0.0;
+            double fz = 0.0;     /* x - x is 0 for finite x and NaN otherwise: stays 0 iff finite */
+#ifdef _OPENMP
+#pragma omp simd reduction(+:t0, t1, t2, t3, fz) reduction(max:am, as, viol)
+#endif
+            for (int i = is; i < i1; i++) {
+                double a = Kj[i], b = Tj[i];
+                fz += (a - a) + (b - b);
+                double fa = fabs(a), fb = fabs(b), d = fabs(a - b);
+                am = fa > am ? fa : am;
+                am = fb > am ? fb : am;
+                as = d > as ? d : as;
+                double v = a * a - dg[i] * dj;
+                viol = v > viol ? v : viol;
+                t0 += s0[i] * a; t1 += s1[i] * a; t2 += s2[i] * a; t3 += s3[i] * a;
+            }
+            fin &= (fz == 0.0);
+            if (am > amax) amax = am;
+            if (as > asym) asym = as;
+            q[0] += 2.0 * s0[j] * t0; q[1] += 2.0 * s1[j] * t1;
+            q[2] += 2.0 * s2[j] * t2; q[3] += 2.0 * s3[j] * t3;
+            if (viol > 0.0)      /* a 2 x 2 minor in this column is negative: find the worst */
+                for (int i = is; i < i1; i++) {
+                    double a = Kj[i], di = dg[i];
+                    if (a * a <= di * dj) continue;
+                    double h = 0.5 * (di - dj);
+                    double lam = 0.5 * (di + dj) - sqrt(h * h + a * a);
+                    if (lam < lam2) { lam2 = lam; li = i; lj = j; }
+                }
+        }
+    }
+    r->amax = amax; r->asym = asym; r->mind = mind; r->lam2 = lam2; r->li = li; r->lj = lj;
+    r->nonfin = !fin;
+    for (int k = 0; k < MK_NRAY; k++) r->q[k] = q[k];
 }
 
-/* For each kernel: the largest |K - K'| relative to max |K|, and the smallest eigenvalue
-   relative to the largest absolute one (LAPACK dsyevr on a scratch copy). */
-SEXP mkc_check_psd(SEXP K)
+/* The smallest eigenvalue of each kernel (dsyevr on a scratch copy), into mineig[]. */
+static void min_eigen_all(const double *K, int n, int M, double *mineig)
 {
-    int n, M;
-    if (kernel_dims(K, &n, &M) != n) error("kernels must be square");
     const size_t nn = (size_t) n * n;
-    SEXP asym = PROTECT(allocVector(REALSXP, M));
-    SEXP mineig = PROTECT(allocVector(REALSXP, M));
     double *A = (double *) R_alloc(nn, sizeof(double));
     double *w = (double *) R_alloc(n, sizeof(double));
     int *isuppz = (int *) R_alloc(2, sizeof(int));
@@ -345,29 +419,134 @@ SEXP mkc_check_psd(SEXP K)
     double *work = (double *) R_alloc(lwork, sizeof(double));
     int *iwork = (int *) R_alloc(liwork, sizeof(int));
     for (int m = 0; m < M; m++) {
-        const double *Km = REAL(K) + (size_t) m * nn;
-        double amax = 0.0, dmax = 0.0;
-        for (int j = 0; j < n; j++)
-            for (int i = 0; i < n; i++) {
-                double v = Km[(size_t) j * n + i];
-                if (fabs(v) > amax) amax = fabs(v);
-                double d = fabs(v - Km[(size_t) i * n + j]);
-                if (d > dmax) dmax = d;
-            }
-        REAL(asym)[m] = amax > 0.0 ? dmax / amax : 0.0;
-        memcpy(A, Km, nn * sizeof(double));
+        memcpy(A, K + (size_t) m * nn, nn * sizeof(double));
         F77_CALL(dsyevr)("N", "I", "L", &n, A, &n, &vl, &vu, &il, &iu, &abstol, &found, w,
                          &z, &one, isuppz, work, &lwork, iwork, &liwork, &info FCONE FCONE FCONE);
         if (info != 0) error("eigenvalue computation failed for kernel %d", m + 1);
-        /* the largest |eigenvalue| is bounded below by max |K_ij| */
-        REAL(mineig)[m] = amax > 0.0 ? w[0] / amax : 0.0;
+        mineig[m] = w[0];
         R_CheckUserInterrupt();
     }
-    const char *nms[] = {"asymmetry", "min_eigen", NULL};
-    SEXP out = mk_list_new(nms);
-    SET_VECTOR_ELT(out, 0, asym);
-    SET_VECTOR_ELT(out, 1, mineig);
-    UNPROTECT(3);
-    return out;
 }
 
+/* Non-finite entries of each of the M slices of length len (level 0). */
+static void nonfinite_slices(const double *K, size_t len, int M, int *bad, int nt)
+{
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        const double *Km = K + (size_t) m * len;
+        int fin = 1;
+        for (size_t k = 0; k < len; k++) fin &= (Km[k] - Km[k] == 0.0);
+        bad[m] = !fin;
+    }
+}
+
+SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads)
+{
+    SEXP dim = getAttrib(K, R_DimSymbol);
+    if (!isReal(K) || LENGTH(dim) != 3) error("'K' must be a double array with three dimensions");
+    if (!isInteger(level) || LENGTH(level) != 1 || INTEGER(level)[0] < 0 || INTEGER(level)[0] > 2)
+        error("'level' must be 0, 1 or 2");
+    if (!isInteger(nthreads) || LENGTH(nthreads) != 1) error("'nthreads' must be one integer");
+    int nr = INTEGER(dim)[0], n = INTEGER(dim)[1], M = INTEGER(dim)[2], lev = INTEGER(level)[0];
+    const double *Kp = REAL(K);
+    const size_t nn = (size_t) nr * n;
+    int nt = mk_threads_for(INTEGER(nthreads)[0], (double) nn * M);
+    int np = 0;
+    SEXP nonfin = PROTECT(allocVector(LGLSXP, M)); np++;
+    if (lev == 0) {
+        nonfinite_slices(Kp, nn, M, LOGICAL(nonfin), nt);
+        const char *nms[] = {"nonfinite", NULL};
+        SEXP out = mk_list_new(nms); np++;   /* returned protected */
+        SET_VECTOR_ELT(out, 0, nonfin);
+        UNPROTECT(np);
+        return out;
+    }
+    if (nr != n) error("training kernels must be square");
+    SEXP asym = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP mind = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP minor = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP pair = PROTECT(allocMatrix(INTSXP, M, 2)); np++;
+    SEXP ray = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP eig = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP amaxs = PROTECT(allocVector(REALSXP, M)); np++;
+    /* fixed sign vectors (xorshift64, fixed seed: the check never touches R's RNG) */
+    double *sg = (double *) R_alloc((size_t) MK_NRAY * n, sizeof(double));
+    unsigned long long st = 0x9E3779B97F4A7C15ULL;
+    for (size_t k = 0; k < (size_t) MK_NRAY * n; k++) {
+        st ^= st << 13; st ^= st >> 7; st ^= st << 17;
+        sg[k] = (st >> 32) & 1ULL ? 1.0 : -1.0;
+    }
+    const int ntc = (n + MK_CB - 1) / MK_CB;
+    kcheck_part *part = (kcheck_part *) R_alloc((size_t) M * ntc, sizeof(kcheck_part));
+    double *dg = (double *) R_alloc((size_t) M * n, sizeof(double));   /* the diagonals */
+    for (int m = 0; m < M; m++)
+        for (int i = 0; i < n; i++) dg[(size_t) m * n + i] = Kp[(size_t) m * nn + (size_t) i * (n + 1)];
+    /* tasks (kernel, tile column) in rounds of about 5e7 entries between interrupt checks */
+    const size_t ntask = (size_t) M * ntc;
+    size_t step = (size_t) (5e7 / ((double) nn / ntc + 1.0)) + 1;
+    double tlast = mk_time();
+    for (size_t t0 = 0; t0 < ntask; t0 += step) {
+        size_t t1 = t0 + step < ntask ? t0 + step : ntask;
+        long long a0 = (long long) t0, a1 = (long long) t1;
+        (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 1)
+#endif
+        for (long long t = a0; t < a1; t++) {
+            int m = (int) (t / ntc), jb = (int) (t % ntc);
+            check_tile_col(Kp + (size_t) m * nn, dg + (size_t) m * n, n, jb, sg, part + t);
+        }
+        mk_interrupt_every(&tlast, 0.02);
+    }
+    for (int m = 0; m < M; m++) {
+        kcheck_part r = part[(size_t) m * ntc];
+        for (int jb = 1; jb < ntc; jb++) {
+            const kcheck_part *p = part + (size_t) m * ntc + jb;
+            if (p->amax > r.amax) r.amax = p->amax;
+            if (p->asym > r.asym) r.asym = p->asym;
+            if (p->mind < r.mind) r.mind = p->mind;
+            if (p->lam2 < r.lam2) { r.lam2 = p->lam2; r.li = p->li; r.lj = p->lj; }
+            r.nonfin |= p->nonfin;
+            for (int k = 0; k < MK_NRAY; k++) r.q[k] += p->q[k];
+        }
+        double qmin = r.q[0];
+        for (int k = 1; k < MK_NRAY; k++) if (r.q[k] < qmin) qmin = r.q[k];
+        double s = r.amax > 0.0 ? 1.0 / r.amax : 0.0;
+        LOGICAL(nonfin)[m] = r.nonfin;
+        REAL(amaxs)[m] = r.amax;
+        REAL(asym)[m] = r.asym * s;
+        REAL(mind)[m] = r.mind * s;
+        REAL(minor)[m] = r.lam2 * s;
+        INTEGER(pair)[m] = r.li + 1;
+        INTEGER(pair)[m + M] = r.lj + 1;
+        REAL(ray)[m] = qmin / n * s;
+        REAL(eig)[m] = NA_REAL;
+    }
+    if (lev == 2) {
+        int anybad = 0;
+        for (int m = 0; m < M; m++) anybad |= LOGICAL(nonfin)[m];
+        if (anybad) error("kernels with non-finite entries have no eigenvalues");
+        min_eigen_all(Kp, n, M, REAL(eig));
+        for (int m = 0; m < M; m++) {
+            /* the largest |eigenvalue| is bounded below by max |K_ij| */
+            double a = REAL(amaxs)[m];
+            REAL(eig)[m] = a > 0.0 ? REAL(eig)[m] / a : 0.0;
+        }
+    }
+    const char *nms[] = {"nonfinite", "asymmetry", "min_diag", "min_minor", "minor_pair",
+                         "min_rayleigh", "min_eigen", "amax", NULL};
+    SEXP out = mk_list_new(nms); np++;   /* returned protected */
+    SET_VECTOR_ELT(out, 0, nonfin);
+    SET_VECTOR_ELT(out, 1, asym);
+    SET_VECTOR_ELT(out, 2, mind);
+    SET_VECTOR_ELT(out, 3, minor);
+    SET_VECTOR_ELT(out, 4, pair);
+    SET_VECTOR_ELT(out, 5, ray);
+    SET_VECTOR_ELT(out, 6, eig);
+    SET_VECTOR_ELT(out, 7, amaxs);
+    UNPROTECT(np);
+    return out;
+}

@@ -104,7 +104,7 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
 void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scale,
                   double *colmeans, double *grandmean, int nthreads);
 /* The PSD check of precomputed kernels: asymmetry and smallest relative eigenvalue. */
-SEXP mkc_check_psd(SEXP K);
+SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads);
 
 /* ====================================================================== store.c */
 /* The kernel store: every solver reads kernels through it, never by indexing an array.

@@ -10,7 +10,8 @@ valid_value <- list(tol = 1e-3, nthreads = 1L, verbose = FALSE, memory = 1e9, st
                     cg_threshold = 10L, screening = FALSE, lazy_screening = FALSE, gamma = 1,
                     gamma_scale = 2, gamma_b = 2, gamma_mult = 2, gamma_max = 10,
                     warm_shrink = 2, svm_tol = 1e-3, svm_maxiter = 10L, newton_tol = 1e-3,
-                    gold_tol = 0.2, line_search = "first", max_time = 5)
+                    gold_tol = 0.2, line_search = "first", max_time = 5,
+                    check_kernels = "full")
 test_value <- function(nm) {
   if (!is.null(valid_value[[nm]])) return(valid_value[[nm]])
   for (tab in mklearn:::.control_methods) if (nm %in% names(tab)) {
@@ -234,4 +235,17 @@ test_that("misspelt settings and model arguments the method does not read are re
   expect_error(mkl(d$x, d$y, method = "uniform", epsilon = 0.2), "'epsilon'")
   expect_error(mkl(d$x, d$y, method = "uniform", control = mkl_control(maxiter = 5)),
                "does not use the setting.*maxiter")
+})
+
+test_that("check_kernels is validated and refused where nothing reads it", {
+  for (v in c("fast", "full", "none"))
+    expect_identical(mkl_control(check_kernels = v)$check_kernels, v)
+  expect_error(mkl_control(check_kernels = "eigen"), "'check_kernels' must be \"fast\", \"full\" or \"none\"")
+  expect_error(mkl_control(check_kernels = c("fast", "full")), "'check_kernels' must be")
+  expect_error(mkl_control(check_kernels = TRUE), "'check_kernels' must be")
+  expect_identical(mc("spicy")$check_kernels, "fast")
+  d <- two_class(30)
+  expect_error(mkl(d$x, d$y, kernels = kernel_set(rbf_kernel(1)),
+                   control = mkl_control(check_kernels = "full")),
+               "'check_kernels' is for precomputed kernels")
 })
