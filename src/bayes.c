@@ -72,15 +72,6 @@ static void point_alloc(eb_point *p, int M)
     for (int m = 0; m < M; m++) p->q[m] = p->t[m] = NA_REAL;
 }
 
-static int thread_id(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 static double store_pass_work(const eb_work *w, int cnt)
 {
     double v = (double) cnt * w->n * w->n * 2.0;
@@ -98,7 +89,7 @@ static void eb_scales(eb_work *w)
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
     for (int m = 0; m < M; m++) {
-        double *b = w->buf ? w->buf + (size_t) thread_id() * n : NULL;
+        double *b = w->buf ? w->buf + (size_t) mk_thread_id() * n : NULL;
         double s = 0.0;
         for (int j = 0; j < n; j++) s += mk_store_col(w->st, m, j, b)[j];
         w->scale[m] = s / n;
@@ -161,7 +152,7 @@ static int eb_stats(eb_work *w, eb_point *p)
 #endif
     for (int k = 0; k < na; k++) {
         int m = w->idx[k];
-        double *b = w->buf ? w->buf + (size_t) thread_id() * n : NULL;
+        double *b = w->buf ? w->buf + (size_t) mk_thread_id() * n : NULL;
         double tm = 0.0, qm = 0.0;
         for (int j = 0; j < n; j++) {
             const double *c = mk_store_col(w->st, m, j, b), *aj = A + (size_t) j * n;

@@ -41,6 +41,8 @@ void mk_runtime_init(void);
 /* The thread rule: requested > 0, else the OpenMP default (OMP_NUM_THREADS); capped by
    OMP_THREAD_LIMIT and by the number of processors; 1 in a forked child or without OpenMP. */
 int mk_threads(int requested);
+/* This thread's number inside an OpenMP region (0 without OpenMP). */
+int mk_thread_id(void);
 /* mk_threads(requested), but 1 when work < MK_PAR_WORK. */
 int mk_threads_for(int requested, double work);
 /* Wall-clock seconds since an arbitrary origin. */

@@ -57,15 +57,6 @@ static void pair_entries(const mk_store_pair *pp, int m, int jp, int jn, double 
     *knn = c2[0];
 }
 
-static int thread_id(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 /* The weights' factors sc_m = sinh(p_m) e^-r / p_m of s (in coef), with r = max p above the
    cutoff (else 0); returns the entropy of the normalised weights. */
 static double weights_of(const double *s, int M, double epsp, double cutoff, double *coef)
@@ -90,7 +81,7 @@ static double weights_of(const double *s, int M, double epsp, double cutoff, dou
 static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
                        const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
                        int n, int M, int nt, double *gacc, double *buf, double *rth,
-                       double *chth, double *g, double *r_out, double *S_out)
+                       double *chth, double *g)
 {
     for (int k = 0; k < nt; k++) { rth[k] = 0.0; chth[k] = 0.0; }
     memset(gacc, 0, (size_t) nt * n * sizeof(double));
@@ -99,7 +90,7 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 #endif
     for (int m = 0; m < M; m++) {
-        int th = thread_id();
+        int th = mk_thread_id();
         const double *c1, *c2;
         mk_store_pair_get(pp, m, 0, n, &c1, &c2, buf + (size_t) th * 2 * n);
         double *Gam = Ga + (size_t) m * n, *ga = gacc + (size_t) th * n;
@@ -137,8 +128,6 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         const double *ga = gacc + (size_t) k * n;
         for (int i = 0; i < n; i++) g[i] += fk * ga[i];
     }
-    *r_out = R;
-    *S_out = S;
 }
 
 /* One step in two passes (n > 8192: a kernel's columns are read in row blocks): s_m and p_m
@@ -147,15 +136,14 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
 static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
                        const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
                        int n, int M, int nt, int B, int nb, double *gacc, double *buf,
-                       double *qmax, double *csum, double *p, double *coef, double *g,
-                       double *r_out, double *S_out)
+                       double *qmax, double *csum, double *p, double *coef, double *g)
 {
     for (int k = 0; k < nt; k++) qmax[k] = 0.0;
 #ifdef _OPENMP
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 #endif
     for (int m = 0; m < M; m++) {
-        int th = thread_id();
+        int th = mk_thread_id();
         double kpp, knn, kpn;
         pair_entries(pp, m, jp, jn, &kpp, &knn, &kpn, buf + (size_t) th * 2 * B);
         double gpp = kpp * rinv[m] + o->invC, gnn = knn * rinv[m] + o->invC,
@@ -178,7 +166,7 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         double sc, ch;
         hyp_scaled(p[m], r, &sc, &ch);
         coef[m] = sc;
-        csum[thread_id()] += ch;
+        csum[mk_thread_id()] += ch;
     }
     double ch_sum = 0.0;
     for (int k = 0; k < nt; k++) ch_sum += csum[k];
@@ -189,7 +177,7 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 #endif
     for (long task = 0; task < ntask; task++) {
-        int th = thread_id();
+        int th = mk_thread_id();
         int m = (int) (task / nb), blk = (int) (task % nb);
         int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n;
         const double *c1, *c2;
@@ -212,8 +200,6 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         for (int k = 0; k < nt; k++) v += gacc[(size_t) k * n + i];
         g[i] = v;
     }
-    *r_out = r;
-    *S_out = S;
 }
 
 /* The fit. tr: traces of the M kernels. Out: alpha (n, the paper's alpha scaled for the
@@ -249,7 +235,6 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
 
     double t0 = mk_time(), last_int = 0.0, last_prog = t0;
     int status = MWU_DONE, t;
-    double r = 0.0, S = 1.0;
     for (t = 1; t <= o->T; t++) {
         /* oracle */
         int jp = -1, jn = -1;
@@ -263,9 +248,9 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
         mk_store_pair_set(&pp, jp, jn);
 
         if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, gacc, buf,
-                                rth, chth, g, &r, &S);
+                                rth, chth, g);
         else split_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, B, nb, gacc, buf, qmax,
-                        csum, p, coef, g, &r, &S);
+                        csum, p, coef, g);
 
         /* history: iteration, time, objective max_m s_m of alpha / t, entropy of the weights */
         if (t % o->hist_every == 0 || t == o->T) {
@@ -308,11 +293,7 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 #endif
     for (int m = 0; m < M; m++) {
-#ifdef _OPENMP
-        int th = omp_get_thread_num();
-#else
-        int th = 0;
-#endif
+        int th = mk_thread_id();
         const double *Gam = Ga + (size_t) m * n;
         double *ga = gacc + (size_t) th * n, w = mu[m] / T;
         for (int i = 0; i < n; i++) ga[i] += w * Gam[i];
@@ -378,11 +359,7 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 #endif
         for (int m = 0; m < M; m++) {
-#ifdef _OPENMP
-            double *d = db + (size_t) omp_get_thread_num() * per;
-#else
-            double *d = db;
-#endif
+            double *d = db + (size_t) mk_thread_id() * per;
             mk_store_diag(&st, m, d, d + n);
             double v = 0.0;
             for (int j = 0; j < n; j++) v += d[j];

@@ -114,6 +114,15 @@ int mk_threads(int requested)
 #endif
 }
 
+int mk_thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 int mk_threads_for(int requested, double work)
 {
     if (work < MK_PAR_WORK) return 1;
