@@ -9,8 +9,39 @@
 #' `print()` shows them per C and `cv.mkl()` gives one warning. When `C.min` is the largest or
 #' the smallest C of the grid, a message says so (the best C may lie beyond the grid).
 #'
-#' @param x,y,... data and arguments as for [mkl()] (`kernels`, `method`, `loss`, ...).
-#'   Precomputed kernels are not supported here. Formula method: `x` is a formula and
+#' @section Parallel folds:
+#' With the `future.apply` package installed, the folds run through
+#' [future.apply::future_lapply()], so whatever [future::plan()] the session sets runs them:
+#' `plan(multisession, workers = 2)` on one machine, a PSOCK cluster, or a scheduler through
+#' `future.batchtools`; without it (or under the default `plan(sequential)`), one after the
+#' other. The results are the same either way for a fixed `foldid` (and, without `foldid`,
+#' for a fixed seed: the folds are drawn before the fits, and every fold gets its own
+#' parallel-safe random-number stream). Each worker receives the data, the fold assignment and
+#' the arguments of [mkl()], with a [kernel_set()] (a description of the kernels), and builds
+#' the kernels of its training part itself: no kernel array is sent. (Precomputed kernels are
+#' the exception: they are the data, so each worker receives a copy of the user's array.) On
+#' several workers a fold fit uses one thread unless `mkl_control(nthreads = )` says otherwise.
+#'
+#' @section Progress:
+#' With the `progressr` package installed, `cv.mkl()` reports a step per fold (and one for the
+#' path on all the data) through [progressr::progressor()]; what is shown, if anything, is up
+#' to the handlers the user sets (e.g. `progressr::handlers(global = TRUE)` or
+#' `progressr::with_progress()`): without handlers nothing is printed. Paths (a vector `C`)
+#' and multiclass fits of [mkl()] report a step per C and binary problem the same way;
+#' `mkl_control(verbose = )` keeps the solvers' per-iteration trace.
+#'
+#' @section Multiclass:
+#' A response of more than two classes is cross-validated with multiclass fits (see [mkl()]).
+#' `"class"` is the multiclass misclassification rate, `"deviance"` the multinomial deviance
+#' \eqn{-2 \log p_{y}} of the coupled class probabilities, and `"auc"` the multiclass AUC of
+#' Hand and Till (2001): the mean over pairs of classes of the pairwise AUCs of the class
+#' probabilities.
+#'
+#' @param x,y,... data and arguments as for [mkl()] (`kernels`, `method`, `loss`,
+#'   `multiclass`, ...).
+#'   With precomputed kernels (an n x n x M array or a list of matrices, used as given), `x`
+#'   may be omitted; a fold trains on the rows and columns of its training part and predicts
+#'   with the held-out-by-training block. Formula method: `x` is a formula and
 #'   `data` (in `...`) a data frame, as in `cv.mkl(y ~ ., data = df)`, without `y`; factors
 #'   are expanded once on all the data, and `fit` is a formula fit.
 #' @param C a strictly decreasing vector of C values (at least two; with a vector `lambda`, one
@@ -24,9 +55,13 @@
 #'   `seq(0, 1, by = 0.2)`.
 #' @param nfolds number of folds (>= 2); ignored when `foldid` is given.
 #' @param foldid optional fold assignment, integers 1..K, one per observation.
-#' @param type.measure `"class"` (misclassification rate) or `"deviance"` (binomial deviance
-#'   of the `response` probabilities) for classification; `"mse"` or `"mae"` for regression.
-#'   Default: `"class"` or `"mse"`.
+#' @param type.measure for classification `"class"` (misclassification rate), `"deviance"`
+#'   (binomial deviance of the `response` probabilities; multiclass: multinomial) or `"auc"`
+#'   (area under the ROC curve of the held-out decision values, per fold; multiclass: see
+#'   Multiclass; it is maximised, so `C.min` has the largest and `C.1se` is the smallest C
+#'   within one standard error of it; every held-out fold needs two classes); for regression
+#'   `"mse"` or `"mae"`. Default: `"class"` or `"mse"`. Every measure is averaged within each
+#'   fold, then over the folds.
 #' @return An object of class `"cv.mkl"`: `C`, `cvm` (mean held-out loss), `cvsd` (its
 #'   standard error), `cvup`, `cvlo`, `C.min`, `C.1se` (the most regularised C whose loss is
 #'   within one standard error of the minimum: the smallest such C, for every method), `fit`
@@ -126,75 +161,158 @@ make_folds <- function(y, nfolds, classification) {
 
 # Cross-validation of one C path (the lambda of an elastic net, if any, is in '...'). With a
 # formula, 'x' is its design matrix and 'y' its response, and the path on all the data is
-# fitted by the formula method.
+# fitted by the formula method. The folds run through mk_lapply() (future.apply when
+# installed): each receives the data, the fold assignment and mkl()'s arguments (a kernel
+# description, not kernels), fits the path on its training part and returns its held-out
+# measure per C.
 cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, data = NULL) {
   if (is.null(C) || !is.numeric(C) || length(C) < 2L)
     stop("cv.mkl needs a vector 'C' of at least two values", call. = FALSE)
   args <- list(...)
   if (inherits(args[["kernels"]], "mkl_kernel")) stop(family_not_set("kernels"), call. = FALSE)
-  if (!is.null(args[["kernels"]]) && !inherits(args[["kernels"]], "kernel_set"))
-    stop("cv.mkl needs a kernel_set (precomputed kernels cannot be split into folds here)",
-         call. = FALSE)
-  fit <- if (is.null(formula)) mkl(x, y, C = C, ...) else
-    mkl(formula, data = data, C = C, ...)
-  task <- fit$fits[[1]]$task
-  n <- fit$fits[[1]]$nobs
-  measures <- if (task == "classification") c("class", "deviance") else c("mse", "mae")
-  if (is.null(type.measure)) type.measure <- measures[1L]
-  if (!is.character(type.measure) || length(type.measure) != 1L ||
-      !(type.measure %in% measures))
-    stop(sprintf("type.measure for %s must be %s", task,
-                 paste0("'", measures, "'", collapse = " or ")), call. = FALSE)
+  K <- NULL
+  if (!is.null(args[["kernels"]]) && !inherits(args[["kernels"]], "kernel_set")) {
+    # precomputed kernels: split by rows and columns in the folds (validated by mkl() below)
+    K <- args[["kernels"]]
+    args[["kernels"]] <- NULL
+  }
+  n <- NROW(y)
   if (is.null(foldid)) {
     nfolds <- as.integer(check_scalar(nfolds, "nfolds", 2, n))
-    foldid <- make_folds(fit$fits[[1]]$y, nfolds, task == "classification")
   } else {
     if (!is.numeric(foldid) || length(foldid) != n || anyNA(foldid) ||
         any(foldid != round(foldid)) || length(unique(foldid)) < 2L)
       stop("'foldid' must hold at least two fold numbers, one per observation", call. = FALSE)
   }
+  tick <- mk_progressor(1L + if (is.null(foldid)) nfolds else length(unique(foldid)))
+  old <- progress_quiet()
+  fit <- tryCatch(if (is.null(formula)) mkl(x, y, C = C, ...) else
+    mkl(formula, data = data, C = C, ...), finally = progress_restore(old))
+  if (!is.null(K)) K <- as_kernel_array(K, test = TRUE)
+  tick("the path on all the data")
+  f1 <- fit$fits[[1]]
+  task <- f1$task
+  measures <- if (task == "classification") c("class", "deviance", "auc") else c("mse", "mae")
+  if (is.null(type.measure)) type.measure <- measures[1L]
+  if (!is.character(type.measure) || length(type.measure) != 1L ||
+      !(type.measure %in% measures))
+    stop(sprintf("type.measure for %s must be %s", task,
+                 paste0("'", measures, "'", collapse = " or ")), call. = FALSE)
+  yv <- f1$y            # coded: -1/+1, numeric, or (multiclass) the factor
+  if (is.null(foldid)) foldid <- make_folds(yv, nfolds, task == "classification")
   folds <- sort(unique(foldid))
-  xm <- if (is.data.frame(x)) x else as.matrix(x)
-  yv <- fit$fits[[1]]$y            # coded: -1/+1 or numeric
-  loss <- matrix(NA_real_, n, length(C))
-  nonconv <- integer(length(C))    # per C, the folds whose fit did not converge
-  for (k in folds) {
-    out <- foldid == k
-    yk <- y[!out]
-    # a fold fit's warnings are not passed on one by one: the fits that did not converge are
-    # counted (and reported once by cv.mkl)
-    fk <- suppressWarnings(mkl(xm[!out, , drop = FALSE], yk, C = C, ...))
-    for (j in seq_along(C)) {
-      fj <- fk$fits[[j]]
-      if (!isTRUE(fj[["converged"]])) nonconv[j] <- nonconv[j] + 1L
-      if (task == "classification") {
-        if (type.measure == "class") {
-          f <- predict(fj, xm[out, , drop = FALSE], type = "link")
-          loss[out, j] <- as.double(sign(f) != yv[out])
-        } else {
-          pr <- predict(fj, xm[out, , drop = FALSE], type = "response")
-          pr <- pmin(pmax(pr, 1e-12), 1 - 1e-12)
-          loss[out, j] <- -2 * ifelse(yv[out] > 0, log(pr), log(1 - pr))
-        }
-      } else {
-        r <- yv[out] - predict(fj, xm[out, , drop = FALSE], type = "link")
-        loss[out, j] <- if (type.measure == "mse") r^2 else abs(r)
-      }
-    }
-  }
-  per_fold <- sapply(folds, function(k) colMeans(loss[foldid == k, , drop = FALSE]))
-  per_fold <- matrix(per_fold, nrow = length(C))
+  if (task == "classification") check_fold_classes(yv, foldid, folds, type.measure)
+  xm <- if (is.null(x) || is.data.frame(x)) x else as.matrix(x)
+  args$control <- worker_control(args$control)
+  res <- mk_lapply(folds, cv_fold, x = xm, y = y, yv = yv, foldid = foldid, C = C,
+                   args = args, measure = type.measure, tick = tick, K = K)
+  per_fold <- matrix(vapply(res, `[[`, numeric(length(C)), "measure"), nrow = length(C))
+  conv <- matrix(vapply(res, `[[`, logical(length(C)), "converged"), nrow = length(C))
+  nonconv <- as.integer(rowSums(!conv))    # per C, the folds whose fit did not converge
   cvm <- rowMeans(per_fold)
   cvsd <- apply(per_fold, 1L, stats::sd) / sqrt(length(folds))
-  imin <- which.min(cvm)
-  # the most regularised C within one standard error: C is decreasing along the path, and
-  # for every method a smaller C regularises more
-  within <- which(cvm <= cvm[imin] + cvsd[imin])
+  # AUC is maximised, the losses minimised. The most regularised C within one standard error:
+  # C is decreasing along the path, and for every method a smaller C regularises more.
+  if (type.measure == "auc") {
+    imin <- which.max(cvm)
+    within <- which(cvm >= cvm[imin] - cvsd[imin])
+  } else {
+    imin <- which.min(cvm)
+    within <- which(cvm <= cvm[imin] + cvsd[imin])
+  }
   i1se <- max(within)
   structure(list(C = C, cvm = cvm, cvsd = cvsd, cvup = cvm + cvsd, cvlo = cvm - cvsd,
                  C.min = C[imin], C.1se = C[i1se], fit = fit, foldid = foldid,
                  name = type.measure, nonconverged = nonconv,
                  n_foldfits = length(C) * length(folds)), class = "cv.mkl")
+}
+
+# Every training part must hold every class (a fit needs them all); AUC needs, in every
+# held-out fold, both classes (binary) or at least two (multiclass: the pairs present count).
+check_fold_classes <- function(yv, foldid, folds, measure) {
+  cls <- unique(as.character(yv))
+  for (k in folds) {
+    miss <- setdiff(cls, as.character(yv[foldid != k]))
+    if (length(miss))
+      stop(sprintf(paste0("the training part of fold %s has no observation of class(es) %s; ",
+                          "every class needs observations outside each fold"),
+                   format(k), paste(miss, collapse = ", ")), call. = FALSE)
+    held <- unique(as.character(yv[foldid == k]))
+    if (measure == "auc" && length(held) < 2L)
+      stop(sprintf(paste0("type.measure = 'auc' needs at least two classes in every held-out ",
+                          "fold; fold %s has only '%s'"), format(k), held), call. = FALSE)
+  }
+}
+
+# One fold: the path fitted on the training part, the held-out measure and convergence per C.
+# Warnings of the fold fits are not passed on one by one: those that did not converge are
+# counted (and reported once by cv.mkl).
+cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
+  old <- progress_quiet()
+  on.exit(progress_restore(old))
+  out <- foldid == k
+  Kt <- NULL
+  if (!is.null(K)) {
+    args$kernels <- K[!out, !out, , drop = FALSE]
+    Kt <- K[out, !out, , drop = FALSE]
+  }
+  xt <- if (is.null(x)) NULL else x[!out, , drop = FALSE]
+  xo <- if (is.null(x)) NULL else x[out, , drop = FALSE]
+  fk <- suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args)))
+  res <- list(measure = vapply(fk$fits, fold_measure, 1, newx = xo, yv = yv[out],
+                               measure = measure, newkernels = Kt),
+              converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE))
+  tick(sprintf("fold %s", format(k)))
+  res
+}
+
+# The held-out measure of one fit: misclassification rate, deviance (binomial or multinomial,
+# of the 'response' probabilities), AUC (binary: of the decision values; multiclass: Hand and
+# Till's mean over pairs of classes of the pairwise AUCs of the class probabilities), MSE, MAE.
+fold_measure <- function(f, newx, yv, measure, newkernels = NULL) {
+  predict <- function(f, newx, type) stats::predict(f, newx, type = type, newkernels = newkernels)
+  if (inherits(f, "mkl_multi")) {
+    if (measure == "class")
+      return(mean(as.character(predict(f, newx, type = "class")) != as.character(yv)))
+    P <- predict(f, newx, type = "response")
+    if (measure == "auc") return(multiclass_auc(P, yv))
+    p <- P[cbind(seq_along(yv), match(as.character(yv), colnames(P)))]
+    return(mean(-2 * log(pmax(p, 1e-12))))
+  }
+  if (f$task == "classification") {
+    if (measure == "class") return(mean(sign(predict(f, newx, type = "link")) != yv))
+    if (measure == "auc") return(auc_score(predict(f, newx, type = "link"), yv > 0))
+    pr <- pmin(pmax(predict(f, newx, type = "response"), 1e-12), 1 - 1e-12)
+    return(mean(-2 * ifelse(yv > 0, log(pr), log(1 - pr))))
+  }
+  r <- yv - predict(f, newx, type = "link")
+  if (measure == "mse") mean(r^2) else mean(abs(r))
+}
+
+# The area under the ROC curve of 'score' for the labels 'pos' (TRUE: positive): the
+# Mann-Whitney statistic, ties counting one half.
+auc_score <- function(score, pos) {
+  np <- sum(pos)
+  nn <- sum(!pos)
+  if (np == 0L || nn == 0L) return(NA_real_)
+  r <- rank(score)
+  (sum(r[pos]) - np * (np + 1) / 2) / (np * nn)
+}
+
+# Hand and Till's (2001) multiclass AUC: the mean over the pairs of classes present of
+# (A(i|j) + A(j|i)) / 2, A(i|j) the AUC of the probability of class i separating i from j.
+multiclass_auc <- function(P, y) {
+  y <- as.character(y)
+  lv <- intersect(colnames(P), unique(y))
+  if (length(lv) < 2L) return(NA_real_)
+  pr <- utils::combn(length(lv), 2L)
+  a <- apply(pr, 2L, function(ij) {
+    i <- lv[ij[1L]]
+    j <- lv[ij[2L]]
+    s <- y == i | y == j
+    (auc_score(P[s, i], y[s] == i) + auc_score(P[s, j], y[s] == j)) / 2
+  })
+  mean(a)
 }
 
 # Elastic net's lambda (and C) by cross-validation: the C path on the same folds for every
@@ -213,7 +331,7 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
   if (is.null(foldid)) {
     n <- NROW(y)
     nfolds <- as.integer(check_scalar(nfolds, "nfolds", 2, n))
-    yc <- check_y(y, n, args[["task"]])
+    yc <- check_y(y, n, args[["task"]], multiclass = TRUE)
     foldid <- make_folds(yc$y, nfolds, yc$task == "classification")
   }
   cvs <- lapply(lambda, function(l) cv_path(x, y, ..., C = Cp, lambda = l, nfolds = nfolds,
@@ -222,7 +340,8 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
   grid <- vapply(cvs, function(cv) if (single) cv$cvm[1L] else cv$cvm, numeric(if (single) 1L
                                                                              else length(C)))
   grid <- matrix(grid, ncol = length(lambda), dimnames = list(C = format(C), lambda = format(lambda)))
-  best <- which(grid == min(grid), arr.ind = TRUE)[1L, ]
+  best <- which(grid == (if (cvs[[1L]]$name == "auc") max(grid) else min(grid)),
+                arr.ind = TRUE)[1L, ]
   out <- cvs[[best[2L]]]
   out$lambda <- lambda
   out$lambda.min <- lambda[best[2L]]
@@ -250,7 +369,7 @@ print.cv.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat(sprintf("%d-fold cross-validation of '%s' over %d values of C, measure '%s'\n\n",
               length(unique(x$foldid)), x$fit$method, length(x$C), x$name))
   tab <- data.frame(C = x$C, cvm = x$cvm, cvsd = x$cvsd,
-                    kernels = vapply(x$fit$fits, function(f) sum(f$weights > 0), 1L))
+                    kernels = vapply(x$fit$fits, fit_nkernels, 1L))
   nc <- x[["nonconverged"]]
   if (!is.null(nc) && sum(nc) > 0L) tab$not_converged <- nc
   print(tab, digits = digits, row.names = FALSE)

@@ -95,7 +95,8 @@ print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
 #' @param s for a path: the value(s) of C to use (the nearest fitted value on the log scale).
 #' @param ... unused.
 #' @return A named numeric vector (or matrix for `type = "alpha"`, or for a path several
-#'   values of `s`).
+#'   values of `s`; for a path of multiclass fits, a list over `s` of what
+#'   [coef.mkl_multi()] returns).
 #' @examples
 #' x <- as.matrix(mtcars[, -1])
 #' fit <- mkl(x, mtcars$mpg, kernels = kernel_set(rbf_kernel(c(1, 3)), linear_kernel()))
@@ -110,7 +111,8 @@ coef.mkl <- function(object, type = c("weights", "alpha", "bias"), nonzero = FAL
          bias = object$b)
 }
 
-prepare_newx <- function(object, newx) {
+# The design matrix of new data for a formula fit (other data are returned as they are).
+formula_newx <- function(object, newx) {
   if (!is.null(object$terms) && is.data.frame(newx)) {
     miss <- setdiff(all.vars(object$terms), names(newx))
     if (length(miss))
@@ -120,6 +122,11 @@ prepare_newx <- function(object, newx) {
     X <- stats::model.matrix(object$terms, mf, contrasts.arg = object$contrasts)
     newx <- X[, colnames(X) != "(Intercept)", drop = FALSE]
   }
+  newx
+}
+
+prepare_newx <- function(object, newx) {
+  newx <- formula_newx(object, newx)
   newx <- check_newx(newx, if (is.null(object$xnames)) seq_len(object$p_x) else object$xnames)
   if (!is.null(object$standardize))
     newx <- apply_standardize(newx, object$standardize$center, object$standardize$scale)
@@ -257,6 +264,19 @@ plot.mkl <- function(x, type = c("weights", "history"), top = 30L, ...) {
 
 # ------------------------------------------------------------------ paths over C
 
+# Per-fit quantities of a path's fits, binary, regression or multiclass ("mkl_multi": the
+# kernels some problem uses, the largest last gap of its binary fits, the multiclass error).
+fit_nkernels <- function(f) sum(rowSums(as.matrix(f$weights) > 0) > 0)
+fit_last_gap <- function(f) {
+  if (inherits(f, "mkl_multi")) return(max(vapply(f$fits, fit_last_gap, 1)))
+  g <- utils::tail(f$history$gap, 1L)
+  if (length(g)) as.double(g) else NA_real_
+}
+fit_train_error <- function(f) {
+  if (inherits(f, "mkl_multi")) return(mean(multi_class(f, f$fitted) != f$y))
+  mean(sign(f$fitted) != f$y)
+}
+
 path_index <- function(object, s) {
   if (is.null(s)) return(seq_along(object$C))
   if (!is.numeric(s) || anyNA(s) || any(s <= 0)) stop("'s' must be positive values of C",
@@ -268,12 +288,14 @@ path_index <- function(object, s) {
 print.mkl_path <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat("\nCall:  ", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   tab <- data.frame(C = x$C,
-                    kernels = vapply(x$fits, function(f) sum(f$weights > 0), 1L),
+                    kernels = vapply(x$fits, fit_nkernels, 1L),
                     iterations = vapply(x$fits, `[[`, 1L, "iterations"),
                     converged = vapply(x$fits, `[[`, TRUE, "converged"),
                     objective = vapply(x$fits, function(f) as.double(f$objective), 1),
-                    gap = vapply(x$fits, function(f) as.double(utils::tail(f$history$gap, 1L)), 1))
-  cat(sprintf("Path of %d '%s' fits (warm-started):\n", length(x$C), x$method))
+                    gap = vapply(x$fits, fit_last_gap, 1))
+  cat(sprintf("Path of %d '%s' fits (warm-started%s):\n", length(x$C), x$method,
+              if (inherits(x$fits[[1L]], "mkl_multi"))
+                paste0("; multiclass, ", multi_scheme_label(x$fits[[1L]])) else ""))
   print(tab, digits = digits, row.names = FALSE)
   invisible(x)
 }
@@ -296,18 +318,14 @@ print.mkl_path <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 summary.mkl_path <- function(object, ...) {
   fits <- object$fits
   task <- fits[[1L]]$task
-  last_gap <- function(f) {
-    g <- utils::tail(f$history$gap, 1L)
-    if (length(g)) as.double(g) else NA_real_
-  }
   tab <- data.frame(C = object$C,
-                    kernels = vapply(fits, function(f) sum(f$weights > 0), 1L),
+                    kernels = vapply(fits, fit_nkernels, 1L),
                     converged = vapply(fits, function(f) isTRUE(f[["converged"]]), TRUE),
                     iterations = vapply(fits, function(f) as.integer(f[["iterations"]]), 1L),
-                    gap = vapply(fits, last_gap, 1),
+                    gap = vapply(fits, fit_last_gap, 1),
                     objective = vapply(fits, function(f) as.double(f[["objective"]])[1L], 1))
   if (task == "classification")
-    tab$error <- vapply(fits, function(f) mean(sign(f$fitted) != f$y), 1)
+    tab$error <- vapply(fits, fit_train_error, 1)
   else tab$rmse <- vapply(fits, function(f) sqrt(mean((f$fitted - f$y)^2)), 1)
   structure(list(call = object$call, method = object$method, task = task,
                  nobs = fits[[1L]]$nobs, M = fits[[1L]]$M, table = tab),
@@ -332,7 +350,11 @@ coef.mkl_path <- function(object, s = NULL, type = c("weights", "alpha", "bias")
   type <- match.arg(type)
   idx <- path_index(object, s)
   if (length(idx) == 1L) return(coef(object$fits[[idx]], type = type))
-  if (type == "alpha") return(lapply(object$fits[idx], coef, type = "alpha"))
+  if (type == "alpha" || inherits(object$fits[[1L]], "mkl_multi")) {
+    out <- lapply(object$fits[idx], coef, type = type)
+    names(out) <- format(object$C[idx])
+    return(out)
+  }
   out <- sapply(object$fits[idx], coef, type = type)
   if (is.matrix(out)) colnames(out) <- format(object$C[idx]) else
     names(out) <- format(object$C[idx])
@@ -354,6 +376,22 @@ predict.mkl_path <- function(object, newx, s = NULL, ...) {
 #' @rdname plot.mkl
 #' @export
 plot.mkl_path <- function(x, ...) {
+  if (inherits(x$fits[[1L]], "mkl_multi")) {
+    # one panel per binary problem
+    probs <- colnames(x$fits[[1L]]$weights)
+    nc <- ceiling(sqrt(length(probs)))
+    op <- graphics::par(mfrow = c(ceiling(length(probs) / nc), nc))
+    on.exit(graphics::par(op))
+    for (b in probs) {
+      W <- sapply(x$fits, function(f) f$weights[, b])
+      keep <- rowSums(W) > 0
+      if (!any(keep)) next
+      graphics::matplot(log10(x$C), t(W[keep, , drop = FALSE]), type = "l", lty = 1,
+                        xlab = "log10(C)", ylab = "kernel weight",
+                        main = sprintf("%s: %s", x$method, b), ...)
+    }
+    return(invisible(x))
+  }
   W <- sapply(x$fits, `[[`, "weights")
   keep <- rowSums(W) > 0
   graphics::matplot(log10(x$C), t(W[keep, , drop = FALSE]), type = "l", lty = 1,

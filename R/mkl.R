@@ -42,6 +42,28 @@
 #'
 #' [mkl_methods()] lists the solvers of the installed version.
 #'
+#' @section Multiclass:
+#' A factor (or character) response of more than two classes is fitted by every
+#' classification method as binary problems, each with its own kernel weights: one per class
+#' against the rest (`multiclass = "ovr"`, the default: K problems on all n rows, and the
+#' weights say which kernels each class uses) or one per pair of classes (`"ovo"`: K(K - 1) / 2
+#' smaller problems on the rows of the pair, which pays for solvers whose cost grows faster
+#' than linearly in n, as the SVM-based ones do; but with a dense store each pair's rows and
+#' columns of the kernel array are copied, which costs about as much as a fast solver's fit).
+#' The kernels are built once: every problem reads the same store (one-vs-one: the principal
+#' submatrix of the pair's points, copied from a dense array or computed on the fly from their
+#' rows, never rebuilt), with the normalisation of all the training data, and `C` is converted
+#' with the scale of these kernels (their mean diagonal on all the training data) for every
+#' problem, so a one-vs-one problem equals `mkl()` on the pair's submatrix of precomputed
+#' kernels when the kernels have a constant diagonal (Gaussian kernels).
+#' The binary problems run one after the other (with the store's threads); on a store computed
+#' on the fly they run through `future.apply` when the `future` plan has several workers. A
+#' binary fit that does not converge warns, naming its class(es). The result is an
+#' `"mkl_multi"` object ([predict.mkl_multi()]: classes, decision values, class
+#' probabilities; [coef.mkl_multi()]: a kernel-by-problem weight matrix); a vector `C` gives
+#' an `"mkl_path"` of them, each problem warm-started along the path. `init` is for binary and
+#' regression fits.
+#'
 #' @section The meaning of C:
 #' `C` has one meaning for every method: the SVM box constant on the scale of kernels with
 #' unit mean diagonal (the scale on which `e1071::svm()` and `kernlab::ksvm()` use `C = 1`), so
@@ -92,8 +114,11 @@
 #' @param control settings from [mkl_control()]; a setting the chosen method does not read is
 #'   an error.
 #' @param init a previous fit of the same method on the same data, to warm-start from.
+#' @param multiclass for a response of more than two classes: `"ovr"` (one-vs-rest, the
+#'   default) or `"ovo"` (one-vs-one); see Multiclass. An error for other responses.
 #' @param ... for the formula method, arguments passed to the default method.
-#' @return An object of class `"mkl"` (or `"mkl_path"` for a vector `C`), a list with
+#' @return An object of class `"mkl"` (or `"mkl_path"` for a vector `C`; `"mkl_multi"` for
+#'   more than two classes, see [mkl_multi]), a list with
 #'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `kscale` (the mean diagonal of the
 #'   training kernels, see "The meaning of C"), `learned_nothing` (`NULL`, or why the model
 #'   is constant), `weights` (named kernel weights, on
@@ -184,10 +209,12 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
                                    "l01", "mwu"), C = 1,
                         loss = NULL, penalty = c("l1", "elasticnet"), lambda = 0.5, p = 2,
                         epsilon = NULL, standardize = TRUE, task = NULL,
-                        control = mkl_control(), init = NULL, ...) {
+                        control = mkl_control(), init = NULL, multiclass = c("ovr", "ovo"),
+                        ...) {
   cl <- match.call()
   cl[[1L]] <- as.name("mkl")      # so that update() calls the generic
-  given <- c(p = !missing(p), lambda = !missing(lambda), epsilon = !missing(epsilon))
+  given <- c(p = !missing(p), lambda = !missing(lambda), epsilon = !missing(epsilon),
+             multiclass = !missing(multiclass))
   if (length(list(...)))
     stop(sprintf("unused argument(s): %s", paste(names(list(...)), collapse = ", ")),
          call. = FALSE)
@@ -222,6 +249,7 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
   standardize <- check_standardize(standardize)
   if (!inherits(control, "mkl_control"))
     stop("'control' must be a list made by mkl_control()", call. = FALSE)
+  multiclass <- check_multiclass(multiclass, given[["multiclass"]])
   ctl <- method_control(method, control)
 
   precomputed <- !inherits(kernels, "kernel_set")
@@ -245,8 +273,13 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
     x <- check_x(x)
     n <- nrow(x)
   }
-  yc <- check_y(y, n, task)
+  yc <- check_y(y, n, task, multiclass = TRUE)
   task <- yc$task
+  multi <- isTRUE(yc$multi)
+  if (given[["multiclass"]] && !multi)
+    stop(sprintf(paste0("'multiclass' is for a response of more than two classes; this one %s"),
+                 if (task == "regression") "is numeric (regression)" else "has two"),
+         call. = FALSE)
   allowed <- .method_losses[[method]][[task]]
   if (length(allowed) == 0L)
     stop(sprintf("method '%s' does not do %s", method, task), call. = FALSE)
@@ -269,6 +302,13 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
                         "method '%s' does not use it"), method), call. = FALSE)
   if (!is.null(init) && !inherits(init, "mkl"))
     stop("'init' must be a previous mkl fit", call. = FALSE)
+  if (!is.null(init) && method == "mwu")
+    stop("method 'mwu' has no warm start: it always runs its T iterations from alpha = 0",
+         call. = FALSE)
+  if (!is.null(init) && multi)
+    stop(paste0("'init' warm-starts a binary or regression fit; a multiclass fit warm-starts ",
+                "each binary problem along a path (a decreasing vector 'C') instead"),
+         call. = FALSE)
 
   # --- kernels: the store (dense array, or columns computed on the fly); the time of the
   # kernels includes the checks of precomputed kernels
@@ -325,29 +365,46 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
   # C on the scale of unit-diagonal kernels, converted for the solver in one place (R/cscale.R)
   kscale <- kernel_scale(store)
   base$kscale <- kscale
+  if (multi)
+    return(fit_multiclass(fitfun, store, yc, C, ctl, base, cl, t_kernels, multiclass))
+  fits <- fit_store_path(fitfun, store, yc$y, C, ctl, base, state, cl, t_kernels,
+                         tick = mk_progressor(length(C)))
+  if (length(C) == 1L) return(fits[[1L]])
+  structure(list(call = cl, method = method, C = C, fits = fits), class = "mkl_path")
+}
+
+# One binary or regression problem along the C path on a training store (shared by every
+# problem of a multiclass fit): the solver per C, warm-started from the previous C, each result
+# an "mkl" object. 'what' names the problem in warnings; 'tick' reports progress per C.
+fit_store_path <- function(fitfun, store, y, C, ctl, base, state, cl, t_kernels, what = "",
+                           tick = NULL) {
+  method <- base$method
+  task <- base$task
+  kscale <- base$kscale
+  n <- length(y)
   fits <- vector("list", length(C))
   for (k in seq_along(C)) {
     t1 <- proc.time()[["elapsed"]]
     Cs <- solver_C(method, C[k], kscale, n)
-    res <- fitfun(store, yc$y, task, Cs, ctl, state)
+    res <- fitfun(store, y, task, Cs, ctl, state)
     t_fit <- proc.time()[["elapsed"]] - t1
     state <- res$state
     res$info$C_solver <- Cs
-    if (method == "spicy" && penalty == "l1" && !is.null(res$info$sum_norms))
+    if (method == "spicy" && identical(base$penalty, "l1") && !is.null(res$info$sum_norms))
       res$info$C_svm <- spicy_C_svm(res$info$sum_norms, Cs, kscale)
     fits[[k]] <- new_mkl(res, base, if (method == "bayes") NA_real_ else C[k], store, cl,
                          c(kernels = t_kernels, fit = t_fit))
     if (!isTRUE(res$converged))
-      warning(sprintf("%s did not converge%s within %d iterations (last relative gap %s): %s",
-                      method, at_C(method, C[k]), as.integer(res$iterations),
+      warning(sprintf("%s did not converge%s%s within %d iterations (last relative gap %s): %s",
+                      method, at_C(method, C[k]), what, as.integer(res$iterations),
                       format(signif(utils::tail(res$history$gap, 1L), 3)),
                       nonconvergence_advice(method, res, ctl)), call. = FALSE)
     if (!is.null(fits[[k]]$learned_nothing))
-      warning(sprintf("%s%s learned nothing: %s", method, at_C(method, C[k]),
+      warning(sprintf("%s%s%s learned nothing: %s", method, at_C(method, C[k]), what,
                       fits[[k]]$learned_nothing), call. = FALSE)
+    if (!is.null(tick)) tick(sprintf("%s%s%s", method, at_C(method, C[k]), what))
   }
-  if (length(C) == 1L) return(fits[[1L]])
-  structure(list(call = cl, method = method, C = C, fits = fits), class = "mkl_path")
+  fits
 }
 
 new_mkl <- function(res, base, C, store, call, timing) {

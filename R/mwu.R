@@ -51,13 +51,7 @@ fit_mwu <- function(store, y, task, C, control, init) {
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_mwu, store, y, ctl, trace)
   prog$done()
-  if (r$status != 0L)
-    stop(sprintf(paste0("MWUMKL found the problem infeasible at epsilon = %s (iteration %d of %d)",
-                        "%s. Use a smaller epsilon%s."),
-                 format(eps), r$iterations + 1L, T,
-                 if (is.finite(C)) sprintf(" with C = %s", format(C / n)) else " (hard margin)",
-                 if (is.finite(C)) " or a smaller C" else " or a finite C (2-norm soft margin)"),
-         call. = FALSE)
+  if (r$status != 0L) stop(mwu_infeasible(eps, r$iterations + 1L, T, C, n), call. = FALSE)
   sigma <- r$sigma
   ssum <- sum(sigma)
   w <- sigma / ssum
@@ -105,6 +99,17 @@ fit_mwu <- function(store, y, task, C, control, init) {
        iterations = r$iterations, history = h[, c("iteration", "time", "objective", "gap",
                                                   "n_active", "max_s", "entropy")],
        state = NULL, info = info, fitted_decision = fitted, active = seq_len(M))
+}
+
+# The error when the oracle finds no pair satisfying the step's condition (g_j+ + g_j- >= -2).
+# With positive semidefinite kernels the paper proves this cannot happen (footnote 3 of
+# Sec. 4.1.2); kernels that are not (precomputed ones that passed a cheap check) can trigger it.
+mwu_infeasible <- function(eps, it, T, C, n) {
+  sprintf(paste0("MWUMKL found the problem infeasible at epsilon = %s (iteration %d of %d)%s. ",
+                 "Use a smaller epsilon%s, and check that the kernels are positive semidefinite."),
+          format(eps), as.integer(it), as.integer(T),
+          if (is.finite(C)) sprintf(" with C = %s", format(C / n)) else " (hard margin)",
+          if (is.finite(C)) " or a smaller C" else " or a finite C (2-norm soft margin)")
 }
 
 # Progress for a long fit: a progressr progressor when progressr is installed (the user's

@@ -66,8 +66,9 @@ check_scalar <- function(v, name, lower = -Inf, upper = Inf, lower_open = FALSE)
   as.double(v)
 }
 
-# Code the response. Returns list(y (double), task, classes).
-check_y <- function(y, n, task = NULL) {
+# Code the response. Returns list(y (double), task, classes); with multiclass = TRUE, a factor
+# of more than two classes is returned as it is, with multi = TRUE.
+check_y <- function(y, n, task = NULL, multiclass = FALSE) {
   if (is.data.frame(y) || (is.matrix(y) && ncol(y) > 1L))
     stop("'y' must be a vector (one response)", call. = FALSE)
   if (is.matrix(y)) y <- drop(y)
@@ -82,9 +83,13 @@ check_y <- function(y, n, task = NULL) {
     lv <- levels(y)
     if (length(lv) < 2L)
       stop(sprintf("'y' has a single class ('%s'); classification needs two", lv), call. = FALSE)
-    if (length(lv) > 2L)
-      stop(sprintf("'y' has %d classes; mklearn fits binary classifiers only", length(lv)),
-           call. = FALSE)
+    if (length(lv) > 2L) {
+      if (!multiclass)
+        stop(sprintf(paste0("'y' has %d classes; this function takes two (mkl() and cv.mkl() ",
+                            "fit more)"), length(lv)), call. = FALSE)
+      return(list(y = y, task = "classification", classes = factor(lv, levels = lv),
+                  multi = TRUE))
+    }
     return(list(y = ifelse(y == lv[2L], 1, -1), task = "classification",
                 classes = factor(lv, levels = lv)))
   }
@@ -99,7 +104,8 @@ check_y <- function(y, n, task = NULL) {
       stop(sprintf("'y' has a single class (%s); classification needs two", format(u)),
            call. = FALSE)
     if (length(u) > 2L || !(all(u %in% c(-1, 1)) || all(u %in% c(0, 1))))
-      stop("a numeric 'y' for classification must take the values {-1, 1} or {0, 1}",
+      stop(paste0("a numeric 'y' for classification must take the values {-1, 1} or {0, 1}",
+                  if (multiclass && length(u) > 2L) "; give more than two classes as a factor"),
            call. = FALSE)
     return(list(y = ifelse(y == u[2L], 1, -1), task = task, classes = u))
   }

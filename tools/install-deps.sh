@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 apt_pkgs="r-base-dev r-cran-kernlab r-cran-mlbench r-cran-quadprog r-cran-testthat r-cran-knitr
-          r-cran-rmarkdown r-cran-e1071 pandoc qpdf"
-r_pkgs='c("kernlab", "mlbench", "quadprog", "testthat", "knitr", "rmarkdown", "e1071")'
+          r-cran-rmarkdown r-cran-e1071 r-cran-future r-cran-future.apply r-cran-progressr
+          r-cran-caret pandoc qpdf"
+r_pkgs='c("kernlab", "mlbench", "quadprog", "testthat", "knitr", "rmarkdown", "e1071",
+         "future", "future.apply", "progressr", "caret")'
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   need=""
   for p in $apt_pkgs; do

@@ -38,8 +38,37 @@ test_that("cv.mkl for regression and its errors", {
   expect_error(cv.mkl(x, y, C = 1), "at least two")
   expect_error(cv.mkl(x, y, C = c(2, 1), type.measure = "class"), "'mse' or 'mae'")
   expect_error(cv.mkl(x, y, C = c(2, 1), foldid = rep(1, 60)), "at least two fold")
-  expect_error(cv.mkl(NULL, y, kernels = array(diag(60), c(60, 60, 1)), C = c(2, 1)),
-               "kernel_set")
+  expect_error(cv.mkl(NULL, y, kernels = array(diag(59), c(59, 59, 1)), C = c(2, 1)),
+               "59 x 59 but there are 60 observations")
+})
+
+test_that("cv.mkl with precomputed kernels splits them by rows and columns", {
+  set.seed(22)
+  x <- matrix(runif(120), 60)
+  y <- sin(3 * x[, 1]) + 0.1 * rnorm(60)
+  # un-normalised kernels: a fold's kernels rebuilt from its rows equal the full kernels' block
+  ks <- kernel_set(rbf_kernel(c(0.3, 1)), normalize = "none", jitter = 0)
+  K <- gram(ks, x)
+  foldid <- rep(1:3, 20)
+  cvk <- cv.mkl(y = y, kernels = K, C = c(10, 1, 0.1), foldid = foldid)
+  cvx <- cv.mkl(x, y, kernels = ks, standardize = FALSE, C = c(10, 1, 0.1), foldid = foldid)
+  expect_equal(cvk$cvm, cvx$cvm, tolerance = 1e-8)
+  expect_equal(cvk$cvsd, cvx$cvsd, tolerance = 1e-8)
+  expect_identical(cvk$C.min, cvx$C.min)
+  # multiclass with precomputed kernels
+  xi <- scale(as.matrix(iris[, 1:4]))
+  Ki <- gram(kernel_set(rbf_kernel(c(0.5, 2)), normalize = "none", jitter = 0), xi)
+  cvi <- cv.mkl(y = iris$Species, kernels = Ki, method = "uniform", C = c(10, 1),
+                foldid = rep(1:3, 50), multiclass = "ovo")
+  errs <- sapply(1:3, function(k) {
+    tr <- rep(1:3, 50) != k
+    f <- mkl(NULL, iris$Species[tr], kernels = Ki[tr, tr, ], method = "uniform", C = 10,
+             multiclass = "ovo")
+    mean(predict(f, newkernels = Ki[!tr, tr, ]) != iris$Species[!tr])
+  })
+  expect_s3_class(cvi$fit$fits[[1]], "mkl_multi")
+  expect_equal(cvi$cvm[1], mean(errs), tolerance = 1e-12)
+  expect_lt(max(cvi$cvm), 0.15)
 })
 
 test_that("cv.mkl's C.1se is the smallest C within one standard error for every method", {
@@ -143,4 +172,74 @@ test_that("folds are stratified by class for classification when foldid is not g
   tab <- table(cv$foldid, y2)
   expect_lte(max(apply(tab, 2, function(v) diff(range(v)))), 1L)
   expect_lte(diff(range(table(cv$foldid))), 1L)
+})
+
+test_that("cv.mkl of a multiclass response: misclassification by hand, deviance and AUC", {
+  x <- as.matrix(iris[, 1:4]); y <- iris$Species
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), linear_kernel())
+  foldid <- rep(1:3, 50)
+  Cs <- c(10, 1, 0.1)
+  cv <- cv.mkl(x, y, kernels = ks, method = "uniform", C = Cs, foldid = foldid)
+  expect_s3_class(cv$fit$fits[[1]], "mkl_multi")
+  errs <- sapply(1:3, function(k) {
+    f <- mkl(x[foldid != k, ], y[foldid != k], kernels = ks, method = "uniform", C = 1)
+    mean(predict(f, x[foldid == k, ]) != y[foldid == k])
+  })
+  expect_equal(cv$cvm[2], mean(errs), tolerance = 1e-12)
+  expect_lt(min(cv$cvm), 0.1)
+  expect_output(print(cv), "measure 'class'")
+  expect_s3_class(predict(cv, x[1:3, ]), "factor")
+  # multinomial deviance: -2 log of the coupled probability of the true class
+  cvd <- cv.mkl(x, y, kernels = ks, method = "uniform", C = Cs, foldid = foldid,
+                type.measure = "deviance", multiclass = "ovo")
+  dev1 <- sapply(1:3, function(k) {
+    f <- mkl(x[foldid != k, ], y[foldid != k], kernels = ks, method = "uniform", C = 10,
+             multiclass = "ovo")
+    P <- predict(f, x[foldid == k, ], type = "response")
+    mean(-2 * log(P[cbind(seq_len(50), as.integer(y[foldid == k]))]))
+  })
+  expect_equal(cvd$cvm[1], mean(dev1), tolerance = 1e-12)
+  # Hand and Till's multiclass AUC: maximised
+  cva <- cv.mkl(x, y, kernels = ks, method = "uniform", C = Cs, foldid = foldid,
+                type.measure = "auc")
+  expect_true(all(cva$cvm > 0.9 & cva$cvm <= 1))
+  expect_identical(cva$C.min, Cs[which.max(cva$cvm)])
+})
+
+test_that("AUC: per fold, the Mann-Whitney statistic of the held-out decision values", {
+  d <- two_class(90, 3, seed = 26)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)))
+  foldid <- rep(1:3, 30)
+  Cs <- c(30, 3, 0.3)
+  cv <- cv.mkl(d$x, d$y, kernels = ks, C = Cs, foldid = foldid, type.measure = "auc")
+  pair_auc <- function(s, yy) {
+    sp <- s[yy > 0]; sn <- s[yy < 0]
+    mean(outer(sp, sn, ">") + 0.5 * outer(sp, sn, "=="))
+  }
+  aucs <- sapply(1:3, function(k) {
+    f <- mkl(d$x[foldid != k, ], d$y[foldid != k], kernels = ks, C = 3)
+    pair_auc(predict(f, d$x[foldid == k, ], type = "link"), d$y[foldid == k])
+  })
+  expect_equal(cv$cvm[2], mean(aucs), tolerance = 1e-12)
+  expect_equal(cv$cvsd[2], sd(aucs) / sqrt(3), tolerance = 1e-12)
+  expect_identical(cv$C.min, Cs[which.max(cv$cvm)])
+  within <- Cs[cv$cvm >= max(cv$cvm) - cv$cvsd[which.max(cv$cvm)]]
+  expect_identical(cv$C.1se, min(within))
+  expect_identical(cv$name, "auc")
+  # a held-out fold of one class has no AUC; a training part without a class cannot fit
+  y1 <- d$y
+  fid <- ifelse(y1 > 0, 1, 2)
+  fid[1:2] <- 3
+  expect_error(cv.mkl(d$x, y1, kernels = ks, C = Cs, foldid = fid, type.measure = "auc"),
+               "no observation of class|at least two classes in every held-out fold")
+  fid2 <- rep(1:3, 30)
+  fid2[y1 > 0] <- 1
+  expect_error(cv.mkl(d$x, y1, kernels = ks, C = Cs, foldid = fid2),
+               "training part of fold 1 has no observation of class\\(es\\) 1")
+  fid3 <- rep(c(1, 2), 45)
+  fid3[which(y1 < 0)[1:3]] <- 3
+  expect_error(cv.mkl(d$x, y1, kernels = ks, C = Cs, foldid = fid3, type.measure = "auc"),
+               "type.measure = 'auc' needs at least two classes in every held-out fold; fold 3")
+  expect_error(cv.mkl(d$x, d$y, kernels = ks, C = Cs, foldid = foldid, type.measure = "mse"),
+               "'class' or 'deviance' or 'auc'")
 })

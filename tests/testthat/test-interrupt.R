@@ -117,10 +117,13 @@ mkl_problem <- function() {
 # C on mkl()'s scale (larger C, less regularisation; C = 1e4 is a SpicyMKL penalty of 5e-5 on
 # unit-trace kernels); "bayes" takes none
 busy_C <- function(method) switch(method, bayes = NULL, spicy = 1e4, 1e7)
+# mwu has no tolerance: a small epsilon makes its fixed iteration count large
+busy_args <- function(method) if (method == "mwu") list(epsilon = 0.005) else NULL
 busy_control <- function(method, store) {
   fam <- mklearn:::.control_family[method]
   reads <- if (is.na(fam)) character() else names(mklearn:::.control_methods[[fam]])
-  set <- list(tol = 1e-12, store = store)
+  set <- list(store = store)
+  if (!("tol" %in% mklearn:::.control_not_read[[fam]])) set$tol <- 1e-12
   if ("maxiter" %in% reads) set$maxiter <- 1e6
   if ("svm_tol" %in% reads) set$svm_tol <- 1e-12
   do.call(mkl_control, set)
@@ -151,7 +154,8 @@ test_that("mkl() stops within 1 s, 20 times, without growing memory, for every m
     C <- busy_C(m)
     expect_interruptible(paste("mkl", m, "dense"), function()
       suppressWarnings(do.call(mkl, c(list(pr$x, pr$y, kernels = pr$ks, method = m,
-                                           control = ctl), if (!is.null(C)) list(C = C)))))
+                                           control = ctl), if (!is.null(C)) list(C = C),
+                                         busy_args(m)))))
   }
 })
 
@@ -165,4 +169,9 @@ test_that("mkl() with kernels on the fly stops within 1 s, 20 times, without gro
   C <- busy_C(m)
   expect_interruptible(paste("mkl", m, "fly"), function()
     suppressWarnings(mkl(pr$x, pr$y, kernels = pr$ks, method = m, C = C, control = ctl)))
+  # MWUMKL computes two columns of every kernel per step on the fly (its default store)
+  if ("mwu" %in% mkl_methods())
+    expect_interruptible("mkl mwu fly", function()
+      mkl(pr$x, pr$y, kernels = pr$ks, method = "mwu", C = 1e7, epsilon = 0.005,
+          control = busy_control("mwu", "fly")))
 })

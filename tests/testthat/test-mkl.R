@@ -89,7 +89,8 @@ test_that("bad input gets a specific error", {
   expect_error(mkl(x, y[-1], kernels = ks_small), "length 29 but 'x' has 30 rows")
   expect_error(mkl(x, rep(1, 30), kernels = ks_small, task = "classification"), "single class")
   expect_error(mkl(x, factor(rep("a", 30)), kernels = ks_small), "single class")
-  expect_error(mkl(x, factor(rep(c("a", "b", "c"), 10)), kernels = ks_small), "binary")
+  expect_error(mkl(x, rep(1:3, 10), kernels = ks_small, task = "classification"),
+               "\\{0, 1\\}; give more than two classes as a factor")
   xc <- cbind(x, const = 1)
   expect_error(mkl(xc, y, kernels = ks_small), "constant column\\(s\\): const")
   df <- data.frame(x, f = factor(rep(c("p", "q"), 15)))

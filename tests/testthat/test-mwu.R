@@ -1,0 +1,183 @@
+# MWUMKL (R/mwu.R, src/mwu.c): certificates against an independent QP solver, the SVM refit,
+# the dense backend, and memory.
+
+mwu_paper_kernels <- function()
+  kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))),
+             features = "each")
+
+sonar_xy <- function() {
+  data("Sonar", package = "mlbench", envir = environment())
+  list(x = as.matrix(Sonar[, 1:60]), y = Sonar$Class)
+}
+
+test_that("with one kernel, MWUMKL's objective is within (1 + epsilon) of the QP optimum", {
+  skip_if_not_installed("quadprog")
+  skip_if_not_installed("mlbench")
+  d <- sonar_xy()
+  set.seed(3)
+  i <- sample(nrow(d$x), 100)
+  x <- d$x[i, ]; y <- d$y[i]
+  ks <- kernel_set(rbf_kernel(sigma = 4))
+  K <- gram(ks, scale(x))[, , 1]
+  yy <- ifelse(y == levels(y)[2], 1, -1)
+  n <- length(yy)
+  for (C in c(1, Inf)) for (eps in c(0.1, 0.3)) {
+    f <- mkl(x, y, ks, method = "mwu", C = C, epsilon = eps)
+    # the 2-norm soft-margin (hard margin: C = Inf) dual on the unit-trace kernel, solved
+    # independently: min a' G a over a >= 0, sum(a) = 1, y'a = 0
+    G <- outer(yy, yy) * K / sum(diag(K)) + if (is.finite(C)) diag(1 / (C * n), n) else 0
+    qp <- quadprog::solve.QP(2 * G + diag(1e-12, n), rep(0, n),
+                             cbind(rep(1, n), yy, diag(n)), c(1, 0, rep(0, n)), meq = 2)
+    expect_gte(f$info$s, qp$value * (1 - 1e-8))            # feasible: never below the optimum
+    expect_lte(f$info$s, qp$value * (1 + eps))             # the epsilon guarantee
+    expect_equal(f$iterations, as.integer(ceiling(2 * log(n) / eps^2)))
+    expect_true(f$converged)
+  }
+})
+
+test_that("the closed-form classifier agrees with an SVM refit on the learned weights", {
+  skip_on_cran()
+  skip_if_not_installed("mlbench")
+  ks <- mwu_paper_kernels()
+  ion <- ionosphere_xy()
+  sets <- list(sonar = sonar_xy(), ionosphere = list(x = ion$x, y = factor(ion$y)))
+  for (nm in names(sets)) {
+    d <- sets[[nm]]
+    set.seed(11)
+    te <- sample(nrow(d$x), round(0.3 * nrow(d$x)))
+    f1 <- mkl(d$x[-te, ], d$y[-te], ks, method = "mwu", C = 100, standardize = "range")
+    f2 <- mkl(d$x[-te, ], d$y[-te], ks, method = "mwu", C = 100, standardize = "range",
+              control = mkl_control(refit = TRUE))
+    expect_equal(f1$weights, f2$weights)
+    a1 <- mean(predict(f1, d$x[te, ]) == d$y[te])
+    a2 <- mean(predict(f2, d$x[te, ]) == d$y[te])
+    expect_gt(a1, 0.7)
+    expect_lt(abs(a1 - a2), 0.02 + 1e-12)
+    expect_true(f2$info$two_stage)
+  }
+})
+
+test_that("on-the-fly, dense and precomputed kernels give the same weights", {
+  d <- two_class(90, 4, seed = 2)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1:2), features = c("all", "each"))
+  ff <- mkl(d$x, d$y, ks, method = "mwu", C = 10)
+  fd <- mkl(d$x, d$y, ks, method = "mwu", C = 10, control = mkl_control(store = "dense"))
+  expect_equal(ff$store, "fly")
+  expect_equal(fd$store, "dense")
+  expect_equal(fd$weights, ff$weights, tolerance = 1e-10)
+  expect_equal(fd$b, ff$b, tolerance = 1e-10)
+  K <- gram(ks, scale(d$x))
+  fp <- mkl(NULL, d$y, K, method = "mwu", C = 10)
+  expect_equal(unname(fp$weights), unname(ff$weights), tolerance = 1e-10)
+  # training decision values from the solver equal those recomputed from alpha
+  f_re <- Reduce(`+`, lapply(seq_len(dim(K)[3L]), function(m) drop(K[, , m] %*% fp$alpha[, m]))) +
+    fp$b
+  expect_equal(unname(fp$fitted), f_re, tolerance = 1e-8)
+  # predict() rebuilds the kernels without the training jitter (1e-8 on the diagonal)
+  expect_equal(unname(ff$fitted), unname(predict(ff, d$x, type = "link")), tolerance = 1e-5)
+})
+
+test_that("weights on unit-trace kernels stay near uniform; history and model object", {
+  d <- two_class(120, 5, seed = 4)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2)), poly_kernel(1:3), features = "each")
+  f <- mkl(d$x, d$y, ks, method = "mwu", C = 10)
+  M <- length(f$weights)
+  expect_equal(sum(f$weights), 1)
+  expect_true(all(f$weights > 0))
+  expect_lt(max(abs(f$weights * M - 1)), 0.1)
+  h <- f$history
+  expect_true(all(c("iteration", "time", "objective", "max_s", "entropy") %in% names(h)))
+  expect_equal(max(h$iteration), f$iterations)
+  expect_true(all(h$entropy <= log(M) + 1e-12))
+  expect_gt(mean(predict(f, d$x) == f$classes[(d$y > 0) + 1L]), 0.75)
+  expect_output(print(f), "mwu")
+  expect_output(print(summary(f)), "mwu")
+  expect_equal(dim(coef(f, type = "alpha")), c(120L, M))
+})
+
+test_that("standardize = 'range' scales to [0, 1] and predict re-applies it", {
+  d <- two_class(60, 3, seed = 5)
+  ks <- kernel_set(rbf_kernel(1))
+  f <- mkl(d$x, d$y, ks, method = "mwu", standardize = "range")
+  expect_equal(range(f$x), c(0, 1))
+  lo <- apply(d$x, 2, min); sp <- apply(d$x, 2, max) - lo
+  xs <- sweep(sweep(d$x, 2, lo), 2, sp, "/")
+  f2 <- mkl(xs, d$y, ks, method = "mwu", standardize = FALSE)
+  expect_equal(predict(f, d$x, type = "link"), predict(f2, xs, type = "link"), tolerance = 1e-10)
+  expect_error(mkl(d$x, d$y, ks, standardize = "minmax"), "'standardize' must be")
+})
+
+test_that("MWUMKL's arguments are checked", {
+  d <- two_class(40, 3, seed = 6)
+  ks <- kernel_set(rbf_kernel(1))
+  expect_error(mkl(d$x, d$y, ks, method = "mwu", epsilon = 1), "epsilon")
+  expect_error(mkl(d$x, d$y, ks, method = "mwu", epsilon = 0), "epsilon")
+  expect_error(mkl(d$x, d$y, ks, method = "uniform", C = Inf), "C = Inf, the hard margin")
+  expect_error(mkl(d$x, d$y, ks, method = "uniform", epsilon = 0.2), "MWUMKL's approximation")
+  expect_error(mkl(d$x, d$x[, 1], ks, method = "mwu", task = "regression"),
+               "does not do regression")
+  expect_error(mkl(d$x, d$y, ks, method = "mwu", control = mkl_control(tol = 1e-3)),
+               "does not use the setting\\(s\\) tol")
+  expect_error(mkl(d$x, d$y, ks, method = "mwu", C = Inf, control = mkl_control(refit = TRUE)),
+               "needs a finite C")
+  expect_error(mkl_control(ratio = -1), "'ratio' must be")
+  expect_error(mkl_control(refit = NA), "'refit' must be TRUE or FALSE")
+  f <- mkl(d$x, d$y, ks, method = "mwu")
+  expect_error(mkl(d$x, d$y, ks, method = "mwu", init = f), "no warm start")
+})
+
+test_that("an infeasible problem is a clear error suggesting a smaller epsilon or a finite C", {
+  # unreachable with positive semidefinite kernels (the paper's footnote 3): the message itself
+  expect_match(mklearn:::mwu_infeasible(0.2, 5L, 267L, Inf, 208),
+               "infeasible at epsilon = 0.2 \\(iteration 5 of 267\\) \\(hard margin\\).*smaller epsilon or a finite C")
+  expect_match(mklearn:::mwu_infeasible(0.2, 5L, 267L, 2080, 208),
+               "with C = 10.*smaller epsilon or a smaller C")
+})
+
+test_that("random kernel designs are compact and resolve without per-kernel objects", {
+  set.seed(1)
+  ks <- random_kernels(1e5, 60, size = 1, design = "mwu")
+  expect_lt(as.numeric(utils::object.size(ks)), 5e6)
+  rk <- mklearn:::resolve_kernels(ks, 60, NULL)
+  expect_equal(nrow(rk$table), 1e5)
+  expect_equal(length(rk$gstart), 61L)      # single columns: one group per column
+  expect_true(all(rk$table$type %in% c("rbf", "poly")))
+  expect_equal(mean(rk$table$type == "poly"), 0.25, tolerance = 0.02)
+  expect_false(anyDuplicated(rk$labels) > 0)
+  ks2 <- random_kernels(30, 10, size = 2:4)
+  rk2 <- mklearn:::resolve_kernels(ks2, 10, NULL)
+  expect_true(all(diff(rk2$gstart) %in% 2:4))
+  expect_error(mklearn:::resolve_kernels(ks, 20, NULL), "more columns than the data have")
+  # a fly fit on a random design equals the dense fit
+  d <- two_class(50, 6, seed = 7)
+  set.seed(2)
+  ks3 <- random_kernels(40, 6, size = 1, design = "mwu")
+  a <- mkl(d$x, d$y, ks3, method = "mwu", standardize = "range")
+  b <- mkl(d$x, d$y, ks3, method = "mwu", standardize = "range",
+           control = mkl_control(store = "dense"))
+  expect_equal(a$weights, b$weights, tolerance = 1e-10)
+})
+
+test_that("a fit with N = 20,000 and 12 kernels stays below 10% of an N x N matrix's memory", {
+  skip_on_cran()
+  skip_if_not(file.exists("/proc/self/status"))
+  lib <- dirname(dirname(system.file(package = "mklearn")))
+  script <- tempfile(fileext = ".R")
+  writeLines(c(
+    sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
+    "library(mklearn)",
+    "set.seed(1)",
+    "n <- 20000",
+    "x <- matrix(rnorm(n * 10), n, 10); y <- ifelse(x[, 1] + x[, 2]^2 + rnorm(n) > 1, 1, -1)",
+    "hwm0 <- as.numeric(gsub('[^0-9]', '', grep('VmHWM', readLines('/proc/self/status'), value = TRUE)))",
+    "ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4, 8, 16)), poly_kernel(1:3), laplace_kernel(c(1, 4, 16)))",
+    "f <- mkl(x, y, ks, method = 'mwu', C = 10, control = mkl_control(nthreads = 1))",
+    "hwm <- as.numeric(gsub('[^0-9]', '', grep('VmHWM', readLines('/proc/self/status'), value = TRUE)))",
+    "cat(hwm0 * 1024, hwm * 1024, length(f$weights), f$store, '\\n')"), script)
+  out <- system2(file.path(R.home("bin"), "Rscript"), script, stdout = TRUE, stderr = TRUE)
+  v <- strsplit(trimws(utils::tail(out, 1L)), " +")[[1]]
+  expect_equal(v[3:4], c("12", "fly"))
+  nn <- 8 * 20000^2
+  # the whole process (R itself included) peaks below a tenth of one N x N matrix
+  expect_lt(as.numeric(v[2]), 0.1 * nn)
+})
