@@ -7,6 +7,7 @@
 #define USE_FC_LEN_T
 #include "mklearn.h"
 #include <R_ext/Lapack.h>
+#include <R_ext/BLAS.h>
 #include <math.h>
 #include <string.h>
 #ifndef FCONE
@@ -128,6 +129,87 @@ static void group_base(const double *x, int n, const double *z, int nz, const in
     }
 }
 
+/* A large feature group (at least MK_BLAS_FEAT features and MK_BLAS_WORK multiply-adds) gets
+   its squared distances and inner products from one matrix product (BLAS dgemm) instead of
+   the feature-by-feature loop. Squared distances come from the centred data as
+   |z_i|^2 + |x_j|^2 - 2 <z_i, x_j>; that difference loses accuracy where the distance is small
+   against the norms, so every pair with d2 < (|z_i|^2 + |x_j|^2) / MK_BLAS_CANCEL is recomputed
+   feature by feature (the diagonal of a training kernel among them: exactly 0). Elsewhere the
+   relative error of d2 is below (nf + 2) eps MK_BLAS_CANCEL. */
+#define MK_BLAS_FEAT 8
+#define MK_BLAS_WORK 4e6
+#define MK_BLAS_CANCEL 16.0
+
+static int group_uses_blas(int n, int nz, int nf, int need)
+{
+    return (need & (MK_BASE_D2 | MK_BASE_IP)) && nf >= MK_BLAS_FEAT &&
+        (double) n * nz * nf >= MK_BLAS_WORK;
+}
+
+/* Gather the group's columns of z into zg (nz x nf) and of x, transposed, into xt (nf x n),
+   centred by the means of x's columns when 'centre'; with sx, the squared row norms of both. */
+static void gather_group(const double *x, int n, const double *z, int nz, const int *feat,
+                         int nf, int centre, double *zg, double *xt, double *sx, double *sz)
+{
+    for (int f = 0; f < nf; f++) {
+        const double *xc = x + (size_t) feat[f] * n, *zc = z + (size_t) feat[f] * nz;
+        double mu = 0.0;
+        if (centre) {
+            for (int i = 0; i < n; i++) mu += xc[i];
+            mu /= n;
+        }
+        for (int i = 0; i < n; i++) xt[(size_t) i * nf + f] = xc[i] - mu;
+        double *zo = zg + (size_t) f * nz;
+        for (int i = 0; i < nz; i++) zo[i] = zc[i] - mu;
+    }
+    if (!sx) return;
+    for (int i = 0; i < n; i++) {
+        double t = 0.0;
+        for (int f = 0; f < nf; f++) t += xt[(size_t) i * nf + f] * xt[(size_t) i * nf + f];
+        sx[i] = t;
+    }
+    for (int i = 0; i < nz; i++) sz[i] = 0.0;
+    for (int f = 0; f < nf; f++) {
+        const double *zo = zg + (size_t) f * nz;
+        for (int i = 0; i < nz; i++) sz[i] += zo[i] * zo[i];
+    }
+}
+
+/* Base matrix (kind MK_BASE_D2 or MK_BASE_IP) of one large group, columns j0 <= j < j1 (sym:
+   rows i >= j only, up to the block's own upper corner), from the gathered data: one dgemm
+   per block of MK_BLAS_COLS columns, the blocks shared by the threads (the reference BLAS
+   runs on one thread, and each block's distances are finished while it is in cache). */
+#define MK_BLAS_COLS 64
+static void group_base_blas(const double *x, int n, const double *z, int nz, const int *feat,
+                            int nf, int kind, int sym, const double *zg, const double *xt,
+                            const double *sx, const double *sz, double *out, int j0, int j1,
+                            int nt)
+{
+    int nb = (j1 - j0 + MK_BLAS_COLS - 1) / MK_BLAS_COLS;
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int b = 0; b < nb; b++) {
+        int c0 = j0 + b * MK_BLAS_COLS, c1 = c0 + MK_BLAS_COLS < j1 ? c0 + MK_BLAS_COLS : j1;
+        int i0 = sym ? c0 : 0, m = nz - i0, nc = c1 - c0, k = nf, lda = nz, ldb = nf, ldc = nz;
+        double one = 1.0, zero = 0.0;
+        if (m <= 0) continue;
+        F77_CALL(dgemm)("N", "N", &m, &nc, &k, &one, zg + i0, &lda, xt + (size_t) c0 * nf,
+                        &ldb, &zero, out + (size_t) c0 * nz + i0, &ldc FCONE FCONE);
+        if (kind != MK_BASE_D2) continue;
+        for (int j = c0; j < c1; j++) {
+            double *o = out + (size_t) j * nz, sj = sx[j];
+            for (int i = sym ? j : 0; i < nz; i++) {
+                double s = sz[i] + sj, v = s - 2.0 * o[i];
+                if (v * MK_BLAS_CANCEL < s)
+                    mk_kernel_base(x, n, z + i, nz, 1, j, feat, nf, MK_BASE_D2, &v);
+                o[i] = v;
+            }
+        }
+    }
+}
+
 /* Tiles t0 <= t < t1 of the kernels of one group (tasks numbered kernel-major). A symmetric
    kernel computes the tiles on and below the diagonal and writes each value twice while the
    tile is in cache (no second mirror pass). */
@@ -186,17 +268,37 @@ static void group_tiles(int n, int nz, int sym, const int *members, const int *k
 static void one_group(const double *x, int n, const double *z, int nz, int sym,
                       const int *feat, int nf, const int *members, int nm, const int *ktype,
                       const double *kpar1, const double *kpar2, double *out,
-                      double *D2, double *IP, double *CH, int nt, double *tlast, int *bad)
+                      double *D2, double *IP, double *CH, double *gs, int nt, double *tlast,
+                      int *bad)
 {
     int need = 0;
     for (int k = 0; k < nm; k++) need |= mk_kernel_base_kind(ktype[members[k]]);
     /* blocks of about 4e6 base entries / 1000 tiles between interrupt checks */
     int jstep = tlast ? (int) (4e6 / ((double) nz * (nf > 0 ? nf : 1))) + 1 : n;
-    for (int j0 = 0; j0 < n; j0 += jstep) {
-        int j1 = j0 + jstep < n ? j0 + jstep : n;
-        group_base(x, n, z, nz, feat, nf, need, sym, D2, IP, CH, j0, j1, nt);
-        if (tlast) mk_interrupt_every(tlast, 0.02);
+    if (gs && group_uses_blas(n, nz, nf, need)) {
+        /* gs: scratch for the gathered group, (n + nz) (nf + 1) doubles */
+        double *zg = gs, *xt = zg + (size_t) nz * nf, *sx = xt + (size_t) n * nf, *sz = sx + n;
+        int jb = tlast ? (int) (4e7 / ((double) nz * nf)) + 1 : n;
+        for (int kind = MK_BASE_D2; kind <= MK_BASE_IP; kind <<= 1) {
+            if (!(need & kind)) continue;
+            gather_group(x, n, z, nz, feat, nf, kind == MK_BASE_D2, zg, xt,
+                         kind == MK_BASE_D2 ? sx : NULL, sz);
+            double *dst = kind == MK_BASE_D2 ? D2 : IP;
+            for (int j0 = 0; j0 < n; j0 += jb) {
+                int j1 = j0 + jb < n ? j0 + jb : n;
+                group_base_blas(x, n, z, nz, feat, nf, kind, sym, zg, xt, sx, sz, dst, j0, j1,
+                                nt);
+                if (tlast) mk_interrupt_every(tlast, 0.02);
+            }
+        }
+        need &= ~(MK_BASE_D2 | MK_BASE_IP);
     }
+    if (need)
+        for (int j0 = 0; j0 < n; j0 += jstep) {
+            int j1 = j0 + jstep < n ? j0 + jstep : n;
+            group_base(x, n, z, nz, feat, nf, need, sym, D2, IP, CH, j0, j1, nt);
+            if (tlast) mk_interrupt_every(tlast, 0.02);
+        }
     const int B = 64;
     const int tr = (nz + B - 1) / B, tc = (n + B - 1) / B;
     const int ntile = sym ? tc * (tc + 1) / 2 : tr * tc;
@@ -235,10 +337,23 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
     for (int g = 0; g <= ngroups; g++) fill[g] = goff[g];
     for (int m = 0; m < M; m++) gmem[fill[kgroup[m]]++] = m;
 
-    /* many groups: one group per thread at a time, each thread with its own scratch, in rounds
-       of a few groups per thread with an interrupt check between rounds; few groups: the
-       threads share each group, which checks for interrupts itself */
-    int across = (nt > 1 && ngroups >= 2 * nt);
+    /* large groups (BLAS products, group_uses_blas) one at a time, the threads sharing each
+       group, which checks for interrupts itself; the others: when there are many, one group per
+       thread at a time, each thread with its own scratch, in rounds of a few groups per thread
+       with an interrupt check between rounds; when few, like the large ones */
+    int *big = (int *) R_alloc(ngroups + 1, sizeof(int));
+    int nsmall = 0, maxnf = 0;
+    for (int g = 0; g < ngroups; g++) {
+        int need = 0;
+        for (int k = goff[g]; k < goff[g + 1]; k++) need |= mk_kernel_base_kind(ktype[gmem[k]]);
+        int nf = gstart[g + 1] - gstart[g];
+        big[g] = goff[g + 1] > goff[g] && group_uses_blas(n, nz, nf, need);
+        if (big[g] && nf > maxnf) maxnf = nf;
+        if (!big[g] && goff[g + 1] > goff[g]) nsmall++;
+    }
+    double *gs = maxnf ? (double *) R_alloc((size_t) (n + nz) * (maxnf + 1), sizeof(double))
+        : NULL;
+    int across = (nt > 1 && nsmall >= 2 * nt);
     int nscratch = across ? nt : 1;
     double *D2 = (double *) R_alloc(nn * nscratch, sizeof(double));
     double *IP = (double *) R_alloc(nn * nscratch, sizeof(double));
@@ -256,22 +371,21 @@ void mk_gram(const double *x, int n, int p, const double *z, int nz,
 #pragma omp for schedule(dynamic, 1)
                 for (int g = g0; g < g1; g++) {
                     int nm = goff[g + 1] - goff[g];
-                    if (nm == 0) continue;
+                    if (nm == 0 || big[g]) continue;
                     one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
                               gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2 + off, IP + off,
-                              CH ? CH + off : NULL, 1, NULL, bad);
+                              CH ? CH + off : NULL, NULL, 1, NULL, bad);
                 }
             }
             mk_interrupt_every(&tlast, 0.02);
         }
 #endif
-    } else {
-        for (int g = 0; g < ngroups; g++) {
-            int nm = goff[g + 1] - goff[g];
-            if (nm == 0) continue;
-            one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
-                      gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2, IP, CH, nt, &tlast, bad);
-        }
+    }
+    for (int g = 0; g < ngroups; g++) {
+        int nm = goff[g + 1] - goff[g];
+        if (nm == 0 || (across && !big[g])) continue;
+        one_group(x, n, z, nz, sym, gfeat + gstart[g], gstart[g + 1] - gstart[g],
+                  gmem + goff[g], nm, ktype, kpar1, kpar2, out, D2, IP, CH, gs, nt, &tlast, bad);
     }
 }
 

@@ -147,3 +147,33 @@ test_that("a kernel family where a set is expected points to kernel_set()", {
   expect_error(gram(rbf_kernel(1), d$x), "kernel_set\\(")
   expect_error(cv.mkl(d$x, d$y, kernels = rbf_kernel(1), C = c(2, 1)), "kernel_set\\(")
 })
+
+test_that("a large feature group (BLAS products) gives the feature-by-feature values", {
+  # 300 x 60: above the BLAS threshold (8 features, 4e6 multiply-adds); rows far from the
+  # origin and duplicated rows, where |a|^2 + |b|^2 - 2 <a, b> cancels
+  set.seed(11)
+  x <- matrix(rnorm(240 * 60), 240) + 50
+  x <- rbind(x, x[1:60, ])
+  d2 <- as.matrix(stats::dist(x))^2
+  ks <- kernel_set(rbf_kernel(c(0.5, 8)), laplace_kernel(3), poly_kernel(2), linear_kernel(),
+                   normalize = "none", jitter = 0)
+  K <- gram(ks, x)
+  ref <- list(exp(-d2 / (2 * 0.25)), exp(-d2 / 128), exp(-sqrt(d2) / 3),
+              (tcrossprod(x) + 1)^2, tcrossprod(x))
+  for (m in seq_along(ref))
+    expect_lt(max(abs(K[, , m] - ref[[m]])) / max(abs(ref[[m]])), 1e-12)
+  # duplicated points are at distance exactly 0: the narrow Gaussian is exactly 1 there
+  expect_identical(K[cbind(1:60, 241:300, 1L)], rep(1, 60))
+  expect_identical(diag(K[, , 3]), rep(1, 300))
+  # test-by-train kernels: the same values as the training kernel's rows
+  Kt <- gram(ks, x[1:200, ], x[201:300, ])
+  Kr <- gram(ks, x[1:200, ])
+  d2t <- outer(rowSums(x[201:300, ]^2), rowSums(x[1:200, ]^2), "+") - 2 * tcrossprod(x[201:300, ], x[1:200, ])
+  expect_lt(max(abs(Kt[, , 2] - exp(-pmax(d2t, 0) / 128))), 1e-10)
+  expect_identical(Kt[cbind(41:100, 1:60, 1L)], rep(1, 60))
+  expect_equal(dim(Kt), c(100L, 200L, 5L))
+  expect_lt(max(abs(Kt[, , 4] - (tcrossprod(x[201:300, ], x[1:200, ]) + 1)^2)) /
+              max(Kt[, , 4]), 1e-12)
+  # one thread and two give the same array
+  expect_identical(gram(ks, x, nthreads = 1L), K)
+})

@@ -1,0 +1,69 @@
+# Full-scale paper 004 (HessianMKL) Fig. 1: time, number of SVM evaluations and number of
+# gradient (SimpleMKL) or Hessian (HessianMKL) evaluations, SimpleMKL beside HessianMKL, over
+# random splits (the paper: 20) on the UCI sets of the SimpleMKL experiments: Liver (ILPD,
+# 579 x 9: the BUPA set is not available), Pima, Ionosphere, Wpbc (without its first column)
+# and Sonar, read from ../shared/data (set MKLEARN_DATA to their folder). As in the paper:
+# the SimpleMKL kernels (Gaussians of 24 widths and polynomials of degree 1-3 on all variables
+# and on each one, 27 (d + 1) kernels), centred in feature space and scaled to unit trace,
+# C = 100 on those kernels (C = 100 / n on mkl()'s scale), relative duality gap 0.01, 70% of
+# the points for training; SimpleMKL may take up to 5000 iterations.
+# Run from the repository root, in chunks if you like (rows of the same set, split and method
+# are replaced):   Rscript inst/hessian/fig1.R [splits] [set ...]
+# writes inst/hessian/fig1-results.csv and appends to inst/hessian/fig1-console.txt.
+suppressPackageStartupMessages(library(mklearn))
+source(file.path(if (file.exists("inst/spicy")) "inst/spicy" else "../spicy", "common.R"))
+options(width = 150)
+args <- commandArgs(TRUE)
+splits <- if (length(args)) as.integer(args[1]) else 20L
+sets <- if (length(args) > 1L) args[-1] else c("liver", "pima", "ionosphere", "wpbc", "sonar")
+files <- c(liver = "liver_ilpd.csv", pima = "pima.csv", ionosphere = "ionosphere.csv",
+           wpbc = "wpbc.csv", sonar = "sonar.csv")
+data_dir <- Sys.getenv("MKLEARN_DATA", NA)
+if (is.na(data_dir))       # the shared folder beside the repository (or beside a worktree's parent)
+  data_dir <- Filter(dir.exists, file.path(c("..", file.path("..", "..")), "shared", "data"))[1]
+read_set <- function(s) {
+  d <- utils::read.csv(file.path(data_dir, files[[s]]))
+  x <- as.matrix(d[, -1])
+  if (s == "wpbc") x <- x[, -1]
+  x <- x[, apply(x, 2, stats::sd) > 0, drop = FALSE]
+  list(x = x, y = factor(d$y, levels = c(-1, 1)))
+}
+ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)), poly_kernel(degree = 1:3),
+                 features = c("all", "each"), normalize = "center_trace")
+dir <- out_dir("hessian")
+con <- file(file.path(dir, "fig1-console.txt"), open = "a")
+sink(con, split = TRUE)
+cat(sprintf("== fig1.R %s, %d splits, sets %s\n", format(Sys.time()), splits,
+            paste(sets, collapse = ", ")))
+res <- NULL
+for (s in sets) {
+  d <- read_set(s)
+  n <- nrow(d$x)
+  for (sp in seq_len(splits)) {
+    set.seed(200 * sp + 7)
+    tr <- sample(n, round(0.7 * n))
+    for (method in c("simple", "hessian")) {
+      gc()
+      t0 <- proc.time()[["elapsed"]]
+      fit <- suppressWarnings(mkl(d$x[tr, ], d$y[tr], kernels = ks, method = method,
+                                  C = 100 / length(tr),
+                                  control = mkl_control(maxiter = 5000, max_time = 300)))
+      whole <- proc.time()[["elapsed"]] - t0
+      res <- rbind(res, data.frame(
+        set = s, split = sp, n_train = length(tr), M = n_kernels(ks, d$x),
+        method = c(simple = "SimpleMKL", hessian = "HessianMKL")[[method]],
+        whole_s = whole, solver_s = fit$timing[["fit"]], iterations = fit$iterations,
+        svm_solves = fit$info$svm_solves,
+        grad_evals = if (method == "simple") fit$info$grad_evals else fit$info$hessian_evals,
+        converged = fit$converged, gap = utils::tail(fit$history$gap, 1L),
+        objective = fit$objective, n_selected = sum(fit$weights > 0),
+        accuracy = mean(predict(fit, d$x[-tr, ]) == d$y[-tr])))
+    }
+  }
+  a <- stats::aggregate(cbind(solver_s, svm_solves, grad_evals) ~ method, res[res$set == s, ],
+                        function(v) c(mean = mean(v), sd = stats::sd(v)))
+  cat(sprintf("-- %s (n = %d, M = %d, %d splits)\n", s, n, n_kernels(ks, d$x), splits))
+  print(do.call(data.frame, a), digits = 3, row.names = FALSE)
+}
+merge_csv(stamp(res), file.path(dir, "fig1-results.csv"), c("set", "split", "method"))
+sink(); close(con)

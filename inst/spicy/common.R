@@ -1,0 +1,58 @@
+# Shared by the full-scale SpicyMKL scripts (fig1.R, fig3.R, fig4.R) and inst/hessian/fig1.R:
+# the four methods of paper 000 on one problem, the paper's C converted, results stamped with
+# the date and the machine, and results merged into a CSV so that a figure can be run in chunks.
+suppressPackageStartupMessages(library(mklearn))
+
+# The paper's SpicyMKL penalty C (0.005, 0.05, 0.5 on unit-trace kernels) is mkl()'s
+# C = 1 / (2 C) (R/cscale.R); SimpleMKL and HessianMKL then solve the same problem at the box
+# constant C_svm = sum_m ||f_m|| / C of the SpicyMKL hinge solution (fit$info$C_svm, Eq. 13).
+four_methods <- function(x, y, ks, C_paper, max_time = 300, test = NULL) {
+  C <- 1 / (2 * C_paper)
+  one <- function(method, Cm, loss = NULL) {
+    ctl <- if (method %in% c("simple", "hessian")) mkl_control(max_time = max_time) else
+      mkl_control()
+    gc()
+    t0 <- proc.time()[["elapsed"]]
+    fit <- suppressWarnings(mkl(x, y, kernels = ks, method = method, C = Cm, loss = loss,
+                                control = ctl))
+    whole <- proc.time()[["elapsed"]] - t0
+    acc <- if (is.null(test)) NA_real_ else
+      mean(predict(fit, test$x) == test$y)
+    list(fit = fit, row = data.frame(
+      method = paste0(c(spicy = "SpicyMKL", simple = "SimpleMKL", hessian = "HessianMKL")[[method]],
+                      if (!is.null(loss) && method == "spicy") paste0(" (", loss, ")") else ""),
+      C_paper = C_paper, C = Cm, whole_s = whole, kernels_s = fit$timing[["kernels"]],
+      solver_s = fit$timing[["fit"]], iterations = fit$iterations, converged = fit$converged,
+      gap = utils::tail(fit$history$gap, 1L), n_selected = sum(fit$weights > 0),
+      svm_solves = if (is.null(fit$info$svm_solves)) NA_integer_ else fit$info$svm_solves,
+      grad_evals = if (is.null(fit$info$grad_evals)) NA_integer_ else fit$info$grad_evals,
+      accuracy = acc))
+  }
+  h <- one("spicy", C, "hinge")
+  C_svm <- h$fit$info$C_svm
+  rows <- list(h$row, one("spicy", C, "logistic")$row)
+  h$fit <- NULL; gc()
+  rows <- c(rows, list(one("simple", C_svm)$row, one("hessian", C_svm)$row))
+  do.call(rbind, rows)
+}
+
+stamp <- function(df) {
+  df$date <- format(Sys.time(), "%Y-%m-%d %H:%M")
+  df$machine <- sprintf("%s, %s, %d cores, R %s, threads %d", Sys.info()[["nodename"]],
+                        Sys.info()[["machine"]], parallel::detectCores(), getRversion(),
+                        .Call(mklearn:::C_threads, 0L))
+  df
+}
+
+# Write df to file, replacing the rows of an earlier run that have the same values in `key`.
+merge_csv <- function(df, file, key) {
+  if (file.exists(file)) {
+    old <- utils::read.csv(file, stringsAsFactors = FALSE)
+    drop <- do.call(paste, old[key]) %in% do.call(paste, df[key])
+    df <- rbind(old[!drop, names(df), drop = FALSE], df)
+  }
+  utils::write.csv(df, file, row.names = FALSE)
+  invisible(df)
+}
+
+out_dir <- function(sub) if (file.exists(file.path("inst", sub))) file.path("inst", sub) else "."
