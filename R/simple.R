@@ -19,6 +19,8 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   if (!is.numeric(p) || length(p) != 1L || is.na(p) || p < 1)
     stop("control$p must be one number >= 1", call. = FALSE)
   control$p <- as.double(p)
+  # SimpleMKL's gradient screening (src/svmfam.c): FALSE computes every v_m (for testing)
+  control$gradient_screening <- as.integer(!isFALSE(control[["gradient_screening"]]))
   store$nthreads <- as.integer(control$nthreads)
   dk <- store_dims(store)
   n <- dk[2L]; M <- dk[3L]
@@ -59,6 +61,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
       hessian_evals = as.integer(res$counts[[3L]]),
       svm_maxiter_hits = as.integer(res$counts[[4L]]),
       smo_iterations = res$counts[[5L]],
+      screened = res$counts[[6L]],
       weights_path = wp,
       times = res$times,
       alpha_svm = a

@@ -256,6 +256,7 @@ typedef struct {
     double max_time;     /* seconds (Inf: none) */
     int maxiter, svm_maxiter, nthreads, verbose;
     int line_search;     /* HessianMKL step length: 1 keep halving while J decreases, 0 first */
+    int screen;          /* gradient screening for strategies that allow it (1: on) */
 } mk_sf_opts;
 
 /* What a step returns. MK_SF_MOVED: a point was accepted (c->d, c->a, c->b, c->J updated).
@@ -280,6 +281,7 @@ struct mk_sf_ctx {
     /* counters and seconds (strategies add their own Hessian evaluations and t_dir) */
     int svm_solves, grad_evals, hess_evals, svm_fail;
     double smo_iter;
+    double screened;               /* v_m bounded instead of computed (gradient screening) */
     double t0, t_svm, t_grad, t_dir;
     /* Services of the driver. J_at: the SVM on K(d) warm-started from alpha (in/out); returns
        J(d) and sets *b. The line kernel keeps the base B = K(c->d) (built by the driver at
@@ -305,6 +307,9 @@ struct mk_sf_ctx {
 typedef struct {
     const char *name;
     int line;                      /* uses the line kernel */
+    /* reads v_m of a zero weight only through "v_m < v_mu" (mu: the first largest weight), so
+       the driver may pass an upper bound of v_m below v_mu instead of v_m (gradient screening) */
+    int screen;
     void *(*init)(mk_sf_ctx *c);
     void (*start)(mk_sf_ctx *c);
     int (*step)(mk_sf_ctx *c, void *ws, int it, const double *v);

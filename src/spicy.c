@@ -1217,8 +1217,21 @@ static void sp_trace(const sp_state *S, int k, double c)
             a1 = a0 + 2.0 * sp_dot(n, S->D, kr) + sp_dot(n, S->D, kd);
         if (a0 > C1 * C1 || a1 > C1 * C1) need++;
     }
-    Rprintf("   newton %d: phi %.10g |g| %.3e gd %.3e step %.3e |S| %d needed %d active %d\n",
-            k, S->phi0, S->gnorm, S->gd, c, S->cnt, need, S->na);
+    /* box-type losses with slack multipliers (hinge): coordinates below / between / above the
+       kinks y rho = zeta / g and 1 - xi / g, and how many the step moves to another piece */
+    int pc[3] = { 0, 0, 0 }, chg = 0;
+    if (S->L->aux_update && S->L->binary) {
+        for (int i = 0; i < n; i++) {
+            double t0 = S->y[i] * S->rho[i], t1 = t0 + c * S->y[i] * S->D[i];
+            double lo = S->aux[n + i] / S->gsl, hi = 1.0 - S->aux[i] / S->gsl;
+            int a0 = t0 < lo ? 0 : (t0 > hi ? 2 : 1), a1 = t1 < lo ? 0 : (t1 > hi ? 2 : 1);
+            pc[a0]++;
+            chg += a0 != a1;
+        }
+    }
+    Rprintf("   newton %d: phi %.10g |g| %.3e gd %.3e step %.3e |S| %d needed %d active %d "
+            "pieces %d/%d/%d moved %d\n",
+            k, S->phi0, S->gnorm, S->gd, c, S->cnt, need, S->na, pc[0], pc[1], pc[2], chg);
 }
 
 /* The inner loop: Newton on phi over rho. Returns the number of Newton steps taken; *inner_ok

@@ -12,9 +12,9 @@
 
 /* The strategies, by method code (0 simple, 1 hessian, 2 lp). */
 static const mk_sf_strategy strategies[] = {
-    { "simple", 1, mk_sf_simple_init, NULL, mk_sf_simple_step },
-    { "hessian", 1, mk_sf_hessian_init, NULL, mk_sf_hessian_step },
-    { "lp", 0, mk_sf_lp_init, mk_sf_lp_start, mk_sf_lp_step },
+    { "simple", 1, 1, mk_sf_simple_init, NULL, mk_sf_simple_step },
+    { "hessian", 1, 0, mk_sf_hessian_init, NULL, mk_sf_hessian_step },
+    { "lp", 0, 0, mk_sf_lp_init, mk_sf_lp_start, mk_sf_lp_step },
 };
 
 /* Rebuild the base kernel B = K(d) from the store every this many outer iterations (the
@@ -30,6 +30,14 @@ typedef struct {
     int nth2;            /* threads for an O(n^2) elementwise pass */
     int kd_at_d;         /* Kd holds K(c->d) (the driver's own solve at the current point) */
     double last_check;   /* time of the last user-interrupt check */
+    /* gradient screening (strategies with screen = 1): per kernel a reference point R_m with
+       KR_m = K_m R_m and nr2_m = R_m' K_m R_m, and the constants s1_m = sqrt(1'K_m 1),
+       lc_m >= sqrt(lambda_max(P K_m P)) (P: centring) of the bound
+         v_m(x) <= nr2_m + 2 KR_m'e + (|mean(e)| s1_m + lc_m ||e - mean(e)||)^2,  e = x - R_m */
+    int screen, screen_ready;
+    double *R, *KR, *nr2, *s1, *lc, *ub, *mvbuf;
+    int *idx;
+    int nscreened;       /* kernels whose v_m was bounded instead of computed (all checks) */
 } sf_drv;
 
 /* ------------------------------------------------------------------ SVM solves */
@@ -163,6 +171,136 @@ static double sf_gap(const double *alpha, int n, const double *v, int M, double 
     return J - (sa - 0.5 * sf_dualnorm(v, M, p));
 }
 
+/* ------------------------------------------------------------------ gradient screening */
+
+#define SF_MVCHUNK 64   /* kernels per batch of products K_m x */
+
+/* One pass over kernel m (read through the store): Kx = K_m x, s1 = sqrt(1'K1) and
+   lc = sqrt(min(tr K, ||PKP||_F, Gershgorin bound of PKP)) >= sqrt(lambda_max(PKP)).
+   rs: n doubles of scratch. Plain C: safe in OpenMP regions. */
+static void sf_kernel_stats(const double *A, int n, const double *x, double *Kx, double *s1,
+                            double *lc, double *rs)
+{
+    double g = 0.0, fr = 0.0, rr = 0.0, tr = 0.0;
+    for (int i = 0; i < n; i++) Kx[i] = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double cs = 0.0, f = 0.0, xj = x[j];
+        for (int i = 0; i < n; i++) { double a = aj[i]; Kx[i] += a * xj; cs += a; f += a * a; }
+        g += cs; rr += cs * cs; tr += aj[j]; fr += f;
+        rs[j] = cs / n;
+    }
+    double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
+    if (pf < 0.0) pf = 0.0;
+    pf = sqrt(pf) + 1e-12 * sqrt(fr);
+    if (tr < pf) pf = tr;
+    double gm = g / ((double) n * n), gmax = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double cc = gm - rs[j], u = 0.0;
+        for (int i = 0; i < n; i++) u += fabs(aj[i] - rs[i] + cc);
+        if (u > gmax) gmax = u;
+    }
+    gmax *= 1.0 + 1e-12;
+    if (gmax < pf) pf = gmax;
+    *s1 = sqrt(g > 0.0 ? g : 0.0);
+    *lc = sqrt(pf > 0.0 ? pf : 0.0);
+}
+
+/* First evaluation: every v_m exactly, with K_m x kept as the reference of every kernel and
+   the bound constants (one pass over the kernels, as the unscreened quadratic forms). */
+static void sf_screen_first(mk_sf_ctx *c, double *v)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    const mk_store *st = c->st;
+    const int n = c->n, M = c->M;
+    const double *x = w->ya;
+    size_t scr = mk_store_scratch(st);
+    int nt = mk_threads_for(c->o->nthreads, (double) M * n * n);
+    double *kb = scr ? (double *) R_alloc((size_t) (nt > 0 ? nt : 1) * scr, sizeof(double))
+        : NULL;
+    double *rb = (double *) R_alloc((size_t) (nt > 0 ? nt : 1) * n, sizeof(double));
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
+#endif
+    for (int m = 0; m < M; m++) {
+#ifdef _OPENMP
+        int th = omp_get_thread_num();
+#else
+        int th = 0;
+#endif
+        const double *Km = mk_store_kernel(st, m, kb ? kb + (size_t) th * scr : NULL);
+        double *kr = w->KR + (size_t) m * n;
+        sf_kernel_stats(Km, n, x, kr, w->s1 + m, w->lc + m, rb + (size_t) th * n);
+        double q = 0.0;
+        for (int i = 0; i < n; i++) q += x[i] * kr[i];
+        w->nr2[m] = q;
+        v[m] = q;
+        memcpy(w->R + (size_t) m * n, x, (size_t) n * sizeof(double));
+    }
+    w->screen_ready = 1;
+}
+
+/* v_m for the kernels with d_m > 0, and for the others either an upper bound below v_mu (the
+   value at the first largest weight) or, when the bound does not show that, the exact value
+   with K_m x as its new reference point. The largest v, which the certificate uses, is always
+   an exact one. */
+static void sf_screened_v(mk_sf_ctx *c, double *v)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    const int n = c->n, M = c->M;
+    const double *x = w->ya, *d = c->d;
+    if (!w->screen_ready) { sf_screen_first(c, v); return; }
+    int cnt = 0, mu = 0;
+    for (int m = 0; m < M; m++) {
+        if (d[m] > 0.0) w->idx[cnt++] = m;
+        if (d[m] > d[mu]) mu = m;
+    }
+    mk_store_quad(c->st, w->idx, cnt, x, w->ub);
+    for (int k = 0; k < cnt; k++) v[w->idx[k]] = w->ub[k];
+    double thr = v[mu];
+    /* bounds of the zero weights */
+    int nt = mk_threads_for(c->o->nthreads, 4.0 * (double) M * n);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int m = 0; m < M; m++) {
+        if (d[m] > 0.0) continue;
+        const double *r = w->R + (size_t) m * n, *kr = w->KR + (size_t) m * n;
+        double mean = 0.0, cr = 0.0, ss = 0.0;
+        for (int i = 0; i < n; i++) { double e = x[i] - r[i]; mean += e; cr += kr[i] * e; }
+        mean /= n;
+        for (int i = 0; i < n; i++) { double e = x[i] - r[i] - mean; ss += e * e; }
+        double be = fabs(mean) * w->s1[m] + w->lc[m] * sqrt(ss);
+        w->ub[m] = w->nr2[m] + 2.0 * cr + be * be;
+    }
+    cnt = 0;
+    for (int m = 0; m < M; m++) {
+        if (d[m] > 0.0) continue;
+        /* a margin for the rounding of the bound itself */
+        if (w->ub[m] + 1e-12 * (fabs(w->ub[m]) + fabs(thr)) < thr) {
+            v[m] = w->ub[m] > 0.0 ? w->ub[m] : 0.0;
+            w->nscreened++;
+        } else w->idx[cnt++] = m;
+    }
+    for (int k0 = 0; k0 < cnt; k0 += SF_MVCHUNK) {
+        int kc = cnt - k0 < SF_MVCHUNK ? cnt - k0 : SF_MVCHUNK;
+        mk_store_mv(c->st, w->idx + k0, kc, x, w->mvbuf, (size_t) n);
+        for (int k = 0; k < kc; k++) {
+            int m = w->idx[k0 + k];
+            double *kr = w->KR + (size_t) m * n;
+            memcpy(kr, w->mvbuf + (size_t) k * n, (size_t) n * sizeof(double));
+            double q = 0.0;
+            for (int i = 0; i < n; i++) q += x[i] * kr[i];
+            w->nr2[m] = q;
+            v[m] = q;
+            memcpy(w->R + (size_t) m * n, x, (size_t) n * sizeof(double));
+        }
+    }
+}
+
 /* v_m = (y.a)' K_m (y.a) for every kernel, the relative gap, one history row. */
 static double sf_certify(mk_sf_ctx *c, double *v, int it, double step, mk_hist *hist,
                          mk_hist *wpath)
@@ -171,7 +309,8 @@ static double sf_certify(mk_sf_ctx *c, double *v, int it, double step, mk_hist *
     const int n = c->n, M = c->M;
     double t = mk_time();
     for (int i = 0; i < n; i++) w->ya[i] = c->y[i] * c->a[i];
-    mk_store_quad(c->st, NULL, M, w->ya, v);
+    if (w->screen) sf_screened_v(c, v);
+    else mk_store_quad(c->st, NULL, M, w->ya, v);
     c->grad_evals++;
     c->t_grad += mk_time() - t;
     double rg = sf_gap(c->a, n, v, M, c->J, c->o->p) / fabs(c->J);
@@ -205,6 +344,21 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     w->nth2 = mk_threads_for(o->nthreads, (double) nn);
     w->last_check = 0.0;
     w->kd_at_d = 0;
+    /* gradient screening: 2 n x M doubles, worth it only with many kernels */
+    w->screen = s->screen && o->screen && o->p <= 1.0 && M >= 2;
+    w->screen_ready = 0;
+    w->nscreened = 0;
+    if (w->screen) {
+        size_t nM = (size_t) n * M;
+        w->R = (double *) R_alloc(nM, sizeof(double));
+        w->KR = (double *) R_alloc(nM, sizeof(double));
+        w->nr2 = (double *) R_alloc(M, sizeof(double));
+        w->s1 = (double *) R_alloc(M, sizeof(double));
+        w->lc = (double *) R_alloc(M, sizeof(double));
+        w->ub = (double *) R_alloc(M, sizeof(double));
+        w->idx = (int *) R_alloc(M, sizeof(int));
+        w->mvbuf = (double *) R_alloc((size_t) n * SF_MVCHUNK, sizeof(double));
+    }
 
     memset(c, 0, sizeof(*c));
     c->st = st; c->y = y; c->n = n; c->M = M; c->C = C; c->o = o;
@@ -270,6 +424,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
                  status == MK_SF_DECREMENT ? MK_SF_STOP_DECREMENT : MK_SF_STOP_STALLED;
         break;
     }
+    c->screened = w->nscreened;
     *b = c->b; *J = c->J; *gap = rg; *iter = it;
     return reason;
 }
@@ -289,6 +444,7 @@ static void read_opts(SEXP control, mk_sf_opts *o)
     o->svm_maxiter = mk_ctl_int(control, "svm_maxiter");
     o->nthreads = mk_threads(mk_ctl_int(control, "nthreads"));
     o->verbose = mk_ctl_int(control, "verbose");
+    o->screen = mk_ctl_int(control, "gradient_screening");
     SEXP ls = mk_ctl(control, "line_search");
     if (!isString(ls) || XLENGTH(ls) != 1) error("control entry 'line_search' must be a string");
     const char *lss = CHAR(STRING_ELT(ls, 0));
@@ -367,9 +523,10 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
     for (int r = 0; r < wpath.len; r++)
         for (int m = 0; m < M; m++)
             wpp[r + (size_t) m * wpath.len] = wpath.tab[(size_t) r * M + m];
-    SEXP counts = PROTECT(allocVector(REALSXP, 5)); nprot++;
+    SEXP counts = PROTECT(allocVector(REALSXP, 6)); nprot++;
     REAL(counts)[0] = c.svm_solves; REAL(counts)[1] = c.grad_evals;
     REAL(counts)[2] = c.hess_evals; REAL(counts)[3] = c.svm_fail; REAL(counts)[4] = c.smo_iter;
+    REAL(counts)[5] = c.screened;
     SEXP times = PROTECT(allocVector(REALSXP, 4)); nprot++;
     REAL(times)[0] = mk_time() - c.t0; REAL(times)[1] = c.t_svm;
     REAL(times)[2] = c.t_grad; REAL(times)[3] = c.t_dir;

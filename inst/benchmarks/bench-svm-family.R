@@ -6,6 +6,8 @@
 #   MKL_BENCH_MAXSEC=300   # time limit of one SVM-family run; a method that hits it (or a SpicyMKL
 #                          # run longer than that) is skipped at larger sizes
 #   MKL_BENCH_THREADS=0, MKL_BENCH_OUT=results.csv
+#   MKL_BENCH_TARGETS=1 [MKL_BENCH_BASE=<library of a reference build>]: only the issue-12
+#                          targets (SimpleMKL at M = 6000), with ratios to the references
 #
 # (a) Ionosphere (351 x 33, V2 dropped), 27 (d + 1) = 918 kernels (Gaussian widths 0.1, 0.25, 0.5,
 #     0.75, 1, ..., 20 and polynomials of degree 1-3, on all variables and on each variable),
@@ -88,6 +90,52 @@ row_spicy <- function(setting, r, C) {
              n_active = sum(f$weights > 0), t_svm = NA_real_, t_grad = NA_real_, t_dir = NA_real_,
              smo_iter = NA_real_, converged = f$converged, stop = NA_character_)
 }
+
+## Issue 12 targets (MKL_BENCH_TARGETS=1 runs only this section): SimpleMKL at M = 6000, solver
+## C = 100, gap 0.01 (target 3 s), on bench-spicy.R's data (ringnorm N = 200, seed 20091,
+## unit trace), timed as the solver (fit_simple) and as the whole call mkl(NULL, y, kernels = K)
+## (user C = 100 / n, the same box constant; it includes the checks of precomputed kernels).
+## References in the same run: HessianMKL on the same kernels, and with MKL_BENCH_BASE=<library>
+## the same calls on another build (e.g. the base of main) in a child process.
+issue12_svm <- function() {
+  role_ref <- nzchar(Sys.getenv("MKL_BENCH_ROLE"))
+  set.seed(20091)
+  rn <- mlbench::mlbench.ringnorm(200, d = 20)
+  X <- rn$x; y <- ifelse(rn$classes == levels(rn$classes)[1], 1, -1)
+  K <- unname(gram(random_kernels(6000, p = ncol(X)), X))
+  ctl <- list(tol = 0.01, newton_tol = 0, nthreads = nthreads)
+  tm <- function(expr) { t0 <- proc.time()[["elapsed"]]; r <- expr; list(r = r, t = proc.time()[["elapsed"]] - t0) }
+  out <- list()
+  for (meth in c("simple", "hessian")) {
+    f <- tm(get(paste0("fit_", meth), asNamespace("mklearn"))(K, y, "classification", 100, ctl, NULL))
+    w <- tm(suppressWarnings(mkl(NULL, y, kernels = K, method = meth, C = 100 / nrow(X),
+                                 control = mkl_control(tol = 0.01, nthreads = nthreads))))
+    out[[meth]] <- c(solver = f$t, whole = w$t, gap = f$r$info$gap, iter = f$r$iterations)
+  }
+  if (role_ref) { for (m in names(out)) cat("REF", m, out[[m]], "\n"); return(invisible()) }
+  ref <- NULL
+  base <- Sys.getenv("MKL_BENCH_BASE")
+  if (nzchar(base)) {
+    me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+    lines <- system2(file.path(R.home("bin"), "Rscript"), me, stdout = TRUE,
+                     env = c(paste0("R_LIBS=", base), "MKL_BENCH_TARGETS=1", "MKL_BENCH_ROLE=ref",
+                             paste0("MKL_BENCH_THREADS=", nthreads)))
+    ref <- lapply(strsplit(grep("^REF", lines, value = TRUE), " +"), function(z)
+      setNames(as.numeric(z[3:6]), c("solver", "whole", "gap", "iter")))
+    names(ref) <- vapply(strsplit(grep("^REF", lines, value = TRUE), " +"), `[`, "", 2)
+  }
+  cat("\n== issue 12 target: SimpleMKL, ringnorm N = 200, M = 6000, C = 100, gap 0.01 ==\n")
+  for (part in c("solver", "whole")) {
+    s <- out$simple[[part]]
+    cat(sprintf("  %-6s SimpleMKL %7.2f s (target 3 s: %s)  vs HessianMKL %6.2f s (ratio %.2f)%s\n",
+                part, s, if (s < 3) "met" else "missed", out$hessian[[part]], s / out$hessian[[part]],
+                if (!is.null(ref)) sprintf("  vs base SimpleMKL %6.2f s (ratio %.2f)", ref$simple[[part]],
+                                           s / ref$simple[[part]]) else ""))
+  }
+  cat(sprintf("  SimpleMKL gap %.3g in %d iterations%s\n", out$simple[["gap"]], as.integer(out$simple[["iter"]]),
+              if (!is.null(ref)) sprintf(" (base: gap %.3g, %d iterations)", ref$simple[["gap"]], as.integer(ref$simple[["iter"]])) else ""))
+}
+if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_svm(); quit(save = "no") }
 
 # SVM-family runs are stopped after maxsec seconds (reported with converged = FALSE and their gap)
 # newton_tol = 0: HessianMKL's Newton decrement never asks for a tighter SVM solve; every method

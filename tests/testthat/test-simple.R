@@ -186,3 +186,29 @@ test_that("an inner SVM at its iteration cap makes the SVM-family fit not conver
     expect_gt(fit$info$svm_maxiter_hits, 0L)
   }
 })
+
+test_that("SimpleMKL's gradient screening: kernels are screened, the optimum and the gap are those of the full gradient", {
+  skip_if_not_installed("mlbench")
+  set.seed(12)
+  rn <- mlbench::mlbench.ringnorm(80, d = 20)
+  X <- scale(rn$x); y <- ifelse(rn$classes == levels(rn$classes)[1], 1, -1)
+  K <- unname(gram(random_kernels(300, p = 20, normalize = "center_trace"), X))
+  ctl <- list(tol = 1e-4, svm_tol = 1e-8, maxiter = 3000)
+  fs <- mklearn:::fit_simple(K, y, "classification", 10, ctl, NULL)
+  ff <- mklearn:::fit_simple(K, y, "classification", 10, c(ctl, gradient_screening = FALSE), NULL)
+  fh <- mklearn:::fit_hessian(K, y, "classification", 10, c(ctl, newton_tol = 1e-12), NULL)
+  expect_true(fs$converged && ff$converged && fh$converged)
+  expect_gt(fs$info$screened, 0)          # the bound did replace quadratic forms
+  expect_equal(ff$info$screened, 0)
+  expect_lte(fs$info$gap, 1e-4)
+  # the same optimum (each J within tol of J*): objectives agree to 2e-4 relative
+  expect_equal(fs$objective, ff$objective, tolerance = 2e-4)
+  expect_equal(fs$objective, fh$objective, tolerance = 2e-4)
+  # the certificate is exact, not a bound: recompute the gap from every v_m at the solution
+  ya <- y * fs$state$alpha_svm
+  v <- apply(K, 3, function(Km) drop(crossprod(ya, Km %*% ya)))
+  gap <- (fs$objective - (sum(fs$state$alpha_svm) - max(v) / 2)) / fs$objective
+  expect_equal(fs$info$gap, gap, tolerance = 1e-8)
+  # KKT of the MKL problem: every kernel's v_m is at most the largest one on the support
+  expect_true(all(v <= max(v[fs$weights > 0]) * (1 + 1e-3)))
+})
