@@ -376,8 +376,15 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
 # One binary or regression problem along the C path on a training store (shared by every
 # problem of a multiclass fit): the solver per C, warm-started from the previous C, each result
 # an "mkl" object. 'what' names the problem in warnings; 'tick' reports progress per C.
+# quiet: the fits report no progress of their own (a path, or a problem of a multiclass fit,
+# reports a step per fit instead: R/progress.R).
 fit_store_path <- function(fitfun, store, y, C, ctl, base, state, cl, t_kernels, what = "",
-                           tick = NULL) {
+                           tick = NULL, quiet = length(C) > 1L) {
+  force(tick)   # a progressor made at the caller's depth, before the fits are quieted
+  if (quiet) {
+    old <- progress_quiet()
+    on.exit(progress_restore(old))
+  }
   method <- base$method
   task <- base$task
   kscale <- base$kscale

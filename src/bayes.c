@@ -36,6 +36,7 @@
 typedef struct {
     double tol, prune, s2_floor, accel_max;
     int maxiter, fix_s2, bias_kernel, update, safeguard, nthreads, verbose;
+    mk_progress *prog;
 } eb_opts;
 
 /* Stop reasons, in the order of R's c("fixed_point", "limit", "stalled", "not_pd"). */
@@ -308,6 +309,7 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
         if (r <= o->tol) { out->stop = EB_STOP_FP; break; }
         if (it >= o->maxiter) { out->stop = EB_STOP_LIMIT; break; }
         R_CheckUserInterrupt();
+        mk_progress_tick(o->prog, it, o->maxiter, r, o->tol);
 
         /* propose; keep p to fall back on */
         point_copy(&save, p, M);
@@ -374,6 +376,7 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
             break;
         }
     }
+    mk_progress_done(o->prog);
     out->time = mk_time() - t0;
 }
 
@@ -398,6 +401,9 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     o.safeguard = mk_ctl_int(control, "safeguard");
     o.nthreads = mk_ctl_int(control, "nthreads");
     o.verbose = mk_ctl_int(control, "verbose");
+    mk_progress prog;
+    mk_progress_init(&prog, control);
+    o.prog = &prog;
     if (!(o.prune >= 0.0 && o.prune < 1.0)) error("'prune' must be in [0, 1)");
     if (!(o.s2_floor > 0.0)) error("'sigma2_floor' must be positive");
 

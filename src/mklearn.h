@@ -56,6 +56,28 @@ void mk_vexp(double *restrict v, int n);
 /* Cholesky solve of A X = B in place; A is overwritten by its factor. Returns LAPACK info. */
 int mk_chol_solve(double *A, int n, double *B, int nrhs);
 
+/* Progress of a long fit, the one hook of every solver. The control list's entry
+   "progress_fun" is NULL (no reports) or an R function of one number, the fraction of the fit
+   done in [0, 1] (R/progress.R makes it and decides what, if anything, is shown). A solver calls
+   mk_progress_tick() once per outer iteration, next to its interrupt check (never inside an
+   OpenMP region or from a thread), and mk_progress_done() when its loop ends. The fraction is
+   the larger of the iterations done out of the cap, it / maxiter, and how far the convergence
+   criterion has come on a log scale, log(c0 / crit) / log(c0 / tol) with c0 its first value
+   above tol (crit = NA_REAL: iterations only); it never decreases, and only done() reports 1.
+   The R function is called at most every MK_PROGRESS_EVERY seconds (or its attribute "every",
+   for tests). */
+#define MK_PROGRESS_EVERY 0.25
+typedef struct {
+    SEXP fun;        /* R_NilValue: no reports */
+    double every;    /* seconds between reports */
+    double last;     /* time of the last report */
+    double frac;     /* the largest fraction so far */
+    double crit0;    /* the first criterion above tol (NaN until seen) */
+} mk_progress;
+void mk_progress_init(mk_progress *p, SEXP control);
+void mk_progress_tick(mk_progress *p, int it, int maxiter, double crit, double tol);
+void mk_progress_done(mk_progress *p);
+
 /* The R <-> C contract. Options arrive as one named list, read by name (an absent name is an
    error: the R front end fills every default). Results leave as named lists. */
 SEXP mk_ctl(SEXP ctl, const char *name);          /* the element, or error() */
@@ -257,6 +279,7 @@ typedef struct {
     int maxiter, svm_maxiter, nthreads, verbose;
     int line_search;     /* HessianMKL step length: 1 keep halving while J decreases, 0 first */
     int screen;          /* gradient screening for strategies that allow it (1: on) */
+    mk_progress *prog;   /* progress of the fit (mk_progress_tick), or NULL */
 } mk_sf_opts;
 
 /* What a step returns. MK_SF_MOVED: a point was accepted (c->d, c->a, c->b, c->J updated).
@@ -360,8 +383,8 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start);
 /* ====================================================================== mwu.c */
 /* MWUMKL (paper 003, ../shared/specs/mwumkl.md): matrix multiplicative weights on the kernels'
    two-column updates, O(M n) memory. control: named list built by fit_mwu() (R/mwu.R:
-   epsilon, invC (1 / C, 0: hard margin), cutoff, T, nthreads, verbose, hist_every, progress (an
-   R function(t, T) or NULL)); trace: NULL (computed from the store) or the M traces. Returns a
+   epsilon, invC (1 / C, 0: hard margin), cutoff, T, nthreads, verbose, hist_every,
+   progress_fun (mk_progress: t of T iterations)); trace: NULL (computed from the store) or the M traces. Returns a
    named list (alpha, sigma, mu, b, s, iterations, status (0 done, 1 infeasible), trace,
    history, scale). */
 SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace);

@@ -34,8 +34,6 @@ typedef struct {
 
 enum { MWU_DONE = 0, MWU_INFEASIBLE = 1 };
 
-typedef void (*mwu_progress_fn)(void *ctx, int t, int T);
-
 /* sinh(p) e^-r / p and cosh(p) e^-r for p >= 0 */
 static void hyp_scaled(double p, double r, double *sc, double *ch)
 {
@@ -208,8 +206,7 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
    scale P + Q), hout (n: sum_m mu_m G_m alpha / T, before the scaling). Ga: n x M scratch. Returns MWU_DONE or MWU_INFEASIBLE (at iteration *iter + 1). */
 static int mwu_fit(const mk_store *st, const double *y, const double *tr, const mwu_opts *o,
                    double *alpha, double *mu, double *sigma, double *b, double *s, double *Ga,
-                   int *iter, double *gsum, double *hout, mk_hist *h, mwu_progress_fn progress,
-                   void *pctx)
+                   int *iter, double *gsum, double *hout, mk_hist *h, mk_progress *prog)
 {
     const int n = st->n, M = st->M;
     const double epsp = -log(1.0 - o->eps);
@@ -233,7 +230,7 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     mk_store_pair pp;
     mk_store_pair_init(st, &pp);
 
-    double t0 = mk_time(), last_int = 0.0, last_prog = t0;
+    double t0 = mk_time(), last_int = 0.0;
     int status = MWU_DONE, t;
     for (t = 1; t <= o->T; t++) {
         /* oracle */
@@ -264,17 +261,14 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
                         smax / ((double) t * t), ent, log((double) M));
         }
         mk_interrupt_every(&last_int, 0.05);
-        if (progress && mk_time() - last_prog >= 0.25) {
-            last_prog = mk_time();
-            progress(pctx, t, o->T);
-        }
+        mk_progress_tick(prog, t, o->T, NA_REAL, 0.0);
     }
     *iter = t - 1;
     if (status != MWU_DONE) {
         for (int m = 0; m < M; m++) mu[m] = sigma[m] = NA_REAL;
         return status;
     }
-    if (progress) progress(pctx, o->T, o->T);
+    mk_progress_done(prog);
 
     /* the solution: mu_m = -2 l_m / sqrt(s_m) of the last weights (scale-free), alpha / T;
        h = sum_m mu_m G_m alpha; bias and scale from its class sums */
@@ -313,16 +307,6 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
 
 /* ------------------------------------------------------------------ .Call entry */
 
-typedef struct { SEXP fun, env; } mwu_rprog;
-
-static void mwu_progress_r(void *ctx, int t, int T)
-{
-    mwu_rprog *pr = (mwu_rprog *) ctx;
-    SEXP call = PROTECT(lang3(pr->fun, ScalarInteger(t), ScalarInteger(T)));
-    eval(call, pr->env);
-    UNPROTECT(1);
-}
-
 SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
 {
     mk_store st;
@@ -346,8 +330,8 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
     o.hist_every = mk_ctl_int(control, "hist_every");
     if (!(o.eps > 0.0 && o.eps < 1.0) || !(o.invC >= 0.0) || o.T < 1 || o.hist_every < 1)
         error("mwu: bad settings");
-    SEXP pf = mk_ctl(control, "progress");
-    mwu_rprog pr = { pf, R_GlobalEnv };
+    mk_progress prog;
+    mk_progress_init(&prog, control);
 
     double *tr = (double *) R_alloc(M, sizeof(double));
     if (isNull(trace)) {
@@ -395,7 +379,7 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
     double b = NA_REAL, gs = NA_REAL;
     int iter = 0;
     int status = mwu_fit(&st, yy, tr, &o, REAL(a), REAL(mu), REAL(sg), &b, REAL(s), Ga, &iter,
-                         &gs, REAL(hv), &h, isNull(pf) ? NULL : mwu_progress_r, &pr);
+                         &gs, REAL(hv), &h, &prog);
     SET_VECTOR_ELT(out, 3, ScalarReal(b));
     SET_VECTOR_ELT(out, 5, ScalarInteger(iter));
     SET_VECTOR_ELT(out, 6, ScalarInteger(status));

@@ -145,6 +145,52 @@ void mk_interrupt_every(double *last, double every)
     }
 }
 
+/* ------------------------------------------------------------------ progress of a fit */
+
+void mk_progress_init(mk_progress *p, SEXP control)
+{
+    SEXP f = mk_ctl(control, "progress_fun");
+    if (!isNull(f) && !isFunction(f)) error("control entry 'progress_fun' must be NULL or a function");
+    p->fun = f;             /* protected: an element of the .Call argument 'control' */
+    SEXP ev = isNull(f) ? R_NilValue : getAttrib(f, install("every"));
+    p->every = (isReal(ev) && XLENGTH(ev) == 1 && REAL(ev)[0] >= 0.0) ? REAL(ev)[0] :
+        MK_PROGRESS_EVERY;
+    p->last = mk_time();
+    p->frac = 0.0;
+    p->crit0 = R_NaN;
+}
+
+static void progress_report(mk_progress *p, double frac)
+{
+    SEXP call = PROTECT(lang2(p->fun, ScalarReal(frac)));
+    eval(call, R_GlobalEnv);
+    UNPROTECT(1);
+    p->last = mk_time();
+}
+
+void mk_progress_tick(mk_progress *p, int it, int maxiter, double crit, double tol)
+{
+    if (p == NULL || isNull(p->fun)) return;
+    double f = maxiter > 0 ? (double) it / maxiter : 0.0;
+    if (R_FINITE(crit) && crit > 0.0 && tol > 0.0) {
+        if (ISNAN(p->crit0) && crit > tol) p->crit0 = crit;
+        if (!ISNAN(p->crit0)) {
+            double g = log(p->crit0 / crit) / log(p->crit0 / tol);
+            if (g > f) f = g;
+        }
+    }
+    if (f > 0.999) f = 0.999;       /* only the end of the fit reports 1 */
+    if (f > p->frac) p->frac = f;
+    if (mk_time() - p->last >= p->every) progress_report(p, p->frac);
+}
+
+void mk_progress_done(mk_progress *p)
+{
+    if (p == NULL || isNull(p->fun)) return;
+    p->frac = 1.0;
+    progress_report(p, 1.0);
+}
+
 int mk_chol_solve(double *A, int n, double *B, int nrhs)
 {
     int info = 0;
