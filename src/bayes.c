@@ -16,11 +16,11 @@
  * Eq. 23's fixed point scaled by each variance's share theta_j t_j of the fit.
  *
  * One step at the current point: one combination of the active kernels into Kbar, one Cholesky
- * factorisation (J and beta from it), the inverse Kbar^{-1} from the factor (dpotri), then one
- * pass over each active kernel's columns giving both t_m = sum_ij (Kbar^{-1})_ij (K_m)_ij and
- * q_m = beta' K_m beta (no product of two n x n matrices is formed). A kernel whose share of
- * the prior variance falls below 'prune' leaves the active set for good: it is never combined
- * or read again.
+ * factorisation (J and beta from it), the inverse Kbar^{-1} from the factor (dpotri's two
+ * halves, dtrtri and dlauum), then one pass over each active kernel's columns giving both
+ * t_m = sum_ij (Kbar^{-1})_ij (K_m)_ij and q_m = beta' K_m beta (no product of two n x n
+ * matrices is formed). A kernel whose share of the prior variance falls below 'prune' leaves
+ * the active set for good: it is never combined or read again.
  *
  * Every default and the starting point come from the R front end (R/bayes.R). */
 #define USE_FC_LEN_T
@@ -127,8 +127,14 @@ static int eb_stats(eb_work *w, eb_point *p)
 {
     int n = w->n, info = 0;
     double *A = w->A;
+    /* dpotri in its two halves (LAPACK's dpotri is exactly dtrtri then dlauum), each about
+       n^3 / 3 flops, with an interrupt check before, between and after: R acts on a time limit
+       only at every sixth check, so the checks of a step are kept short and frequent */
     R_CheckUserInterrupt();
-    F77_CALL(dpotri)("L", &n, A, &n, &info FCONE);
+    F77_CALL(dtrtri)("L", "N", &n, A, &n, &info FCONE FCONE);
+    if (info != 0) return info;
+    R_CheckUserInterrupt();
+    F77_CALL(dlauum)("L", &n, A, &n, &info FCONE);
     if (info != 0) return info;
     R_CheckUserInterrupt();
     for (int j = 0; j < n; j++)
@@ -165,6 +171,7 @@ static int eb_stats(eb_work *w, eb_point *p)
         p->t[m] = tm;
         p->q[m] = qm;
     }
+    R_CheckUserInterrupt();   /* the pass reads every active kernel */
     return 0;
 }
 
