@@ -15,7 +15,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   store <- as_store(store)
   control <- method_control(method, control)
   # the model's p: the lp exponent (2 unless given); SimpleMKL and HessianMKL live on the simplex
-  p <- if (method == "lp") { if (is.null(control$p)) 2 else control$p } else 1
+  p <- if (method == "lp") { if (is.null(control[["p"]])) 2 else control[["p"]] } else 1
   if (!is.numeric(p) || length(p) != 1L || is.na(p) || p < 1)
     stop("control$p must be one number >= 1", call. = FALSE)
   control$p <- as.double(p)

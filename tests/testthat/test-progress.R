@@ -49,6 +49,10 @@ test_that("every method reports a fit with progress = TRUE up to the total, and 
     for (nm in c("weights", "alpha", "b", "objective", "iterations", "fitted", "converged"))
       expect_identical(on[[nm]], off[[nm]], label = paste(m, nm))
   }
+  # through a progressr handler, as a user would
+  expect_silent(f <- progressr::with_progress(prog_fit("spicy", d, TRUE), enable = TRUE,
+                                              handlers = progressr::handler_void()))
+  expect_identical(f$weights, prog_fit("spicy", d, FALSE)$weights)
 })
 
 test_that("the fraction reported follows the iterations and the certified gap", {
