@@ -157,7 +157,7 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
 {
     for (int k = 0; k < nt; k++) qmax[k] = 0.0;
 #ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#pragma omp parallel for if (nt > 1 && M >= 512) num_threads(nt) schedule(static)
 #endif
     for (int m = 0; m < M; m++) {
         int th = mk_thread_id();
@@ -176,7 +176,7 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
     double r = q > o->cutoff ? q : 0.0;
     for (int k = 0; k < nt; k++) csum[k] = 0.0;
 #ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#pragma omp parallel for if (nt > 1 && M >= 512) num_threads(nt) schedule(static)
 #endif
     for (int m = 0; m < M; m++) {
         double sc, ch;
