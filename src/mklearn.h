@@ -52,7 +52,17 @@ double mk_time(void);
 void mk_interrupt_every(double *last, double every);
 /* v[i] = exp(v[i]), vectorised (relative error about 2e-16; arguments below -708 give 0, above
    709 Inf, NaN stays NaN). Thread-safe. */
-void mk_vexp(double *restrict v, int n);
+/* Hot loops compiled for AVX-512, AVX2 and the baseline, the version chosen at load time from the
+   processor's features (GCC on x86-64 Linux; elsewhere one version). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    __GNUC__ >= 8
+#define MK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MK_CLONES
+#endif
+void mk_vexp(double *v, int n);
+/* out[i] = exp(a x[i]) (out may be x): the same values as mk_vexp of a x[i], one pass fewer */
+void mk_vexp_ax(double a, const double *x, double *out, int n);
 /* Cholesky solve of A X = B in place; A is overwritten by its factor. Returns LAPACK info. */
 int mk_chol_solve(double *A, int n, double *B, int nrhs);
 
@@ -193,8 +203,7 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
 /* Two columns j1, j2 of every kernel, read kernel by kernel (MWUMKL's step). init: once per
    fit (R_alloc); set: once per pair, outside parallel regions (on the fly it computes, in
    parallel, each feature group's distances / inner products for both columns when kernels
-   share groups); get: rows i0..i1-1 of both columns of kernel m, thread-safe, pointers into the
-   array (dense) or into buf (fly: 2 (i1 - i0) doubles). */
+   share groups); mk_store_pair_diff reads kernel m's two columns, thread-safe. */
 typedef struct {
     const mk_store *s;
     int j1, j2, ng, share, nslot;
@@ -203,8 +212,10 @@ typedef struct {
 } mk_store_pair;
 void mk_store_pair_init(const mk_store *s, mk_store_pair *pp);
 void mk_store_pair_set(mk_store_pair *pp, int j1, int j2);
-void mk_store_pair_get(const mk_store_pair *pp, int m, int i0, int i1, const double **c1,
-                       const double **c2, double *buf);
+/* d = rows i0..i1-1 of K_m[, j1] - K_m[, j2] for the pair set in pp (training store), with the
+   values the array's columns hold; buf: i1 - i0 doubles (unused when dense). One
+   pass: the normalisation is applied to both columns in the loop that subtracts them. */
+void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *d, double *buf);
 /* The diagonal (n) of training kernel m; buf: mk_store_scratch() doubles. */
 void mk_store_diag(const mk_store *s, int m, double *d, double *buf);
 /* Fly training statistics (what mk_normalize computes on a dense array): scale[M],

@@ -4,13 +4,14 @@
  * State, O(M n): alpha (n), and for every kernel m the vector Ga_m = G_m alpha and the scalar
  * s_m = alpha' G_m alpha, with G_m = Y K_m Y / r_m + I / C (r_m the trace of K_m, C the 2-norm
  * soft-margin constant; 1/C = 0 is the hard margin). Each iteration reads two columns of every
- * kernel through the store (mk_store_pair_*), never an n x n matrix.
+ * kernel through the store (mk_store_pair_*: only their difference is needed), never an n x n
+ * matrix.
  *
  * One iteration:
  *  oracle   j+ = argmax g over y = +1, j- = argmax g over y = -1 (infeasible if
  *           g_j+ + g_j- < -2); alpha += delta = (e_j+ + e_j-) / 2.
  *  phase A  (parallel over kernels, O(M)) s_m += 2 delta' Ga_m + delta' G_m delta, from the
- *           four entries of K_m at (j+, j-), kept >= 0; p_m = eps' sqrt(s_m).
+ *           difference of K_m's two columns at rows j+, j-, kept >= 0; p_m = eps' sqrt(s_m).
  *  weights  the closed-form exponential of Lemma 4.1: c_m = cosh(p_m) e^-r,
  *           l_m = -sinh(p_m) e^-r / S, S = 2 sum c_m + M (n - 1) e^-r, with r = max p when it
  *           exceeds the overflow cutoff (the spec's two branches are this formula with r = 0 and
@@ -43,16 +44,31 @@ static void hyp_scaled(double p, double r, double *sc, double *ch)
     else *sc = 0.5 * (ep - em) / p;
 }
 
-/* The four entries of kernel m at rows and columns (jp, jn): K(jp, jp), K(jn, jn), K(jp, jn). */
-static void pair_entries(const mk_store_pair *pp, int m, int jp, int jn, double *kpp, double *knn,
-                         double *kpn, double *buf)
+/* The oracle: the first index of the largest g among y = +1 (jp) and among y = -1 (jn). The
+   maxima in one vectorised pass, then the first index reaching each. */
+MK_CLONES
+static void oracle(const double *g, const double *y, int n, int *jp, int *jn)
 {
-    const double *c1, *c2;
-    mk_store_pair_get(pp, m, jp, jp + 1, &c1, &c2, buf);
-    *kpp = c1[0];
-    *kpn = c2[0];
-    mk_store_pair_get(pp, m, jn, jn + 1, &c1, &c2, buf);
-    *knn = c2[0];
+    double mp = -HUGE_VAL, mn = -HUGE_VAL;
+#ifdef _OPENMP
+#pragma omp simd reduction(max:mp, mn)
+#endif
+    for (int i = 0; i < n; i++) {
+        double v = g[i];
+        int pos = y[i] > 0;
+        mp = pos && v > mp ? v : mp;
+        mn = !pos && v > mn ? v : mn;
+    }
+    int a = -1, b = -1;
+    for (int i = 0; i < n && (a < 0 || b < 0); i++) {
+        if (y[i] > 0) { if (a < 0 && g[i] == mp) a = i; }
+        else if (b < 0 && g[i] == mn) b = i;
+    }
+    if (a < 0 || b < 0) {   /* not reached (a NaN in g): the first index of each class */
+        for (int i = n - 1; i >= 0; i--) { if (y[i] > 0) a = i; else b = i; }
+    }
+    *jp = a;
+    *jn = b;
 }
 
 /* The weights' factors sc_m = sinh(p_m) e^-r / p_m of s (in coef), with r = max p above the
@@ -89,12 +105,13 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
 #endif
     for (int m = 0; m < M; m++) {
         int th = mk_thread_id();
-        const double *c1, *c2;
-        mk_store_pair_get(pp, m, 0, n, &c1, &c2, buf + (size_t) th * 2 * n);
+        double *d = buf + (size_t) th * 2 * n;
+        mk_store_pair_diff(pp, m, 0, n, d, d + n);
         double *Gam = Ga + (size_t) m * n, *ga = gacc + (size_t) th * n;
         double rm = rinv[m];
-        double gpp = c1[jp] * rm + invC, gnn = c2[jn] * rm + invC, gpn = -c2[jp] * rm;
-        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (gpp + gnn + 2.0 * gpn);
+        /* delta' G_m delta = (K_pp + K_nn - 2 K_pn) r_m / 4 + 1 / (2 C), K_pp - K_pn = d[jp],
+           K_pn - K_nn = d[jn] */
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (rm * (d[jp] - d[jn]) + 2.0 * invC);
         if (!(sm > 0.0)) sm = 0.0;     /* rounding can push s below 0 (hard margin) */
         s[m] = sm;
         double pm = epsp * sqrt(sm);
@@ -111,7 +128,7 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         Gam[jn] += 0.5 * invC;
         double hm = 0.5 * rm;
         for (int i = 0; i < n; i++) {
-            double v = Gam[i] + hm * y[i] * (c1[i] - c2[i]);
+            double v = Gam[i] + hm * y[i] * d[i];
             Gam[i] = v;
             ga[i] += sc * v;
         }
@@ -138,16 +155,15 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
 {
     for (int k = 0; k < nt; k++) qmax[k] = 0.0;
 #ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#pragma omp parallel for if (nt > 1 && M >= 512) num_threads(nt) schedule(static)
 #endif
     for (int m = 0; m < M; m++) {
         int th = mk_thread_id();
-        double kpp, knn, kpn;
-        pair_entries(pp, m, jp, jn, &kpp, &knn, &kpn, buf + (size_t) th * 2 * B);
-        double gpp = kpp * rinv[m] + o->invC, gnn = knn * rinv[m] + o->invC,
-            gpn = -kpn * rinv[m];
+        double dp, dn, *sb = buf + (size_t) th * 2 * B;
+        mk_store_pair_diff(pp, m, jp, jp + 1, &dp, sb);
+        mk_store_pair_diff(pp, m, jn, jn + 1, &dn, sb);
         const double *Gam = Ga + (size_t) m * n;
-        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (gpp + gnn + 2.0 * gpn);
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (rinv[m] * (dp - dn) + 2.0 * o->invC);
         if (!(sm > 0.0)) sm = 0.0;
         s[m] = sm;
         p[m] = epsp * sqrt(sm);
@@ -158,7 +174,7 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
     double r = q > o->cutoff ? q : 0.0;
     for (int k = 0; k < nt; k++) csum[k] = 0.0;
 #ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#pragma omp parallel for if (nt > 1 && M >= 512) num_threads(nt) schedule(static)
 #endif
     for (int m = 0; m < M; m++) {
         double sc, ch;
@@ -178,8 +194,8 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         int th = mk_thread_id();
         int m = (int) (task / nb), blk = (int) (task % nb);
         int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n;
-        const double *c1, *c2;
-        mk_store_pair_get(pp, m, i0, i1, &c1, &c2, buf + (size_t) th * 2 * B);
+        double *d = buf + (size_t) th * 2 * B;
+        mk_store_pair_diff(pp, m, i0, i1, d, d + B);
         double *Gam = Ga + (size_t) m * n + i0;
         double hm = 0.5 * rinv[m], cm = f * coef[m];
         const double *yy = y + i0;
@@ -188,7 +204,7 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         if (jp >= i0 && jp < i1) Gam[jp - i0] += 0.5 * o->invC;
         if (jn >= i0 && jn < i1) Gam[jn - i0] += 0.5 * o->invC;
         for (int i = 0; i < len; i++) {
-            double v = Gam[i] + hm * yy[i] * (c1[i] - c2[i]);
+            double v = Gam[i] + hm * yy[i] * d[i];
             Gam[i] = v;
             ga[i] += cm * v;
         }
@@ -234,11 +250,8 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     int status = MWU_DONE, t;
     for (t = 1; t <= o->T; t++) {
         /* oracle */
-        int jp = -1, jn = -1;
-        for (int i = 0; i < n; i++) {
-            if (y[i] > 0) { if (jp < 0 || g[i] > g[jp]) jp = i; }
-            else if (jn < 0 || g[i] > g[jn]) jn = i;
-        }
+        int jp, jn;
+        oracle(g, y, n, &jp, &jn);
         if (g[jp] + g[jn] < -2.0) { status = MWU_INFEASIBLE; break; }
         alpha[jp] += 0.5;
         alpha[jn] += 0.5;

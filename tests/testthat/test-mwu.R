@@ -161,7 +161,7 @@ test_that("random kernel designs are compact and resolve without per-kernel obje
 test_that("a fit with N = 20,000 and 12 kernels stays below 10% of an N x N matrix's memory", {
   skip_on_cran()
   skip_if_not(file.exists("/proc/self/status"))
-  lib <- dirname(dirname(system.file(package = "mklearn")))
+  lib <- dirname(system.file(package = "mklearn"))
   script <- tempfile(fileext = ".R")
   writeLines(c(
     sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
