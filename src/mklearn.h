@@ -207,6 +207,7 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
 typedef struct {
     const mk_store *s;
     int j1, j2, ng, share, nslot;
+    int nthreads;                     /* threads for set (the store's; a solver may lower it) */
     int *slot, *sgroup, *skind;       /* slot[g * 3 + kind bit]: the shared base of a group */
     double *base;                     /* nslot x 2 columns x nr */
 } mk_store_pair;

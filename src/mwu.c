@@ -216,6 +216,86 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
     }
 }
 
+/* The largest g in each class over one block of rows and its first index (-1: the block has
+   no row of that class). */
+static void block_oracle(const double *g, const double *y, int len, double *mp, int *ip,
+                         double *mn, int *in)
+{
+    double a = -HUGE_VAL, b = -HUGE_VAL;
+    int ia = -1, ib = -1;
+    for (int i = 0; i < len; i++) {
+        if (y[i] > 0) { if (ia < 0 || g[i] > a) { a = g[i]; ia = i; } }
+        else if (ib < 0 || g[i] > b) { b = g[i]; ib = i; }
+    }
+    *mp = a; *ip = ia; *mn = b; *in = ib;
+}
+
+/* One step with the rows shared among the threads, for few kernels (3 kernels on 50,000 points:
+   loops over kernels would leave threads idle and serial passes over n between them). s_m, the
+   shift and the weights first (O(M)); then one parallel pass over row blocks in which a block
+   updates Ga_m of every kernel, writes its rows of g (summed over m in order: the same values
+   for any number of threads) and finds its largest g in each class. The next pair is the
+   oracle's: the first index of the largest g of each class. */
+static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
+                     const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
+                     int n, int M, int nt, int B, int nb, double *buf, double *p, double *coef,
+                     double *bmax, int *barg, double *g, int *nextp, int *nextn)
+{
+    double q = 0.0;
+    for (int m = 0; m < M; m++) {
+        double dp, dn;
+        mk_store_pair_diff(pp, m, jp, jp + 1, &dp, buf);
+        mk_store_pair_diff(pp, m, jn, jn + 1, &dn, buf);
+        const double *Gam = Ga + (size_t) m * n;
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (rinv[m] * (dp - dn) + 2.0 * o->invC);
+        if (!(sm > 0.0)) sm = 0.0;
+        s[m] = sm;
+        p[m] = epsp * sqrt(sm);
+        if (p[m] > q) q = p[m];
+    }
+    double r = q > o->cutoff ? q : 0.0, chs = 0.0;
+    for (int m = 0; m < M; m++) {
+        double ch;
+        hyp_scaled(p[m], r, &coef[m], &ch);
+        chs += ch;
+    }
+    const double f = -2.0 * epsp / (2.0 * chs + (double) M * (n - 1) * exp(-r));
+    const double invC = o->invC;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int blk = 0; blk < nb; blk++) {
+        int th = mk_thread_id();
+        int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n, len = i1 - i0;
+        double *d = buf + (size_t) th * 2 * B, *gb = g + i0;
+        const double *yy = y + i0;
+        for (int i = 0; i < len; i++) gb[i] = 0.0;
+        for (int m = 0; m < M; m++) {
+            mk_store_pair_diff(pp, m, i0, i1, d, d + B);
+            double *Gam = Ga + (size_t) m * n + i0;
+            if (jp >= i0 && jp < i1) Gam[jp - i0] += 0.5 * invC;
+            if (jn >= i0 && jn < i1) Gam[jn - i0] += 0.5 * invC;
+            double hm = 0.5 * rinv[m], cm = f * coef[m];
+            for (int i = 0; i < len; i++) {
+                double v = Gam[i] + hm * yy[i] * d[i];
+                Gam[i] = v;
+                gb[i] += cm * v;
+            }
+        }
+        int ip, in;
+        block_oracle(gb, yy, len, &bmax[2 * blk], &ip, &bmax[2 * blk + 1], &in);
+        barg[2 * blk] = ip < 0 ? -1 : i0 + ip;
+        barg[2 * blk + 1] = in < 0 ? -1 : i0 + in;
+    }
+    int a = -1, b = -1;
+    for (int blk = 0; blk < nb; blk++) {
+        if (barg[2 * blk] >= 0 && (a < 0 || bmax[2 * blk] > g[a])) a = barg[2 * blk];
+        if (barg[2 * blk + 1] >= 0 && (b < 0 || bmax[2 * blk + 1] > g[b])) b = barg[2 * blk + 1];
+    }
+    *nextp = a;
+    *nextn = b;
+}
+
 /* The fit. tr: traces of the M kernels. Out: alpha (n, the paper's alpha scaled for the
    decision function), mu (M, weights on the unit-trace kernels, sum 1), sigma (M, weights on the
    stored kernels: mu / tr), b, s (M, alpha' G_m alpha of the final alpha / T), *iter, *gsum (the
@@ -235,8 +315,16 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     for (int m = 0; m < M; m++) s[m] = 0.0;
     memset(Ga, 0, (size_t) n * M * sizeof(double));
 
-    const int B = n <= 8192 ? n : 4096, nb = (n + B - 1) / B;
-    int nt = mk_threads_for(o->nthreads, 60.0 * (double) M * n);
+    /* few kernels: rows shared among the threads (row_step); else kernels shared, in one pass
+       per step while a kernel's columns fit one block (fused_step), by row blocks beyond */
+    const int rows = M <= 32;
+    const int B = rows ? (n < 1024 ? n : 1024) : (n <= 8192 ? n : 4096), nb = (n + B - 1) / B;
+    /* work of a step: two exponentials per entry dominate (~200 units per entry per kernel
+       in the row design measured at n = 10,000: 0.2 ms per step on one thread) */
+    int nt = mk_threads_for(o->nthreads, (rows ? 200.0 : 60.0) * (double) M * n);
+    double *bmax = (double *) R_alloc(2 * (size_t) nb, sizeof(double));
+    int *barg = (int *) R_alloc(2 * (size_t) nb, sizeof(int));
+    int nextp = -1, nextn = -1;
     double *gacc = (double *) R_alloc((size_t) nt * n, sizeof(double));
     double *buf = (double *) R_alloc((size_t) nt * 2 * B, sizeof(double));
     double *qmax = (double *) R_alloc(nt, sizeof(double));
@@ -246,18 +334,40 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     mk_store_pair pp;
     mk_store_pair_init(st, &pp);
 
+    /* The row design's results do not depend on the number of threads, so it adapts it: on a
+       machine busy with other work, threads that wait for each other at every step (thousands
+       of steps of a millisecond) can make two threads several times slower than one. Windows
+       of 32 steps time the full team and one thread, the faster runs for 16 windows, then both
+       are timed again. */
+    const int adapt = rows && nt > 1, W = 32;
+    int nt_use = nt, phase = 0, win_it = 0, runs = 0;
+    double win_t0 = mk_time(), t_full = 0.0;
     double t0 = mk_time(), last_int = 0.0;
     int status = MWU_DONE, t;
     for (t = 1; t <= o->T; t++) {
         /* oracle */
         int jp, jn;
-        oracle(g, y, n, &jp, &jn);
+        if (nextp >= 0 && nextn >= 0) { jp = nextp; jn = nextn; }
+        else oracle(g, y, n, &jp, &jn);
         if (g[jp] + g[jn] < -2.0) { status = MWU_INFEASIBLE; break; }
         alpha[jp] += 0.5;
         alpha[jn] += 0.5;
+        if (rows) pp.nthreads = nt_use;
         mk_store_pair_set(&pp, jp, jn);
 
-        if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, gacc, buf,
+        if (rows) {
+            row_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt_use, B, nb, buf, p, coef,
+                     bmax, barg, g, &nextp, &nextn);
+            if (adapt && ++win_it == W) {
+                double now = mk_time(), per = (now - win_t0) / W;
+                if (phase == 0) { t_full = per; nt_use = 1; phase = 1; }
+                else if (phase == 1) { nt_use = per < t_full ? 1 : nt; phase = 2; runs = 0; }
+                else if (++runs == 16) { nt_use = nt; phase = 0; }
+                win_it = 0;
+                win_t0 = now;
+            }
+        }
+        else if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, gacc, buf,
                                 rth, chth, g);
         else split_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, B, nb, gacc, buf, qmax,
                         csum, p, coef, g);

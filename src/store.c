@@ -470,6 +470,7 @@ void mk_store_pair_init(const mk_store *s, mk_store_pair *pp)
     memset(pp, 0, sizeof(*pp));
     pp->s = s;
     pp->j1 = pp->j2 = -1;
+    pp->nthreads = s->nthreads;
     if (s->kind == MK_STORE_DENSE) return;
     int ng = 0;
     for (int m = 0; m < s->M; m++) if (s->kgroup[m] + 1 > ng) ng = s->kgroup[m] + 1;
@@ -577,7 +578,7 @@ void mk_store_pair_set(mk_store_pair *pp, int j1, int j2)
     int nr = s->nr, B = 1024, nb = (nr + B - 1) / B, ntask = pp->nslot * nb;
     double work = 0.0;
     for (int k = 0; k < pp->nslot; k++) work += 6.0 * nr * group_nf(s, pp->sgroup[k]);
-    int nt = mk_threads_for(s->nthreads, work);
+    int nt = mk_threads_for(pp->nthreads, work);
     (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 1)
