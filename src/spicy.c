@@ -84,6 +84,8 @@
 #define SP_GS_NEWTON 10     /* ... raised after inner loops of at most this many Newton steps */
 #define SP_BUDGET 2.0       /* a Newton step may at most double the working set (else halved) */
 #define SP_THR_EPS 1e-10    /* safety margin of the screening test */
+#define SP_CG_MAXIT 50      /* CG iterations per Newton direction (truncated Newton) */
+#define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
 
 /* ------------------------------------------------------------------ small kernel sweeps */
 
@@ -576,7 +578,7 @@ typedef struct {
     int stepid;
     /* Newton step */
     double *g, *hl, *D, *tmp, *z, *u, *H, *work, *hc1, *hc2;
-    int *act, na, cnt, use_cg;
+    int *act, na, cnt, use_cg, nhold;
     double phi0, gnorm, gd, sr, thr, den;
     /* counters and results */
     long nprod;    /* kernel sweeps performed (products and quadratic forms) */
@@ -823,7 +825,7 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
     double eta = gnorm < 0.25 ? sqrt(gnorm) : 0.5;
     if (eta > 1e-2) eta = 1e-2;
     double target = eta * gnorm, rz = sp_dot(n, r, z);
-    int it, maxit = n < 1000 ? 2 * n : 2000;
+    int it, maxit = 2 * n < SP_CG_MAXIT ? 2 * n : SP_CG_MAXIT;
     double tlast = mk_time();
     for (it = 0; it < maxit; it++) {
         if ((it & 31) == 31) mk_interrupt_every(&tlast, 0.02);   /* long CG solves at large n */
@@ -1417,7 +1419,8 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
            a failed line search): the outer iteration still makes progress, and rejecting such
            steps hurts the semismooth hinge case. Inner loops that end without meeting inner_tol
            are counted. */
-        if (!inner_ok && !(gnorm_last <= 1e-3 * gnorm0)) S->nrejected++;
+        int unsolved = !inner_ok && !(gnorm_last <= 1e-3 * gnorm0);
+        if (unsolved) S->nrejected++;
         sp_prox_update(S);
         R_CheckUserInterrupt();   /* the dual sweep may read every kernel */
         sp_dual_gap(S);
@@ -1429,8 +1432,18 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
             Rprintf("spicy %3d: primal %.6g dual %.6g gap %.3e active %d newton %d sweeps %ld gamma %.1e\n",
                     it + 1, S->primal, S->dual, S->gap, S->nactive, nnewton, S->nprod, S->gamma);
         if (S->gap <= o->tol) { status = 0; it++; break; }
-        S->gamma *= o->gamma_mult; if (S->gamma > o->gamma_max) S->gamma = o->gamma_max;
-        S->gammab *= o->gamma_mult; if (S->gammab > o->gamma_max) S->gammab = o->gamma_max;
+        /* The proximal parameters grow only after an inner problem that was solved: the
+           proximal iteration converges at any fixed gamma, and a larger gamma makes the next
+           inner problem harder (hinge at n = 2000, C = 0.5: inner loops at the iteration limit
+           from gamma = 1e4 on, the gap oscillating for six more outer iterations). At most
+           SP_HOLD_MAX times in a row: inner problems that stay unsolved at a fixed gamma (an
+           inner iteration limit far too small) must not stop the schedule */
+        S->nhold = unsolved ? S->nhold + 1 : 0;
+        if (S->nhold == 0 || S->nhold > SP_HOLD_MAX) {
+            S->nhold = 0;
+            S->gamma *= o->gamma_mult; if (S->gamma > o->gamma_max) S->gamma = o->gamma_max;
+            S->gammab *= o->gamma_mult; if (S->gammab > o->gamma_max) S->gammab = o->gamma_max;
+        }
         if (nnewton <= SP_GS_NEWTON) {
             S->gam_s *= o->gamma_mult; if (S->gam_s > o->gamma_max) S->gam_s = o->gamma_max;
         }
