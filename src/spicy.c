@@ -777,6 +777,21 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
 
 /* ------------------------------------------------------------------ Newton solve */
 
+/* q = H p for a symmetric H of which the upper triangle is filled: one pass over the triangle,
+   each column giving its axpy and its dot product (vectorised; the reference dsymv ran at a
+   third of the speed). Plain C. */
+static void sp_symv_upper(const double *H, int n, const double *p, double *q)
+{
+    for (int i = 0; i < n; i++) q[i] = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *hj = H + (size_t) j * n;
+        double pj = p[j], acc = 0.0;
+        SP_SIMD_RED(acc)
+        for (int i = 0; i < j; i++) { q[i] += hj[i] * pj; acc += hj[i] * p[i]; }
+        q[j] += acc + hj[j] * pj;
+    }
+}
+
 /* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles.
    cg: 0 Cholesky, 1 Jacobi-preconditioned CG. Returns 0 on success. */
 static int sp_solve(double *H, int n, const double *g, double *d, double *work, int cg,
@@ -816,7 +831,6 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
     }
     /* PCG with Jacobi preconditioner on the explicit H */
     double *r = work, *z = work + n, *p = work + 2 * n, *q = work + 3 * n, *pre = work + 4 * n;
-    const double done = 1.0, dzero = 0.0;
     for (int i = 0; i < n; i++) {
         double h = H[(size_t) i * n + i];
         pre[i] = h > 0.0 ? 1.0 / h : 1.0;
@@ -829,7 +843,7 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
     double tlast = mk_time();
     for (it = 0; it < maxit; it++) {
         if ((it & 31) == 31) mk_interrupt_every(&tlast, 0.02);   /* long CG solves at large n */
-        F77_CALL(dsymv)("U", &n, &done, H, &n, p, &one, &dzero, q, &one FCONE);
+        sp_symv_upper(H, n, p, q);
         double pq = sp_dot(n, p, q);
         if (!(pq > 0.0)) {
             /* no curvature along the first (preconditioned steepest-descent) direction: H is
