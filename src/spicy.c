@@ -84,7 +84,7 @@
 #define SP_GS_NEWTON 10     /* ... raised after inner loops of at most this many Newton steps */
 #define SP_BUDGET 2.0       /* a Newton step may at most double the working set (else halved) */
 #define SP_THR_EPS 1e-10    /* safety margin of the screening test */
-#define SP_CG_MAXIT 50      /* CG iterations per Newton direction (truncated Newton) */
+#define SP_CG_MAXIT 100     /* CG iterations per Newton direction (truncated Newton) */
 #define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
 
 /* ------------------------------------------------------------------ small kernel sweeps */
