@@ -99,8 +99,9 @@
 #'   * SpicyMKL: `cg` (conjugate-gradient Newton solve: `TRUE`, `FALSE`, or `NA` = from
 #'     `cg_threshold` = 250 observations on), `screening`, `lazy_screening` (kernel screening;
 #'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
-#'     starts at `gamma_scale / C`, `gamma_scale` = 5), `gamma_mult` (their growth factor, 10),
-#'     `gamma_max` (1e8), `warm_shrink` (a warm start resumes at the previous final gamma divided
+#'     starts at `gamma_scale / C`, `gamma_scale` = 5), `gamma_mult` (their growth factor, 10,
+#'     applied after each outer iteration whose inner Newton loop converged, and after at most
+#'     two unconverged ones in a row), `gamma_max` (1e8), `warm_shrink` (a warm start resumes at the previous final gamma divided
 #'     by this, 100).
 #'   * SimpleMKL, HessianMKL, lp-norm: `newton_tol` (HessianMKL: a predicted decrease below
 #'     `newton_tol * J` that the line search cannot realise makes the driver tighten the SVM

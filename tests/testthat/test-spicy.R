@@ -518,3 +518,25 @@ test_that("a time limit stops a long fit within a fraction of a second", {
   expect_true(is.character(res))
   expect_lt(el, 3)
 })
+
+test_that("gamma is held after unsolved inner problems, and the fit still reaches its certificate", {
+  # inner_maxiter = 40 leaves most inner Newton loops of this problem unsolved (the default fit
+  # needs about 50 Newton steps per outer iteration): gamma must then stay (it grows by
+  # gamma_mult only after a solved inner problem, or after two holds in a row), and the
+  # proximal iteration must still converge to the optimum of the default fit
+  set.seed(12)
+  d <- mlbench::mlbench.ringnorm(120, d = 6)
+  y <- ifelse(d$classes == levels(d$classes)[1L], 1, -1)
+  K <- spicy_kernels(d$x, spicy_random_specs(6, 4))
+  ref <- spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-6)
+  f <- spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-6, inner_maxiter = 40L,
+                 gamma = 10, maxiter = 200L)
+  expect_true(ref$converged)
+  expect_true(f$converged)
+  expect_gt(f$info$inner_unsolved, 0)
+  # 10 * 10^(iterations - 1) had gamma grown after every outer iteration (cap 1e8)
+  expect_lt(f$state$gamma[1L], min(1e8, 10 * 10^(f$iterations - 1)))
+  expect_equal(f$objective, ref$objective, tolerance = 1e-5)
+  expect_lte(f$info$gap, 1e-6)
+  expect_equal(f$objective, spicy_primal(K, y, f, "hinge", 0.5), tolerance = 1e-10)
+})
