@@ -341,10 +341,10 @@ void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, 
 }
 
 /* A combination adds kernels into out by blocks of columns of about COMB_DOUBLES doubles
-   (256 KB, in cache), four kernels per sweep of the block, each kernel's slab of the block
-   read contiguously. Reading one column of every kernel in turn instead (320 KB apart at
-   n = 200) made a pass over 6000 kernels 2.0 s against 0.15-0.2 s now (one streaming read of
-   the array: 0.2 s). */
+   (256 KB, in cache), four kernels per sweep of the block (added one after the other: the
+   rounding of a kernel-by-kernel sum, as on the fly), each kernel's slab read contiguously.
+   Reading one column of every kernel in turn instead (320 KB apart at n = 200) made a pass
+   over 6000 kernels 2.0 s against 0.15-0.2 s now (a streaming read of the array: 0.2 s). */
 #define COMB_DOUBLES 32768
 
 /* out (= or +=) sum_k w[k] K_{idx[k]} (idx NULL: K_k), and if w2 != NULL also
@@ -393,12 +393,12 @@ static void combine_blocks(const mk_store *s, const int *idx, const double *w, c
                         double u0 = us[0], u1 = us[1], u2 = us[2], u3 = us[3];
                         for (size_t i = 0; i < len; i++) {
                             double a0 = c0[i], a1 = c1[i], a2 = c2[i], a3 = c3[i];
-                            o[i] += ((w0 * a0 + w1 * a1) + w2_ * a2) + w3 * a3;
-                            o2[i] += ((u0 * a0 + u1 * a1) + u2 * a2) + u3 * a3;
+                            o[i] = (((o[i] + w0 * a0) + w1 * a1) + w2_ * a2) + w3 * a3;
+                            o2[i] = (((o2[i] + u0 * a0) + u1 * a1) + u2 * a2) + u3 * a3;
                         }
                     } else
                         for (size_t i = 0; i < len; i++)
-                            o[i] += ((w0 * c0[i] + w1 * c1[i]) + w2_ * c2[i]) + w3 * c3[i];
+                            o[i] = (((o[i] + w0 * c0[i]) + w1 * c1[i]) + w2_ * c2[i]) + w3 * c3[i];
                     q = 0;
                 } else if (k == cnt) {
                     for (int r = 0; r < q; r++) {
