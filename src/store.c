@@ -257,7 +257,9 @@ void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2,
         if (x2) {
             double a2 = x2[j];
             for (int i = 0; i < nr; i++) { y1[i] += c[i] * a1; y2[i] += c[i] * a2; }
-        } else if (a1 != 0.0) {
+        } else if (a1 != 0.0 || s->kind == MK_STORE_DENSE) {
+            /* dense columns are streamed, zeros included: skipping them made a product at
+               half zeros 1.8x slower than at none (200 x 200 kernels) */
             for (int i = 0; i < nr; i++) y1[i] += c[i] * a1;
         }
     }

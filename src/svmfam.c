@@ -196,7 +196,7 @@ static double sf_gap(const double *alpha, int n, const double *v, int M, double 
 
 /* ------------------------------------------------------------------ gradient screening */
 
-#define SF_MVCHUNK 64   /* kernels per batch of products K_m x */
+#define SF_MVCHUNK 512  /* kernels per batch of products K_m x (threads split a batch) */
 
 /* One pass over kernel m (read through the store): Kx = K_m x, s1 = sqrt(1'K1) and
    lc = sqrt(min(tr K, ||PKP||_F, Gershgorin bound of PKP)) >= sqrt(lambda_max(PKP)).
@@ -311,10 +311,21 @@ static void sf_screened_v(mk_sf_ctx *c, double *v)
     for (int m = 0; m < M; m++) {
         if (d[m] > 0.0) continue;
         const double *r = w->R + (size_t) m * n, *kr = w->KR + (size_t) m * n;
-        double mean = 0.0, cr = 0.0, ss = 0.0;
-        for (int i = 0; i < n; i++) { double e = x[i] - r[i]; mean += e; cr += kr[i] * e; }
-        mean /= n;
-        for (int i = 0; i < n; i++) { double e = x[i] - r[i] - mean; ss += e * e; }
+        /* two partial sums each: independent chains of additions */
+        double me0 = 0.0, me1 = 0.0, cr0 = 0.0, cr1 = 0.0, ss0 = 0.0, ss1 = 0.0;
+        int i = 0;
+        for (; i + 1 < n; i += 2) {
+            double e0 = x[i] - r[i], e1 = x[i + 1] - r[i + 1];
+            me0 += e0; me1 += e1; cr0 += kr[i] * e0; cr1 += kr[i + 1] * e1;
+        }
+        if (i < n) { double e = x[i] - r[i]; me0 += e; cr0 += kr[i] * e; }
+        double mean = (me0 + me1) / n, cr = cr0 + cr1;
+        for (i = 0; i + 1 < n; i += 2) {
+            double e0 = x[i] - r[i] - mean, e1 = x[i + 1] - r[i + 1] - mean;
+            ss0 += e0 * e0; ss1 += e1 * e1;
+        }
+        if (i < n) { double e = x[i] - r[i] - mean; ss0 += e * e; }
+        double ss = ss0 + ss1;
         double be = fabs(mean) * w->s1[m] + w->lc[m] * sqrt(ss);
         w->ub[m] = w->nr2[m] + 2.0 * cr + be * be;
     }
