@@ -251,15 +251,22 @@ void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2,
     int nr = s->nr, n = s->n;
     for (int i = 0; i < nr; i++) y1[i] = 0.0;
     if (x2) for (int i = 0; i < nr; i++) y2[i] = 0.0;
+    /* dense columns are streamed, zeros of x1 included, unless most of x1 is zero: skipping
+       them made a product at half zeros 1.8x slower than at none (200 x 200 kernels) */
+    int stream = 0;
+    if (!x2 && s->kind == MK_STORE_DENSE) {
+        int nz = 0;
+        for (int j = 0; j < n; j++) nz += x1[j] != 0.0;
+        stream = 4 * nz >= n;
+    }
     for (int j = 0; j < n; j++) {
-        const double *c = mk_store_col(s, m, j, buf);
         double a1 = x1[j];
+        if (!x2 && a1 == 0.0 && !stream) continue;
+        const double *c = mk_store_col(s, m, j, buf);
         if (x2) {
             double a2 = x2[j];
             for (int i = 0; i < nr; i++) { y1[i] += c[i] * a1; y2[i] += c[i] * a2; }
-        } else if (a1 != 0.0 || s->kind == MK_STORE_DENSE) {
-            /* dense columns are streamed, zeros included: skipping them made a product at
-               half zeros 1.8x slower than at none (200 x 200 kernels) */
+        } else if (a1 != 0.0 || stream) {
             for (int i = 0; i < nr; i++) y1[i] += c[i] * a1;
         }
     }
