@@ -61,7 +61,8 @@ fit_bayes <- function(store, y, task, C, control, init) {
               update = if (control[["update"]] == "mackay") 0L else 1L,
               safeguard = as.integer(isTRUE(control[["safeguard"]])),
               nthreads = as.integer(control[["nthreads"]]),
-              verbose = as.integer(control[["verbose"]]))
+              verbose = as.integer(control[["verbose"]]),
+              progress_fun = fit_progress(control, "Empirical Bayes MKL"))
   r <- .Call(C_bayes, store, yc, ctl, start)
   stop_reason <- bayes_stop_reasons[r$stop + 1L]
 

@@ -3,8 +3,9 @@
 # does not read. The solvers' R front ends turn the complete list into the named list C reads.
 
 # Settings every method reads.
+# progress: NA = automatic (fits that run longer than a couple of seconds), TRUE, FALSE
 .control_common <- list(tol = 0.01, nthreads = 0L, verbose = FALSE, memory = NA_real_,
-                        store = "auto", check_kernels = "fast")
+                        store = "auto", check_kernels = "fast", progress = NA)
 
 # Method-specific settings with their defaults (NULL entries are derived, see method_control()).
 .control_methods <- list(
@@ -27,10 +28,8 @@
   bayes = list(tol = 1e-4, maxiter = 2000L, sigma2 = NA_real_, bias = "center", prune = 1e-8,
                update = "mackay", accelerate = 64, safeguard = TRUE, sigma2_floor = 1e-10),
   # mwu: T = ceil(2 ratio log(n) / epsilon^2) iterations, no tolerance; cutoff: the overflow
-  # cutoff of the closed-form exponential; refit: the two-stage SVM (svm_tol, svm_maxiter);
-  # progress: NA = automatic (long fits), TRUE, FALSE
-  mwu = list(ratio = 1, cutoff = 20, refit = FALSE, progress = NA, svm_tol = 1e-4,
-             svm_maxiter = 10000000L)
+  # cutoff of the closed-form exponential; refit: the two-stage SVM (svm_tol, svm_maxiter)
+  mwu = list(ratio = 1, cutoff = 20, refit = FALSE, svm_tol = 1e-4, svm_maxiter = 10000000L)
 )
 .control_family <- c(uniform = "uniform", spicy = "spicy", simple = "svmfam",
                      hessian = "svmfam", lp = "svmfam", l01 = "l01", bayes = "bayes",
@@ -56,8 +55,23 @@
 #'   `OMP_THREAD_LIMIT` and the number of processors; one thread in a forked process); defaults
 #'   to `getOption("mklearn.threads", 0)`. A number above the processors available is capped
 #'   at them, with a message.
-#' @param verbose print progress: `TRUE` (or 1) one line per outer iteration; larger whole
-#'   numbers print more detail where a solver has it (SpicyMKL: 2, 3).
+#' @param verbose print a trace: `TRUE` (or 1) one line per outer iteration; larger whole
+#'   numbers print more detail where a solver has it (SpicyMKL: 2, 3). See `progress` for a
+#'   progress bar instead.
+#' @param progress report the progress of a single fit, for every method: `NA` (the default)
+#'   reports a fit once it has run for two seconds (and not when `verbose` prints the trace),
+#'   `TRUE` from its start, `FALSE` never. Reports go through the `progressr` package when it
+#'   is installed, so the handlers you set decide what is shown (e.g.
+#'   `progressr::handlers(global = TRUE)` or [progressr::with_progress()]); as progressr
+#'   shows nothing in a non-interactive session unless enabled
+#'   (`options(progressr.enable = TRUE)`), nothing is printed there. Without progressr, a
+#'   text bar appears in interactive sessions only. The fraction shown is the larger of the
+#'   outer iterations done out of `maxiter` and how far the solver's convergence measure has
+#'   fallen, on a log scale, from its first value to `tol` (MWUMKL: its fixed number of
+#'   iterations; the uniform method: two steps, the combined kernel and the solve); it never
+#'   goes back and reaches the end when the fit ends, converged or not. Paths (a vector `C`),
+#'   [cv.mkl()] and multiclass fits report one step per C value, fold or binary problem
+#'   instead, and the fits inside them report nothing of their own.
 #' @param memory bytes the n x n x M kernel array may take (default: half of the machine's
 #'   memory, or `getOption("mklearn.max_bytes")` when set). Above it, methods that can compute
 #'   kernels on the fly do so; others stop with an error.
@@ -125,8 +139,7 @@
 #'     (1: the iteration count is `ceiling(2 * ratio * log(n) / epsilon^2)`), `cutoff` (20: above
 #'     it the closed-form exponential is rescaled against overflow), `refit` (`FALSE`; `TRUE`
 #'     refits the hinge SVM on the learned combined kernel, the paper's two-stage use, with
-#'     `svm_tol` (1e-4) and `svm_maxiter`), `progress` (`NA`: a progress report for long fits,
-#'     through progressr when it is installed; `TRUE`, `FALSE`).
+#'     `svm_tol` (1e-4) and `svm_maxiter`).
 #' @return A list of class `"mkl_control"` holding the settings given.
 #' @examples
 #' mkl_control(tol = 1e-3)
@@ -134,11 +147,11 @@
 mkl_control <- function(tol = NULL, maxiter = NULL, svm_tol = NULL, svm_maxiter = NULL,
                         inner_tol = NULL, inner_maxiter = NULL, nthreads = NULL,
                         verbose = NULL, memory = NULL, store = NULL, ...,
-                        check_kernels = NULL) {
+                        check_kernels = NULL, progress = NULL) {
   set <- c(list(tol = tol, maxiter = maxiter, svm_tol = svm_tol, svm_maxiter = svm_maxiter,
                 inner_tol = inner_tol, inner_maxiter = inner_maxiter, nthreads = nthreads,
                 verbose = verbose, memory = memory, store = store,
-                check_kernels = check_kernels), list(...))
+                check_kernels = check_kernels, progress = progress), list(...))
   if (length(list(...)) && (is.null(names(list(...))) || any(!nzchar(names(list(...))))))
     stop("settings in '...' must be named", call. = FALSE)
   known <- unique(c(names(.control_common), unlist(lapply(.control_methods, names))))

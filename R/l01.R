@@ -60,6 +60,8 @@ fit_l01 <- function(store, y, task, C, control, init) {
   ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale, tol = control$tol, maxiter = control$maxiter,
               warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
               joint_wb = control$joint_wb, freeze_T = control$freeze_T)
+  prog <- fit_progress(control, "MKL-L0/1-SVM")
+  ctl["progress_fun"] <- list(progress_part(prog, 1L, control$restarts + 1L))
   Cs <- C / kscale
   start <- if (!is.null(init) && !is.null(init$w) && length(init$w) == n) {
     # the authors' chained protocol: a previous convergent iterate, with u = 0, theta = 0 and
@@ -74,6 +76,7 @@ fit_l01 <- function(store, y, task, C, control, init) {
   while (runs <= control$restarts) {
     st <- list(w = r$w, u = numeric(n), lambda = r$lambda, d = r$d, z = r$z,
                theta = numeric(M), b = r$b, a = r$a, T = l01_warmup_set(y, control$warmup_size))
+    ctl["progress_fun"] <- list(progress_part(prog, runs + 1L, control$restarts + 1L))
     r2 <- .Call(C_l01, store, y, as.double(Cs), ctl, st)
     r2$history$iteration <- r2$history$iteration + max(r$history$iteration)
     r2$history$time <- r2$history$time + max(r$history$time)

@@ -54,10 +54,11 @@ fit_multiclass_problem <- function(pb, fitfun, store, C, ctl, base, cl, t_kernel
   b$y <- pb$y
   b$classes <- factor(c(pb$negative, pb$positive), levels = c(pb$negative, pb$positive))
   if (is.null(pb$rows))
-    return(fit_store_path(fitfun, store, pb$y, C, ctl, b, NULL, cl, t_kernels, pb$what, tick))
+    return(fit_store_path(fitfun, store, pb$y, C, ctl, b, NULL, cl, t_kernels, pb$what, tick,
+                          quiet = TRUE))
   b$nobs <- length(pb$rows)
   fits <- fit_store_path(fitfun, subset_store(store, pb$rows), pb$y, C, ctl, b, NULL, cl,
-                         t_kernels, pb$what, tick)
+                         t_kernels, pb$what, tick, quiet = TRUE)
   lapply(fits, function(f) {
     a <- matrix(0, base$nobs, ncol(f$alpha), dimnames = list(NULL, colnames(f$alpha)))
     a[pb$rows, ] <- f$alpha

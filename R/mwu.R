@@ -42,15 +42,14 @@ fit_mwu <- function(store, y, task, C, control, init) {
   T <- mwu_iterations(n, eps, control[["ratio"]])
   if (is.na(T) || T > .Machine$integer.max / 2)
     stop("'epsilon' is too small: the number of iterations overflows", call. = FALSE)
-  prog <- mwu_progress(control[["progress"]], T, M, n)
   ctl <- list(epsilon = eps, invC = if (is.finite(C)) 1 / C else 0,
               cutoff = control[["cutoff"]], T = T, nthreads = as.integer(control$nthreads),
               verbose = as.integer(control$verbose),
-              hist_every = max(1L, as.integer(ceiling(T / 1000))), progress = prog$fun)
+              hist_every = max(1L, as.integer(ceiling(T / 1000))),
+              progress_fun = fit_progress(control, "MWUMKL"))
   trace <- if (store$kind == 1L && !is.null(store$diag_mean)) n * store$diag_mean else NULL
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_mwu, store, y, ctl, trace)
-  prog$done()
   if (r$status != 0L) stop(mwu_infeasible(eps, r$iterations + 1L, T, C, n), call. = FALSE)
   sigma <- r$sigma
   ssum <- sum(sigma)
@@ -110,26 +109,4 @@ mwu_infeasible <- function(eps, it, T, C, n) {
           format(eps), as.integer(it), as.integer(T),
           if (is.finite(C)) sprintf(" with C = %s", format(C / n)) else " (hard margin)",
           if (is.finite(C)) " or a smaller C" else " or a finite C (2-norm soft margin)")
-}
-
-# Progress for a long fit: a progressr progressor when progressr is installed (the user's
-# handlers decide the display; nothing shows without them or when not interactive), else a
-# text bar in interactive sessions. setting: NA (automatic: fits expected to take more than a
-# couple of seconds), TRUE or FALSE.
-mwu_progress <- function(setting, T, M, n) {
-  none <- list(fun = NULL, done = function() invisible())
-  long <- as.double(T) * M * n > 2e9
-  if (isFALSE(setting) || (is.na(setting) && !long)) return(none)
-  if (requireNamespace("progressr", quietly = TRUE)) {
-    p <- progressr::progressor(steps = T)
-    last <- 0L
-    return(list(fun = function(t, T) {
-      if (t > last) p(amount = t - last)
-      last <<- t
-      invisible()
-    }, done = function() invisible()))
-  }
-  if (!interactive()) return(none)
-  bar <- utils::txtProgressBar(min = 0, max = T, style = 3)
-  list(fun = function(t, T) utils::setTxtProgressBar(bar, t), done = function() close(bar))
 }

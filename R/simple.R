@@ -15,7 +15,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   store <- as_store(store)
   control <- method_control(method, control)
   # the model's p: the lp exponent (2 unless given); SimpleMKL and HessianMKL live on the simplex
-  p <- if (method == "lp") { if (is.null(control$p)) 2 else control$p } else 1
+  p <- if (method == "lp") { if (is.null(control[["p"]])) 2 else control[["p"]] } else 1
   if (!is.numeric(p) || length(p) != 1L || is.na(p) || p < 1)
     stop("control$p must be one number >= 1", call. = FALSE)
   control$p <- as.double(p)
@@ -28,6 +28,9 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   if (length(y) != n) stop("length(y) must match the kernel dimension", call. = FALSE)
   if (!all(y %in% c(-1, 1))) stop("y must be coded -1/+1", call. = FALSE)
   code <- c(simple = 0L, hessian = 1L, lp = 2L)[[method]]
+  control["progress_fun"] <- list(fit_progress(control, c(simple = "SimpleMKL",
+                                                          hessian = "HessianMKL",
+                                                          lp = "lp-norm MKL")[[method]]))
   res <- .Call(C_svmfam, code, store, y, as.double(C), control, init)
 
   d <- res$weights          # simplex (simple, hessian) or unit lp sphere (lp)

@@ -67,7 +67,8 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               lazy_screening = as.integer(isTRUE(control[["lazy_screening"]])),
               gamma0 = gamma, gamma_b = as.double(control[["gamma_b"]]),
               gamma_mult = as.double(control[["gamma_mult"]]),
-              gamma_max = as.double(control[["gamma_max"]]))
+              gamma_max = as.double(control[["gamma_max"]]),
+              progress_fun = fit_progress(control, "SpicyMKL"))
 
   cinit <- NULL
   if (!is.null(init) && identical(init$method, "spicy") && identical(init$loss, loss) &&

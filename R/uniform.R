@@ -1,4 +1,5 @@
 # The uniform combination: d_m = 1/M, one SVM (hinge) or one kernel ridge fit (squared).
+# Progress (control$progress) in two steps: the combined kernel (half), then the solve.
 fit_uniform <- function(store, y, task, C, control, init) {
   store <- as_store(store)
   control <- method_control("uniform", control)
@@ -6,8 +7,10 @@ fit_uniform <- function(store, y, task, C, control, init) {
   M <- store_dims(store)[3L]
   n <- length(y)
   d <- rep(1 / M, M)
+  prog <- fit_progress(control, "uniform")
   t0 <- proc.time()[["elapsed"]]
   Kc <- .Call(C_store_combine, store, d)
+  if (!is.null(prog)) prog(0.5)
   if (task == "classification") {
     a0 <- if (!is.null(init$alpha_svm) && length(init$alpha_svm) == n) init$alpha_svm else
       numeric(n)
@@ -35,6 +38,7 @@ fit_uniform <- function(store, y, task, C, control, init) {
     state <- NULL
     info <- list()
   }
+  if (!is.null(prog)) prog(1)
   list(weights = d, alpha = outer(coef, d), b = b, objective = obj, converged = conv,
        iterations = it,
        history = data.frame(iteration = 1L, time = proc.time()[["elapsed"]] - t0,

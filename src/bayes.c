@@ -16,11 +16,11 @@
  * Eq. 23's fixed point scaled by each variance's share theta_j t_j of the fit.
  *
  * One step at the current point: one combination of the active kernels into Kbar, one Cholesky
- * factorisation (J and beta from it), the inverse Kbar^{-1} from the factor (dpotri), then one
- * pass over each active kernel's columns giving both t_m = sum_ij (Kbar^{-1})_ij (K_m)_ij and
- * q_m = beta' K_m beta (no product of two n x n matrices is formed). A kernel whose share of
- * the prior variance falls below 'prune' leaves the active set for good: it is never combined
- * or read again.
+ * factorisation (J and beta from it), the inverse Kbar^{-1} from the factor (dpotri's two
+ * halves, dtrtri and dlauum), then one pass over each active kernel's columns giving both
+ * t_m = sum_ij (Kbar^{-1})_ij (K_m)_ij and q_m = beta' K_m beta (no product of two n x n
+ * matrices is formed). A kernel whose share of the prior variance falls below 'prune' leaves
+ * the active set for good: it is never combined or read again.
  *
  * Every default and the starting point come from the R front end (R/bayes.R). */
 #define USE_FC_LEN_T
@@ -36,6 +36,7 @@
 typedef struct {
     double tol, prune, s2_floor, accel_max;
     int maxiter, fix_s2, bias_kernel, update, safeguard, nthreads, verbose;
+    mk_progress *prog;
 } eb_opts;
 
 /* Stop reasons, in the order of R's c("fixed_point", "limit", "stalled", "not_pd"). */
@@ -126,8 +127,14 @@ static int eb_stats(eb_work *w, eb_point *p)
 {
     int n = w->n, info = 0;
     double *A = w->A;
+    /* dpotri in its two halves (LAPACK's dpotri is exactly dtrtri then dlauum), each about
+       n^3 / 3 flops, with an interrupt check before, between and after: R acts on a time limit
+       only at every sixth check, so the checks of a step are kept short and frequent */
     R_CheckUserInterrupt();
-    F77_CALL(dpotri)("L", &n, A, &n, &info FCONE);
+    F77_CALL(dtrtri)("L", "N", &n, A, &n, &info FCONE FCONE);
+    if (info != 0) return info;
+    R_CheckUserInterrupt();
+    F77_CALL(dlauum)("L", &n, A, &n, &info FCONE);
     if (info != 0) return info;
     R_CheckUserInterrupt();
     for (int j = 0; j < n; j++)
@@ -164,6 +171,7 @@ static int eb_stats(eb_work *w, eb_point *p)
         p->t[m] = tm;
         p->q[m] = qm;
     }
+    R_CheckUserInterrupt();   /* the pass reads every active kernel */
     return 0;
 }
 
@@ -308,6 +316,7 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
         if (r <= o->tol) { out->stop = EB_STOP_FP; break; }
         if (it >= o->maxiter) { out->stop = EB_STOP_LIMIT; break; }
         R_CheckUserInterrupt();
+        mk_progress_tick(o->prog, it, o->maxiter, r, o->tol);
 
         /* propose; keep p to fall back on */
         point_copy(&save, p, M);
@@ -374,6 +383,7 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
             break;
         }
     }
+    mk_progress_done(o->prog);
     out->time = mk_time() - t0;
 }
 
@@ -398,6 +408,9 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     o.safeguard = mk_ctl_int(control, "safeguard");
     o.nthreads = mk_ctl_int(control, "nthreads");
     o.verbose = mk_ctl_int(control, "verbose");
+    mk_progress prog;
+    mk_progress_init(&prog, control);
+    o.prog = &prog;
     if (!(o.prune >= 0.0 && o.prune < 1.0)) error("'prune' must be in [0, 1)");
     if (!(o.s2_floor > 0.0)) error("'sigma2_floor' must be positive");
 

@@ -86,10 +86,7 @@ void mk_kernel_apply(int type, double p1, double p2, const double *base, int len
         break;
     }
     case MK_RBF: {
-        double c = -1.0 / (2.0 * p1 * p1);
-        MK_SIMD_LOOP
-        for (int i = 0; i < len; i++) out[i] = c * base[i];
-        mk_vexp(out, len);
+        mk_vexp_ax(-1.0 / (2.0 * p1 * p1), base, out, len);
         break;
     }
     case MK_LAPLACE: {
@@ -99,9 +96,7 @@ void mk_kernel_apply(int type, double p1, double p2, const double *base, int len
         break;
     }
     case MK_CHISQ:
-        MK_SIMD_LOOP
-        for (int i = 0; i < len; i++) out[i] = -p1 * base[i];
-        mk_vexp(out, len);
+        mk_vexp_ax(-p1, base, out, len);
         break;
     default:
         for (int i = 0; i < len; i++) out[i] = NAN;

@@ -30,6 +30,7 @@ static const char *const block_names[NBLOCK] =
 typedef struct {
     double C, rho1, rho2, rho3, tol, cg_tol;
     int maxiter, warmup, wstep, cg_maxiter, joint, freeze_T;
+    mk_progress *prog;
 } l01_opts;
 
 typedef struct {
@@ -412,7 +413,9 @@ static void l01_admm(const mk_store *st, const double *y, const l01_opts *o, l01
         mk_hist_add(h, hrow);
         out->n_T = nT; out->n_S = nS;
         if (worst < o->tol) { out->converged = 1; break; }
+        mk_progress_tick(o->prog, it, o->maxiter, worst, o->tol);
     }
+    mk_progress_done(o->prog);
     out->iterations = it > o->maxiter ? o->maxiter : it;
     out->T_frozen = frozen;
     out->chol_factorizations = ws.nfact;
@@ -461,6 +464,9 @@ SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start)
     o.cg_maxiter = n;
     o.joint = mk_ctl_int(control, "joint_wb");
     o.freeze_T = mk_ctl_int(control, "freeze_T");
+    mk_progress prog;
+    mk_progress_init(&prog, control);
+    o.prog = &prog;
     SEXP wsx = mk_ctl(control, "wstep");
     if (!isString(wsx) || LENGTH(wsx) != 1) error("control entry 'wstep' must be one string");
     const char *wsn = CHAR(STRING_ELT(wsx, 0));

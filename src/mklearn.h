@@ -52,9 +52,41 @@ double mk_time(void);
 void mk_interrupt_every(double *last, double every);
 /* v[i] = exp(v[i]), vectorised (relative error about 2e-16; arguments below -708 give 0, above
    709 Inf, NaN stays NaN). Thread-safe. */
-void mk_vexp(double *restrict v, int n);
+/* Hot loops compiled for AVX-512, AVX2 and the baseline, the version chosen at load time from the
+   processor's features (GCC on x86-64 Linux; elsewhere one version). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    __GNUC__ >= 8
+#define MK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MK_CLONES
+#endif
+void mk_vexp(double *v, int n);
+/* out[i] = exp(a x[i]) (out may be x): the same values as mk_vexp of a x[i], one pass fewer */
+void mk_vexp_ax(double a, const double *x, double *out, int n);
 /* Cholesky solve of A X = B in place; A is overwritten by its factor. Returns LAPACK info. */
 int mk_chol_solve(double *A, int n, double *B, int nrhs);
+
+/* Progress of a long fit, the one hook of every solver. The control list's entry
+   "progress_fun" is NULL (no reports) or an R function of one number, the fraction of the fit
+   done in [0, 1] (R/progress.R makes it and decides what, if anything, is shown). A solver calls
+   mk_progress_tick() once per outer iteration, next to its interrupt check (never inside an
+   OpenMP region or from a thread), and mk_progress_done() when its loop ends. The fraction is
+   the larger of the iterations done out of the cap, it / maxiter, and how far the convergence
+   criterion has come on a log scale, log(c0 / crit) / log(c0 / tol) with c0 its first value
+   above tol (crit = NA_REAL: iterations only); it never decreases, and only done() reports 1.
+   The R function is called at most every MK_PROGRESS_EVERY seconds (or its attribute "every",
+   for tests). */
+#define MK_PROGRESS_EVERY 0.25
+typedef struct {
+    SEXP fun;        /* R_NilValue: no reports */
+    double every;    /* seconds between reports */
+    double last;     /* time of the last report */
+    double frac;     /* the largest fraction so far */
+    double crit0;    /* the first criterion above tol (NaN until seen) */
+} mk_progress;
+void mk_progress_init(mk_progress *p, SEXP control);
+void mk_progress_tick(mk_progress *p, int it, int maxiter, double crit, double tol);
+void mk_progress_done(mk_progress *p);
 
 /* The R <-> C contract. Options arrive as one named list, read by name (an absent name is an
    error: the R front end fills every default). Results leave as named lists. */
@@ -175,18 +207,20 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
 /* Two columns j1, j2 of every kernel, read kernel by kernel (MWUMKL's step). init: once per
    fit (R_alloc); set: once per pair, outside parallel regions (on the fly it computes, in
    parallel, each feature group's distances / inner products for both columns when kernels
-   share groups); get: rows i0..i1-1 of both columns of kernel m, thread-safe, pointers into the
-   array (dense) or into buf (fly: 2 (i1 - i0) doubles). */
+   share groups); mk_store_pair_diff reads kernel m's two columns, thread-safe. */
 typedef struct {
     const mk_store *s;
     int j1, j2, ng, share, nslot;
+    int nthreads;                     /* threads for set (the store's; a solver may lower it) */
     int *slot, *sgroup, *skind;       /* slot[g * 3 + kind bit]: the shared base of a group */
     double *base;                     /* nslot x 2 columns x nr */
 } mk_store_pair;
 void mk_store_pair_init(const mk_store *s, mk_store_pair *pp);
 void mk_store_pair_set(mk_store_pair *pp, int j1, int j2);
-void mk_store_pair_get(const mk_store_pair *pp, int m, int i0, int i1, const double **c1,
-                       const double **c2, double *buf);
+/* d = rows i0..i1-1 of K_m[, j1] - K_m[, j2] for the pair set in pp (training store), with the
+   values the array's columns hold; buf: i1 - i0 doubles (unused when dense). One
+   pass: the normalisation is applied to both columns in the loop that subtracts them. */
+void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *d, double *buf);
 /* The diagonal (n) of training kernel m; buf: mk_store_scratch() doubles. */
 void mk_store_diag(const mk_store *s, int m, double *d, double *buf);
 /* Fly training statistics (what mk_normalize computes on a dense array): scale[M],
@@ -261,6 +295,7 @@ typedef struct {
     int maxiter, svm_maxiter, nthreads, verbose;
     int line_search;     /* HessianMKL step length: 1 keep halving while J decreases, 0 first */
     int screen;          /* gradient screening for strategies that allow it (1: on) */
+    mk_progress *prog;   /* progress of the fit (mk_progress_tick), or NULL */
 } mk_sf_opts;
 
 /* What a step returns. MK_SF_MOVED: a point was accepted (c->d, c->a, c->b, c->J updated).
@@ -371,8 +406,8 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start);
 /* ====================================================================== mwu.c */
 /* MWUMKL (paper 003, ../shared/specs/mwumkl.md): matrix multiplicative weights on the kernels'
    two-column updates, O(M n) memory. control: named list built by fit_mwu() (R/mwu.R:
-   epsilon, invC (1 / C, 0: hard margin), cutoff, T, nthreads, verbose, hist_every, progress (an
-   R function(t, T) or NULL)); trace: NULL (computed from the store) or the M traces. Returns a
+   epsilon, invC (1 / C, 0: hard margin), cutoff, T, nthreads, verbose, hist_every,
+   progress_fun (mk_progress: t of T iterations)); trace: NULL (computed from the store) or the M traces. Returns a
    named list (alpha, sigma, mu, b, s, iterations, status (0 done, 1 infeasible), trace,
    history, scale). */
 SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace);

@@ -4,13 +4,14 @@
  * State, O(M n): alpha (n), and for every kernel m the vector Ga_m = G_m alpha and the scalar
  * s_m = alpha' G_m alpha, with G_m = Y K_m Y / r_m + I / C (r_m the trace of K_m, C the 2-norm
  * soft-margin constant; 1/C = 0 is the hard margin). Each iteration reads two columns of every
- * kernel through the store (mk_store_pair_*), never an n x n matrix.
+ * kernel through the store (mk_store_pair_*: only their difference is needed), never an n x n
+ * matrix.
  *
  * One iteration:
  *  oracle   j+ = argmax g over y = +1, j- = argmax g over y = -1 (infeasible if
  *           g_j+ + g_j- < -2); alpha += delta = (e_j+ + e_j-) / 2.
  *  phase A  (parallel over kernels, O(M)) s_m += 2 delta' Ga_m + delta' G_m delta, from the
- *           four entries of K_m at (j+, j-), kept >= 0; p_m = eps' sqrt(s_m).
+ *           difference of K_m's two columns at rows j+, j-, kept >= 0; p_m = eps' sqrt(s_m).
  *  weights  the closed-form exponential of Lemma 4.1: c_m = cosh(p_m) e^-r,
  *           l_m = -sinh(p_m) e^-r / S, S = 2 sum c_m + M (n - 1) e^-r, with r = max p when it
  *           exceeds the overflow cutoff (the spec's two branches are this formula with r = 0 and
@@ -34,8 +35,6 @@ typedef struct {
 
 enum { MWU_DONE = 0, MWU_INFEASIBLE = 1 };
 
-typedef void (*mwu_progress_fn)(void *ctx, int t, int T);
-
 /* sinh(p) e^-r / p and cosh(p) e^-r for p >= 0 */
 static void hyp_scaled(double p, double r, double *sc, double *ch)
 {
@@ -45,16 +44,31 @@ static void hyp_scaled(double p, double r, double *sc, double *ch)
     else *sc = 0.5 * (ep - em) / p;
 }
 
-/* The four entries of kernel m at rows and columns (jp, jn): K(jp, jp), K(jn, jn), K(jp, jn). */
-static void pair_entries(const mk_store_pair *pp, int m, int jp, int jn, double *kpp, double *knn,
-                         double *kpn, double *buf)
+/* The oracle: the first index of the largest g among y = +1 (jp) and among y = -1 (jn). The
+   maxima in one vectorised pass, then the first index reaching each. */
+MK_CLONES
+static void oracle(const double *g, const double *y, int n, int *jp, int *jn)
 {
-    const double *c1, *c2;
-    mk_store_pair_get(pp, m, jp, jp + 1, &c1, &c2, buf);
-    *kpp = c1[0];
-    *kpn = c2[0];
-    mk_store_pair_get(pp, m, jn, jn + 1, &c1, &c2, buf);
-    *knn = c2[0];
+    double mp = -HUGE_VAL, mn = -HUGE_VAL;
+#ifdef _OPENMP
+#pragma omp simd reduction(max:mp, mn)
+#endif
+    for (int i = 0; i < n; i++) {
+        double v = g[i];
+        int pos = y[i] > 0;
+        mp = pos && v > mp ? v : mp;
+        mn = !pos && v > mn ? v : mn;
+    }
+    int a = -1, b = -1;
+    for (int i = 0; i < n && (a < 0 || b < 0); i++) {
+        if (y[i] > 0) { if (a < 0 && g[i] == mp) a = i; }
+        else if (b < 0 && g[i] == mn) b = i;
+    }
+    if (a < 0 || b < 0) {   /* not reached (a NaN in g): the first index of each class */
+        for (int i = n - 1; i >= 0; i--) { if (y[i] > 0) a = i; else b = i; }
+    }
+    *jp = a;
+    *jn = b;
 }
 
 /* The weights' factors sc_m = sinh(p_m) e^-r / p_m of s (in coef), with r = max p above the
@@ -91,12 +105,13 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
 #endif
     for (int m = 0; m < M; m++) {
         int th = mk_thread_id();
-        const double *c1, *c2;
-        mk_store_pair_get(pp, m, 0, n, &c1, &c2, buf + (size_t) th * 2 * n);
+        double *d = buf + (size_t) th * 2 * n;
+        mk_store_pair_diff(pp, m, 0, n, d, d + n);
         double *Gam = Ga + (size_t) m * n, *ga = gacc + (size_t) th * n;
         double rm = rinv[m];
-        double gpp = c1[jp] * rm + invC, gnn = c2[jn] * rm + invC, gpn = -c2[jp] * rm;
-        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (gpp + gnn + 2.0 * gpn);
+        /* delta' G_m delta = (K_pp + K_nn - 2 K_pn) r_m / 4 + 1 / (2 C), K_pp - K_pn = d[jp],
+           K_pn - K_nn = d[jn] */
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (rm * (d[jp] - d[jn]) + 2.0 * invC);
         if (!(sm > 0.0)) sm = 0.0;     /* rounding can push s below 0 (hard margin) */
         s[m] = sm;
         double pm = epsp * sqrt(sm);
@@ -113,7 +128,7 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         Gam[jn] += 0.5 * invC;
         double hm = 0.5 * rm;
         for (int i = 0; i < n; i++) {
-            double v = Gam[i] + hm * y[i] * (c1[i] - c2[i]);
+            double v = Gam[i] + hm * y[i] * d[i];
             Gam[i] = v;
             ga[i] += sc * v;
         }
@@ -140,16 +155,15 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
 {
     for (int k = 0; k < nt; k++) qmax[k] = 0.0;
 #ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#pragma omp parallel for if (nt > 1 && M >= 512) num_threads(nt) schedule(static)
 #endif
     for (int m = 0; m < M; m++) {
         int th = mk_thread_id();
-        double kpp, knn, kpn;
-        pair_entries(pp, m, jp, jn, &kpp, &knn, &kpn, buf + (size_t) th * 2 * B);
-        double gpp = kpp * rinv[m] + o->invC, gnn = knn * rinv[m] + o->invC,
-            gpn = -kpn * rinv[m];
+        double dp, dn, *sb = buf + (size_t) th * 2 * B;
+        mk_store_pair_diff(pp, m, jp, jp + 1, &dp, sb);
+        mk_store_pair_diff(pp, m, jn, jn + 1, &dn, sb);
         const double *Gam = Ga + (size_t) m * n;
-        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (gpp + gnn + 2.0 * gpn);
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (rinv[m] * (dp - dn) + 2.0 * o->invC);
         if (!(sm > 0.0)) sm = 0.0;
         s[m] = sm;
         p[m] = epsp * sqrt(sm);
@@ -160,7 +174,7 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
     double r = q > o->cutoff ? q : 0.0;
     for (int k = 0; k < nt; k++) csum[k] = 0.0;
 #ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#pragma omp parallel for if (nt > 1 && M >= 512) num_threads(nt) schedule(static)
 #endif
     for (int m = 0; m < M; m++) {
         double sc, ch;
@@ -180,8 +194,8 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         int th = mk_thread_id();
         int m = (int) (task / nb), blk = (int) (task % nb);
         int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n;
-        const double *c1, *c2;
-        mk_store_pair_get(pp, m, i0, i1, &c1, &c2, buf + (size_t) th * 2 * B);
+        double *d = buf + (size_t) th * 2 * B;
+        mk_store_pair_diff(pp, m, i0, i1, d, d + B);
         double *Gam = Ga + (size_t) m * n + i0;
         double hm = 0.5 * rinv[m], cm = f * coef[m];
         const double *yy = y + i0;
@@ -190,7 +204,7 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         if (jp >= i0 && jp < i1) Gam[jp - i0] += 0.5 * o->invC;
         if (jn >= i0 && jn < i1) Gam[jn - i0] += 0.5 * o->invC;
         for (int i = 0; i < len; i++) {
-            double v = Gam[i] + hm * yy[i] * (c1[i] - c2[i]);
+            double v = Gam[i] + hm * yy[i] * d[i];
             Gam[i] = v;
             ga[i] += cm * v;
         }
@@ -202,14 +216,93 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
     }
 }
 
+/* The largest g in each class over one block of rows and its first index (-1: the block has
+   no row of that class). */
+static void block_oracle(const double *g, const double *y, int len, double *mp, int *ip,
+                         double *mn, int *in)
+{
+    double a = -HUGE_VAL, b = -HUGE_VAL;
+    int ia = -1, ib = -1;
+    for (int i = 0; i < len; i++) {
+        if (y[i] > 0) { if (ia < 0 || g[i] > a) { a = g[i]; ia = i; } }
+        else if (ib < 0 || g[i] > b) { b = g[i]; ib = i; }
+    }
+    *mp = a; *ip = ia; *mn = b; *in = ib;
+}
+
+/* One step with the rows shared among the threads, for few kernels (3 kernels on 50,000 points:
+   loops over kernels would leave threads idle and serial passes over n between them). s_m, the
+   shift and the weights first (O(M)); then one parallel pass over row blocks in which a block
+   updates Ga_m of every kernel, writes its rows of g (summed over m in order: the same values
+   for any number of threads) and finds its largest g in each class. The next pair is the
+   oracle's: the first index of the largest g of each class. */
+static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
+                     const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
+                     int n, int M, int nt, int B, int nb, double *buf, double *p, double *coef,
+                     double *bmax, int *barg, double *g, int *nextp, int *nextn)
+{
+    double q = 0.0;
+    for (int m = 0; m < M; m++) {
+        double dp, dn;
+        mk_store_pair_diff(pp, m, jp, jp + 1, &dp, buf);
+        mk_store_pair_diff(pp, m, jn, jn + 1, &dn, buf);
+        const double *Gam = Ga + (size_t) m * n;
+        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (rinv[m] * (dp - dn) + 2.0 * o->invC);
+        if (!(sm > 0.0)) sm = 0.0;
+        s[m] = sm;
+        p[m] = epsp * sqrt(sm);
+        if (p[m] > q) q = p[m];
+    }
+    double r = q > o->cutoff ? q : 0.0, chs = 0.0;
+    for (int m = 0; m < M; m++) {
+        double ch;
+        hyp_scaled(p[m], r, &coef[m], &ch);
+        chs += ch;
+    }
+    const double f = -2.0 * epsp / (2.0 * chs + (double) M * (n - 1) * exp(-r));
+    const double invC = o->invC;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int blk = 0; blk < nb; blk++) {
+        int th = mk_thread_id();
+        int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n, len = i1 - i0;
+        double *d = buf + (size_t) th * 2 * B, *gb = g + i0;
+        const double *yy = y + i0;
+        for (int i = 0; i < len; i++) gb[i] = 0.0;
+        for (int m = 0; m < M; m++) {
+            mk_store_pair_diff(pp, m, i0, i1, d, d + B);
+            double *Gam = Ga + (size_t) m * n + i0;
+            if (jp >= i0 && jp < i1) Gam[jp - i0] += 0.5 * invC;
+            if (jn >= i0 && jn < i1) Gam[jn - i0] += 0.5 * invC;
+            double hm = 0.5 * rinv[m], cm = f * coef[m];
+            for (int i = 0; i < len; i++) {
+                double v = Gam[i] + hm * yy[i] * d[i];
+                Gam[i] = v;
+                gb[i] += cm * v;
+            }
+        }
+        int ip, in;
+        block_oracle(gb, yy, len, &bmax[2 * blk], &ip, &bmax[2 * blk + 1], &in);
+        barg[2 * blk] = ip < 0 ? -1 : i0 + ip;
+        barg[2 * blk + 1] = in < 0 ? -1 : i0 + in;
+    }
+    int a = -1, b = -1;
+    for (int blk = 0; blk < nb; blk++) {
+        if (barg[2 * blk] >= 0 && (a < 0 || bmax[2 * blk] > g[a])) a = barg[2 * blk];
+        if (barg[2 * blk + 1] >= 0 && (b < 0 || bmax[2 * blk + 1] > g[b])) b = barg[2 * blk + 1];
+    }
+    *nextp = a;
+    *nextn = b;
+}
+
 /* The fit. tr: traces of the M kernels. Out: alpha (n, the paper's alpha scaled for the
    decision function), mu (M, weights on the unit-trace kernels, sum 1), sigma (M, weights on the
    stored kernels: mu / tr), b, s (M, alpha' G_m alpha of the final alpha / T), *iter, *gsum (the
    scale P + Q), hout (n: sum_m mu_m G_m alpha / T, before the scaling). Ga: n x M scratch. Returns MWU_DONE or MWU_INFEASIBLE (at iteration *iter + 1). */
 static int mwu_fit(const mk_store *st, const double *y, const double *tr, const mwu_opts *o,
                    double *alpha, double *mu, double *sigma, double *b, double *s, double *Ga,
-                   int *iter, double *gsum, double *hout, mk_hist *h, mwu_progress_fn progress,
-                   void *pctx)
+                   int *iter, double *gsum, double *hout, mk_hist *h, mk_progress *prog)
 {
     const int n = st->n, M = st->M;
     const double epsp = -log(1.0 - o->eps);
@@ -222,8 +315,16 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     for (int m = 0; m < M; m++) s[m] = 0.0;
     memset(Ga, 0, (size_t) n * M * sizeof(double));
 
-    const int B = n <= 8192 ? n : 4096, nb = (n + B - 1) / B;
-    int nt = mk_threads_for(o->nthreads, 60.0 * (double) M * n);
+    /* few kernels: rows shared among the threads (row_step); else kernels shared, in one pass
+       per step while a kernel's columns fit one block (fused_step), by row blocks beyond */
+    const int rows = M <= 32;
+    const int B = rows ? (n < 1024 ? n : 1024) : (n <= 8192 ? n : 4096), nb = (n + B - 1) / B;
+    /* work of a step: two exponentials per entry dominate (~200 units per entry per kernel
+       in the row design measured at n = 10,000: 0.2 ms per step on one thread) */
+    int nt = mk_threads_for(o->nthreads, (rows ? 200.0 : 60.0) * (double) M * n);
+    double *bmax = (double *) R_alloc(2 * (size_t) nb, sizeof(double));
+    int *barg = (int *) R_alloc(2 * (size_t) nb, sizeof(int));
+    int nextp = -1, nextn = -1;
     double *gacc = (double *) R_alloc((size_t) nt * n, sizeof(double));
     double *buf = (double *) R_alloc((size_t) nt * 2 * B, sizeof(double));
     double *qmax = (double *) R_alloc(nt, sizeof(double));
@@ -233,21 +334,40 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     mk_store_pair pp;
     mk_store_pair_init(st, &pp);
 
-    double t0 = mk_time(), last_int = 0.0, last_prog = t0;
+    /* The row design's results do not depend on the number of threads, so it adapts it: on a
+       machine busy with other work, threads that wait for each other at every step (thousands
+       of steps of a millisecond) can make two threads several times slower than one. Windows
+       of 32 steps time the full team and one thread, the faster runs for 16 windows, then both
+       are timed again. */
+    const int adapt = rows && nt > 1, W = 32;
+    int nt_use = nt, phase = 0, win_it = 0, runs = 0;
+    double win_t0 = mk_time(), t_full = 0.0;
+    double t0 = mk_time(), last_int = 0.0;
     int status = MWU_DONE, t;
     for (t = 1; t <= o->T; t++) {
         /* oracle */
-        int jp = -1, jn = -1;
-        for (int i = 0; i < n; i++) {
-            if (y[i] > 0) { if (jp < 0 || g[i] > g[jp]) jp = i; }
-            else if (jn < 0 || g[i] > g[jn]) jn = i;
-        }
+        int jp, jn;
+        if (nextp >= 0 && nextn >= 0) { jp = nextp; jn = nextn; }
+        else oracle(g, y, n, &jp, &jn);
         if (g[jp] + g[jn] < -2.0) { status = MWU_INFEASIBLE; break; }
         alpha[jp] += 0.5;
         alpha[jn] += 0.5;
+        if (rows) pp.nthreads = nt_use;
         mk_store_pair_set(&pp, jp, jn);
 
-        if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, gacc, buf,
+        if (rows) {
+            row_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt_use, B, nb, buf, p, coef,
+                     bmax, barg, g, &nextp, &nextn);
+            if (adapt && ++win_it == W) {
+                double now = mk_time(), per = (now - win_t0) / W;
+                if (phase == 0) { t_full = per; nt_use = 1; phase = 1; }
+                else if (phase == 1) { nt_use = per < t_full ? 1 : nt; phase = 2; runs = 0; }
+                else if (++runs == 16) { nt_use = nt; phase = 0; }
+                win_it = 0;
+                win_t0 = now;
+            }
+        }
+        else if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, gacc, buf,
                                 rth, chth, g);
         else split_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, B, nb, gacc, buf, qmax,
                         csum, p, coef, g);
@@ -264,17 +384,14 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
                         smax / ((double) t * t), ent, log((double) M));
         }
         mk_interrupt_every(&last_int, 0.05);
-        if (progress && mk_time() - last_prog >= 0.25) {
-            last_prog = mk_time();
-            progress(pctx, t, o->T);
-        }
+        mk_progress_tick(prog, t, o->T, NA_REAL, 0.0);
     }
     *iter = t - 1;
     if (status != MWU_DONE) {
         for (int m = 0; m < M; m++) mu[m] = sigma[m] = NA_REAL;
         return status;
     }
-    if (progress) progress(pctx, o->T, o->T);
+    mk_progress_done(prog);
 
     /* the solution: mu_m = -2 l_m / sqrt(s_m) of the last weights (scale-free), alpha / T;
        h = sum_m mu_m G_m alpha; bias and scale from its class sums */
@@ -313,16 +430,6 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
 
 /* ------------------------------------------------------------------ .Call entry */
 
-typedef struct { SEXP fun, env; } mwu_rprog;
-
-static void mwu_progress_r(void *ctx, int t, int T)
-{
-    mwu_rprog *pr = (mwu_rprog *) ctx;
-    SEXP call = PROTECT(lang3(pr->fun, ScalarInteger(t), ScalarInteger(T)));
-    eval(call, pr->env);
-    UNPROTECT(1);
-}
-
 SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
 {
     mk_store st;
@@ -346,8 +453,8 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
     o.hist_every = mk_ctl_int(control, "hist_every");
     if (!(o.eps > 0.0 && o.eps < 1.0) || !(o.invC >= 0.0) || o.T < 1 || o.hist_every < 1)
         error("mwu: bad settings");
-    SEXP pf = mk_ctl(control, "progress");
-    mwu_rprog pr = { pf, R_GlobalEnv };
+    mk_progress prog;
+    mk_progress_init(&prog, control);
 
     double *tr = (double *) R_alloc(M, sizeof(double));
     if (isNull(trace)) {
@@ -395,7 +502,7 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
     double b = NA_REAL, gs = NA_REAL;
     int iter = 0;
     int status = mwu_fit(&st, yy, tr, &o, REAL(a), REAL(mu), REAL(sg), &b, REAL(s), Ga, &iter,
-                         &gs, REAL(hv), &h, isNull(pf) ? NULL : mwu_progress_r, &pr);
+                         &gs, REAL(hv), &h, &prog);
     SET_VECTOR_ELT(out, 3, ScalarReal(b));
     SET_VECTOR_ELT(out, 5, ScalarInteger(iter));
     SET_VECTOR_ELT(out, 6, ScalarInteger(status));

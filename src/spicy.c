@@ -531,6 +531,7 @@ typedef struct {
     double C1, C2, eps;                 /* penalty psi(x) = C1 x + C2 x^2 / 2; epsilon of the loss */
     double tol, inner_tol, gamma_mult, gamma_max;
     int maxiter, inner_maxiter, nthreads, verbose, cg, cg_threshold, screen, lazy;
+    mk_progress *prog;
 } sp_opts;
 
 typedef struct {
@@ -1421,6 +1422,7 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
         sp_prox_update(S);
         R_CheckUserInterrupt();   /* the dual sweep may read every kernel */
         sp_dual_gap(S);
+        mk_progress_tick(o->prog, it + 1, o->maxiter, S->gap, o->tol);
         sp_tick(S, 7);
         double row[6] = { mk_time() - S->t0, S->primal, S->dual, S->gap, (double) S->nactive,
                           (double) nnewton };
@@ -1435,6 +1437,7 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
             S->gam_s *= o->gamma_mult; if (S->gam_s > o->gamma_max) S->gam_s = o->gamma_max;
         }
     }
+    mk_progress_done(o->prog);
     if (o->verbose)
         Rprintf("spicy times: init %.3f grad %.3f hess %.3f solve %.3f screen %.3f prod %.3f ls %.3f outer %.3f\n",
                 S->tm[0], S->tm[1], S->tm[2], S->tm[3], S->tm[4], S->tm[5], S->tm[6], S->tm[7]);
@@ -1551,6 +1554,9 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     double gamma0 = mk_ctl_real(control, "gamma0"), gammab0 = mk_ctl_real(control, "gamma_b");
     o.gamma_mult = mk_ctl_real(control, "gamma_mult");
     o.gamma_max = mk_ctl_real(control, "gamma_max");
+    mk_progress prog;
+    mk_progress_init(&prog, control);
+    o.prog = &prog;
     if (o.maxiter < 1) o.maxiter = 1;
     if (o.inner_maxiter < 1) o.inner_maxiter = 1;
     if (!(o.C1 >= 0.0) || !(o.C2 >= 0.0) || !(o.C1 + o.C2 > 0.0)) error("invalid C1, C2");

@@ -125,6 +125,23 @@ static void fly_raw(const mk_store *s, int m, int j, int i0, int i1, double *out
     mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], out, i1 - i0, out);
 }
 
+/* The raw diagonal of training kernel m (n values) in one call: a point's distances to itself
+   are 0 and its inner product is summed feature by feature as mk_kernel_base sums it, so the
+   values equal fly_raw's entry by entry. */
+static void fly_raw_diag(const mk_store *s, int m, double *out)
+{
+    int g = s->kgroup[m], n = s->n, kind = mk_kernel_base_kind(s->ktype[m]);
+    for (int i = 0; i < n; i++) out[i] = 0.0;
+    if (kind == MK_BASE_IP) {
+        const int *feat = s->gfeat + s->gstart[g];
+        for (int f = 0; f < group_nf(s, g); f++) {
+            const double *xc = s->x + (size_t) feat[f] * n;
+            for (int i = 0; i < n; i++) out[i] += xc[i] * xc[i];
+        }
+    }
+    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], out, n, out);
+}
+
 /* Normalise raw values of kernel m, rows i0..i1-1, column j, in place (training statistics;
    the same arithmetic as mk_normalize / mk_normalize_test on an array). */
 static void fly_norm(const mk_store *s, int m, int j, int i0, int i1, double *v)
@@ -207,15 +224,11 @@ void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, do
             grandmean[m] = gm;
             /* trace of the centred kernel, entry by entry as mk_normalize sums it */
             tr = 0.0;
-            for (int j = 0; j < n; j++) {
-                fly_raw(s, m, j, j, j + 1, b);
-                tr += b[0] + (gm - cm[j] - cm[j]);
-            }
+            fly_raw_diag(s, m, b);
+            for (int j = 0; j < n; j++) tr += b[j] + (gm - cm[j] - cm[j]);
         } else {
-            for (int j = 0; j < n; j++) {
-                fly_raw(s, m, j, j, j + 1, b);
-                tr += b[0];
-            }
+            fly_raw_diag(s, m, b);
+            for (int j = 0; j < n; j++) tr += b[j];
         }
         scale[m] = s->norm == MK_NORM_NONE ? 1.0 : (tr > 0.0 ? tr : 1.0);
         /* the mean diagonal of the stored kernel (non-finite when the kernel is) */
@@ -548,6 +561,7 @@ void mk_store_pair_init(const mk_store *s, mk_store_pair *pp)
     memset(pp, 0, sizeof(*pp));
     pp->s = s;
     pp->j1 = pp->j2 = -1;
+    pp->nthreads = s->nthreads;
     if (s->kind == MK_STORE_DENSE) return;
     int ng = 0;
     for (int m = 0; m < s->M; m++) if (s->kgroup[m] + 1 > ng) ng = s->kgroup[m] + 1;
@@ -584,38 +598,65 @@ void mk_store_pair_init(const mk_store *s, mk_store_pair *pp)
 static int kind_bit(int kind) { return kind == MK_BASE_D2 ? 0 : (kind == MK_BASE_IP ? 1 : 2); }
 
 /* Base values of both columns j1, j2 for rows i0..i1-1 of one feature group, in one pass over
-   the group's columns of z (both outputs stay in L1 for a block of rows). */
+   the group's columns of z: 32 rows at a time, their sums kept in registers across the
+   group's features (added in the order mk_kernel_base adds them: the same values up to the
+   rounding of fused multiply-adds in the AVX versions). */
+MK_CLONES
 static void pair_base(const mk_store *s, int g, int kind, int j1, int j2, int i0, int i1,
                       double *o1, double *o2)
 {
-    int len = i1 - i0, n = s->n, nr = s->nr;
-    for (int i = 0; i < len; i++) { o1[i] = 0.0; o2[i] = 0.0; }
+    int len = i1 - i0, n = s->n, nr = s->nr, nf = group_nf(s, g);
     const int *feat = s->gfeat + s->gstart[g];
-    for (int f = 0; f < group_nf(s, g); f++) {
-        size_t c = (size_t) feat[f];
-        const double *zc = s->z + c * nr + i0;
-        double b1 = s->x[c * n + j1], b2 = s->x[c * n + j2];
-        if (kind == MK_BASE_D2) {
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-            for (int i = 0; i < len; i++) {
-                double d1 = zc[i] - b1, d2 = zc[i] - b2;
-                o1[i] += d1 * d1;
-                o2[i] += d2 * d2;
-            }
-        } else if (kind == MK_BASE_IP) {
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-            for (int i = 0; i < len; i++) { o1[i] += zc[i] * b1; o2[i] += zc[i] * b2; }
-        } else {
+    if (kind == MK_BASE_CH) {
+        for (int i = 0; i < len; i++) { o1[i] = 0.0; o2[i] = 0.0; }
+        for (int f = 0; f < nf; f++) {
+            size_t c = (size_t) feat[f];
+            const double *zc = s->z + c * nr + i0;
+            double b1 = s->x[c * n + j1], b2 = s->x[c * n + j2];
             for (int i = 0; i < len; i++) {
                 double a = zc[i], d1 = a - b1, s1 = a + b1, d2 = a - b2, s2 = a + b2;
                 if (s1 != 0.0) o1[i] += d1 * d1 / s1;
                 if (s2 != 0.0) o2[i] += d2 * d2 / s2;
             }
         }
+        return;
+    }
+    const int d2 = kind == MK_BASE_D2;
+    int i = 0;
+    for (; i + 32 <= len; i += 32) {
+        double a1[32] = { 0 }, a2[32] = { 0 };
+        for (int f = 0; f < nf; f++) {
+            size_t c = (size_t) feat[f];
+            const double *zc = s->z + c * nr + i0 + i;
+            double b1 = s->x[c * n + j1], b2 = s->x[c * n + j2];
+            if (d2) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+                for (int k = 0; k < 32; k++) {
+                    double e1 = zc[k] - b1, e2 = zc[k] - b2;
+                    a1[k] += e1 * e1;
+                    a2[k] += e2 * e2;
+                }
+            } else {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+                for (int k = 0; k < 32; k++) { a1[k] += zc[k] * b1; a2[k] += zc[k] * b2; }
+            }
+        }
+        for (int k = 0; k < 32; k++) { o1[i + k] = a1[k]; o2[i + k] = a2[k]; }
+    }
+    for (; i < len; i++) {
+        double a1 = 0.0, a2 = 0.0;
+        for (int f = 0; f < nf; f++) {
+            size_t c = (size_t) feat[f];
+            double zv = s->z[c * nr + i0 + i], b1 = s->x[c * n + j1], b2 = s->x[c * n + j2];
+            if (d2) { double e1 = zv - b1, e2 = zv - b2; a1 += e1 * e1; a2 += e2 * e2; }
+            else { a1 += zv * b1; a2 += zv * b2; }
+        }
+        o1[i] = a1;
+        o2[i] = a2;
     }
 }
 
@@ -628,7 +669,7 @@ void mk_store_pair_set(mk_store_pair *pp, int j1, int j2)
     int nr = s->nr, B = 1024, nb = (nr + B - 1) / B, ntask = pp->nslot * nb;
     double work = 0.0;
     for (int k = 0; k < pp->nslot; k++) work += 6.0 * nr * group_nf(s, pp->sgroup[k]);
-    int nt = mk_threads_for(s->nthreads, work);
+    int nt = mk_threads_for(pp->nthreads, work);
     (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 1)
@@ -641,18 +682,32 @@ void mk_store_pair_set(mk_store_pair *pp, int j1, int j2)
     }
 }
 
-void mk_store_pair_get(const mk_store_pair *pp, int m, int i0, int i1, const double **c1,
-                       const double **c2, double *buf)
+/* One training value of kernel m, row i, column j, from its raw value: fly_norm's arithmetic. */
+static double norm_one(const mk_store *s, int m, int i, int j, double v)
+{
+    if (s->norm == MK_NORM_CENTER_TRACE) {
+        const double *cm = s->colmeans + (size_t) m * s->n;
+        v = (v + (s->grandmean[m] - cm[i] - cm[j])) * (1.0 / s->scale[m]);
+    } else if (s->norm == MK_NORM_TRACE) v *= 1.0 / s->scale[m];
+    return i == j ? v + s->jitter : v;
+}
+
+void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *d, double *buf)
 {
     const mk_store *s = pp->s;
-    int nr = s->nr, len = i1 - i0;
+    int nr = s->nr, len = i1 - i0, j1 = pp->j1, j2 = pp->j2;
+    if (!s->square) error("kernel store: column pairs need a training store");
     if (s->kind == MK_STORE_DENSE) {
         const double *K = s->K + (size_t) m * nr * s->n;
-        *c1 = K + (size_t) pp->j1 * nr + i0;
-        *c2 = K + (size_t) pp->j2 * nr + i0;
+        const double *c1 = K + (size_t) j1 * nr + i0, *c2 = K + (size_t) j2 * nr + i0;
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+        for (int k = 0; k < len; k++) d[k] = c1[k] - c2[k];
         return;
     }
-    double *o1 = buf, *o2 = buf + len;
+    /* raw columns: the first in buf, the second in d */
+    double *o1 = buf;
     int g = s->kgroup[m], kind = mk_kernel_base_kind(s->ktype[m]);
     const double *b1, *b2;
     if (pp->share) {
@@ -660,18 +715,41 @@ void mk_store_pair_get(const mk_store_pair *pp, int m, int i0, int i1, const dou
         b1 = pp->base + (size_t) k * 2 * nr + i0;
         b2 = b1 + nr;
     } else {
-        mk_kernel_base(s->x, s->n, s->z + i0, nr, len, pp->j1, s->gfeat + s->gstart[g],
+        mk_kernel_base(s->x, s->n, s->z + i0, nr, len, j1, s->gfeat + s->gstart[g],
                        group_nf(s, g), kind, o1);
-        mk_kernel_base(s->x, s->n, s->z + i0, nr, len, pp->j2, s->gfeat + s->gstart[g],
-                       group_nf(s, g), kind, o2);
-        b1 = o1; b2 = o2;
+        mk_kernel_base(s->x, s->n, s->z + i0, nr, len, j2, s->gfeat + s->gstart[g],
+                       group_nf(s, g), kind, d);
+        b1 = o1; b2 = d;
     }
     mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], b1, len, o1);
-    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], b2, len, o2);
-    fly_norm(s, m, pp->j1, i0, i1, o1);
-    fly_norm(s, m, pp->j2, i0, i1, o2);
-    *c1 = o1;
-    *c2 = o2;
+    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], b2, len, d);
+    /* the rows j1, j2 (diagonal entries, jitter) are redone one value at a time below */
+    int r1 = j1 >= i0 && j1 < i1, r2 = j2 >= i0 && j2 < i1;
+    double a11 = r1 ? o1[j1 - i0] : 0.0, a21 = r1 ? d[j1 - i0] : 0.0;
+    double a12 = r2 ? o1[j2 - i0] : 0.0, a22 = r2 ? d[j2 - i0] : 0.0;
+    if (s->norm == MK_NORM_CENTER_TRACE) {
+        double gm = s->grandmean[m], inv = 1.0 / s->scale[m];
+        const double *cm = s->colmeans + (size_t) m * s->n + i0;
+        double e1 = s->colmeans[(size_t) m * s->n + j1], e2 = s->colmeans[(size_t) m * s->n + j2];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+        for (int k = 0; k < len; k++)
+            d[k] = (o1[k] + (gm - cm[k] - e1)) * inv - (d[k] + (gm - cm[k] - e2)) * inv;
+    } else if (s->norm == MK_NORM_TRACE) {
+        double inv = 1.0 / s->scale[m];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+        for (int k = 0; k < len; k++) d[k] = o1[k] * inv - d[k] * inv;
+    } else {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+        for (int k = 0; k < len; k++) d[k] = o1[k] - d[k];
+    }
+    if (r1) d[j1 - i0] = norm_one(s, m, j1, j1, a11) - norm_one(s, m, j1, j2, a21);
+    if (r2) d[j2 - i0] = norm_one(s, m, j2, j1, a12) - norm_one(s, m, j2, j2, a22);
 }
 
 void mk_store_diag(const mk_store *s, int m, double *d, double *buf)
@@ -683,10 +761,8 @@ void mk_store_diag(const mk_store *s, int m, double *d, double *buf)
         for (int j = 0; j < n; j++) d[j] = K[(size_t) j * n + j];
         return;
     }
-    for (int j = 0; j < n; j++) {
-        fly_col(s, m, j, j, j + 1, buf);
-        d[j] = buf[0];
-    }
+    fly_raw_diag(s, m, d);
+    for (int j = 0; j < n; j++) d[j] = norm_one(s, m, j, j, d[j]);
 }
 
 /* ------------------------------------------------------------------ materialising a store */

@@ -448,6 +448,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
             break;
         }
         R_CheckUserInterrupt();
+        mk_progress_tick(o->prog, it, o->maxiter, rg, o->tol);
         if (s->line && it % SF_REBUILD == 0) {
             if (w->kd_at_d) {   /* the last solve was the driver's own at this d: reuse K(d) */
                 double *tmp = w->B;
@@ -480,6 +481,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
         break;
     }
     c->screened = w->nscreened;
+    mk_progress_done(o->prog);
     *b = c->b; *J = c->J; *gap = rg; *iter = it;
     return reason;
 }
@@ -532,6 +534,9 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
     if (!(Cv > 0.0) || !R_FINITE(Cv)) error("C must be positive and finite");
     mk_sf_opts o;
     read_opts(control, &o);
+    mk_progress prog;
+    mk_progress_init(&prog, control);
+    o.prog = &prog;
     if (code != 2) o.p = 1.0;
     if (!isNull(init) && !isNewList(init)) error("'init' must be NULL or a list");
 

@@ -17,19 +17,12 @@
 /* ------------------------------------------------------------------ vectorised exp */
 
 /* v[i] = exp(v[i]) for n values, in loops the compiler vectorises: the argument is clamped to
-   [-708, 709] (one loop), then exp(x) = 2^k exp(r) with k = round(x / ln 2), r = x - k ln 2
+   [-708, 709], then exp(x) = 2^k exp(r) with k = round(x / ln 2), r = x - k ln 2
    (Cody-Waite split of ln 2, |r| <= 0.347), exp(r) by its Taylor polynomial of degree 13
    (truncation below 1e-17 relative) and 2^k added to the exponent bits; arguments below -708
    give 0. Relative error about 2e-16 against the C library's exp, at a fraction of its cost
    where the loop vectorises. On x86-64 with GCC the function is compiled for AVX-512, AVX2 and
-   the baseline, chosen at load time from the processor's features. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    __GNUC__ >= 8
-#define MK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MK_CLONES
-#endif
-
+   the baseline, chosen at load time from the processor's features (MK_CLONES). */
 #ifdef _OPENMP
 #define MK_SIMD _Pragma("omp simd")
 #else
@@ -37,26 +30,24 @@
 #endif
 
 MK_CLONES
-void mk_vexp(double *restrict v, int n)
+void mk_vexp_ax(double a, const double *x, double *out, int n)
 {
     const double magic = 6755399441055744.0;   /* 1.5 * 2^52: adding it rounds to an integer */
-    double keep[256];   /* one chunk's arguments: below -708 the result is 0, NaN stays NaN */
+    double keep[256];   /* one chunk's arguments a x (read before out is written: out may be x) */
     for (int c0 = 0; c0 < n; c0 += 256) {
         int len = n - c0 < 256 ? n - c0 : 256;
-        double *restrict w = v + c0;
+        const double *xc = x + c0;
+        MK_SIMD
+        for (int i = 0; i < len; i++) keep[i] = a * xc[i];
+        double *restrict w = out + c0;
         MK_SIMD
         for (int i = 0; i < len; i++) {
-            double x = w[i];
-            keep[i] = x;
-            x = x > -708.0 ? x : -708.0;
-            w[i] = x < 709.0 ? x : 709.0;
-        }
-        MK_SIMD
-        for (int i = 0; i < len; i++) {
-            double x = w[i];
-            double kd = x * 1.4426950408889634 + magic;
+            double x0 = keep[i];
+            double t = x0 > -708.0 ? x0 : -708.0;
+            t = t < 709.0 ? t : 709.0;
+            double kd = t * 1.4426950408889634 + magic;
             double k = kd - magic;
-            double r = x - k * 0.6931471803691238 - k * 1.9082149292705877e-10;
+            double r = t - k * 0.6931471803691238 - k * 1.9082149292705877e-10;
             double q = 1.0 / 6227020800.0;
             q = q * r + 1.0 / 479001600.0;
             q = q * r + 1.0 / 39916800.0;
@@ -75,16 +66,18 @@ void mk_vexp(double *restrict v, int n)
             memcpy(&kb, &kd, sizeof kb);
             memcpy(&qb, &q, sizeof qb);
             qb += (int64_t) ((uint64_t) kb << 52);   /* the low bits of kd hold k */
-            memcpy(&w[i], &qb, sizeof qb);
-        }
-        MK_SIMD
-        for (int i = 0; i < len; i++) {
-            double k = keep[i], y = w[i];
-            y = k < -708.0 ? 0.0 : y;
-            y = k > 709.0 ? HUGE_VAL : y;
-            w[i] = k == k ? y : k;
+            double y;
+            memcpy(&y, &qb, sizeof y);
+            y = x0 < -708.0 ? 0.0 : y;               /* below -708 the result is 0 */
+            y = x0 > 709.0 ? HUGE_VAL : y;
+            w[i] = x0 == x0 ? y : x0;                /* NaN stays NaN */
         }
     }
+}
+
+void mk_vexp(double *v, int n)
+{
+    mk_vexp_ax(1.0, v, v, n);
 }
 
 /* ------------------------------------------------------------------ threads */
@@ -143,6 +136,52 @@ void mk_interrupt_every(double *last, double every)
         *last = t;
         R_CheckUserInterrupt();
     }
+}
+
+/* ------------------------------------------------------------------ progress of a fit */
+
+void mk_progress_init(mk_progress *p, SEXP control)
+{
+    SEXP f = mk_ctl(control, "progress_fun");
+    if (!isNull(f) && !isFunction(f)) error("control entry 'progress_fun' must be NULL or a function");
+    p->fun = f;             /* protected: an element of the .Call argument 'control' */
+    SEXP ev = isNull(f) ? R_NilValue : getAttrib(f, install("every"));
+    p->every = (isReal(ev) && XLENGTH(ev) == 1 && REAL(ev)[0] >= 0.0) ? REAL(ev)[0] :
+        MK_PROGRESS_EVERY;
+    p->last = mk_time();
+    p->frac = 0.0;
+    p->crit0 = R_NaN;
+}
+
+static void progress_report(mk_progress *p, double frac)
+{
+    SEXP call = PROTECT(lang2(p->fun, ScalarReal(frac)));
+    eval(call, R_GlobalEnv);
+    UNPROTECT(1);
+    p->last = mk_time();
+}
+
+void mk_progress_tick(mk_progress *p, int it, int maxiter, double crit, double tol)
+{
+    if (p == NULL || isNull(p->fun)) return;
+    double f = maxiter > 0 ? (double) it / maxiter : 0.0;
+    if (R_FINITE(crit) && crit > 0.0 && tol > 0.0) {
+        if (ISNAN(p->crit0) && crit > tol) p->crit0 = crit;
+        if (!ISNAN(p->crit0)) {
+            double g = log(p->crit0 / crit) / log(p->crit0 / tol);
+            if (g > f) f = g;
+        }
+    }
+    if (f > 0.999) f = 0.999;       /* only the end of the fit reports 1 */
+    if (f > p->frac) p->frac = f;
+    if (mk_time() - p->last >= p->every) progress_report(p, p->frac);
+}
+
+void mk_progress_done(mk_progress *p)
+{
+    if (p == NULL || isNull(p->fun)) return;
+    p->frac = 1.0;
+    progress_report(p, 1.0);
 }
 
 int mk_chol_solve(double *A, int n, double *B, int nrhs)

@@ -4,13 +4,16 @@
 # (Sonar with many random kernels computed on the fly). Writes mwu-fig2.csv, mwu-fig3.csv,
 # mwu-table2.csv beside this script (or in the directory given as the first argument), each
 # row stamped with the date and the machine.
-#   Rscript inst/mwu/fullscale.R [outdir] [splits = 30] [maxN = 50000] [maxM = 1e6]
+#   Rscript inst/mwu/fullscale.R [outdir] [splits = 30] [maxN = 50000] [maxM = 1e6] [parts]
+# parts: a comma-separated subset of fig2,fig3,table2 (default all three). Fig. 3 and Table 2 are
+# timings: run them on a quiet machine.
 suppressPackageStartupMessages(library(mklearn))
 a <- commandArgs(TRUE)
 outdir <- if (length(a) >= 1) a[1] else "inst/mwu"
 splits <- if (length(a) >= 2) as.integer(a[2]) else 30L
 maxN <- if (length(a) >= 3) as.numeric(a[3]) else 50000
 maxM <- if (length(a) >= 4) as.numeric(a[4]) else 1e6
+parts <- if (length(a) >= 5) strsplit(a[5], ",")[[1]] else c("fig2", "fig3", "table2")
 stamp <- list(date = format(Sys.time(), "%Y-%m-%d %H:%M"),
               machine = sprintf("%s, %d cores", Sys.info()[["nodename"]], parallel::detectCores()))
 ks12 <- kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))),
@@ -33,12 +36,15 @@ for (nm in c("heart", "wpbc")) {
   f <- file.path("..", "shared", "data", paste0(nm, ".csv"))
   if (file.exists(f)) {
     d <- utils::read.csv(f)
-    x <- as.matrix(d[, -1]); x <- x[, apply(x, 2, function(v) length(unique(v)) > 1), drop = FALSE]
+    x <- as.matrix(d[, -1])
+    # wpbc's first feature is the recurrence time, which gives the label away (SOURCES.md)
+    if (nm == "wpbc") x <- x[, colnames(x) != "x1", drop = FALSE]
+    x <- x[, apply(x, 2, function(v) length(unique(v)) > 1), drop = FALSE]
     sets[[nm]] <- list(x = x, y = factor(d$y))
   }
 }
 fig2 <- NULL
-for (nm in names(sets)) {
+if ("fig2" %in% parts) for (nm in names(sets)) {
   s <- sets[[nm]]
   keep <- apply(s$x, 2, function(v) length(unique(v)) > 1)
   x <- s$x[, keep, drop = FALSE]
@@ -62,11 +68,13 @@ for (nm in names(sets)) {
   }
   cat(nm, "done\n")
 }
-utils::write.csv(fig2, file.path(outdir, "mwu-fig2.csv"), row.names = FALSE)
+if ("fig2" %in% parts) utils::write.csv(fig2, file.path(outdir, "mwu-fig2.csv"), row.names = FALSE)
 
 # ---- Fig. 3: time against N (twonorm, 3 Gaussian kernels on all 20 features, eps = 0.07)
+# The Bayes rule of twonorm (the sign of the sum of the features) on the same held-out points
+# is the accuracy no classifier exceeds in expectation (0.9772 on the population).
 fig3 <- NULL
-for (N in c(1000, 2000, 5000, 10000, 20000, 50000)) {
+if ("fig3" %in% parts) for (N in c(1000, 2000, 5000, 10000, 20000, 50000)) {
   if (N > maxN) break
   set.seed(1)
   d <- mlbench::mlbench.twonorm(N + 10000, d = 20)
@@ -79,14 +87,16 @@ for (N in c(1000, 2000, 5000, 10000, 20000, 50000)) {
   fig3 <- rbind(fig3, data.frame(N = N, time = el, solver = f$timing[["fit"]],
                                  T = f$iterations,
                                  accuracy = mean(predict(f, d$x[-tr, ]) == d$classes[-tr]),
+                                 bayes = mean((rowSums(d$x[-tr, ]) > 0) ==
+                                                (d$classes[-tr] == levels(d$classes)[1L])),
                                  stamp))
   cat("N", N, el, "s\n")
 }
-utils::write.csv(fig3, file.path(outdir, "mwu-fig3.csv"), row.names = FALSE)
+if ("fig3" %in% parts) utils::write.csv(fig3, file.path(outdir, "mwu-fig3.csv"), row.names = FALSE)
 
 # ---- Table 2: Sonar with many random single-feature kernels, computed on the fly
 tab2 <- NULL
-for (M in c(1e3, 1e4, 1e5, 1e6)) {
+if ("table2" %in% parts) for (M in c(1e3, 1e4, 1e5, 1e6)) {
   if (M > maxM) break
   set.seed(1)
   t0 <- proc.time()[["elapsed"]]
@@ -99,4 +109,4 @@ for (M in c(1e3, 1e4, 1e5, 1e6)) {
   cat("M", M, el, "s\n")
   rm(f); invisible(gc())
 }
-utils::write.csv(tab2, file.path(outdir, "mwu-table2.csv"), row.names = FALSE)
+if ("table2" %in% parts) utils::write.csv(tab2, file.path(outdir, "mwu-table2.csv"), row.names = FALSE)

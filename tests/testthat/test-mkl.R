@@ -242,3 +242,21 @@ test_that("the stored call reads mkl(...), so update() refits a matrix, formula 
   fpath <- mkl(cls ~ ., data = df, kernels = ks, C = c(10, 1))
   expect_identical(update(fpath, C = c(3, 2))$C, c(3, 2))
 })
+
+test_that("Platt scaling reaches the minimum of its likelihood (zero gradient, no worse than BFGS)", {
+  set.seed(7)
+  n <- 400
+  y <- ifelse(runif(n) < 0.4, 1, -1)
+  f <- y * 0.8 + rnorm(n)
+  ab <- mklearn:::platt_fit(f, y, "hinge")
+  np <- sum(y > 0); nn <- sum(y < 0)
+  t <- ifelse(y > 0, (np + 1) / (np + 2), 1 / (nn + 2))
+  nll <- function(par) {
+    z <- par[1] * f + par[2]
+    sum(-t * plogis(z, log.p = TRUE) - (1 - t) * plogis(-z, log.p = TRUE))
+  }
+  p <- plogis(ab[["A"]] * f + ab[["B"]])
+  expect_lt(max(abs(c(sum((p - t) * f), sum(p - t)))), 1e-6)
+  expect_lte(nll(c(ab[["A"]], ab[["B"]])), optim(c(1, 0), nll, method = "BFGS")$value + 1e-10)
+  expect_identical(mklearn:::platt_fit(f, y, "logistic"), c(A = 1, B = 0))
+})
