@@ -192,6 +192,10 @@ void mk_store_mv(const mk_store *s, const int *idx, int cnt, const double *v, do
 void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, double *out);
 /* out (nr x n) = sum_m d[m] K_m over the kernels with d[m] != 0 */
 void mk_store_combine(const mk_store *s, const double *d, double *out);
+/* out (nr x n) += sum_k w[k] K_{idx[k]}, k < cnt, and if w2 != NULL, in the same read,
+   out2 += sum_k w2[k] K_{idx[k]} */
+void mk_store_combine_add(const mk_store *s, const int *idx, const double *w, const double *w2,
+                          int cnt, double *out, double *out2);
 /* A (nr x n) += t K_m */
 void mk_store_axpy(const mk_store *s, int m, double t, double *A);
 /* out[i] = sum_j (K_{idx[j]} alpha[, j])_i, alpha n x cnt: decision values without the bias */
@@ -327,6 +331,12 @@ struct mk_sf_ctx {
     double (*J_line)(mk_sf_ctx *c, double t, double *alpha, double *b);
     void (*dir_combine)(mk_sf_ctx *c, const double *D);      /* KD = sum_m D_m K_m */
     void (*dir_axpy)(mk_sf_ctx *c, int m, double t);         /* KD += t K_m */
+    /* the SVM on B + t KD + sum_k w[k] K_{idx[k]}, like J_line, with (same read of those cnt
+       kernels) a tentative direction KD + sum_k wd[k] K_{idx[k]}; take_probe makes them the
+       base and the direction */
+    double (*J_probe)(mk_sf_ctx *c, double t, const int *idx, const double *w,
+                      const double *wd, int cnt, double *alpha, double *b);
+    void (*take_probe)(mk_sf_ctx *c);
     void (*base_move)(mk_sf_ctx *c, double t);               /* B += t KD */
     void (*base_take_line)(mk_sf_ctx *c);                    /* B = kernel of the last J_line */
     void (*base_axpy)(mk_sf_ctx *c, int m, double t);        /* B += t K_m */
@@ -342,7 +352,8 @@ struct mk_sf_ctx {
 typedef struct {
     const char *name;
     int line;                      /* uses the line kernel */
-    /* reads v_m of a zero weight only through "v_m < v_mu" (mu: the first largest weight), so
+    /* reads v_m of a zero weight only through "v_m < v_mu" (mu: a largest weight, among equal
+       ones the one with the largest v_m), so
        the driver may pass an upper bound of v_m below v_mu instead of v_m (gradient screening) */
     int screen;
     void *(*init)(mk_sf_ctx *c);

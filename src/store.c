@@ -264,13 +264,22 @@ void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2,
     int nr = s->nr, n = s->n;
     for (int i = 0; i < nr; i++) y1[i] = 0.0;
     if (x2) for (int i = 0; i < nr; i++) y2[i] = 0.0;
+    /* dense columns are streamed, zeros of x1 included, unless most of x1 is zero: skipping
+       them made a product at half zeros 1.8x slower than at none (200 x 200 kernels) */
+    int stream = 0;
+    if (!x2 && s->kind == MK_STORE_DENSE) {
+        int nz = 0;
+        for (int j = 0; j < n; j++) nz += x1[j] != 0.0;
+        stream = 4 * nz >= n;
+    }
     for (int j = 0; j < n; j++) {
-        const double *c = mk_store_col(s, m, j, buf);
         double a1 = x1[j];
+        if (!x2 && a1 == 0.0 && !stream) continue;
+        const double *c = mk_store_col(s, m, j, buf);
         if (x2) {
             double a2 = x2[j];
             for (int i = 0; i < nr; i++) { y1[i] += c[i] * a1; y2[i] += c[i] * a2; }
-        } else if (a1 != 0.0) {
+        } else if (a1 != 0.0 || stream) {
             for (int i = 0; i < nr; i++) y1[i] += c[i] * a1;
         }
     }
@@ -282,10 +291,16 @@ static double quad_lower(const double *A, int n, const double *v)
     double s = 0.0;
     for (int j = 0; j < n; j++) {
         const double *aj = A + (size_t) j * n;
-        double vj = v[j], t = 0.0;
+        double vj = v[j], t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
         if (vj == 0.0) continue;
-        for (int i = j + 1; i < n; i++) t += aj[i] * v[i];
-        s += vj * (2.0 * t + aj[j] * vj);
+        /* four partial sums: independent chains of additions */
+        int i = j + 1;
+        for (; i + 3 < n; i += 4) {
+            t0 += aj[i] * v[i]; t1 += aj[i + 1] * v[i + 1];
+            t2 += aj[i + 2] * v[i + 2]; t3 += aj[i + 3] * v[i + 3];
+        }
+        for (; i < n; i++) t0 += aj[i] * v[i];
+        s += vj * (2.0 * ((t0 + t1) + (t2 + t3)) + aj[j] * vj);
     }
     return s;
 }
@@ -347,27 +362,103 @@ void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, 
         out[k] = mk_store_kquad(s, idx ? idx[k] : k, v, THREAD_BUF(scr, s->nr));
 }
 
-void mk_store_combine(const mk_store *s, const double *d, double *out)
+/* A combination adds kernels into out by blocks of columns of about COMB_DOUBLES doubles
+   (256 KB, in cache), four kernels per sweep of the block (added one after the other: the
+   rounding of a kernel-by-kernel sum, as on the fly), each kernel's slab read contiguously.
+   Reading one column of every kernel in turn instead (320 KB apart at n = 200) made a pass
+   over 6000 kernels 2.0 s against 0.15-0.2 s now (a streaming read of the array: 0.2 s). */
+#define COMB_DOUBLES 32768
+
+/* out (= or +=) sum_k w[k] K_{idx[k]} (idx NULL: K_k), and if w2 != NULL also
+   out2 += sum_k w2[k] K_{idx[k]} in the same read; kernels with both weights 0 skipped; blocks
+   of columns in parallel, kernels added in the order given (deterministic). */
+static void combine_blocks(const mk_store *s, const int *idx, const double *w, const double *w2,
+                           int cnt, double *out, double *out2, int add)
 {
-    int nr = s->nr, n = s->n, M = s->M, nact = 0;
-    for (int m = 0; m < M; m++) if (d[m] != 0.0) nact++;
+    int nr = s->nr, n = s->n, nact = 0;
+    for (int k = 0; k < cnt; k++) if (w[k] != 0.0 || (w2 && w2[k] != 0.0)) nact++;
     int nt = mk_threads_for(s->nthreads, pass_work(s, nact));
+    int CB = COMB_DOUBLES / nr;
+    if (CB < 1) CB = 1;
+    if (CB > (n + nt - 1) / nt) CB = (n + nt - 1) / nt;   /* a block for every thread */
+    int nblk = (n + CB - 1) / CB;
+    if (nt > nblk) nt = nblk;
     double *scr = col_scratch(s, nt);
     (void) nt;
-    /* columns in parallel; kernels summed in a fixed order so the result is deterministic */
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int j = 0; j < n; j++) {
-        double *oj = out + (size_t) j * nr, *b = THREAD_BUF(scr, nr);
-        for (int i = 0; i < nr; i++) oj[i] = 0.0;
-        for (int m = 0; m < M; m++) {
-            double w = d[m];
-            if (w == 0.0) continue;
-            const double *c = mk_store_col(s, m, j, b);
-            for (int i = 0; i < nr; i++) oj[i] += w * c[i];
+    for (int blk = 0; blk < nblk; blk++) {
+        int j0 = blk * CB, j1 = j0 + CB < n ? j0 + CB : n;
+        size_t len = (size_t) (j1 - j0) * nr;
+        double *o = out + (size_t) j0 * nr, *o2 = out2 ? out2 + (size_t) j0 * nr : NULL;
+        double *b = THREAD_BUF(scr, nr);
+        if (!add) for (size_t i = 0; i < len; i++) o[i] = 0.0;
+        if (s->kind == MK_STORE_DENSE) {
+            /* four kernels per sweep of the out block(s) */
+            const double *cs[4];
+            double ws[4], us[4];
+            int q = 0;
+            for (int k = 0; k <= cnt; k++) {
+                if (k < cnt) {
+                    if (w[k] == 0.0 && !(w2 && w2[k] != 0.0)) continue;
+                    int m = idx ? idx[k] : k;
+                    cs[q] = s->K + ((size_t) m * n + j0) * nr;
+                    ws[q] = w[k];
+                    us[q] = w2 ? w2[k] : 0.0;
+                    q++;
+                }
+                if (q == 4) {
+                    const double *c0 = cs[0], *c1 = cs[1], *c2 = cs[2], *c3 = cs[3];
+                    double w0 = ws[0], w1 = ws[1], w2_ = ws[2], w3 = ws[3];
+                    if (o2) {
+                        double u0 = us[0], u1 = us[1], u2 = us[2], u3 = us[3];
+                        for (size_t i = 0; i < len; i++) {
+                            double a0 = c0[i], a1 = c1[i], a2 = c2[i], a3 = c3[i];
+                            o[i] = (((o[i] + w0 * a0) + w1 * a1) + w2_ * a2) + w3 * a3;
+                            o2[i] = (((o2[i] + u0 * a0) + u1 * a1) + u2 * a2) + u3 * a3;
+                        }
+                    } else
+                        for (size_t i = 0; i < len; i++)
+                            o[i] = (((o[i] + w0 * c0[i]) + w1 * c1[i]) + w2_ * c2[i]) + w3 * c3[i];
+                    q = 0;
+                } else if (k == cnt) {
+                    for (int r = 0; r < q; r++) {
+                        const double *c = cs[r];
+                        double wr = ws[r], ur = us[r];
+                        for (size_t i = 0; i < len; i++) o[i] += wr * c[i];
+                        if (o2) for (size_t i = 0; i < len; i++) o2[i] += ur * c[i];
+                    }
+                }
+            }
+            continue;
+        }
+        for (int k = 0; k < cnt; k++) {
+            double wk = w[k], uk = w2 ? w2[k] : 0.0;
+            if (wk == 0.0 && uk == 0.0) continue;
+            int m = idx ? idx[k] : k;
+            for (int j = j0; j < j1; j++) {
+                const double *c = mk_store_col(s, m, j, b);
+                double *oj = o + (size_t) (j - j0) * nr;
+                for (int i = 0; i < nr; i++) oj[i] += wk * c[i];
+                if (o2) {
+                    double *o2j = o2 + (size_t) (j - j0) * nr;
+                    for (int i = 0; i < nr; i++) o2j[i] += uk * c[i];
+                }
+            }
         }
     }
+}
+
+void mk_store_combine(const mk_store *s, const double *d, double *out)
+{
+    combine_blocks(s, NULL, d, NULL, s->M, out, NULL, 0);
+}
+
+void mk_store_combine_add(const mk_store *s, const int *idx, const double *w, const double *w2,
+                          int cnt, double *out, double *out2)
+{
+    if (cnt > 0) combine_blocks(s, idx, w, w2, cnt, out, out2, 1);
 }
 
 void mk_store_axpy(const mk_store *s, int m, double t, double *A)

@@ -26,6 +26,7 @@ static const mk_sf_strategy strategies[] = {
 typedef struct {
     double *Kd;          /* kernel of the last SVM solve (n x n) */
     double *B, *KD;      /* line kernel: base K(d) and direction (n x n each; line strategies) */
+    double *KD2;         /* the tentative direction of the last J_probe */
     double *grad, *ya;   /* SMO gradient, signed alpha (n) */
     int nth2;            /* threads for an O(n^2) elementwise pass */
     int kd_at_d;         /* Kd holds K(c->d) (the driver's own solve at the current point) */
@@ -91,7 +92,29 @@ static double sf_J_line(mk_sf_ctx *c, double t, double *alpha, double *b)
     return sf_solve(c, alpha, b);
 }
 
+static double sf_J_probe(mk_sf_ctx *c, double t, const int *idx, const double *wk,
+                         const double *wd, int cnt, double *alpha, double *b)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    w->kd_at_d = 0;
+    double t0 = mk_time();
+    sf_line(w->B, w->KD, t, w->Kd, c->n, w->nth2);
+    memcpy(w->KD2, w->KD, (size_t) c->n * c->n * sizeof(double));
+    mk_store_combine_add(c->st, idx, wk, wd, cnt, w->Kd, w->KD2);
+    c->t_svm += mk_time() - t0;
+    return sf_solve(c, alpha, b);
+}
+
 /* ------------------------------------------------------------------ line kernel services */
+
+/* base = the kernel of the last J_probe, direction = its tentative direction */
+static void sf_take_probe(mk_sf_ctx *c)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    double *tmp = w->B;
+    w->B = w->Kd; w->Kd = tmp;
+    tmp = w->KD; w->KD = w->KD2; w->KD2 = tmp;
+}
 
 static void sf_dir_combine(mk_sf_ctx *c, const double *D)
 {
@@ -173,7 +196,7 @@ static double sf_gap(const double *alpha, int n, const double *v, int M, double 
 
 /* ------------------------------------------------------------------ gradient screening */
 
-#define SF_MVCHUNK 64   /* kernels per batch of products K_m x */
+#define SF_MVCHUNK 512  /* kernels per batch of products K_m x (threads split a batch) */
 
 /* One pass over kernel m (read through the store): Kx = K_m x, s1 = sqrt(1'K1) and
    lc = sqrt(min(tr K, ||PKP||_F, Gershgorin bound of PKP)) >= sqrt(lambda_max(PKP)).
@@ -185,9 +208,17 @@ static void sf_kernel_stats(const double *A, int n, const double *x, double *Kx,
     for (int i = 0; i < n; i++) Kx[i] = 0.0;
     for (int j = 0; j < n; j++) {
         const double *aj = A + (size_t) j * n;
-        double cs = 0.0, f = 0.0, xj = x[j];
-        for (int i = 0; i < n; i++) { double a = aj[i]; Kx[i] += a * xj; cs += a; f += a * a; }
-        g += cs; rr += cs * cs; tr += aj[j]; fr += f;
+        double cs0 = 0.0, cs1 = 0.0, f0 = 0.0, f1 = 0.0, xj = x[j];
+        int i = 0;
+        /* two partial sums each: independent chains of additions */
+        for (; i + 1 < n; i += 2) {
+            double a0 = aj[i], a1 = aj[i + 1];
+            Kx[i] += a0 * xj; Kx[i + 1] += a1 * xj;
+            cs0 += a0; cs1 += a1; f0 += a0 * a0; f1 += a1 * a1;
+        }
+        for (; i < n; i++) { double a = aj[i]; Kx[i] += a * xj; cs0 += a; f0 += a * a; }
+        double cs = cs0 + cs1;
+        g += cs; rr += cs * cs; tr += aj[j]; fr += f0 + f1;
         rs[j] = cs / n;
     }
     double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
@@ -197,8 +228,14 @@ static void sf_kernel_stats(const double *A, int n, const double *x, double *Kx,
     double gm = g / ((double) n * n), gmax = 0.0;
     for (int j = 0; j < n; j++) {
         const double *aj = A + (size_t) j * n;
-        double cc = gm - rs[j], u = 0.0;
-        for (int i = 0; i < n; i++) u += fabs(aj[i] - rs[i] + cc);
+        double cc = gm - rs[j], u0 = 0.0, u1 = 0.0, u2 = 0.0, u3 = 0.0;
+        int i = 0;
+        for (; i + 3 < n; i += 4) {
+            u0 += fabs(aj[i] - rs[i] + cc); u1 += fabs(aj[i + 1] - rs[i + 1] + cc);
+            u2 += fabs(aj[i + 2] - rs[i + 2] + cc); u3 += fabs(aj[i + 3] - rs[i + 3] + cc);
+        }
+        for (; i < n; i++) u0 += fabs(aj[i] - rs[i] + cc);
+        double u = (u0 + u1) + (u2 + u3);
         if (u > gmax) gmax = u;
     }
     gmax *= 1.0 + 1e-12;
@@ -243,7 +280,7 @@ static void sf_screen_first(mk_sf_ctx *c, double *v)
 }
 
 /* v_m for the kernels with d_m > 0, and for the others either an upper bound below v_mu (the
-   value at the first largest weight) or, when the bound does not show that, the exact value
+   value at the largest weight; among equal ones the largest value) or, when the bound does not show that, the exact value
    with K_m x as its new reference point. The largest v, which the certificate uses, is always
    an exact one. */
 static void sf_screened_v(mk_sf_ctx *c, double *v)
@@ -259,6 +296,11 @@ static void sf_screened_v(mk_sf_ctx *c, double *v)
     }
     mk_store_quad(c->st, w->idx, cnt, x, w->ub);
     for (int k = 0; k < cnt; k++) v[w->idx[k]] = w->ub[k];
+    /* among equal largest weights, the largest v (SimpleMKL's choice of mu) */
+    for (int k = 0; k < cnt; k++) {
+        int m = w->idx[k];
+        if (d[m] == d[mu] && v[m] > v[mu]) mu = m;
+    }
     double thr = v[mu];
     /* bounds of the zero weights */
     int nt = mk_threads_for(c->o->nthreads, 4.0 * (double) M * n);
@@ -269,10 +311,21 @@ static void sf_screened_v(mk_sf_ctx *c, double *v)
     for (int m = 0; m < M; m++) {
         if (d[m] > 0.0) continue;
         const double *r = w->R + (size_t) m * n, *kr = w->KR + (size_t) m * n;
-        double mean = 0.0, cr = 0.0, ss = 0.0;
-        for (int i = 0; i < n; i++) { double e = x[i] - r[i]; mean += e; cr += kr[i] * e; }
-        mean /= n;
-        for (int i = 0; i < n; i++) { double e = x[i] - r[i] - mean; ss += e * e; }
+        /* two partial sums each: independent chains of additions */
+        double me0 = 0.0, me1 = 0.0, cr0 = 0.0, cr1 = 0.0, ss0 = 0.0, ss1 = 0.0;
+        int i = 0;
+        for (; i + 1 < n; i += 2) {
+            double e0 = x[i] - r[i], e1 = x[i + 1] - r[i + 1];
+            me0 += e0; me1 += e1; cr0 += kr[i] * e0; cr1 += kr[i + 1] * e1;
+        }
+        if (i < n) { double e = x[i] - r[i]; me0 += e; cr0 += kr[i] * e; }
+        double mean = (me0 + me1) / n, cr = cr0 + cr1;
+        for (i = 0; i + 1 < n; i += 2) {
+            double e0 = x[i] - r[i] - mean, e1 = x[i + 1] - r[i + 1] - mean;
+            ss0 += e0 * e0; ss1 += e1 * e1;
+        }
+        if (i < n) { double e = x[i] - r[i] - mean; ss0 += e * e; }
+        double ss = ss0 + ss1;
         double be = fabs(mean) * w->s1[m] + w->lc[m] * sqrt(ss);
         w->ub[m] = w->nr2[m] + 2.0 * cr + be * be;
     }
@@ -339,6 +392,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     w->Kd = (double *) R_alloc(nn, sizeof(double));
     w->B = s->line ? (double *) R_alloc(nn, sizeof(double)) : NULL;
     w->KD = s->line ? (double *) R_alloc(nn, sizeof(double)) : NULL;
+    w->KD2 = s->line ? (double *) R_alloc(nn, sizeof(double)) : NULL;
     w->grad = (double *) R_alloc(n, sizeof(double));
     w->ya = (double *) R_alloc(n, sizeof(double));
     w->nth2 = mk_threads_for(o->nthreads, (double) nn);
@@ -367,6 +421,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     c->t0 = mk_time();
     c->J_at = sf_J_at; c->J_line = sf_J_line;
     c->dir_combine = sf_dir_combine; c->dir_axpy = sf_dir_axpy;
+    c->J_probe = sf_J_probe; c->take_probe = sf_take_probe;
     c->base_move = sf_base_move; c->base_take_line = sf_base_take_line;
     c->base_axpy = sf_base_axpy; c->base_div = sf_base_div; c->base = sf_base;
     c->drv = w;

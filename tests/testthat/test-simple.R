@@ -212,3 +212,30 @@ test_that("SimpleMKL's gradient screening: kernels are screened, the optimum and
   # KKT of the MKL problem: every kernel's v_m is at most the largest one on the support
   expect_true(all(v <= max(v[fs$weights > 0]) * (1 + 1e-3)))
 })
+
+test_that("SimpleMKL's descent visits the breakpoints of its path by galloping and bisection", {
+  # From the uniform start on 400 kernels the first steps drop hundreds of weights. The path
+  # (weights leaving one at a time while J decreases) is searched with O(log M) SVM solves per
+  # step, not one per weight that leaves; every accepted point must still be exact: the SVM
+  # value at the returned weights, recomputed from scratch, equals the objective.
+  skip_if_not_installed("mlbench")
+  skip_if_not_installed("quadprog")
+  set.seed(13)
+  rn <- mlbench::mlbench.ringnorm(60, d = 20)
+  X <- scale(rn$x); y <- ifelse(rn$classes == levels(rn$classes)[1], 1, -1)
+  K <- unname(gram(random_kernels(400, p = 20, normalize = "center_trace"), X))
+  ctl <- list(tol = 1e-3, svm_tol = 1e-8, maxiter = 3000)
+  fs <- mklearn:::fit_simple(K, y, "classification", 10, ctl, NULL)
+  h <- fs$history
+  dropped <- -diff(h$n_active)
+  solves <- diff(h$svm_solves)
+  big <- which(dropped >= 50)
+  expect_gt(length(big), 0)
+  # a step that drops k >= 50 weights: at most 2 log2(k) + 40 solves (search + line search)
+  expect_true(all(solves[big] <= 2 * log2(dropped[big]) + 40))
+  expect_true(fs$converged)
+  Jq <- qp_svm(combine_R(K, fs$weights), y, 10)$J
+  expect_lt(abs(Jq - fs$objective) / Jq, 1e-6)
+  fh <- mklearn:::fit_hessian(K, y, "classification", 10, c(ctl, newton_tol = 1e-12), NULL)
+  expect_equal(fs$objective, fh$objective, tolerance = 2e-3)
+})
