@@ -399,6 +399,8 @@ fit_store_path <- function(fitfun, store, y, C, ctl, base, state, cl, t_kernels,
     Cs <- solver_C(method, C[k], kscale, n)
     res <- fitfun(store, y, task, Cs, ctl, state)
     t_fit <- proc.time()[["elapsed"]] - t1
+    if (is.matrix(res$alpha) && ncol(res$alpha) == base$M)
+      colnames(res$alpha) <- base$labels   # in place: the result is not shared yet
     state <- res$state
     res$info$C_solver <- Cs
     if (method == "spicy" && identical(base$penalty, "l1") && !is.null(res$info$sum_norms))
@@ -426,7 +428,9 @@ new_mkl <- function(res, base, C, store, call, timing) {
   alpha <- res$alpha
   if (!is.matrix(alpha) || nrow(alpha) != base$nobs || ncol(alpha) != M)
     stop("internal: solver returned malformed alpha", call. = FALSE)
-  colnames(alpha) <- base$labels
+  # (fit_store_path names the columns in place: renaming here would copy an n x M matrix that
+  # the caller's result still holds, 1.6 GB for MWUMKL with 10^6 kernels)
+  if (!identical(colnames(alpha), base$labels)) colnames(alpha) <- base$labels
   # a solver may give its active kernels and training decision values (mwu: every kernel is
   # active and a pass over all of them would cost O(n^2 M))
   act <- if (!is.null(res$active)) res$active else which(colSums(alpha != 0) > 0)
