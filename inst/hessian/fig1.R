@@ -15,19 +15,7 @@ source(file.path(if (file.exists("inst/spicy")) "inst/spicy" else "../spicy", "c
 options(width = 150)
 args <- commandArgs(TRUE)
 splits <- if (length(args)) as.integer(args[1]) else 20L
-sets <- if (length(args) > 1L) args[-1] else c("liver", "pima", "ionosphere", "wpbc", "sonar")
-files <- c(liver = "liver_ilpd.csv", pima = "pima.csv", ionosphere = "ionosphere.csv",
-           wpbc = "wpbc.csv", sonar = "sonar.csv")
-data_dir <- Sys.getenv("MKLEARN_DATA", NA)
-if (is.na(data_dir))       # the shared folder beside the repository (or beside a worktree's parent)
-  data_dir <- Filter(dir.exists, file.path(c("..", file.path("..", "..")), "shared", "data"))[1]
-read_set <- function(s) {
-  d <- utils::read.csv(file.path(data_dir, files[[s]]))
-  x <- as.matrix(d[, -1])
-  if (s == "wpbc") x <- x[, -1]
-  x <- x[, apply(x, 2, stats::sd) > 0, drop = FALSE]
-  list(x = x, y = factor(d$y, levels = c(-1, 1)))
-}
+sets <- if (length(args) > 1L) args[-1] else names(fig1_files)
 ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)), poly_kernel(degree = 1:3),
                  features = c("all", "each"), normalize = "center_trace")
 dir <- out_dir("hessian")

@@ -56,3 +56,18 @@ merge_csv <- function(df, file, key) {
 }
 
 out_dir <- function(sub) if (file.exists(file.path("inst", sub))) file.path("inst", sub) else "."
+
+# The five sets of paper 000 Fig. 1 and paper 004 Fig. 1, read by path from ../shared/data
+# (MKLEARN_DATA overrides): x without constant columns, y a factor with levels -1, 1.
+fig1_files <- c(liver = "liver_ilpd.csv", pima = "pima.csv", ionosphere = "ionosphere.csv",
+                wpbc = "wpbc.csv", sonar = "sonar.csv")
+data_dir <- Sys.getenv("MKLEARN_DATA", NA)
+if (is.na(data_dir))       # the shared folder beside the repository (or beside a worktree's parent)
+  data_dir <- Filter(dir.exists, file.path(c("..", file.path("..", "..")), "shared", "data"))[1]
+read_set <- function(s) {
+  d <- utils::read.csv(file.path(data_dir, fig1_files[[s]]))
+  x <- as.matrix(d[, -1])
+  if (s == "wpbc") x <- x[, -1]                        # the recurrence time leaks the label
+  x <- x[, apply(x, 2, stats::sd) > 0, drop = FALSE]   # constant columns carry nothing
+  list(x = x, y = factor(d$y, levels = c(-1, 1)))
+}
