@@ -221,8 +221,9 @@ void mk_store_pair_set(mk_store_pair *pp, int j1, int j2);
    values the array's columns hold; buf: i1 - i0 doubles (unused when dense). One
    pass: the normalisation is applied to both columns in the loop that subtracts them. */
 void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *d, double *buf);
-/* The diagonal (n) of training kernel m; buf: mk_store_scratch() doubles. */
-void mk_store_diag(const mk_store *s, int m, double *d, double *buf);
+/* The diagonal (n) of training kernel m (on the fly: one kernel evaluation per point, no
+   scratch). */
+void mk_store_diag(const mk_store *s, int m, double *d);
 /* Fly training statistics (what mk_normalize computes on a dense array): scale[M],
    colmeans[n*M], grandmean[M] of the raw kernels of s (s->scale etc. are not read). */
 void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean,

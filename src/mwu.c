@@ -44,31 +44,66 @@ static void hyp_scaled(double p, double r, double *sc, double *ch)
     else *sc = 0.5 * (ep - em) / p;
 }
 
-/* The oracle: the first index of the largest g among y = +1 (jp) and among y = -1 (jn). The
-   maxima in one vectorised pass, then the first index reaching each. */
+/* The largest g of each class over len rows and the first index reaching it (-1: no row of
+   that class, or only NaN): the maxima in one vectorised pass, then the first index of each. */
 MK_CLONES
-static void oracle(const double *g, const double *y, int n, int *jp, int *jn)
+static void class_max(const double *g, const double *y, int len, double *mp, int *ip,
+                      double *mn, int *in)
 {
-    double mp = -HUGE_VAL, mn = -HUGE_VAL;
+    double a = -HUGE_VAL, b = -HUGE_VAL;
 #ifdef _OPENMP
-#pragma omp simd reduction(max:mp, mn)
+#pragma omp simd reduction(max:a, b)
 #endif
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < len; i++) {
         double v = g[i];
         int pos = y[i] > 0;
-        mp = pos && v > mp ? v : mp;
-        mn = !pos && v > mn ? v : mn;
+        a = pos && v > a ? v : a;
+        b = !pos && v > b ? v : b;
     }
-    int a = -1, b = -1;
-    for (int i = 0; i < n && (a < 0 || b < 0); i++) {
-        if (y[i] > 0) { if (a < 0 && g[i] == mp) a = i; }
-        else if (b < 0 && g[i] == mn) b = i;
+    int ia = -1, ib = -1;
+    for (int i = 0; i < len && (ia < 0 || ib < 0); i++) {
+        if (y[i] > 0) { if (ia < 0 && g[i] == a) ia = i; }
+        else if (ib < 0 && g[i] == b) ib = i;
     }
-    if (a < 0 || b < 0) {   /* not reached (a NaN in g): the first index of each class */
+    *mp = a; *ip = ia; *mn = b; *in = ib;
+}
+
+/* The oracle: the first index of the largest g among y = +1 (jp) and among y = -1 (jn); the
+   first index of each class when a NaN in g leaves a maximum unreached. */
+static void oracle(const double *g, const double *y, int n, int *jp, int *jn)
+{
+    double mp, mn;
+    int a, b;
+    class_max(g, y, n, &mp, &a, &mn, &b);
+    if (a < 0 || b < 0)
         for (int i = n - 1; i >= 0; i--) { if (y[i] > 0) a = i; else b = i; }
-    }
     *jp = a;
     *jn = b;
+}
+
+/* s_m after the step delta = (e_jp + e_jn) / 2: s + 2 delta' G_m alpha + delta' G_m delta, with
+   delta' G_m delta = (K_pp + K_nn - 2 K_pn) r_m / 4 + 1 / (2 C) from the column difference
+   (dp = K_pp - K_pn, dn = K_pn - K_nn); kept >= 0 (rounding can push it below 0 with a hard
+   margin). */
+static double s_next(double s, const double *Gam, int jp, int jn, double rm, double dp,
+                     double dn, double invC)
+{
+    double v = s + (Gam[jp] + Gam[jn]) + 0.25 * (rm * (dp - dn) + 2.0 * invC);
+    return v > 0.0 ? v : 0.0;
+}
+
+/* Rows i0..i0+len-1 of Ga_m += G_m delta (Gam, y, d and ga point at row i0; d the column
+   difference), and ga += c Ga_m of the updated rows. */
+static void ga_update(double *Gam, const double *y, const double *d, int i0, int len, int jp,
+                      int jn, double invC, double hm, double c, double *ga)
+{
+    if (jp >= i0 && jp < i0 + len) Gam[jp - i0] += 0.5 * invC;
+    if (jn >= i0 && jn < i0 + len) Gam[jn - i0] += 0.5 * invC;
+    for (int i = 0; i < len; i++) {
+        double v = Gam[i] + hm * y[i] * d[i];
+        Gam[i] = v;
+        ga[i] += c * v;
+    }
 }
 
 /* The weights' factors sc_m = sinh(p_m) e^-r / p_m of s (in coef), with r = max p above the
@@ -108,11 +143,7 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         double *d = buf + (size_t) th * 2 * n;
         mk_store_pair_diff(pp, m, 0, n, d, d + n);
         double *Gam = Ga + (size_t) m * n, *ga = gacc + (size_t) th * n;
-        double rm = rinv[m];
-        /* delta' G_m delta = (K_pp + K_nn - 2 K_pn) r_m / 4 + 1 / (2 C), K_pp - K_pn = d[jp],
-           K_pn - K_nn = d[jn] */
-        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (rm * (d[jp] - d[jn]) + 2.0 * invC);
-        if (!(sm > 0.0)) sm = 0.0;     /* rounding can push s below 0 (hard margin) */
+        double rm = rinv[m], sm = s_next(s[m], Gam, jp, jn, rm, d[jp], d[jn], invC);
         s[m] = sm;
         double pm = epsp * sqrt(sm);
         if (pm > cutoff && pm > rth[th]) {
@@ -124,14 +155,7 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         double sc, ch;
         hyp_scaled(pm, rth[th], &sc, &ch);
         chth[th] += ch;
-        Gam[jp] += 0.5 * invC;
-        Gam[jn] += 0.5 * invC;
-        double hm = 0.5 * rm;
-        for (int i = 0; i < n; i++) {
-            double v = Gam[i] + hm * y[i] * d[i];
-            Gam[i] = v;
-            ga[i] += sc * v;
-        }
+        ga_update(Gam, y, d, 0, n, jp, jn, invC, 0.5 * rm, sc, ga);
     }
     double R = 0.0, chs = 0.0;
     for (int k = 0; k < nt; k++) if (rth[k] > R) R = rth[k];
@@ -162,11 +186,8 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         double dp, dn, *sb = buf + (size_t) th * 2 * B;
         mk_store_pair_diff(pp, m, jp, jp + 1, &dp, sb);
         mk_store_pair_diff(pp, m, jn, jn + 1, &dn, sb);
-        const double *Gam = Ga + (size_t) m * n;
-        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (rinv[m] * (dp - dn) + 2.0 * o->invC);
-        if (!(sm > 0.0)) sm = 0.0;
-        s[m] = sm;
-        p[m] = epsp * sqrt(sm);
+        s[m] = s_next(s[m], Ga + (size_t) m * n, jp, jn, rinv[m], dp, dn, o->invC);
+        p[m] = epsp * sqrt(s[m]);
         if (p[m] > qmax[th]) qmax[th] = p[m];
     }
     double q = 0.0;
@@ -196,38 +217,14 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n;
         double *d = buf + (size_t) th * 2 * B;
         mk_store_pair_diff(pp, m, i0, i1, d, d + B);
-        double *Gam = Ga + (size_t) m * n + i0;
-        double hm = 0.5 * rinv[m], cm = f * coef[m];
-        const double *yy = y + i0;
-        double *ga = gacc + (size_t) th * n + i0;
-        int len = i1 - i0;
-        if (jp >= i0 && jp < i1) Gam[jp - i0] += 0.5 * o->invC;
-        if (jn >= i0 && jn < i1) Gam[jn - i0] += 0.5 * o->invC;
-        for (int i = 0; i < len; i++) {
-            double v = Gam[i] + hm * yy[i] * d[i];
-            Gam[i] = v;
-            ga[i] += cm * v;
-        }
+        ga_update(Ga + (size_t) m * n + i0, y + i0, d, i0, i1 - i0, jp, jn, o->invC,
+                  0.5 * rinv[m], f * coef[m], gacc + (size_t) th * n + i0);
     }
     for (int i = 0; i < n; i++) {
         double v = 0.0;
         for (int k = 0; k < nt; k++) v += gacc[(size_t) k * n + i];
         g[i] = v;
     }
-}
-
-/* The largest g in each class over one block of rows and its first index (-1: the block has
-   no row of that class). */
-static void block_oracle(const double *g, const double *y, int len, double *mp, int *ip,
-                         double *mn, int *in)
-{
-    double a = -HUGE_VAL, b = -HUGE_VAL;
-    int ia = -1, ib = -1;
-    for (int i = 0; i < len; i++) {
-        if (y[i] > 0) { if (ia < 0 || g[i] > a) { a = g[i]; ia = i; } }
-        else if (ib < 0 || g[i] > b) { b = g[i]; ib = i; }
-    }
-    *mp = a; *ip = ia; *mn = b; *in = ib;
 }
 
 /* One step with the rows shared among the threads, for few kernels (3 kernels on 50,000 points:
@@ -246,11 +243,8 @@ static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y
         double dp, dn;
         mk_store_pair_diff(pp, m, jp, jp + 1, &dp, buf);
         mk_store_pair_diff(pp, m, jn, jn + 1, &dn, buf);
-        const double *Gam = Ga + (size_t) m * n;
-        double sm = s[m] + (Gam[jp] + Gam[jn]) + 0.25 * (rinv[m] * (dp - dn) + 2.0 * o->invC);
-        if (!(sm > 0.0)) sm = 0.0;
-        s[m] = sm;
-        p[m] = epsp * sqrt(sm);
+        s[m] = s_next(s[m], Ga + (size_t) m * n, jp, jn, rinv[m], dp, dn, o->invC);
+        p[m] = epsp * sqrt(s[m]);
         if (p[m] > q) q = p[m];
     }
     double r = q > o->cutoff ? q : 0.0, chs = 0.0;
@@ -272,18 +266,11 @@ static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y
         for (int i = 0; i < len; i++) gb[i] = 0.0;
         for (int m = 0; m < M; m++) {
             mk_store_pair_diff(pp, m, i0, i1, d, d + B);
-            double *Gam = Ga + (size_t) m * n + i0;
-            if (jp >= i0 && jp < i1) Gam[jp - i0] += 0.5 * invC;
-            if (jn >= i0 && jn < i1) Gam[jn - i0] += 0.5 * invC;
-            double hm = 0.5 * rinv[m], cm = f * coef[m];
-            for (int i = 0; i < len; i++) {
-                double v = Gam[i] + hm * yy[i] * d[i];
-                Gam[i] = v;
-                gb[i] += cm * v;
-            }
+            ga_update(Ga + (size_t) m * n + i0, yy, d, i0, len, jp, jn, invC, 0.5 * rinv[m],
+                      f * coef[m], gb);
         }
         int ip, in;
-        block_oracle(gb, yy, len, &bmax[2 * blk], &ip, &bmax[2 * blk + 1], &in);
+        class_max(gb, yy, len, &bmax[2 * blk], &ip, &bmax[2 * blk + 1], &in);
         barg[2 * blk] = ip < 0 ? -1 : i0 + ip;
         barg[2 * blk + 1] = in < 0 ? -1 : i0 + in;
     }
@@ -459,15 +446,14 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
     double *tr = (double *) R_alloc(M, sizeof(double));
     if (isNull(trace)) {
         int nt = mk_threads_for(o.nthreads, (double) n * M * (st.kind == MK_STORE_DENSE ? 1 : 8));
-        size_t per = (size_t) n + (st.kind == MK_STORE_DENSE ? 0 : (size_t) n);
-        double *db = (double *) R_alloc((size_t) nt * per + 1, sizeof(double));
+        double *db = (double *) R_alloc((size_t) nt * n, sizeof(double));
         (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 #endif
         for (int m = 0; m < M; m++) {
-            double *d = db + (size_t) mk_thread_id() * per;
-            mk_store_diag(&st, m, d, d + n);
+            double *d = db + (size_t) mk_thread_id() * n;
+            mk_store_diag(&st, m, d);
             double v = 0.0;
             for (int j = 0; j < n; j++) v += d[j];
             tr[m] = v;

@@ -752,7 +752,7 @@ void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *
     if (r2) d[j2 - i0] = norm_one(s, m, j2, j1, a12) - norm_one(s, m, j2, j2, a22);
 }
 
-void mk_store_diag(const mk_store *s, int m, double *d, double *buf)
+void mk_store_diag(const mk_store *s, int m, double *d)
 {
     if (!s->square) error("kernel store: the diagonal needs a training store");
     int n = s->n;
