@@ -165,11 +165,7 @@ prepare_newx <- function(object, newx) {
 predict.mkl <- function(object, newx, type = c("class", "link", "response"),
                         newkernels = NULL, newdata = NULL, ...) {
   check_dots_empty(list(...), "predict()")
-  if (!is.null(newdata)) {
-    if (!missing(newx) && !is.null(newx))
-      stop("give the new data as 'newx' or as 'newdata', not both", call. = FALSE)
-    newx <- newdata
-  }
+  newx <- newx_or_newdata(if (missing(newx)) NULL else newx, newdata)
   type <- if (missing(type) && object$task == "regression") "link" else match.arg(type)
   if (object$task == "regression" && type == "class")
     stop("type = 'class' is for classification fits; use 'link' or 'response'", call. = FALSE)

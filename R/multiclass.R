@@ -259,12 +259,7 @@ NULL
 predict.mkl_multi <- function(object, newx, type = c("class", "link", "response"),
                               newkernels = NULL, newdata = NULL, ...) {
   check_dots_empty(list(...), "predict()")
-  if (!is.null(newdata)) {
-    if (!missing(newx) && !is.null(newx))
-      stop("give the new data as 'newx' or as 'newdata', not both", call. = FALSE)
-    newx <- newdata
-  }
-  if (missing(newx)) newx <- NULL
+  newx <- newx_or_newdata(if (missing(newx)) NULL else newx, newdata)
   type <- match.arg(type)
   Fm <- multi_link(object, newx, newkernels)
   switch(type, link = Fm, class = multi_class(object, Fm), response = multi_prob(object, Fm))

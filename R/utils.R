@@ -249,6 +249,15 @@ check_dots_empty <- function(dots, fun) {
   stop(sprintf("%s: unused argument(s) %s", fun, paste(nm, collapse = ", ")), call. = FALSE)
 }
 
+# predict()'s new data, given as `newx` or as `newdata` (the name other R models use), not both;
+# NULL when neither (the fitted values).
+newx_or_newdata <- function(newx, newdata) {
+  if (is.null(newdata)) return(newx)
+  if (!is.null(newx))
+    stop("give the new data as 'newx' or as 'newdata', not both", call. = FALSE)
+  newdata
+}
+
 # The design of a formula on a data frame: x (the model matrix without the intercept column,
 # with its "contrasts" attribute), y (the response), the terms and the model frame.
 formula_design <- function(formula, data) {
