@@ -46,6 +46,9 @@ fit_mwu <- function(store, y, task, C, control, init) {
               cutoff = control[["cutoff"]], T = T, nthreads = as.integer(control$nthreads),
               verbose = as.integer(control$verbose),
               hist_every = max(1L, as.integer(ceiling(T / 1000))),
+              fmap = as.integer(!isFALSE(control[["fmap"]])),
+              chain = as.integer(!isFALSE(control[["chain"]])),
+              block = as.integer(if (is.null(control[["block"]])) 0L else control[["block"]]),
               progress_fun = fit_progress(control, "MWUMKL"))
   trace <- if (store$kind == 1L && !is.null(store$diag_mean)) n * store$diag_mean else NULL
   t0 <- proc.time()[["elapsed"]]
@@ -61,7 +64,8 @@ fit_mwu <- function(store, y, task, C, control, init) {
   # below from the combined kernel only when refitting
   refit <- isTRUE(control[["refit"]])
   info <- list(epsilon = eps, T = T, ratio = control[["ratio"]], mu = r$mu, trace = r$trace,
-               s = r$s, objective = max(r$s), C_solver = C, two_stage = refit)
+               s = r$s, objective = max(r$s), C_solver = C, two_stage = refit,
+               kernels_mapped = r$kernels[1L], kernels_chained = r$kernels[2L])
   fitted <- NULL
   if (refit) {
     if (!is.finite(C))

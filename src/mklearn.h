@@ -214,6 +214,10 @@ typedef struct {
     int nthreads;                     /* threads for set (the store's; a solver may lower it) */
     int *slot, *sgroup, *skind;       /* slot[g * 3 + kind bit]: the shared base of a group */
     double *base;                     /* nslot x 2 columns x nr */
+    /* the run plan (mk_store_pair_runs), by position: kernel, chain link degree (0: a run's
+       start), 1 / scale (1 unscaled or dense), Gaussian gamma */
+    int *rm, *rlq;
+    double *rinv, *rgam;
 } mk_store_pair;
 void mk_store_pair_init(const mk_store *s, mk_store_pair *pp);
 void mk_store_pair_set(mk_store_pair *pp, int j1, int j2);
@@ -221,9 +225,28 @@ void mk_store_pair_set(mk_store_pair *pp, int j1, int j2);
    values the array's columns hold; buf: i1 - i0 doubles (unused when dense). One
    pass: the normalisation is applied to both columns in the loop that subtracts them. */
 void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *d, double *buf);
+/* Runs of kernels whose pair differences are computed together: idx (cnt kernels) is put in
+   run order, the plan kept in pp (positions 0..cnt-1). With chain != 0 on the fly, Gaussian
+   kernels of one feature group in increasing gamma form runs of up to 16 whose columns are
+   chained from one exponential, within 2^-54 per link; every other kernel is a run of one.
+   rstart (cnt + 1): the runs' first positions and cnt. Returns the number of runs. Once per
+   fit, after init; idx must live as long as pp. */
+int mk_store_pair_runs(mk_store_pair *pp, int *idx, int cnt, int chain, int *rstart);
+/* mk_store_pair_diff of the kernels at positions k0..k0+cnt-1 (one run or several runs of one):
+   position k0 + k's difference at d + k ldd; buf: 2 (i1 - i0) doubles. */
+void mk_store_pair_diff_run(const mk_store_pair *pp, int k0, int cnt, int i0, int i1, double *d,
+                            size_t ldd, double *buf);
 /* The diagonal (n) of training kernel m (on the fly: one kernel evaluation per point, no
    scratch). */
 void mk_store_diag(const mk_store *s, int m, double *d);
+/* Kernels of finite rank on the training rows (fly training stores): a polynomial or linear
+   kernel on one column c is, after its normalisation, K_m = sum_k w[k] phi_k phi_k' + jitter I,
+   k < q, with phi_k the column's k-th power (centred when the store centres). Returns q (w
+   filled, *key = c) or 0 when kernel m is not of this kind (or q > MK_FMAP_MAX). */
+#define MK_FMAP_MAX 8
+int mk_store_fmap(const mk_store *s, int m, int *key, double *w);
+/* The basis phi (n x q, column k at phi + k n) of column key. */
+void mk_store_fmap_basis(const mk_store *s, int key, int q, double *phi);
 /* Fly training statistics (what mk_normalize computes on a dense array): scale[M],
    colmeans[n*M], grandmean[M] of the raw kernels of s (s->scale etc. are not read). */
 void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean,

@@ -31,6 +31,9 @@ typedef struct {
     double cutoff;     /* overflow cutoff of the exponentiation (20) */
     int T;             /* iterations */
     int nthreads, verbose, hist_every;
+    int fmap;          /* kernels of finite rank without O(n) state (1) or as any other (0) */
+    int chain;         /* Gaussian kernels' columns chained (mk_store_pair_runs) (1) or not */
+    int block;         /* > 0: row block of the kernel designs (else 4096 above n = 8192) */
 } mwu_opts;
 
 enum { MWU_DONE = 0, MWU_INFEASIBLE = 1 };
@@ -94,11 +97,16 @@ static double s_next(double s, const double *Gam, int jp, int jn, double rm, dou
 
 /* Rows i0..i0+len-1 of Ga_m += G_m delta (Gam, y, d and ga point at row i0; d the column
    difference), and ga += c Ga_m of the updated rows. */
-static void ga_update(double *Gam, const double *y, const double *d, int i0, int len, int jp,
-                      int jn, double invC, double hm, double c, double *ga)
+MK_CLONES
+static void ga_update(double *restrict Gam, const double *restrict y, const double *restrict d,
+                      int i0, int len, int jp, int jn, double invC, double hm, double c,
+                      double *restrict ga)
 {
     if (jp >= i0 && jp < i0 + len) Gam[jp - i0] += 0.5 * invC;
     if (jn >= i0 && jn < i0 + len) Gam[jn - i0] += 0.5 * invC;
+#ifdef _OPENMP
+#pragma omp simd
+#endif
     for (int i = 0; i < len; i++) {
         double v = Gam[i] + hm * y[i] * d[i];
         Gam[i] = v;
@@ -121,6 +129,155 @@ static double weights_of(const double *s, int M, double epsp, double cutoff, dou
     return wsum > 0.0 ? log(wsum) - wlog / wsum : 0.0;
 }
 
+/* Kernels of finite rank (mk_store_fmap: polynomial and linear kernels on one column, on the
+   fly) keep no O(n) state. On the basis phi_g of their column g, K_m = sum_k w_mk phi_gk phi_gk'
+   + J I; with the moments A_gk = phi_gk' (y * alpha), shared by the kernels of g and updated in
+   O(q) per step,
+     G_m alpha = y * sum_k w_mk A_gk phi_gk / r_m + (J / r_m + 1 / C) alpha,
+     s_m = (sum_k w_mk A_gk^2 + J |alpha|^2) / r_m + |alpha|^2 / C,
+   s_m computed afresh at every step (non-negative by construction). Their part of g is one
+   O(n q) pass per column g with the summed coefficients B_gk = A_gk sum_m c_m w_mk / r_m and
+   beta = sum_m c_m (J / r_m + 1 / C). */
+typedef struct {
+    int nmap, ngrp, n;
+    int *km, *kg;      /* nmap: kernel, group */
+    int *q;            /* ngrp: basis size */
+    double *w;         /* nmap x MK_FMAP_MAX */
+    double *yphi;      /* ngrp x MK_FMAP_MAX x n: y * phi_gk */
+    double *A, *B;     /* ngrp x MK_FMAP_MAX */
+    double beta, a2, J;
+} mwu_map;
+
+/* Sort the kernels into mapped ones (mp) and those with state (the list sk, *ns of them). */
+static void map_init(const mk_store *st, const double *y, int use, mwu_map *mp, int *sk,
+                     int *ns)
+{
+    const int M = st->M, n = st->n, F = MK_FMAP_MAX;
+    memset(mp, 0, sizeof(*mp));
+    mp->n = n;
+    mp->J = st->jitter;
+    mp->km = (int *) R_alloc(M, sizeof(int));
+    mp->kg = (int *) R_alloc(M, sizeof(int));
+    mp->w = (double *) R_alloc((size_t) M * F, sizeof(double));
+    int *key = (int *) R_alloc(M, sizeof(int)), *gkey = (int *) R_alloc(M, sizeof(int));
+    int *gq = (int *) R_alloc(M, sizeof(int));
+    int *gof = (int *) R_alloc(st->p > 0 ? st->p : 1, sizeof(int));
+    for (int c = 0; c < st->p; c++) gof[c] = -1;
+    int k = 0;
+    for (int m = 0; m < M; m++) {
+        int q = use ? mk_store_fmap(st, m, &key[m], mp->w + (size_t) mp->nmap * F) : 0;
+        if (q == 0) { sk[k++] = m; continue; }
+        for (int j = q; j < F; j++) mp->w[(size_t) mp->nmap * F + j] = 0.0;
+        int g = gof[key[m]];
+        if (g < 0) { g = gof[key[m]] = mp->ngrp++; gkey[g] = key[m]; gq[g] = 0; }
+        if (q > gq[g]) gq[g] = q;
+        mp->km[mp->nmap] = m;
+        mp->kg[mp->nmap] = g;
+        mp->nmap++;
+    }
+    *ns = k;
+    if (mp->ngrp == 0) return;
+    mp->q = gq;
+    mp->yphi = (double *) R_alloc((size_t) mp->ngrp * F * n, sizeof(double));
+    mp->A = (double *) R_alloc((size_t) mp->ngrp * F, sizeof(double));
+    mp->B = (double *) R_alloc((size_t) mp->ngrp * F, sizeof(double));
+    for (int g = 0; g < mp->ngrp; g++) {
+        double *ph = mp->yphi + (size_t) g * F * n;
+        mk_store_fmap_basis(st, gkey[g], gq[g], ph);
+        for (int k = 0; k < gq[g]; k++)
+            for (int i = 0; i < n; i++) ph[(size_t) k * n + i] *= y[i];
+    }
+    for (int j = 0; j < mp->ngrp * F; j++) mp->A[j] = 0.0;
+}
+
+/* The step alpha += (e_jp + e_jn) / 2 in the moments and |alpha|^2 (before alpha changes). */
+static void map_move(mwu_map *mp, const double *alpha, int jp, int jn)
+{
+    mp->a2 += (alpha[jp] + 0.25) + (alpha[jn] + 0.25);
+    const int F = MK_FMAP_MAX, n = mp->n;
+    for (int g = 0; g < mp->ngrp; g++) {
+        const double *ph = mp->yphi + (size_t) g * F * n;
+        for (int k = 0; k < mp->q[g]; k++)
+            mp->A[g * F + k] += 0.5 * (ph[(size_t) k * n + jp] + ph[(size_t) k * n + jn]);
+    }
+}
+
+/* s_m and p_m of the mapped kernels; returns their largest p (0 if none). */
+static double map_p(const mwu_map *mp, const double *rinv, double invC, double epsp, double *s,
+                    double *p)
+{
+    const int F = MK_FMAP_MAX;
+    double q = 0.0;
+    for (int i = 0; i < mp->nmap; i++) {
+        int m = mp->km[i];
+        const double *w = mp->w + (size_t) i * F, *A = mp->A + (size_t) mp->kg[i] * F;
+        double v = mp->J * mp->a2;
+        for (int k = 0; k < F; k++) v += w[k] * A[k] * A[k];
+        double sm = v * rinv[m] + mp->a2 * invC;
+        s[m] = sm > 0.0 ? sm : 0.0;
+        p[m] = epsp * sqrt(s[m]);
+        if (p[m] > q) q = p[m];
+    }
+    return q;
+}
+
+/* B_gk = A_gk sum_m c_m w_mk / r_m and beta from per-kernel coefficients c (indexed by
+   kernel), each times mult. */
+static void map_mix(mwu_map *mp, const double *c, double mult, const double *rinv, double invC)
+{
+    const int F = MK_FMAP_MAX;
+    for (int j = 0; j < mp->ngrp * F; j++) mp->B[j] = 0.0;
+    double beta = 0.0;
+    for (int i = 0; i < mp->nmap; i++) {
+        int m = mp->km[i];
+        double cm = mult * c[m], cr = cm * rinv[m];
+        const double *w = mp->w + (size_t) i * F;
+        double *B = mp->B + (size_t) mp->kg[i] * F;
+        for (int k = 0; k < F; k++) B[k] += cr * w[k];
+        beta += cr * mp->J + cm * invC;
+    }
+    for (int j = 0; j < mp->ngrp * F; j++) mp->B[j] *= mp->A[j];
+    mp->beta = beta;
+}
+
+/* The mapped kernels' weights against the shift r: coef[m] = sinh(p) e^-r / p, then B and beta;
+   returns their sum of cosh(p) e^-r. */
+static double map_coef(mwu_map *mp, const double *p, double r, const double *rinv, double invC,
+                       double *coef)
+{
+    double chs = 0.0, ch;
+    for (int i = 0; i < mp->nmap; i++) {
+        int m = mp->km[i];
+        hyp_scaled(p[m], r, &coef[m], &ch);
+        chs += ch;
+    }
+    map_mix(mp, coef, 1.0, rinv, invC);
+    return chs;
+}
+
+/* g[i] += f (y_i sum_gk B_gk phi_gk[i] + beta alpha_i) for rows i0..i0+len-1 (g and alpha
+   pointing at row i0). Thread-safe. */
+static void map_add(const mwu_map *mp, double f, const double *alpha, int i0, int len,
+                    double *restrict g)
+{
+    if (mp->nmap == 0) return;
+    const int F = MK_FMAP_MAX, n = mp->n;
+    for (int gg = 0; gg < mp->ngrp; gg++)
+        for (int k = 0; k < mp->q[gg]; k++) {
+            const double c = f * mp->B[gg * F + k];
+            const double *restrict ph = mp->yphi + ((size_t) gg * F + k) * n + i0;
+            for (int i = 0; i < len; i++) g[i] += c * ph[i];
+        }
+    const double cb = f * mp->beta;
+    for (int i = 0; i < len; i++) g[i] += cb * alpha[i];
+}
+
+/* The state kernels' runs (mk_store_pair_runs): sk in run order and the runs' starts. */
+typedef struct {
+    int nruns, maxlen;
+    int *rstart;
+} mwu_runs;
+
 /* One step when a kernel's columns are one block (n <= 8192): a single pass over the kernels
    updates s_m from the pair's entries, Ga_m, and accumulates g with the weights of the new s_m.
    The normaliser S and the overflow shift r are global; each thread accumulates against its
@@ -129,37 +286,46 @@ static double weights_of(const double *s, int M, double epsp, double cutoff, dou
    R = max rth, which is the spec's r (0, or max p when it exceeds the cutoff). */
 static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
                        const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
-                       int n, int M, int nt, double *gacc, double *buf, double *rth,
-                       double *chth, double *g)
+                       const int *sk, const mwu_runs *ru, mwu_map *mp, const double *alpha, double *p,
+                       double *coef, int n, int M, int nt, double *gacc, double *buf,
+                       double *rth, double *chth, double *g)
 {
     for (int k = 0; k < nt; k++) { rth[k] = 0.0; chth[k] = 0.0; }
     memset(gacc, 0, (size_t) nt * n * sizeof(double));
     const double invC = o->invC, cutoff = o->cutoff;
+    /* the mapped kernels against their own shift, combined below as one more thread's */
+    double qm = map_p(mp, rinv, invC, epsp, s, p), rmap = qm > cutoff ? qm : 0.0;
+    double chmap = map_coef(mp, p, rmap, rinv, invC, coef);
 #ifdef _OPENMP
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 #endif
-    for (int m = 0; m < M; m++) {
-        int th = mk_thread_id();
-        double *d = buf + (size_t) th * 2 * n;
-        mk_store_pair_diff(pp, m, 0, n, d, d + n);
-        double *Gam = Ga + (size_t) m * n, *ga = gacc + (size_t) th * n;
-        double rm = rinv[m], sm = s_next(s[m], Gam, jp, jn, rm, d[jp], d[jn], invC);
-        s[m] = sm;
-        double pm = epsp * sqrt(sm);
-        if (pm > cutoff && pm > rth[th]) {
-            double f = exp(rth[th] - pm);
-            for (int i = 0; i < n; i++) ga[i] *= f;
-            chth[th] *= f;
-            rth[th] = pm;
+    for (int r = 0; r < ru->nruns; r++) {
+        int th = mk_thread_id(), k0 = ru->rstart[r], cnt = ru->rstart[r + 1] - k0;
+        double *dd = buf + (size_t) th * (ru->maxlen + 2) * n;
+        mk_store_pair_diff_run(pp, k0, cnt, 0, n, dd + 2 * n, n, dd);
+        double *ga = gacc + (size_t) th * n;
+        for (int k = k0; k < k0 + cnt; k++) {
+            const double *d = dd + (size_t) (k - k0 + 2) * n;
+            double *Gam = Ga + (size_t) k * n;
+            double rm = rinv[k], sm = s_next(s[k], Gam, jp, jn, rm, d[jp], d[jn], invC);
+            s[k] = sm;
+            double pm = epsp * sqrt(sm);
+            if (pm > cutoff && pm > rth[th]) {
+                double f = exp(rth[th] - pm);
+                for (int i = 0; i < n; i++) ga[i] *= f;
+                chth[th] *= f;
+                rth[th] = pm;
+            }
+            double sc, ch;
+            hyp_scaled(pm, rth[th], &sc, &ch);
+            chth[th] += ch;
+            ga_update(Gam, y, d, 0, n, jp, jn, invC, 0.5 * rm, sc, ga);
         }
-        double sc, ch;
-        hyp_scaled(pm, rth[th], &sc, &ch);
-        chth[th] += ch;
-        ga_update(Gam, y, d, 0, n, jp, jn, invC, 0.5 * rm, sc, ga);
     }
-    double R = 0.0, chs = 0.0;
+    double R = rmap, chs = 0.0;
     for (int k = 0; k < nt; k++) if (rth[k] > R) R = rth[k];
     for (int k = 0; k < nt; k++) chs += chth[k] * exp(rth[k] - R);
+    chs += chmap * exp(rmap - R);
     double S = 2.0 * chs + (double) M * (n - 1) * exp(-R), f = -2.0 * epsp / S;
     for (int i = 0; i < n; i++) g[i] = 0.0;
     for (int k = 0; k < nt; k++) {
@@ -167,6 +333,7 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
         const double *ga = gacc + (size_t) k * n;
         for (int i = 0; i < n; i++) g[i] += fk * ga[i];
     }
+    map_add(mp, f * exp(rmap - R), alpha, 0, n, g);
 }
 
 /* One step in two passes (n > 8192: a kernel's columns are read in row blocks): s_m and p_m
@@ -174,57 +341,63 @@ static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double 
    blocks. */
 static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
                        const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
+                       const int *sk, int Ns, const mwu_runs *ru, mwu_map *mp, const double *alpha,
                        int n, int M, int nt, int B, int nb, double *gacc, double *buf,
                        double *qmax, double *csum, double *p, double *coef, double *g)
 {
     for (int k = 0; k < nt; k++) qmax[k] = 0.0;
 #ifdef _OPENMP
-#pragma omp parallel for if (nt > 1 && M >= 512) num_threads(nt) schedule(static)
+#pragma omp parallel for if (nt > 1 && Ns >= 512) num_threads(nt) schedule(static)
 #endif
-    for (int m = 0; m < M; m++) {
-        int th = mk_thread_id();
+    for (int k = 0; k < Ns; k++) {
+        int th = mk_thread_id(), m = sk[k];
         double dp, dn, *sb = buf + (size_t) th * 2 * B;
         mk_store_pair_diff(pp, m, jp, jp + 1, &dp, sb);
         mk_store_pair_diff(pp, m, jn, jn + 1, &dn, sb);
-        s[m] = s_next(s[m], Ga + (size_t) m * n, jp, jn, rinv[m], dp, dn, o->invC);
-        p[m] = epsp * sqrt(s[m]);
-        if (p[m] > qmax[th]) qmax[th] = p[m];
+        s[k] = s_next(s[k], Ga + (size_t) k * n, jp, jn, rinv[k], dp, dn, o->invC);
+        p[k] = epsp * sqrt(s[k]);
+        if (p[k] > qmax[th]) qmax[th] = p[k];
     }
-    double q = 0.0;
+    double q = map_p(mp, rinv, o->invC, epsp, s, p);
     for (int k = 0; k < nt; k++) if (qmax[k] > q) q = qmax[k];
     double r = q > o->cutoff ? q : 0.0;
     for (int k = 0; k < nt; k++) csum[k] = 0.0;
 #ifdef _OPENMP
-#pragma omp parallel for if (nt > 1 && M >= 512) num_threads(nt) schedule(static)
+#pragma omp parallel for if (nt > 1 && Ns >= 512) num_threads(nt) schedule(static)
 #endif
-    for (int m = 0; m < M; m++) {
+    for (int k = 0; k < Ns; k++) {
         double sc, ch;
-        hyp_scaled(p[m], r, &sc, &ch);
-        coef[m] = sc;
+        hyp_scaled(p[k], r, &sc, &ch);
+        coef[k] = sc;
         csum[mk_thread_id()] += ch;
     }
-    double ch_sum = 0.0;
+    double ch_sum = map_coef(mp, p, r, rinv, o->invC, coef);
     for (int k = 0; k < nt; k++) ch_sum += csum[k];
     double S = 2.0 * ch_sum + (double) M * (n - 1) * exp(-r), f = -2.0 * epsp / S;
     memset(gacc, 0, (size_t) nt * n * sizeof(double));
-    const long ntask = (long) M * nb;
+    const long ntask = (long) ru->nruns * nb;
 #ifdef _OPENMP
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 #endif
     for (long task = 0; task < ntask; task++) {
         int th = mk_thread_id();
-        int m = (int) (task / nb), blk = (int) (task % nb);
+        int r = (int) (task / nb), blk = (int) (task % nb);
+        int k0 = ru->rstart[r], cnt = ru->rstart[r + 1] - k0;
         int i0 = blk * B, i1 = i0 + B < n ? i0 + B : n;
-        double *d = buf + (size_t) th * 2 * B;
-        mk_store_pair_diff(pp, m, i0, i1, d, d + B);
-        ga_update(Ga + (size_t) m * n + i0, y + i0, d, i0, i1 - i0, jp, jn, o->invC,
-                  0.5 * rinv[m], f * coef[m], gacc + (size_t) th * n + i0);
+        double *dd = buf + (size_t) th * (ru->maxlen + 2) * B;
+        mk_store_pair_diff_run(pp, k0, cnt, i0, i1, dd + 2 * B, B, dd);
+        for (int k = k0; k < k0 + cnt; k++) {
+            ga_update(Ga + (size_t) k * n + i0, y + i0, dd + (size_t) (k - k0 + 2) * B, i0,
+                      i1 - i0, jp, jn, o->invC, 0.5 * rinv[k], f * coef[k],
+                      gacc + (size_t) th * n + i0);
+        }
     }
     for (int i = 0; i < n; i++) {
         double v = 0.0;
         for (int k = 0; k < nt; k++) v += gacc[(size_t) k * n + i];
         g[i] = v;
     }
+    map_add(mp, f, alpha, 0, n, g);
 }
 
 /* One step with the rows shared among the threads, for few kernels (3 kernels on 50,000 points:
@@ -235,24 +408,27 @@ static void split_step(const mk_store_pair *pp, const mwu_opts *o, const double 
    oracle's: the first index of the largest g of each class. */
 static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
                      const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
+                     const int *sk, int Ns, mwu_map *mp, const double *alpha,
                      int n, int M, int nt, int B, int nb, double *buf, double *p, double *coef,
                      double *bmax, int *barg, double *g, int *nextp, int *nextn)
 {
-    double q = 0.0;
-    for (int m = 0; m < M; m++) {
+    double q = map_p(mp, rinv, o->invC, epsp, s, p);
+    for (int k = 0; k < Ns; k++) {
+        int m = sk[k];
         double dp, dn;
         mk_store_pair_diff(pp, m, jp, jp + 1, &dp, buf);
         mk_store_pair_diff(pp, m, jn, jn + 1, &dn, buf);
-        s[m] = s_next(s[m], Ga + (size_t) m * n, jp, jn, rinv[m], dp, dn, o->invC);
-        p[m] = epsp * sqrt(s[m]);
-        if (p[m] > q) q = p[m];
+        s[k] = s_next(s[k], Ga + (size_t) k * n, jp, jn, rinv[k], dp, dn, o->invC);
+        p[k] = epsp * sqrt(s[k]);
+        if (p[k] > q) q = p[k];
     }
     double r = q > o->cutoff ? q : 0.0, chs = 0.0;
-    for (int m = 0; m < M; m++) {
+    for (int k = 0; k < Ns; k++) {
         double ch;
-        hyp_scaled(p[m], r, &coef[m], &ch);
+        hyp_scaled(p[k], r, &coef[k], &ch);
         chs += ch;
     }
+    chs += map_coef(mp, p, r, rinv, o->invC, coef);
     const double f = -2.0 * epsp / (2.0 * chs + (double) M * (n - 1) * exp(-r));
     const double invC = o->invC;
 #ifdef _OPENMP
@@ -264,11 +440,13 @@ static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y
         double *d = buf + (size_t) th * 2 * B, *gb = g + i0;
         const double *yy = y + i0;
         for (int i = 0; i < len; i++) gb[i] = 0.0;
-        for (int m = 0; m < M; m++) {
+        for (int k = 0; k < Ns; k++) {
+            int m = sk[k];
             mk_store_pair_diff(pp, m, i0, i1, d, d + B);
-            ga_update(Ga + (size_t) m * n + i0, yy, d, i0, len, jp, jn, invC, 0.5 * rinv[m],
-                      f * coef[m], gb);
+            ga_update(Ga + (size_t) k * n + i0, yy, d, i0, len, jp, jn, invC, 0.5 * rinv[k],
+                      f * coef[k], gb);
         }
+        map_add(mp, f, alpha + i0, i0, len, gb);
         int ip, in;
         class_max(gb, yy, len, &bmax[2 * blk], &ip, &bmax[2 * blk + 1], &in);
         barg[2 * blk] = ip < 0 ? -1 : i0 + ip;
@@ -288,38 +466,61 @@ static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y
    stored kernels: mu / tr), b, s (M, alpha' G_m alpha of the final alpha / T), *iter, *gsum (the
    scale P + Q), hout (n: sum_m mu_m G_m alpha / T, before the scaling). Ga: n x M scratch. Returns MWU_DONE or MWU_INFEASIBLE (at iteration *iter + 1). */
 static int mwu_fit(const mk_store *st, const double *y, const double *tr, const mwu_opts *o,
-                   double *alpha, double *mu, double *sigma, double *b, double *s, double *Ga,
-                   int *iter, double *gsum, double *hout, mk_hist *h, mk_progress *prog)
+                   double *alpha, double *mu, double *sigma, double *b, double *s_out, int *iter,
+                   double *gsum, double *hout, int *counts, mk_hist *h, mk_progress *prog)
 {
     const int n = st->n, M = st->M;
     const double epsp = -log(1.0 - o->eps);
     double *g = (double *) R_alloc(n, sizeof(double));
+    /* per-kernel arrays are in position order (set below) */
+    double *s = (double *) R_alloc(M, sizeof(double));
     double *p = (double *) R_alloc(M, sizeof(double));
     double *coef = (double *) R_alloc(M, sizeof(double));
     double *rinv = (double *) R_alloc(M, sizeof(double));
-    for (int m = 0; m < M; m++) rinv[m] = 1.0 / tr[m];
     for (int i = 0; i < n; i++) { g[i] = 0.0; alpha[i] = 0.0; }
     for (int m = 0; m < M; m++) s[m] = 0.0;
-    memset(Ga, 0, (size_t) n * M * sizeof(double));
+    /* the kernels with O(n) state (sk, Ns of them, Ga_k at Ga + k n) and the mapped ones */
+    int *sk = (int *) R_alloc(M, sizeof(int)), Ns;
+    mwu_map mp;
+    map_init(st, y, o->fmap, &mp, sk, &Ns);
+    double *Ga = (double *) R_alloc((size_t) n * (Ns > 0 ? Ns : 1), sizeof(double));
+    memset(Ga, 0, (size_t) n * Ns * sizeof(double));
 
     /* few kernels: rows shared among the threads (row_step); else kernels shared, in one pass
        per step while a kernel's columns fit one block (fused_step), by row blocks beyond */
-    const int rows = M <= 32;
-    const int B = rows ? (n < 1024 ? n : 1024) : (n <= 8192 ? n : 4096), nb = (n + B - 1) / B;
+    const int rows = Ns <= 32;
+    int B = rows ? (n < 1024 ? n : 1024) : (n <= 8192 ? n : 4096);
+    if (!rows && o->block > 0 && o->block < n) B = o->block;   /* (tests: the split step) */
+    const int nb = (n + B - 1) / B;
     /* work of a step: two exponentials per entry dominate (~200 units per entry per kernel
        in the row design measured at n = 10,000: 0.2 ms per step on one thread) */
-    int nt = mk_threads_for(o->nthreads, (rows ? 200.0 : 60.0) * (double) M * n);
+    int nt = mk_threads_for(o->nthreads, (rows ? 200.0 : 60.0) * (double) (Ns + 1) * n);
     double *bmax = (double *) R_alloc(2 * (size_t) nb, sizeof(double));
     int *barg = (int *) R_alloc(2 * (size_t) nb, sizeof(int));
     int nextp = -1, nextn = -1;
     double *gacc = (double *) R_alloc((size_t) nt * n, sizeof(double));
-    double *buf = (double *) R_alloc((size_t) nt * 2 * B, sizeof(double));
     double *qmax = (double *) R_alloc(nt, sizeof(double));
     double *csum = (double *) R_alloc(nt, sizeof(double));
     double *rth = (double *) R_alloc(nt, sizeof(double));
     double *chth = (double *) R_alloc(nt, sizeof(double));
     mk_store_pair pp;
     mk_store_pair_init(st, &pp);
+    /* kernel runs: the pair differences of a run come from one pass (fused and split steps) */
+    mwu_runs ru;
+    ru.rstart = (int *) R_alloc((size_t) Ns + 1, sizeof(int));
+    ru.nruns = mk_store_pair_runs(&pp, sk, Ns, !rows && o->chain, ru.rstart);
+    ru.maxlen = 1;
+    for (int r = 0; r < ru.nruns; r++)
+        if (ru.rstart[r + 1] - ru.rstart[r] > ru.maxlen) ru.maxlen = ru.rstart[r + 1] - ru.rstart[r];
+    /* positions: the state kernels in run order, then the mapped ones, so that the steps read
+       s, p, coef and rinv in order (a million kernels: 8 MB each, out of cache) */
+    int *perm = (int *) R_alloc(M, sizeof(int));
+    for (int k = 0; k < Ns; k++) perm[k] = sk[k];
+    for (int i = 0; i < mp.nmap; i++) { perm[Ns + i] = mp.km[i]; mp.km[i] = Ns + i; }
+    for (int k = 0; k < M; k++) rinv[k] = 1.0 / tr[perm[k]];
+    counts[0] = mp.nmap;
+    counts[1] = Ns - ru.nruns;   /* kernels whose columns come from a chain link */
+    double *buf = (double *) R_alloc((size_t) nt * (ru.maxlen + 2) * B, sizeof(double));
 
     /* The row design's results do not depend on the number of threads, so it adapts it: on a
        machine busy with other work, threads that wait for each other at every step (thousands
@@ -337,14 +538,15 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
         if (nextp >= 0 && nextn >= 0) { jp = nextp; jn = nextn; }
         else oracle(g, y, n, &jp, &jn);
         if (g[jp] + g[jn] < -2.0) { status = MWU_INFEASIBLE; break; }
+        map_move(&mp, alpha, jp, jn);
         alpha[jp] += 0.5;
         alpha[jn] += 0.5;
         if (rows) pp.nthreads = nt_use;
         mk_store_pair_set(&pp, jp, jn);
 
         if (rows) {
-            row_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt_use, B, nb, buf, p, coef,
-                     bmax, barg, g, &nextp, &nextn);
+            row_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, sk, Ns, &mp, alpha, n, M, nt_use, B,
+                     nb, buf, p, coef, bmax, barg, g, &nextp, &nextn);
             if (adapt && ++win_it == W) {
                 double now = mk_time(), per = (now - win_t0) / W;
                 if (phase == 0) { t_full = per; nt_use = 1; phase = 1; }
@@ -354,10 +556,10 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
                 win_t0 = now;
             }
         }
-        else if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, gacc, buf,
-                                rth, chth, g);
-        else split_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, n, M, nt, B, nb, gacc, buf, qmax,
-                        csum, p, coef, g);
+        else if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, sk, &ru, &mp, alpha,
+                                     p, coef, n, M, nt, gacc, buf, rth, chth, g);
+        else split_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, sk, Ns, &ru, &mp, alpha, n, M, nt,
+                        B, nb, gacc, buf, qmax, csum, p, coef, g);
 
         /* history: iteration, time, objective max_m s_m of alpha / t, entropy of the weights */
         if (t % o->hist_every == 0 || t == o->T) {
@@ -374,7 +576,9 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
         mk_progress_tick(prog, t, o->T, NA_REAL, 0.0);
     }
     *iter = t - 1;
+    const double T = (double) o->T;
     if (status != MWU_DONE) {
+        for (int k = 0; k < M; k++) s_out[perm[k]] = s[k];
         for (int m = 0; m < M; m++) mu[m] = sigma[m] = NA_REAL;
         return status;
     }
@@ -382,29 +586,33 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
 
     /* the solution: mu_m = -2 l_m / sqrt(s_m) of the last weights (scale-free), alpha / T;
        h = sum_m mu_m G_m alpha; bias and scale from its class sums */
-    const double T = (double) o->T;
     weights_of(s, M, epsp, o->cutoff, coef);
     double wsum = 0.0;
-    for (int m = 0; m < M; m++) wsum += coef[m];
-    for (int m = 0; m < M; m++) {
-        mu[m] = coef[m] / wsum;
-        sigma[m] = mu[m] * rinv[m];
-        s[m] /= T * T;
+    for (int k = 0; k < M; k++) wsum += coef[k];
+    for (int k = 0; k < M; k++) {
+        int m = perm[k];
+        mu[m] = coef[k] / wsum;
+        sigma[m] = mu[m] * (1.0 / tr[m]);
+        s_out[m] = s[k] / (T * T);
     }
-    for (int i = 0; i < n; i++) alpha[i] /= T;
     memset(gacc, 0, (size_t) nt * n * sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 #endif
-    for (int m = 0; m < M; m++) {
+    for (int k = 0; k < Ns; k++) {
         int th = mk_thread_id();
-        const double *Gam = Ga + (size_t) m * n;
-        double *ga = gacc + (size_t) th * n, w = mu[m] / T;
+        const double *Gam = Ga + (size_t) k * n;
+        double *ga = gacc + (size_t) th * n, w = coef[k] / wsum / T;
         for (int i = 0; i < n; i++) ga[i] += w * Gam[i];
     }
+    /* the mapped kernels' sum_m mu_m G_m alpha / T, with alpha the sum of the steps */
+    for (int i = 0; i < n; i++) hout[i] = 0.0;
+    map_mix(&mp, coef, 1.0 / (wsum * T), rinv, o->invC);
+    map_add(&mp, 1.0, alpha, 0, n, hout);
+    for (int i = 0; i < n; i++) alpha[i] /= T;
     double P = 0.0, Q = 0.0;
     for (int i = 0; i < n; i++) {
-        double hi = 0.0;
+        double hi = hout[i];
         for (int k = 0; k < nt; k++) hi += gacc[(size_t) k * n + i];
         hout[i] = hi;
         if (y[i] > 0) P += alpha[i] * hi; else Q += alpha[i] * hi;
@@ -438,6 +646,9 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
     o.nthreads = mk_ctl_int(control, "nthreads");
     o.verbose = mk_ctl_int(control, "verbose");
     o.hist_every = mk_ctl_int(control, "hist_every");
+    o.fmap = mk_ctl_int(control, "fmap");
+    o.chain = mk_ctl_int(control, "chain");
+    o.block = mk_ctl_int(control, "block");
     if (!(o.eps > 0.0 && o.eps < 1.0) || !(o.invC >= 0.0) || o.T < 1 || o.hist_every < 1)
         error("mwu: bad settings");
     mk_progress prog;
@@ -467,7 +678,7 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
             error("mwu: kernel %d has a trace that is not positive and finite", m + 1);
 
     const char *nm[] = { "alpha", "sigma", "mu", "b", "s", "iterations", "status", "trace",
-                         "history", "scale", "h", NULL };
+                         "history", "scale", "h", "kernels", NULL };
     SEXP out = mk_list_new(nm);
     SEXP a = allocVector(REALSXP, n);
     SET_VECTOR_ELT(out, 0, a);
@@ -482,13 +693,14 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
     memcpy(REAL(trs), tr, (size_t) M * sizeof(double));
     SEXP hv = allocVector(REALSXP, n);
     SET_VECTOR_ELT(out, 10, hv);
-    double *Ga = (double *) R_alloc((size_t) n * M, sizeof(double));
     mk_hist h;
     mk_hist_init(&h, 5);
     double b = NA_REAL, gs = NA_REAL;
     int iter = 0;
-    int status = mwu_fit(&st, yy, tr, &o, REAL(a), REAL(mu), REAL(sg), &b, REAL(s), Ga, &iter,
-                         &gs, REAL(hv), &h, &prog);
+    SEXP cnt = allocVector(INTSXP, 2);
+    SET_VECTOR_ELT(out, 11, cnt);
+    int status = mwu_fit(&st, yy, tr, &o, REAL(a), REAL(mu), REAL(sg), &b, REAL(s), &iter, &gs,
+                         REAL(hv), INTEGER(cnt), &h, &prog);
     SET_VECTOR_ELT(out, 3, ScalarReal(b));
     SET_VECTOR_ELT(out, 5, ScalarInteger(iter));
     SET_VECTOR_ELT(out, 6, ScalarInteger(status));

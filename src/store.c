@@ -692,6 +692,61 @@ static double norm_one(const mk_store *s, int m, int i, int j, double v)
     return i == j ? v + s->jitter : v;
 }
 
+/* out = rows i0..i0+len-1 of the normalised columns j1 minus j2 of kernel m from their raw
+   values c1, c2 (out may be c2); the rows j1, j2 (diagonal entries, jitter) one value at a
+   time. inv: 1 / scale[m] (trace), 1 (none). */
+MK_CLONES
+static void pair_finish(const mk_store *s, int m, double inv, int i0, int len, int j1, int j2,
+                        const double *c1, const double *c2, double *out)
+{
+    int i1 = i0 + len, r1 = j1 >= i0 && j1 < i1, r2 = j2 >= i0 && j2 < i1;
+    double a11 = r1 ? c1[j1 - i0] : 0.0, a21 = r1 ? c2[j1 - i0] : 0.0;
+    double a12 = r2 ? c1[j2 - i0] : 0.0, a22 = r2 ? c2[j2 - i0] : 0.0;
+    if (s->norm == MK_NORM_CENTER_TRACE) {
+        double gm = s->grandmean[m];
+        const double *cm = s->colmeans + (size_t) m * s->n + i0;
+        double e1 = s->colmeans[(size_t) m * s->n + j1], e2 = s->colmeans[(size_t) m * s->n + j2];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+        for (int k = 0; k < len; k++)
+            out[k] = (c1[k] + (gm - cm[k] - e1)) * inv - (c2[k] + (gm - cm[k] - e2)) * inv;
+        if (r1) out[j1 - i0] = norm_one(s, m, j1, j1, a11) - norm_one(s, m, j1, j2, a21);
+        if (r2) out[j2 - i0] = norm_one(s, m, j2, j1, a12) - norm_one(s, m, j2, j2, a22);
+        return;
+    }
+    if (s->norm == MK_NORM_TRACE) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+        for (int k = 0; k < len; k++) out[k] = c1[k] * inv - c2[k] * inv;
+    } else {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+        for (int k = 0; k < len; k++) out[k] = c1[k] - c2[k];
+    }
+    /* norm_one's arithmetic without its reads of the store */
+    double J = s->jitter;
+    if (s->norm == MK_NORM_TRACE) { a11 *= inv; a21 *= inv; a12 *= inv; a22 *= inv; }
+    if (r1) out[j1 - i0] = (a11 + J) - (j1 == j2 ? a21 + J : a21);
+    if (r2) out[j2 - i0] = (j2 == j1 ? a12 + J : a12) - (a22 + J);
+}
+
+/* The shared base values of kernel m's group for rows i0.. (both columns), or NULL. */
+static const double *pair_shared(const mk_store_pair *pp, int m, int i0)
+{
+    if (!pp->share) return NULL;
+    const mk_store *s = pp->s;
+    int k = pp->slot[s->kgroup[m] * 3 + kind_bit(mk_kernel_base_kind(s->ktype[m]))];
+    return pp->base + (size_t) k * 2 * s->nr + i0;
+}
+
+static double norm_inv(const mk_store *s, int m)
+{
+    return s->norm == MK_NORM_NONE ? 1.0 : 1.0 / s->scale[m];
+}
+
 void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *d, double *buf)
 {
     const mk_store *s = pp->s;
@@ -709,12 +764,9 @@ void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *
     /* raw columns: the first in buf, the second in d */
     double *o1 = buf;
     int g = s->kgroup[m], kind = mk_kernel_base_kind(s->ktype[m]);
-    const double *b1, *b2;
-    if (pp->share) {
-        int k = pp->slot[g * 3 + kind_bit(kind)];
-        b1 = pp->base + (size_t) k * 2 * nr + i0;
-        b2 = b1 + nr;
-    } else {
+    const double *b1 = pair_shared(pp, m, i0), *b2;
+    if (b1) b2 = b1 + nr;
+    else {
         mk_kernel_base(s->x, s->n, s->z + i0, nr, len, j1, s->gfeat + s->gstart[g],
                        group_nf(s, g), kind, o1);
         mk_kernel_base(s->x, s->n, s->z + i0, nr, len, j2, s->gfeat + s->gstart[g],
@@ -723,33 +775,161 @@ void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *
     }
     mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], b1, len, o1);
     mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], b2, len, d);
-    /* the rows j1, j2 (diagonal entries, jitter) are redone one value at a time below */
-    int r1 = j1 >= i0 && j1 < i1, r2 = j2 >= i0 && j2 < i1;
-    double a11 = r1 ? o1[j1 - i0] : 0.0, a21 = r1 ? d[j1 - i0] : 0.0;
-    double a12 = r2 ? o1[j2 - i0] : 0.0, a22 = r2 ? d[j2 - i0] : 0.0;
-    if (s->norm == MK_NORM_CENTER_TRACE) {
-        double gm = s->grandmean[m], inv = 1.0 / s->scale[m];
-        const double *cm = s->colmeans + (size_t) m * s->n + i0;
-        double e1 = s->colmeans[(size_t) m * s->n + j1], e2 = s->colmeans[(size_t) m * s->n + j2];
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-        for (int k = 0; k < len; k++)
-            d[k] = (o1[k] + (gm - cm[k] - e1)) * inv - (d[k] + (gm - cm[k] - e2)) * inv;
-    } else if (s->norm == MK_NORM_TRACE) {
-        double inv = 1.0 / s->scale[m];
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-        for (int k = 0; k < len; k++) d[k] = o1[k] * inv - d[k] * inv;
-    } else {
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-        for (int k = 0; k < len; k++) d[k] = o1[k] - d[k];
+    pair_finish(s, m, norm_inv(s, m), i0, len, j1, j2, o1, d, d);
+}
+
+/* Gaussian kernels on one feature group, in increasing gamma, form chains: exp(-gamma_k b) =
+   exp(-gamma_{k-1} b) exp(-(gamma_k - gamma_{k-1}) b), the second factor a Taylor polynomial
+   of degree q in u = (gamma_k - gamma_{k-1}) b, u <= delta * bmax (bmax: the group's largest
+   squared distance over the training rows), with q the least degree whose remainder
+   u^(q+1) / (q+1)! is below 2^-54. A link is made when delta * bmax <= 0.1 (q <= 9), a chain
+   has at most 16 kernels (rounding adds about one unit in the last place per link); its first
+   kernel takes the exponential itself. */
+#define CHAIN_LEN 16
+typedef struct { int m, g; double gam; } chain_key;
+static int chain_cmp(const void *a, const void *b)
+{
+    const chain_key *x = a, *y = b;
+    if (x->g != y->g) return x->g < y->g ? -1 : 1;
+    if (x->gam != y->gam) return x->gam < y->gam ? -1 : 1;
+    return x->m < y->m ? -1 : (x->m > y->m);
+}
+static double rbf_gamma(const mk_store *s, int m) { return 1.0 / (2.0 * s->kpar1[m] * s->kpar1[m]); }
+
+int mk_store_pair_runs(mk_store_pair *pp, int *idx, int cnt, int chain, int *rstart)
+{
+    const mk_store *s = pp->s;
+    pp->rm = idx;
+    pp->rlq = (int *) R_alloc(cnt > 0 ? cnt : 1, sizeof(int));
+    pp->rinv = (double *) R_alloc(cnt > 0 ? cnt : 1, sizeof(double));
+    pp->rgam = (double *) R_alloc(cnt > 0 ? cnt : 1, sizeof(double));
+    int nruns = cnt;
+    for (int k = 0; k < cnt; k++) { pp->rlq[k] = 0; rstart[k] = k; }
+    if (s->kind == MK_STORE_FLY && pp->share && chain && cnt > 1) {
+        /* the Gaussian kernels first, by group and gamma; the others after, in their order */
+        chain_key *key = (chain_key *) R_alloc(cnt, sizeof(chain_key));
+        int nrbf = 0, nother = 0;
+        int *other = (int *) R_alloc(cnt, sizeof(int));
+        for (int k = 0; k < cnt; k++) {
+            int m = idx[k];
+            if (s->ktype[m] == MK_RBF) {
+                key[nrbf].m = m; key[nrbf].g = s->kgroup[m]; key[nrbf].gam = rbf_gamma(s, m);
+                nrbf++;
+            } else other[nother++] = m;
+        }
+        qsort(key, nrbf, sizeof(chain_key), chain_cmp);
+        /* bmax of each group: the sum over its features of the squared range */
+        double *bmax = (double *) R_alloc(pp->ng, sizeof(double));
+        for (int g = 0; g < pp->ng; g++) bmax[g] = -1.0;
+        for (int k = 0; k < nrbf; k++) {
+            int g = key[k].g;
+            if (bmax[g] >= 0.0) continue;
+            double v = 0.0;
+            for (int f = s->gstart[g]; f < s->gstart[g + 1]; f++) {
+                const double *xc = s->x + (size_t) s->gfeat[f] * s->n;
+                double lo = xc[0], hi = xc[0];
+                for (int i = 1; i < s->n; i++) {
+                    lo = xc[i] < lo ? xc[i] : lo;
+                    hi = xc[i] > hi ? xc[i] : hi;
+                }
+                v += (hi - lo) * (hi - lo);
+            }
+            bmax[g] = v;
+        }
+        int len = 0;
+        nruns = 0;
+        for (int k = 0; k < nrbf; k++) {
+            idx[k] = key[k].m;
+            int q = 0;
+            if (k > 0 && key[k].g == key[k - 1].g && len < CHAIN_LEN) {
+                double u = (key[k].gam - key[k - 1].gam) * bmax[key[k].g];
+                if (u <= 0.1 && R_FINITE(u)) {
+                    /* the least q with u^(q+1) / (q+1)! <= 2^-54 */
+                    double t = u;
+                    q = 1;
+                    while (t * u / (q + 1) > 0x1p-54) { t = t * u / (q + 1); q++; }
+                }
+            }
+            pp->rlq[k] = q;
+            if (q == 0) { rstart[nruns++] = k; len = 1; } else len++;
+        }
+        for (int k = 0; k < nother; k++) {
+            idx[nrbf + k] = other[k];
+            pp->rlq[nrbf + k] = 0;
+            rstart[nruns++] = nrbf + k;
+        }
     }
-    if (r1) d[j1 - i0] = norm_one(s, m, j1, j1, a11) - norm_one(s, m, j1, j2, a21);
-    if (r2) d[j2 - i0] = norm_one(s, m, j2, j1, a12) - norm_one(s, m, j2, j2, a22);
+    rstart[nruns] = cnt;
+    for (int k = 0; k < cnt; k++) {
+        int m = idx[k];
+        pp->rinv[k] = s->kind == MK_STORE_FLY ? norm_inv(s, m) : 1.0;
+        pp->rgam[k] = s->kind == MK_STORE_FLY && s->ktype[m] == MK_RBF ? rbf_gamma(s, m) : 0.0;
+    }
+    return nruns;
+}
+
+/* (-1)^j / j!, j = 0..9 */
+static const double exp_taylor[10] = {
+    1.0, -1.0, 1.0 / 2, -1.0 / 6, 1.0 / 24, -1.0 / 120, 1.0 / 720, -1.0 / 5040, 1.0 / 40320,
+    -1.0 / 362880 };
+
+/* e1 *= exp(-delta b1), e2 *= exp(-delta b2) by the degree-q Taylor polynomial; q a
+   constant in each call below, so the loop is unrolled and vectorised */
+static inline __attribute__((always_inline)) void
+chain_link_q(double delta, const int q, const double *restrict b1, const double *restrict b2,
+             double *restrict e1, double *restrict e2, int len)
+{
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+    for (int i = 0; i < len; i++) {
+        double u1 = delta * b1[i], u2 = delta * b2[i];
+        double p1 = exp_taylor[q], p2 = exp_taylor[q];
+        for (int j = q - 1; j >= 0; j--) { p1 = p1 * u1 + exp_taylor[j]; p2 = p2 * u2 + exp_taylor[j]; }
+        e1[i] *= p1;
+        e2[i] *= p2;
+    }
+}
+
+MK_CLONES
+static void chain_link(double delta, int q, const double *restrict b1, const double *restrict b2,
+                       double *restrict e1, double *restrict e2, int len)
+{
+    switch (q) {
+    case 1: chain_link_q(delta, 1, b1, b2, e1, e2, len); break;
+    case 2: chain_link_q(delta, 2, b1, b2, e1, e2, len); break;
+    case 3: chain_link_q(delta, 3, b1, b2, e1, e2, len); break;
+    case 4: chain_link_q(delta, 4, b1, b2, e1, e2, len); break;
+    case 5: chain_link_q(delta, 5, b1, b2, e1, e2, len); break;
+    case 6: chain_link_q(delta, 6, b1, b2, e1, e2, len); break;
+    case 7: chain_link_q(delta, 7, b1, b2, e1, e2, len); break;
+    case 8: chain_link_q(delta, 8, b1, b2, e1, e2, len); break;
+    default: chain_link_q(delta, 9, b1, b2, e1, e2, len); break;
+    }
+}
+
+void mk_store_pair_diff_run(const mk_store_pair *pp, int k0, int cnt, int i0, int i1, double *d,
+                            size_t ldd, double *buf)
+{
+    const mk_store *s = pp->s;
+    int len = i1 - i0, nr = s->nr;
+    const int *ms = pp->rm + k0;
+    if (cnt == 1 || pp->rlq[k0 + 1] == 0) {
+        for (int k = 0; k < cnt; k++) mk_store_pair_diff(pp, ms[k], i0, i1, d + k * ldd, buf);
+        return;
+    }
+    /* a chain: Gaussian kernels of one group with shared base values */
+    const double *b1 = pair_shared(pp, ms[0], i0), *b2 = b1 + nr;
+    const double *gam = pp->rgam + k0, *inv = pp->rinv + k0;
+    const int *lq = pp->rlq + k0;
+    double *e1 = buf, *e2 = buf + len;
+    mk_vexp_ax(-gam[0], b1, e1, len);
+    mk_vexp_ax(-gam[0], b2, e2, len);
+    pair_finish(s, ms[0], inv[0], i0, len, pp->j1, pp->j2, e1, e2, d);
+    for (int k = 1; k < cnt; k++) {
+        chain_link(gam[k] - gam[k - 1], lq[k], b1, b2, e1, e2, len);
+        pair_finish(s, ms[k], inv[k], i0, len, pp->j1, pp->j2, e1, e2, d + k * ldd);
+    }
 }
 
 void mk_store_diag(const mk_store *s, int m, double *d)
@@ -763,6 +943,45 @@ void mk_store_diag(const mk_store *s, int m, double *d)
     }
     fly_raw_diag(s, m, d);
     for (int j = 0; j < n; j++) d[j] = norm_one(s, m, j, j, d[j]);
+}
+
+/* ------------------------------------------------------------------ finite feature maps */
+
+int mk_store_fmap(const mk_store *s, int m, int *key, double *w)
+{
+    if (s->kind != MK_STORE_FLY || !s->square) return 0;
+    int t = s->ktype[m], g = s->kgroup[m];
+    if ((t != MK_POLY && t != MK_LINEAR) || group_nf(s, g) != 1) return 0;
+    int deg = t == MK_LINEAR ? 1 : (int) s->kpar1[m];
+    double c = t == MK_LINEAR ? 0.0 : s->kpar2[m];
+    if (deg < 1 || deg + 1 > MK_FMAP_MAX || !R_FINITE(c)) return 0;
+    double inv = s->norm == MK_NORM_NONE ? 1.0 : 1.0 / s->scale[m], binom = 1.0;
+    /* (a b + c)^deg = sum_k binom(deg, k) c^(deg - k) a^k b^k */
+    for (int k = 0; k <= deg; k++) {
+        double cp = 1.0;
+        for (int e = k; e < deg; e++) cp *= c;
+        w[k] = binom * cp * inv;
+        binom = binom * (deg - k) / (k + 1);
+    }
+    *key = s->gfeat[s->gstart[g]];
+    return deg + 1;
+}
+
+void mk_store_fmap_basis(const mk_store *s, int key, int q, double *phi)
+{
+    int n = s->n;
+    const double *xc = s->x + (size_t) key * n;
+    for (int i = 0; i < n; i++) {
+        double v = 1.0;
+        for (int k = 0; k < q; k++) { phi[(size_t) k * n + i] = v; v *= xc[i]; }
+    }
+    if (s->norm != MK_NORM_CENTER_TRACE) return;
+    for (int k = 0; k < q; k++) {
+        double *f = phi + (size_t) k * n, mean = 0.0;
+        for (int i = 0; i < n; i++) mean += f[i];
+        mean /= n;
+        for (int i = 0; i < n; i++) f[i] -= mean;
+    }
 }
 
 /* ------------------------------------------------------------------ materialising a store */

@@ -176,6 +176,59 @@ test_that("random kernel designs are compact and resolve without per-kernel obje
   expect_equal(a$weights, b$weights, tolerance = 1e-10)
 })
 
+test_that("mapped polynomial kernels and chained Gaussian columns give the dense store's fit", {
+  # on the fly, single-column polynomial and linear kernels keep no O(n) state (G_m alpha from
+  # moments of the column's powers) and Gaussians on one column, in increasing gamma, take their
+  # columns from one exponential and Taylor links; the dense store does neither
+  d <- two_class(70, 5, seed = 11)
+  set.seed(3)
+  ks <- random_kernels(2000, 5, size = 1, design = "mwu")
+  a <- mkl(d$x, d$y, ks, method = "mwu", standardize = "range")
+  b <- mkl(d$x, d$y, ks, method = "mwu", standardize = "range",
+           control = mkl_control(store = "dense"))
+  expect_gt(a$info$kernels_mapped, 400)
+  expect_gt(a$info$kernels_chained, 1000)
+  expect_equal(c(b$info$kernels_mapped, b$info$kernels_chained), c(0L, 0L))
+  expect_equal(a$weights, b$weights, tolerance = 1e-10)
+  expect_equal(a$b, b$b, tolerance = 1e-10)
+  expect_equal(a$fitted, b$fitted, tolerance = 1e-9)
+  expect_equal(a$info$s, b$info$s, tolerance = 1e-10)
+  # every normalisation; linear kernels; a set of polynomial kernels only (no state at all)
+  for (nz in c("none", "center_trace")) {
+    ks2 <- kernel_set(poly_kernel(1:3), linear_kernel(), rbf_kernel(c(0.7, 1.5)),
+                      features = c("all", "each"), normalize = nz)
+    a <- mkl(d$x, d$y, ks2, method = "mwu", C = 10)
+    b <- mkl(d$x, d$y, ks2, method = "mwu", C = 10, control = mkl_control(store = "dense"))
+    expect_equal(a$info$kernels_mapped, 20L)
+    expect_equal(a$weights, b$weights, tolerance = 1e-10)
+    expect_equal(a$fitted, b$fitted, tolerance = 1e-9)
+  }
+  ks3 <- kernel_set(poly_kernel(1:2), features = "each")
+  a <- mkl(d$x, d$y, ks3, method = "mwu", C = 10)
+  b <- mkl(d$x, d$y, ks3, method = "mwu", C = 10, control = mkl_control(store = "dense"))
+  expect_equal(a$info$kernels_mapped, 10L)
+  expect_equal(a$weights, b$weights, tolerance = 1e-10)
+  expect_equal(predict(a, d$x, type = "link"), predict(b, d$x, type = "link"), tolerance = 1e-9)
+})
+
+test_that("the kernel loop by row blocks gives the one-pass loop's fit", {
+  # n > 8192 reads kernels by row blocks of 4096; an internal block size exercises that path
+  d <- two_class(300, 4, seed = 12)
+  set.seed(4)
+  rk <- mklearn:::resolve_kernels(random_kernels(400, 4, size = 1, design = "mwu"), 4, NULL)
+  x <- apply(d$x, 2, function(v) (v - min(v)) / diff(range(v)))
+  st <- mklearn:::fly_store(rk, x)
+  ctl <- c(unclass(mklearn:::method_control("mwu", mkl_control())), epsilon = 0.3)
+  f1 <- mklearn:::fit_mwu(st, d$y, "classification", 100, ctl, NULL)
+  expect_gt(f1$info$kernels_chained, 100)
+  for (extra in list(list(block = 64L), list(block = 50L, chain = FALSE, fmap = FALSE))) {
+    f2 <- mklearn:::fit_mwu(st, d$y, "classification", 100, c(ctl, extra), NULL)
+    expect_equal(f2$weights, f1$weights, tolerance = 1e-10)
+    expect_equal(f2$b, f1$b, tolerance = 1e-10)
+    expect_equal(f2$fitted_decision, f1$fitted_decision, tolerance = 1e-9)
+  }
+})
+
 test_that("a fit with N = 20,000 and 12 kernels stays below 10% of an N x N matrix's memory", {
   skip_on_cran()
   skip_if_not(file.exists("/proc/self/status"))
