@@ -1,6 +1,68 @@
 # S3 methods shared by every solver's "mkl" object, and by "mkl_path".
 
-active_kernels <- function(object) which(colSums(object$alpha != 0) > 0)
+active_kernels <- function(object) alpha_cols_nonzero(object$alpha)
+
+# The sample coefficients of a fit: an n x M matrix, or, for MWUMKL (whose alpha_m are one
+# vector times the kernel weights: alpha = outer(u, v)), the two factors (10^6 kernels on 208
+# points: 1.7 GB as a matrix, 8 MB as factors). The factored form answers dim(), dimnames(),
+# `[` and as.matrix() as the matrix would; these helpers serve both forms.
+outer_alpha <- function(u, v) structure(list(u = as.double(u), v = v), class = "mkl_outer")
+is_outer_alpha <- function(a) inherits(a, "mkl_outer")
+alpha_cols_nonzero <- function(a) {
+  if (is_outer_alpha(a)) {
+    if (any(a$u != 0)) which(a$v != 0) else integer(0)
+  } else which(colSums(a != 0) > 0)
+}
+alpha_rows_nonzero <- function(a) {
+  if (is_outer_alpha(a)) {
+    if (any(a$v != 0)) which(a$u != 0) else integer(0)
+  } else which(rowSums(a != 0) > 0)
+}
+# columns j, in the same form
+alpha_columns <- function(a, j) {
+  if (is_outer_alpha(a)) outer_alpha(a$u, a$v[j]) else a[, j, drop = FALSE]
+}
+
+#' The factored sample coefficients of an MWUMKL fit
+#'
+#' MWUMKL's sample coefficients are one vector times the kernel weights; fits keep the two
+#' factors instead of the n x M matrix. `dim()`, `dimnames()`, `[` and `as.matrix()` give what
+#' the matrix would.
+#' @param x the `alpha` element of an MWUMKL fit.
+#' @param i,j,drop as for a matrix.
+#' @param ... unused.
+#' @return `as.matrix()` and `[`: the (sub)matrix; `dim()`, `dimnames()`: those of the matrix.
+#' @name mkl_outer
+#' @keywords internal
+NULL
+
+#' @rdname mkl_outer
+#' @export
+dim.mkl_outer <- function(x) c(length(x$u), length(x$v))
+#' @rdname mkl_outer
+#' @export
+dimnames.mkl_outer <- function(x) list(NULL, names(x$v))
+#' @rdname mkl_outer
+#' @export
+as.matrix.mkl_outer <- function(x, ...) x[, , drop = FALSE]
+#' @rdname mkl_outer
+#' @export
+`[.mkl_outer` <- function(x, i, j, drop = TRUE) {
+  x <- unclass(x)
+  u <- if (missing(i)) x$u else x$u[i]
+  v <- if (missing(j)) x$v else x$v[j]
+  a <- outer(u, unname(v))
+  colnames(a) <- names(v)
+  if (drop) drop(a) else a
+}
+#' @rdname mkl_outer
+#' @export
+print.mkl_outer <- function(x, ...) {
+  d <- dim(x)
+  cat(sprintf("<%d x %d sample coefficients kept as outer(u, v); as.matrix() gives the matrix>\n",
+              d[1L], d[2L]))
+  invisible(x)
+}
 
 #' @export
 print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, ...) {
@@ -56,7 +118,7 @@ summary.mkl <- function(object, ...) {
   structure(list(call = object$call, method = object$method, task = object$task,
                  loss = object$loss, penalty = object$penalty, C = object$C,
                  nobs = object$nobs, M = object$M, kernels = tab,
-                 n_sv = sum(rowSums(object$alpha != 0) > 0), train = train,
+                 n_sv = length(alpha_rows_nonzero(object$alpha)), train = train,
                  converged = object$converged, iterations = object$iterations,
                  last = utils::tail(object$history, 1L), timing = object$timing,
                  learned_nothing = object$learned_nothing),
@@ -106,8 +168,8 @@ coef.mkl <- function(object, type = c("weights", "alpha", "bias"), nonzero = FAL
   type <- match.arg(type)
   switch(type,
          weights = if (nonzero) object$weights[object$weights > 0] else object$weights,
-         alpha = if (nonzero) object$alpha[, active_kernels(object), drop = FALSE] else
-           object$alpha,
+         alpha = if (nonzero) as.matrix(alpha_columns(object$alpha, active_kernels(object))) else
+           as.matrix(object$alpha),
          bias = object$b)
 }
 
@@ -171,7 +233,7 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
     stop("type = 'class' is for classification fits; use 'link' or 'response'", call. = FALSE)
   act <- active_kernels(object)
   nthreads <- check_threads(NULL)
-  alpha <- object$alpha[, act, drop = FALSE]
+  alpha <- alpha_columns(object$alpha, act)
   if (is.null(object$x)) {
     if (is.null(newkernels))
       stop("this model was fitted on precomputed kernels: supply 'newkernels'", call. = FALSE)

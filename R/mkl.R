@@ -127,7 +127,8 @@
 #'   training kernels, see "The meaning of C"), `learned_nothing` (`NULL`, or why the model
 #'   is constant), `weights` (named kernel weights, on
 #'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
-#'   \alpha_m + b}), `b`, `converged`, `iterations`, `history` (a data frame per iteration),
+#'   \alpha_m + b}; MWUMKL keeps them as the two factors of an outer product, see
+#'   [mkl_outer], and `as.matrix()` gives the matrix), `b`, `converged`, `iterations`, `history` (a data frame per iteration),
 #'   `objective`, `fitted` (training decision values), `timing`, `store` (`"dense"` or
 #'   `"fly"`), and what `predict` needs to rebuild the test kernels (the kernel set, the
 #'   training data and normalisation).
@@ -426,15 +427,18 @@ new_mkl <- function(res, base, C, store, call, timing) {
   if (length(w) != M || anyNA(w)) stop("internal: solver returned malformed weights", call. = FALSE)
   names(w) <- base$labels
   alpha <- res$alpha
-  if (!is.matrix(alpha) || nrow(alpha) != base$nobs || ncol(alpha) != M)
+  if (!(is.matrix(alpha) || is_outer_alpha(alpha)) || nrow(alpha) != base$nobs ||
+      ncol(alpha) != M)
     stop("internal: solver returned malformed alpha", call. = FALSE)
+  if (is_outer_alpha(alpha)) alpha$v <- w   # the weights, named
   # (fit_store_path names the columns in place: renaming here would copy an n x M matrix that
   # the caller's result still holds, 1.6 GB for MWUMKL with 10^6 kernels)
-  if (!identical(colnames(alpha), base$labels)) colnames(alpha) <- base$labels
+  if (is.matrix(alpha) && !identical(colnames(alpha), base$labels))
+    colnames(alpha) <- base$labels
   # a solver may give its active kernels and training decision values (mwu: every kernel is
   # active and a pass over all of them would cost O(n^2 M))
-  act <- if (!is.null(res$active)) res$active else which(colSums(alpha != 0) > 0)
-  fitted <- if (!is.null(res$fitted_decision)) res$fitted_decision else if (length(act)) store_decision(store, alpha[, act, drop = FALSE], act,
+  act <- if (!is.null(res$active)) res$active else alpha_cols_nonzero(alpha)
+  fitted <- if (!is.null(res$fitted_decision)) res$fitted_decision else if (length(act)) store_decision(store, alpha_columns(alpha, act), act,
                                             base$kernel_info, act, "the training data") + res$b
             else rep(res$b, base$nobs)
   # the fit keeps alpha once: a solver state that holds it (warm starts) gets it back from

@@ -60,9 +60,15 @@ fit_multiclass_problem <- function(pb, fitfun, store, C, ctl, base, cl, t_kernel
   fits <- fit_store_path(fitfun, subset_store(store, pb$rows), pb$y, C, ctl, b, NULL, cl,
                          t_kernels, pb$what, tick, quiet = TRUE)
   lapply(fits, function(f) {
-    a <- matrix(0, base$nobs, ncol(f$alpha), dimnames = list(NULL, colnames(f$alpha)))
-    a[pb$rows, ] <- f$alpha
-    f$alpha <- a
+    if (is_outer_alpha(f$alpha)) {
+      u <- numeric(base$nobs)
+      u[pb$rows] <- f$alpha$u
+      f$alpha$u <- u
+    } else {
+      a <- matrix(0, base$nobs, ncol(f$alpha), dimnames = list(NULL, colnames(f$alpha)))
+      a[pb$rows, ] <- f$alpha
+      f$alpha <- a
+    }
     f$nobs <- base$nobs
     f$rows <- pb$rows
     f
@@ -104,7 +110,7 @@ new_mkl_multi <- function(fits, probs, store, base, scheme, cl, t_kernels) {
     if (is.null(f$rows)) return(as.double(f$fitted))
     act <- active_kernels(f)
     if (!length(act)) return(rep(f$b, n))
-    store_decision(store, f$alpha[, act, drop = FALSE], act, base$kernel_info, act,
+    store_decision(store, alpha_columns(f$alpha, act), act, base$kernel_info, act,
                    "the training data") + f$b
   }, numeric(n))
   Fm <- matrix(Fm, n, length(fits), dimnames = list(NULL, names(fits)))

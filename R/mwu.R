@@ -98,7 +98,7 @@ fit_mwu <- function(store, y, task, C, control, init) {
   h <- as.data.frame(r$history)
   h$gap <- NA_real_
   h$n_active <- M
-  list(weights = w, alpha = outer(coef_y, w), b = b, objective = max(r$s), converged = conv,
+  list(weights = w, alpha = outer_alpha(coef_y, w), b = b, objective = max(r$s), converged = conv,
        iterations = r$iterations, history = h[, c("iteration", "time", "objective", "gap",
                                                   "n_active", "max_s", "entropy")],
        state = NULL, info = info, fitted_decision = fitted, active = seq_len(M))

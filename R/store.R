@@ -68,6 +68,16 @@ dense_store <- function(rk, x, nthreads = 0L) {
 # kernel by kernel, which costs nothing on the normal path). `idx` indexes the store's kernels;
 # `labels_idx` the same kernels in rk's table.
 store_decision <- function(store, alpha, idx, rk = NULL, labels_idx = idx, where = "the data") {
+  if (is_outer_alpha(alpha)) {
+    # factored coefficients (MWUMKL): materialised by blocks of kernels, 2^22 values at most
+    per <- max(1L, as.integer(2^22 %/% max(1L, length(alpha$u))))
+    f <- 0
+    for (k0 in seq(1L, length(idx), by = per)) {
+      ks <- k0:min(length(idx), k0 + per - 1L)
+      f <- f + store_decision(store, alpha[, ks, drop = FALSE], idx[ks], rk, labels_idx[ks], where)
+    }
+    return(f)
+  }
   f <- .Call(C_store_decision, store, as.integer(idx), alpha)
   if (all(is.finite(f))) return(f)
   bad <- which(vapply(seq_along(idx), function(k)

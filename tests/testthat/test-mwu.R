@@ -211,6 +211,42 @@ test_that("mapped polynomial kernels and chained Gaussian columns give the dense
   expect_equal(predict(a, d$x, type = "link"), predict(b, d$x, type = "link"), tolerance = 1e-9)
 })
 
+test_that("the sample coefficients are kept as the factors of an outer product", {
+  d <- two_class(80, 4, seed = 13)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(2), features = c("all", "each"))
+  f <- mkl(d$x, d$y, ks, method = "mwu", C = 10)
+  expect_s3_class(f$alpha, "mkl_outer")
+  A <- as.matrix(f$alpha)
+  expect_equal(dim(A), c(80L, 15L))
+  expect_equal(dim(f$alpha), dim(A))
+  expect_identical(colnames(A), names(f$weights))
+  expect_identical(dimnames(f$alpha), dimnames(A))
+  # a rank-one matrix: every column is the weight times one vector
+  expect_equal(A, outer(A[, 1] / f$weights[[1]], unname(f$weights)), tolerance = 1e-12,
+               ignore_attr = TRUE)
+  expect_equal(f$alpha[3:5, c(2, 7)], A[3:5, c(2, 7)])
+  expect_equal(f$alpha[, 4], A[, 4])
+  expect_identical(coef(f, type = "alpha"), A)
+  # predictions through the factored form equal those from the matrix, block by block
+  st <- mklearn:::fly_store(f$kernel_info, f$x)
+  expect_equal(mklearn:::store_decision(st, f$alpha, seq_len(15)),
+               mklearn:::store_decision(st, A, seq_len(15)), tolerance = 1e-12)
+  expect_equal(unname(mklearn:::store_decision(st, f$alpha, seq_len(15)) + f$b),
+               unname(f$fitted), tolerance = 1e-8)
+  # predict() rebuilds the kernels without the training jitter (1e-8 on the diagonal)
+  expect_equal(unname(predict(f, d$x, type = "link")), unname(f$fitted), tolerance = 1e-5)
+  expect_equal(summary(f)$n_sv, sum(rowSums(A != 0) > 0))
+  expect_output(print(f$alpha), "80 x 15 sample coefficients")
+  # three classes, one-vs-one: each pair's factor is expanded to all rows
+  set.seed(14)
+  x3 <- rbind(d$x, matrix(rnorm(120, 2), 30))
+  y3 <- factor(c(ifelse(d$y > 0, "a", "b"), rep("c", 30)))
+  m3 <- mkl(x3, y3, ks, method = "mwu", C = 10, multiclass = "ovo")
+  expect_true(all(vapply(m3$fits, function(g) inherits(g$alpha, "mkl_outer"), logical(1))))
+  expect_equal(nrow(m3$fits[[1]]$alpha), 110L)
+  expect_gt(mean(predict(m3, x3) == y3), 0.8)
+})
+
 test_that("the kernel loop by row blocks gives the one-pass loop's fit", {
   # n > 8192 reads kernels by row blocks of 4096; an internal block size exercises that path
   d <- two_class(300, 4, seed = 12)
