@@ -25,8 +25,11 @@
 #'   soft-margin MKL dual (hard margin with `C = Inf`), `epsilon` (default 0.2) its
 #'   approximation parameter, `ceiling(2 * log(n) / epsilon^2)` iterations that each read two
 #'   columns of every kernel, so kernels are computed on the fly by default in O(nM) memory
-#'   (about `8 * n * M` bytes: a million kernels on 200 points take 1.7 GB, 12 kernels on
-#'   20,000 points 2 MB). Classification only. The weights it learns on unit-trace kernels
+#'   (about `8 * n * M` bytes, where polynomial and linear kernels on one column do not count:
+#'   they need a few numbers each; a million kernels on 200 points take 1.7 GB, or 1.25 GB
+#'   when a quarter are such polynomial kernels as in `random_kernels(design = "mwu")`; 12
+#'   kernels on 20,000 points 2 MB). Classification only. The sample coefficients are kept as
+#'   the two factors of their outer product ([mkl_outer]). The weights it learns on unit-trace kernels
 #'   stay close to uniform (within a few percent) unless a kernel's
 #'   \eqn{\sqrt{\alpha' G_m \alpha}} is large; `mkl_control(refit = TRUE)` refits the hinge SVM
 #'   on the learned combination (the paper's two-stage use; better accuracy when the kernels

@@ -6,14 +6,18 @@
 #   G_m = Y K_m Y / r_m + I / C_s (r_m the trace of the stored kernel m),
 # solved to a (1 + epsilon) approximation by T = ceil(2 ratio log(n) / epsilon^2) matrix
 # multiplicative-weight steps. Each step adds 1/2 to two coordinates of alpha and reads two
-# columns of every kernel through the store, so memory is O(M n) (the vectors G_m alpha).
+# columns of every kernel through the store, so memory is O(M n) (the vectors G_m alpha; none
+# for polynomial and linear kernels on one column, whose G_m alpha comes from moments of the
+# column's powers). On the fly, Gaussian kernels on one feature group share one exponential per
+# run of up to 16 (store.c, mk_store_pair_runs).
 #
 # C: the user's C is the 2-norm soft-margin constant on the scale of unit-diagonal kernels (the
 # package's one scale, R/cscale.R); C = Inf is the hard margin. MWUMKL renormalises every kernel
 # to unit trace itself, so C_s = C n whatever the store's normalisation (solver_C()).
 #
 # Output: weights sigma_m = mu_m / r_m on the stored kernels (normalised to sum 1 in the model
-# object), alpha[, m] = sigma_m * y * a with the paper's final scaled alpha a, and the bias of
+# object), alpha[, m] = sigma_m * y * a with the paper's final scaled alpha a (kept as the
+# factors of the outer product, outer_alpha()), and the bias of
 # the spec. fitted values come from the solver's G_m alpha (no second pass over the kernels).
 # refit = TRUE replaces a and b by the hinge SVM (SMO) on the learned combination at box
 # constant C: the paper's "two-stage" use.
