@@ -44,13 +44,15 @@ for (M in c(1e3, 1e4, 1e5, if (full) 1e6)) {
   target <- if (M >= 1e6) 120 else if (M >= 1e5) 12 else NA
   cat(sprintf(paste0("M = %7.0f, T = %d: whole call %7.2f s (solver %7.2f s), %.2f us per kernel ",
                      "per iteration; authors %6.1f s (ratio %5.1f)%s; training accuracy %.3f; ",
-                     "peak memory %.0f MB (state 8MN = %.0f MB)\n"),
+                     "peak memory %.0f MB (state 8 N M_s = %.0f MB; M_s: the %d kernels that ",
+                     "keep one, %d chained)\n"),
               M, f$iterations, w$t, f$timing[["fit"]], 1e6 * w$t / (M * f$iterations), ref,
               ref / w$t,
               if (is.na(target)) "" else sprintf("; target %.0f s (%s)", target,
                                                  if (w$t <= target) "met" else "missed"),
               mean(f$fitted * ifelse(ys == levels(ys)[2], 1, -1) > 0), peak_mb(),
-              8 * M * nrow(xs) / 2^20))
+              8 * (M - f$info$kernels_mapped) * nrow(xs) / 2^20,
+              as.integer(M - f$info$kernels_mapped), f$info$kernels_chained))
   rm(f, w); invisible(gc())
 }
 

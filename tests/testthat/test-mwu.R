@@ -193,6 +193,15 @@ test_that("mapped polynomial kernels and chained Gaussian columns give the dense
   expect_equal(a$b, b$b, tolerance = 1e-10)
   expect_equal(a$fitted, b$fitted, tolerance = 1e-9)
   expect_equal(a$info$s, b$info$s, tolerance = 1e-10)
+  # chains and moments on centred kernels
+  set.seed(3)
+  ksc <- random_kernels(600, 5, size = 1, design = "mwu", normalize = "center_trace")
+  a <- mkl(d$x, d$y, ksc, method = "mwu", standardize = "range")
+  b <- mkl(d$x, d$y, ksc, method = "mwu", standardize = "range",
+           control = mkl_control(store = "dense"))
+  expect_gt(a$info$kernels_chained, 200)
+  expect_equal(a$weights, b$weights, tolerance = 1e-10)
+  expect_equal(a$fitted, b$fitted, tolerance = 1e-9)
   # every normalisation; linear kernels; a set of polynomial kernels only (no state at all)
   for (nz in c("none", "center_trace")) {
     ks2 <- kernel_set(poly_kernel(1:3), linear_kernel(), rbf_kernel(c(0.7, 1.5)),
