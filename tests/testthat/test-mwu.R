@@ -10,6 +10,11 @@ sonar_xy <- function() {
   list(x = as.matrix(Sonar[, 1:60]), y = Sonar$Class)
 }
 
+# The same MWUMKL fit on the fly and from the dense store.
+fly_and_dense <- function(x, y, ks, ...)
+  list(a = mkl(x, y, ks, method = "mwu", ...),
+       b = mkl(x, y, ks, method = "mwu", ..., control = mkl_control(store = "dense")))
+
 test_that("with one kernel, MWUMKL's objective is within (1 + epsilon) of the QP optimum", {
   skip_if_not_installed("quadprog")
   skip_if_not_installed("mlbench")
@@ -169,11 +174,9 @@ test_that("random kernel designs are compact and resolve without per-kernel obje
   # a fly fit on a random design equals the dense fit
   d <- two_class(50, 6, seed = 7)
   set.seed(2)
-  ks3 <- random_kernels(40, 6, size = 1, design = "mwu")
-  a <- mkl(d$x, d$y, ks3, method = "mwu", standardize = "range")
-  b <- mkl(d$x, d$y, ks3, method = "mwu", standardize = "range",
-           control = mkl_control(store = "dense"))
-  expect_equal(a$weights, b$weights, tolerance = 1e-10)
+  ab <- fly_and_dense(d$x, d$y, random_kernels(40, 6, size = 1, design = "mwu"),
+                      standardize = "range")
+  expect_equal(ab$a$weights, ab$b$weights, tolerance = 1e-10)
 })
 
 test_that("mapped polynomial kernels and chained Gaussian columns give the dense store's fit", {
@@ -182,10 +185,9 @@ test_that("mapped polynomial kernels and chained Gaussian columns give the dense
   # columns from one exponential and Taylor links; the dense store does neither
   d <- two_class(70, 5, seed = 11)
   set.seed(3)
-  ks <- random_kernels(2000, 5, size = 1, design = "mwu")
-  a <- mkl(d$x, d$y, ks, method = "mwu", standardize = "range")
-  b <- mkl(d$x, d$y, ks, method = "mwu", standardize = "range",
-           control = mkl_control(store = "dense"))
+  ab <- fly_and_dense(d$x, d$y, random_kernels(2000, 5, size = 1, design = "mwu"),
+                      standardize = "range")
+  a <- ab$a; b <- ab$b
   expect_gt(a$info$kernels_mapped, 400)
   expect_gt(a$info$kernels_chained, 1000)
   expect_equal(c(b$info$kernels_mapped, b$info$kernels_chained), c(0L, 0L))
@@ -195,10 +197,10 @@ test_that("mapped polynomial kernels and chained Gaussian columns give the dense
   expect_equal(a$info$s, b$info$s, tolerance = 1e-10)
   # chains and moments on centred kernels
   set.seed(3)
-  ksc <- random_kernels(600, 5, size = 1, design = "mwu", normalize = "center_trace")
-  a <- mkl(d$x, d$y, ksc, method = "mwu", standardize = "range")
-  b <- mkl(d$x, d$y, ksc, method = "mwu", standardize = "range",
-           control = mkl_control(store = "dense"))
+  ab <- fly_and_dense(d$x, d$y, random_kernels(600, 5, size = 1, design = "mwu",
+                                                normalize = "center_trace"),
+                      standardize = "range")
+  a <- ab$a; b <- ab$b
   expect_gt(a$info$kernels_chained, 200)
   expect_equal(a$weights, b$weights, tolerance = 1e-10)
   expect_equal(a$fitted, b$fitted, tolerance = 1e-9)
@@ -206,15 +208,15 @@ test_that("mapped polynomial kernels and chained Gaussian columns give the dense
   for (nz in c("none", "center_trace")) {
     ks2 <- kernel_set(poly_kernel(1:3), linear_kernel(), rbf_kernel(c(0.7, 1.5)),
                       features = c("all", "each"), normalize = nz)
-    a <- mkl(d$x, d$y, ks2, method = "mwu", C = 10)
-    b <- mkl(d$x, d$y, ks2, method = "mwu", C = 10, control = mkl_control(store = "dense"))
+    ab <- fly_and_dense(d$x, d$y, ks2, C = 10)
+    a <- ab$a; b <- ab$b
     expect_equal(a$info$kernels_mapped, 20L)
     expect_equal(a$weights, b$weights, tolerance = 1e-10)
     expect_equal(a$fitted, b$fitted, tolerance = 1e-9)
   }
   ks3 <- kernel_set(poly_kernel(1:2), features = "each")
-  a <- mkl(d$x, d$y, ks3, method = "mwu", C = 10)
-  b <- mkl(d$x, d$y, ks3, method = "mwu", C = 10, control = mkl_control(store = "dense"))
+  ab <- fly_and_dense(d$x, d$y, ks3, C = 10)
+  a <- ab$a; b <- ab$b
   expect_equal(a$info$kernels_mapped, 10L)
   expect_equal(a$weights, b$weights, tolerance = 1e-10)
   expect_equal(predict(a, d$x, type = "link"), predict(b, d$x, type = "link"), tolerance = 1e-9)
