@@ -72,7 +72,10 @@ expect_interruptible <- function(label, call, runs = 20L, within = 1, margin = 2
   what <- character(runs)
   rss_half <- NA_real_
   for (i in seq_len(runs)) {
-    if (i == runs %/% 2L + 1L) rss_half <- rss_mb()
+    if (i == runs %/% 2L + 1L) {
+      heap_mb()                                  # after a full collection, as rss0 and rss1
+      rss_half <- rss_mb()
+    }
     r <- interrupted_run(call)
     el[i] <- r$elapsed
     what[i] <- if (is.null(r$error)) "finished before the interrupt" else conditionMessage(r$error)
