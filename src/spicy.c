@@ -63,7 +63,9 @@
 /* no contraction into fused multiply-adds in the AVX versions (MK_CLONES): the iterates keep the
    rounding of the baseline build, and a hinge fit at gap 1e-10 (n = 60) that converges there
    stalled at 2e-10 with them */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize ("fp-contract=off")
+#endif
 #include <R_ext/BLAS.h>
 #include <R_ext/Lapack.h>
 #include <R_ext/Utils.h>
