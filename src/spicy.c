@@ -10,12 +10,14 @@
  * Inner loop: Newton with Armijo backtracking on phi_gamma; only kernels that can be active on the
  * current line segment enter gradient, Hessian and line search (Remark 1 / Sec. 3.4). Kernels whose
  * coefficient block is zero are screened without reading K_m: from a reference point r (with
- * K_m r and ||r||_{K_m} stored, O(MN) memory) and e = rho' - r,
- *   ||rho'||^2_{K_m} = ||r||^2 + 2 (K_m r)'e + ||e||^2_{K_m},
- *   ||e||_{K_m} <= |mean(e)| sqrt(1'K_m 1) + sqrt(lambda_max(P K_m P)) ||e - mean(e)||,
- * with lambda_max(PKP) bounded by min(tr, Frobenius, Gershgorin) computed in the first sweep.
- * The bound is convex in rho', so a kernel whose bound stays below C1 at both ends of a Newton
- * segment is inactive along the whole segment and is not read at all. Lazy screening: kernels
+ * K_m r, K_m 1 and ||r||_{K_m} stored, O(MN) memory), rho' is split into a part along 1 and r
+ * and a remainder w orthogonal to both; ||rho'||^2_{K_m} is exact but for w'K_m w, bounded by
+ * lambda_max(P K_m P) ||w||^2, with lambda_max(PKP) bounded by min(tr, Frobenius, Gershgorin)
+ * computed in the first sweep (sp_ub3). A test in O(1) per kernel from a shared anchor point
+ * comes first, and along a Newton segment the bound costs O(1) per kernel and step length once
+ * its dots with rho and D are known. ||.||_{K_m} is convex, so a kernel certified below C1 at
+ * both ends of a Newton segment is inactive along the whole segment and is not read at all.
+ * Lazy screening: kernels
  * outside S are tested on [rho, rho + c D] only for the step c that passes the Armijo test with
  * the kernels of S (a lower bound of phi), and those that fail join S before the test is
  * repeated at the same c; kernels of S found inactive at rho leave S with their exact K_m rho.
@@ -58,6 +60,12 @@
  */
 #define USE_FC_LEN_T
 #include "mklearn.h"
+/* no contraction into fused multiply-adds in the AVX versions (MK_CLONES): the iterates keep the
+   rounding of the baseline build, and a hinge fit at gap 1e-10 (n = 60) that converges there
+   stalled at 2e-10 with them */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize ("fp-contract=off")
+#endif
 #include <R_ext/BLAS.h>
 #include <R_ext/Lapack.h>
 #include <R_ext/Utils.h>
@@ -94,6 +102,7 @@
    no R API): safe inside OpenMP regions. */
 
 /* v' A v for a symmetric A */
+MK_CLONES
 static double sp_quad(const double *A, int n, const double *v)
 {
     double s = 0.0;
@@ -108,6 +117,7 @@ static double sp_quad(const double *A, int n, const double *v)
 }
 
 /* y1 = A x1 (and y2 = A x2 if x2 != NULL), one sweep over A */
+MK_CLONES
 static void sp_symv2(const double *A, int n, const double *x1, const double *x2,
                      double *y1, double *y2)
 {
@@ -134,8 +144,9 @@ static void sp_symv2(const double *A, int n, const double *x1, const double *x2,
    projection; the last two bound ||c 1 + w||_A <= |c| sqrt(1'A1) + sqrt(lambda_max(PAP)) ||w||
    for w orthogonal to 1 (lambda_max(PAP) <= ||PAP||_F, <= lambda_max(A) <= tr A).
    rs: n doubles of scratch. */
+MK_CLONES
 static void sp_kernel_stats(const double *A, int n, const double *v, double *Av, double *s1,
-                            double *lc, double *rs)
+                            double *lc, double *rs, double *k1)
 {
     double g = 0.0, fr = 0.0, rr = 0.0, tr = 0.0;
     for (int i = 0; i < n; i++) Av[i] = 0.0;
@@ -146,6 +157,7 @@ static void sp_kernel_stats(const double *A, int n, const double *v, double *Av,
         for (int i = 0; i < n; i++) { double a = aj[i]; Av[i] += a * vj; cs += a; f += a * a; }
         g += cs; rr += cs * cs; tr += aj[j]; fr += f;
         rs[j] = cs / n;   /* column (= row) means */
+        k1[j] = cs;       /* A 1 */
     }
     double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
     if (pf < 0.0) pf = 0.0;
@@ -176,21 +188,55 @@ static double sp_dot(int n, const double *a, const double *b)
     return s;
 }
 
-/* Upper bound of ||x||_{K_m}^2 from a reference point r with known ||r||_{K_m} = nr and
-   Kr = K_m r:  ||x||^2 = nr^2 + 2 Kr'e + ||e||_K^2 (e = x - r) with the cross term exact and
-   ||e||_K <= |mean(e)| s1 + lc ||e - mean(e)||. Convex in x, so a bound below C^2 at both ends
-   of a segment holds on the whole segment. */
-static double sp_ub2(int n, const double *x, const double *r, const double *Kr, double nr,
-                     double s1, double lc)
+/* mean and squared norm of the centred x (two passes: no cancellation) */
+static void sp_centred(int n, const double *x, double *mx, double *xc2)
 {
-    double mu = 0.0, ss = 0.0, cr = 0.0;
-    SP_SIMD_RED(mu, cr)
-    for (int i = 0; i < n; i++) { double e = x[i] - r[i]; mu += e; cr += Kr[i] * e; }
+    double mu = 0.0, ss = 0.0;
+    for (int i = 0; i < n; i++) mu += x[i];
     mu /= n;
-    SP_SIMD_RED(ss)
-    for (int i = 0; i < n; i++) { double d = x[i] - r[i] - mu; ss += d * d; }
-    double be = fabs(mu) * s1 + lc * sqrt(ss);
-    double v = nr * nr + 2.0 * cr + be * be;
+    for (int i = 0; i < n; i++) { double d = x[i] - mu; ss += d * d; }
+    *mx = mu; *xc2 = ss;
+}
+
+/* Upper bound of ||x||^2_{K_m} from a reference point r. With r (K_m r = Kr known, ||r||_K = nr),
+   k1 = K_m 1 (s11 = 1'K_m 1) and r_c, x_c the centred vectors, x is split as
+     x = a 1 + b r + w,  b = x_c'r_c / ||r_c||^2,  w = x_c - b r_c  (w orthogonal to 1),
+   and ||x||^2_K = ||a 1 + b r||^2_K + 2 (a k1 + b Kr)'w + w'K w, where only the last term is
+   bounded, by lambda_max(P K P) ||w||^2 <= lc^2 ||w||^2; the others are exact. The part of x
+   along the reference point and along 1 costs nothing, so growth of rho along itself or a shift
+   of its mean (the first Newton steps) keep the bound tight. It is never above the earlier
+   bound from e = x - r,
+   nr^2 + 2 Kr'e + (|mean(e)| sqrt(1'K1) + lc ||e_c||)^2 (up to rounding: ||w|| <= ||x_c - r_c||),
+   which took 15% more kernel sweeps at M = 6000.
+   mx, xc2: mean and ||x_c||^2 (sp_centred); rm, rc2, rt: mean(r), ||r_c||^2 and 1'Kr. */
+static double sp_ub3_dots(int n, double mx, double xc2, double xr, double xk, double xq, double nr,
+                          double rm, double rc2, double rt, double s11, double lc);
+MK_CLONES
+static double sp_ub3(int n, const double *x, double mx, double xc2, const double *r,
+                     const double *Kr, const double *k1, double nr, double rm, double rc2,
+                     double rt, double s11, double lc)
+{
+    double xr = 0.0, xk = 0.0, xq = 0.0;
+    SP_SIMD_RED(xr, xk, xq)
+    for (int i = 0; i < n; i++) { xr += x[i] * r[i]; xk += x[i] * k1[i]; xq += x[i] * Kr[i]; }
+    return sp_ub3_dots(n, mx, xc2, xr, xk, xq, nr, rm, rc2, rt, s11, lc);
+}
+
+/* the same from the dots xr = x'r, xk = x'k1, xq = x'Kr */
+static double sp_ub3_dots(int n, double mx, double xc2, double xr, double xk, double xq, double nr,
+                          double rm, double rc2, double rt, double s11, double lc)
+{
+    double p = xr - n * mx * rm;          /* x_c' r_c */
+    double b = rc2 > 0.0 ? p / rc2 : 0.0;
+    double w2 = xc2 - b * p;              /* ||w||^2 */
+    /* rounding allowance of the split (p and w2 lose digits when x is close to a multiple of r) */
+    w2 += 1e-13 * (xc2 + fabs(b) * (fabs(xr) + n * fabs(mx * rm)));
+    if (w2 < 0.0) w2 = 0.0;
+    double a = mx - b * rm;
+    double vkv = a * a * s11 + 2.0 * a * b * rt + b * b * nr * nr;
+    double k1w = (xk - mx * s11) - b * (rt - rm * s11);
+    double krw = (xq - mx * rt) - b * (nr * nr - rm * rt);
+    double v = vkv + 2.0 * (a * k1w + b * krw) + lc * lc * w2;
     return v > 0.0 ? v : 0.0;
 }
 
@@ -568,12 +614,18 @@ typedef struct {
     double *KD;    /* n x M: K_m Delta       (scratch for m in S) */
     double *REF;   /* n x M: reference points for the screening bound */
     double *nref;  /* ||REF_m||_{K_m}; for m outside S, Kr holds K_m REF_m */
+    double *rmean, *rc2, *rt;   /* mean(REF_m), ||REF_m - mean||^2, 1'K_m REF_m */
+    double *K1;    /* n x M: K_m 1 (column sums, from the first sweep) */
     double *sqL;   /* sqrt(lambda_max) bound on the centred subspace (sp_kernel_stats) */
     double *s1;    /* sqrt(1'K_m 1) */
     double *anorm; /* ||alpha_m||_{K_m} */
     double *r;     /* ||alpha_m + gamma rho||_{K_m} at the current rho (m in S) */
     double *sm;    /* ||u||_{K_m} of the dual point (-1: certified <= C1) */
     double *Bq, *Dq, *ubv;   /* line search coefficients; screening bounds */
+    double *xa, *ua;  /* anchor point and, per kernel, an upper bound of ||xa||_{K_m} (Inf: none) */
+    double *cf;       /* 6 x M: x'r, x'k1, x'Kr for x = rho and x = D0 (segment of a Newton step) */
+    int *cfid, segid; /* segment for which cf[, m] holds; the current segment */
+    double dsc;       /* D = dsc D0 (the trust region halves D) */
     int *list, *flag; /* scratch lists for threaded products */
     int *stamp;    /* Newton step at which m left S */
     int stepid;
@@ -618,20 +670,105 @@ static double sp_sqrt0(double q)
     return q > 0.0 ? sqrt(q) : 0.0;
 }
 
-/* the reference point of kernel m becomes rho, whose K_m rho is in Kr */
-static void sp_set_ref(sp_state *S, int m, const double *v)
+/* the reference point of kernel m becomes v, whose K_m v is in Kr; vm, vc2: mean of v and
+   squared norm of the centred v (sp_centred). Plain C: safe in OpenMP regions. */
+static void sp_set_ref_c(sp_state *S, int m, const double *v, double vm, double vc2)
 {
     int n = S->n;
-    S->nref[m] = sp_sqrt0(sp_dot(n, v, S->Kr + (size_t) m * n));
+    const double *kr = S->Kr + (size_t) m * n;
+    double t = 0.0;
+    for (int i = 0; i < n; i++) t += kr[i];
+    S->nref[m] = sp_sqrt0(sp_dot(n, v, kr));
+    S->rt[m] = t;
+    S->cfid[m] = -1;
+    S->rmean[m] = vm; S->rc2[m] = vc2;
     memcpy(S->REF + (size_t) m * n, v, sizeof(double) * n);
 }
 
-/* screening bound of kernel m (outside S) at x */
-static double sp_bound(const sp_state *S, int m, const double *x)
+static void sp_set_ref(sp_state *S, int m, const double *v)
+{
+    double vm, vc2;
+    sp_centred(S->n, v, &vm, &vc2);
+    sp_set_ref_c(S, m, v, vm, vc2);
+}
+
+/* screening bound of kernel m (outside S) at x (mean mx, centred squared norm xc2) */
+static double sp_bound(const sp_state *S, int m, const double *x, double mx, double xc2)
 {
     int n = S->n;
-    return sp_ub2(n, x, S->REF + (size_t) m * n, S->Kr + (size_t) m * n, S->nref[m], S->s1[m],
-                  S->sqL[m]);
+    return sp_ub3(n, x, mx, xc2, S->REF + (size_t) m * n, S->Kr + (size_t) m * n,
+                  S->K1 + (size_t) m * n, S->nref[m], S->rmean[m], S->rc2[m], S->rt[m],
+                  S->s1[m] * S->s1[m], S->sqL[m]);
+}
+
+/* Screening bounds at x of every kernel outside S into ub[] (0 for the kernels of S); returns how
+   many exceed lim. A test in O(1) per kernel comes first: with e = x - xa (xa the anchor point),
+   ||x||_{K_m} <= ua[m] + |mean(e)| s1 + lc ||e - mean(e)||, and a kernel this certifies needs no
+   bound from its reference point (O(n)). reset: when more than an eighth of the kernels needed
+   that bound, x becomes the anchor (the bounds of all are computed). */
+/* bound of kernel m (outside S) at rho + ce D0 from its segment dots (computed on first use) */
+MK_CLONES
+static double sp_seg_bound(sp_state *S, int m, double ce, double mx, double xc2)
+{
+    int n = S->n;
+    double *cf = S->cf + 6 * (size_t) m;
+    if (S->cfid[m] != S->segid) {
+        const double *r = S->REF + (size_t) m * n, *k1 = S->K1 + (size_t) m * n,
+            *kr = S->Kr + (size_t) m * n, *x = S->rho, *d = S->D;
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, b0 = 0.0, b1 = 0.0, b2 = 0.0;
+        SP_SIMD_RED(a0, a1, a2, b0, b1, b2)
+        for (int i = 0; i < n; i++) {
+            a0 += x[i] * r[i]; a1 += x[i] * k1[i]; a2 += x[i] * kr[i];
+            b0 += d[i] * r[i]; b1 += d[i] * k1[i]; b2 += d[i] * kr[i];
+        }
+        cf[0] = a0; cf[1] = a1; cf[2] = a2;
+        cf[3] = b0 / S->dsc; cf[4] = b1 / S->dsc; cf[5] = b2 / S->dsc;
+        S->cfid[m] = S->segid;
+    }
+    return sp_ub3_dots(n, mx, xc2, cf[0] + ce * cf[3], cf[1] + ce * cf[4], cf[2] + ce * cf[5],
+                       S->nref[m], S->rmean[m], S->rc2[m], S->rt[m], S->s1[m] * S->s1[m],
+                       S->sqL[m]);
+}
+
+/* c >= 0: x = rho + c D, and the bounds come from the segment dots (O(1) per kernel) */
+static int sp_bounds_all(sp_state *S, const double *x, double *ub, double lim, int reset, double c)
+{
+    double ce = c * S->dsc;
+    int n = S->n, M = S->M;
+    double mu = 0.0, ss = 0.0;
+    for (int i = 0; i < n; i++) mu += x[i] - S->xa[i];
+    mu /= n;
+    for (int i = 0; i < n; i++) { double d = x[i] - S->xa[i] - mu; ss += d * d; }
+    double amu = fabs(mu), w = sqrt(ss), mx, xc2;
+    sp_centred(n, x, &mx, &xc2);
+    int nfull = 0, nover = 0;
+    int nt = sp_threads(S, 3.0 * M * n);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+:nfull, nover) if (nt > 1)
+#endif
+    for (int m = 0; m < M; m++) {
+        if (S->inS[m]) { ub[m] = 0.0; continue; }
+        double pre = S->ua[m] + amu * S->s1[m] + S->sqL[m] * w;
+        if (pre * pre <= lim) { ub[m] = pre * pre; continue; }
+        ub[m] = c >= 0.0 ? sp_seg_bound(S, m, ce, mx, xc2) : sp_bound(S, m, x, mx, xc2);
+        nfull++;
+        nover += ub[m] > lim;
+    }
+    if (reset && 8 * nfull > M) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+        for (int m = 0; m < M; m++) {
+            if (S->inS[m]) { S->ua[m] = R_PosInf; continue; }
+            double pre = S->ua[m] + amu * S->s1[m] + S->sqL[m] * w;
+            if (pre * pre <= lim)
+                ub[m] = c >= 0.0 ? sp_seg_bound(S, m, ce, mx, xc2) : sp_bound(S, m, x, mx, xc2);
+            S->ua[m] = sqrt(ub[m]);
+        }
+        memcpy(S->xa, x, sizeof(double) * n);
+    }
+    return nover;
 }
 
 /* Kernel products for list[0..cnt-1]; flag[j] = 1: Kr and KD (fused), 0: KD only, 2: Kr only. */
@@ -682,6 +819,7 @@ static void sp_norms(sp_state *S)
    kernel entries, and the columns are cut into panels that stay in cache while every kernel
    streams through them. Kernel columns come from the store (cb: 4 blocks of scratch for an
    on-the-fly store, NULL for a dense one). Plain C: safe in OpenMP regions. */
+MK_CLONES
 static void sp_hess_cols(const sp_state *S, int na, const int *act, const double *c1,
                          const double *c2, double gb, const double *hl, double *H, int j0, int j1,
                          double *cb)
@@ -781,6 +919,7 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
 /* q = H p for a symmetric H of which the upper triangle is filled: one pass over the triangle,
    each column giving its axpy and its dot product (vectorised; the reference dsymv ran at a
    third of the speed). Plain C. */
+MK_CLONES
 static void sp_symv_upper(const double *H, int n, const double *p, double *q)
 {
     for (int i = 0; i < n; i++) q[i] = 0.0;
@@ -933,7 +1072,7 @@ static void sp_start(sp_state *S)
         double *rs = sp_thread_buf(S->rsbuf, (size_t) n);
         double *kr = S->Kr + (size_t) m * n;
         const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
-        sp_kernel_stats(Km, n, rho, kr, S->s1 + m, S->sqL + m, rs);
+        sp_kernel_stats(Km, n, rho, kr, S->s1 + m, S->sqL + m, rs, S->K1 + (size_t) m * n);
         S->nref[m] = sp_sqrt0(sp_dot(n, rho, kr));
     }
     S->nprod += M;
@@ -951,7 +1090,10 @@ static void sp_start(sp_state *S)
             }
         }
     }
-    for (int m = 0; m < M; m++) memcpy(S->REF + (size_t) m * n, rho, sizeof(double) * n);
+    for (int m = 0; m < M; m++) sp_set_ref(S, m, rho);
+    /* the start is the first anchor of the screening bounds: every norm there is exact */
+    memcpy(S->xa, rho, sizeof(double) * n);
+    for (int m = 0; m < M; m++) S->ua[m] = S->nref[m];
     /* zero blocks that are active at rho0 join S (K_m rho0 is already in Kr) */
     for (int m = 0; m < M; m++)
         if (!S->anz[m] && (S->nref[m] > C1 * (1.0 - SP_THR_EPS) || !S->o->screen)) S->inS[m] = 1;
@@ -1048,21 +1190,20 @@ static int sp_step_cap(sp_state *S)
 static void sp_trust_region(sp_state *S)
 {
     int n = S->n, M = S->M;
+    S->segid++;   /* a new segment: rho or D changed */
+    S->dsc = 1.0;
     if (!(SP_BUDGET > 0.0) || !S->o->screen) return;
     double lim = S->C1 * S->C1 * (1.0 - SP_THR_EPS);
     int nS = 0;
     for (int m = 0; m < M; m++) nS += S->inS[m];
     double budget = SP_BUDGET * (nS > 16 ? nS : 16);
     for (int tr = 0; tr < 8; tr++) {
-        int nnew = 0;
         for (int i = 0; i < n; i++) S->tmp[i] = S->rho[i] + S->D[i];
-        for (int m = 0; m < M && nnew <= budget; m++) {
-            if (S->inS[m]) continue;
-            if (sp_bound(S, m, S->tmp) > lim) nnew++;
-        }
+        int nnew = sp_bounds_all(S, S->tmp, S->ubv, lim, 0, 1.0);
         if (nnew <= budget) break;
         for (int i = 0; i < n; i++) S->D[i] *= 0.5;
         S->gd *= 0.5;
+        S->dsc *= 0.5;
     }
 }
 
@@ -1085,14 +1226,23 @@ static void sp_screen(sp_state *S)
     int cnt = 0;
     S->stepid++;
     for (int i = 0; i < n; i++) S->tmp[i] = rho[i] + D[i];
+    double tmx, txc2, rmx, rxc2;
+    sp_centred(n, S->tmp, &tmx, &txc2);
+    sp_centred(n, rho, &rmx, &rxc2);
+    /* kernels of S with a zero block: their exact norm at rho is known, so rho becomes their
+       reference point */
+    int nt = sp_threads(S, 4.0 * M * n);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int m = 0; m < M; m++)
+        if (S->inS[m] && !S->anz[m]) sp_set_ref_c(S, m, rho, rmx, rxc2);
     for (int m = 0; m < M; m++) {
         if (S->inS[m]) {
             if (!S->anz[m]) {
-                /* exact norm at rho is known: refresh the reference point */
-                const double *kr = S->Kr + (size_t) m * n;
-                sp_set_ref(S, m, rho);
                 if (lazy ? S->nref[m] * S->nref[m] <= lim :
-                    (o->screen && sp_ub2(n, S->tmp, rho, kr, S->nref[m], S->s1[m], S->sqL[m]) <=
+                    (o->screen && sp_bound(S, m, S->tmp, tmx, txc2) <=
                      lim)) {
                     S->inS[m] = 0;
                     S->stamp[m] = S->stepid;
@@ -1101,7 +1251,7 @@ static void sp_screen(sp_state *S)
             }
             S->list[cnt] = m; S->flag[cnt] = 0; cnt++;
         } else if (!lazy) {
-            if (sp_bound(S, m, S->tmp) > lim) {
+            if (sp_bound(S, m, S->tmp, tmx, txc2) > lim) {
                 S->inS[m] = 1;
                 memset(S->Ka + (size_t) m * n, 0, sizeof(double) * n);
                 S->list[cnt] = m; S->flag[cnt] = 1; cnt++;
@@ -1111,7 +1261,7 @@ static void sp_screen(sp_state *S)
     sp_tick(S, 4);
     sp_products(S, cnt, rho, D);
     sp_tick(S, 5);
-    for (int j = 0; j < cnt; j++) if (S->flag[j] == 1) sp_set_ref(S, S->list[j], rho);
+    for (int j = 0; j < cnt; j++) if (S->flag[j] == 1) sp_set_ref_c(S, S->list[j], rho, rmx, rxc2);
     sp_norms(S);
     S->cnt = cnt;
 }
@@ -1168,12 +1318,7 @@ static int sp_line_search(sp_state *S, double *cstep)
                 /* kernels outside S that may be active on [rho, rho + c D] (tmp is the end
                    point; at rho itself they are certified inactive) */
                 int cnew = 0;
-                nt = sp_threads(S, 3.0 * M * n);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-#endif
-                for (int m = 0; m < M; m++)
-                    S->ubv[m] = S->inS[m] ? 0.0 : sp_bound(S, m, tmp);
+                sp_bounds_all(S, tmp, S->ubv, lim, 1, c);
                 for (int m = 0; m < M; m++) {
                     if (S->inS[m]) continue;
                     if (S->ubv[m] > lim) {
@@ -1188,10 +1333,16 @@ static int sp_line_search(sp_state *S, double *cstep)
                     sp_tick(S, 6);
                     sp_products(S, cnew, rho, D);
                     sp_tick(S, 5);
+                    double rmx, rxc2;
+                    sp_centred(n, rho, &rmx, &rxc2);
+                    nt = cnew > 1 ? sp_threads(S, 8.0 * cnew * n) : 1;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
                     for (int j = 0; j < cnew; j++) {
                         int m = S->list[j];
                         const double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
-                        sp_set_ref(S, m, rho);
+                        sp_set_ref_c(S, m, rho, rmx, rxc2);
                         S->r[m] = gamma * S->nref[m];
                         Bq[m] = gamma * sp_dot(n, D, kr);
                         Dq[m] = sp_dot(n, D, kd);
@@ -1211,9 +1362,14 @@ static int sp_line_search(sp_state *S, double *cstep)
 /* rho <- rho + c D, and the products of S with it */
 static void sp_accept(sp_state *S, double c)
 {
-    int n = S->n;
+    int n = S->n, M = S->M;
     for (int i = 0; i < n; i++) S->rho[i] += c * S->D[i];
-    for (int m = 0; m < S->M; m++) {
+    int nt = sp_threads(S, 2.0 * M * n);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int m = 0; m < M; m++) {
         if (!S->inS[m]) continue;
         double *kr = S->Kr + (size_t) m * n;
         const double *kd = S->KD + (size_t) m * n;
@@ -1354,29 +1510,74 @@ static void sp_dual_gap(sp_state *S)
     double *u = S->u, *sm = S->sm, *tmp = S->tmp;
     memcpy(u, S->rho, sizeof(double) * n);
     L->project(n, y, u);
+    /* upper bounds of ||u||^2_{K_m}: kernels of S from rho (K_m rho is exact there), the others
+       from their reference points */
+    double *ub = S->ubv, *key = S->Dq;   /* Dq: free outside the line search */
+    int nt = sp_threads(S, 3.0 * M * n);
+    (void) nt;
+    double umx, uxc2, rmx, rxc2;
+    sp_centred(n, u, &umx, &uxc2);
+    sp_centred(n, S->rho, &rmx, &rxc2);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int m = 0; m < M; m++) {
+        if (!S->inS[m]) continue;
+        const double *kr = S->Kr + (size_t) m * n;
+        double rt = 0.0;
+        for (int i = 0; i < n; i++) rt += kr[i];
+        ub[m] = sp_ub3(n, u, umx, uxc2, S->rho, kr, S->K1 + (size_t) m * n,
+                       sp_sqrt0(sp_dot(n, S->rho, kr)), rmx, rxc2, rt, S->s1[m] * S->s1[m],
+                       S->sqL[m]);
+    }
+    for (int m = 0; m < M; m++) if (S->inS[m]) key[m] = ub[m];
+    sp_bounds_all(S, u, ub, lim, 0, -1.0);
+    for (int m = 0; m < M; m++) if (S->inS[m]) ub[m] = key[m];
     int cnt = 0;
     for (int m = 0; m < M; m++) {
-        if (S->inS[m]) { S->list[cnt++] = m; continue; }
-        if (sp_bound(S, m, u) > lim) S->list[cnt++] = m;
-        else sm[m] = -1.0; /* certified <= C1 */
+        sm[m] = -1.0;   /* not read: certified <= C1, or (block 1-norm) below the largest norm */
+        if (ub[m] > lim) { S->list[cnt] = m; key[cnt] = ub[m]; cnt++; }
     }
-    int nt = cnt > 1 ? sp_threads(S, (double) cnt * n * n) : 1;
-    (void) nt;
+    /* Block 1-norm: only the largest norm matters (it scales u into the C1-balls), so kernels
+       are read in decreasing order of their bound until the next bound is below the largest
+       exact norm found (branch and bound); the elastic net needs every norm above C1 */
+    int batch = cnt;
+    if (C2 <= 0.0 && cnt > 1) {
+        revsort(key, S->list, cnt);
+        batch = 4 * S->nt_max;
+    }
+    int done = 0, nread = 0;
+    double best2 = lim;
+    while (done < cnt) {
+        if (!(key[done] > best2)) break;   /* sorted: every remaining bound is lower */
+        int j1 = done + batch < cnt ? done + batch : cnt;
+        nt = j1 - done > 1 ? sp_threads(S, (double) (j1 - done) * n * n) : 1;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
 #endif
-    for (int j = 0; j < cnt; j++) {
-        int m = S->list[j];
-        const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
-        if (S->inS[m]) sm[m] = sp_sqrt0(sp_quad(Km, n, u));
-        else {
-            sp_symv2(Km, n, u, NULL, S->Kr + (size_t) m * n, NULL);
-            sp_set_ref(S, m, u);
-            sm[m] = S->nref[m];
+        for (int j = done; j < j1; j++) {
+            int m = S->list[j];
+            const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+            if (S->inS[m]) sm[m] = sp_sqrt0(sp_quad(Km, n, u));
+            else {
+                /* K_m rho in the same read: rho, where the next Newton loop starts, becomes
+                   the reference point (u, the projection of rho, can be far from it) */
+                double *ku = sp_thread_buf(S->rsbuf, (size_t) n);
+                sp_symv2(Km, n, S->rho, u, S->Kr + (size_t) m * n, ku);
+                sp_set_ref(S, m, S->rho);
+                sm[m] = sp_sqrt0(sp_dot(n, u, ku));
+            }
         }
+        for (int j = done; j < j1; j++) {
+            double v = sm[S->list[j]];
+            if (v * v > best2) best2 = v * v;
+        }
+        nread += j1 - done;
+        done = j1;
+        if (batch < 64 * S->nt_max) batch *= 2;
     }
-    S->nprod += cnt;
-    if (S->o->verbose > 1) Rprintf("   dual: %d kernel sweeps\n", cnt);
+    S->nprod += nread;
+    if (S->o->verbose > 1) Rprintf("   dual: %d kernel sweeps (%d above C1 by the bound)\n", nread, cnt);
     double maxn = 0.0, dual;
     for (int m = 0; m < M; m++) if (sm[m] > maxn) maxn = sm[m];
     double kap = (C1 > 0.0 && maxn > C1) ? C1 / maxn : 1.0;
@@ -1506,6 +1707,10 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.KD = (double *) R_alloc(nM, sizeof(double));
     S.REF = (double *) R_alloc(nM, sizeof(double));
     S.nref = (double *) R_alloc(M, sizeof(double));
+    S.rmean = (double *) R_alloc(M, sizeof(double));
+    S.rc2 = (double *) R_alloc(M, sizeof(double));
+    S.rt = (double *) R_alloc(M, sizeof(double));
+    S.K1 = (double *) R_alloc(nM, sizeof(double));
     S.sqL = (double *) R_alloc(M, sizeof(double));
     S.s1 = (double *) R_alloc(M, sizeof(double));
     S.anorm = (double *) R_alloc(M, sizeof(double));
@@ -1514,6 +1719,11 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.Bq = (double *) R_alloc(M, sizeof(double));
     S.Dq = (double *) R_alloc(M, sizeof(double));
     S.ubv = (double *) R_alloc(M, sizeof(double));
+    S.ua = (double *) R_alloc(M, sizeof(double));
+    S.cf = (double *) R_alloc(6 * (size_t) M, sizeof(double));
+    S.cfid = (int *) R_alloc(M, sizeof(int));
+    S.segid = 0; S.dsc = 1.0;
+    S.xa = (double *) R_alloc(n, sizeof(double));
     S.hc1 = (double *) R_alloc(M, sizeof(double));
     S.hc2 = (double *) R_alloc(M, sizeof(double));
     S.H = (double *) R_alloc((size_t) n * n, sizeof(double));
