@@ -50,9 +50,8 @@ interrupted_run <- function(call, limit = 0.2) {
 # The certificate: `runs` interrupted calls in a row, each stopped within `within` seconds of
 # its start by the time-limit error, with R's heap back within `margin` MB of where it was
 # after one warm-up run, and the process's resident memory not growing by `margin` MB over the
-# second half of the runs (a leak grows with every run; the C library may keep some freed
-# memory after the first runs, more or less depending on what the process did before: 23.5 MB
-# once over all 20 runs of gram() in R CMD check, -7.5 MB when run alone).
+# second half of the runs (`rss_margin` MB; a leak grows with every run, while the C library
+# keeps some freed memory, more or less depending on what the process did before).
 # On a machine busier than its cores (other jobs running), a stop takes longer in elapsed time
 # for reasons outside the code: the bound grows with the one-minute load per core above 1.
 load_factor <- function() {
@@ -61,7 +60,8 @@ load_factor <- function() {
   nc <- parallel::detectCores()
   if (is.na(la) || is.na(nc)) 1 else max(1, la / nc)
 }
-expect_interruptible <- function(label, call, runs = 20L, within = 1, margin = 20) {
+expect_interruptible <- function(label, call, runs = 20L, within = 1, margin = 20,
+                                 rss_margin = margin) {
   within <- within * load_factor()
   msg <- time_limit_message()
   expect_true(nzchar(msg))
@@ -92,7 +92,7 @@ expect_interruptible <- function(label, call, runs = 20L, within = 1, margin = 2
   expect_lt(heap1 - heap0, margin, label = paste(label, ": R heap growth over the runs (MB)"))
   # (under AddressSanitizer freed memory waits in its quarantine: resident memory says nothing)
   if (!is.na(rss_half) && !nzchar(Sys.getenv("ASAN_OPTIONS")))
-    expect_lt(rss1 - rss_half, margin,
+    expect_lt(rss1 - rss_half, rss_margin,
               label = paste(label, ": VmRSS growth over the second half of the runs (MB)"))
   if (nzchar(Sys.getenv("MKL_TEST_VERBOSE")))      # the measurements, for tuning
     message(sprintf(paste0("%s: %d runs stopped after %.2f to %.2f s; heap %+.1f MB, RSS %+.1f MB ",
@@ -109,7 +109,10 @@ test_that("gram() on a large kernel set stops within 1 s, 20 times, without grow
   x <- matrix(rnorm(n * 400), n)
   # three wide groups: about 8 s uninterrupted (two threads), 150 MB of output
   ks <- kernel_set(rbf_kernel(20), features = list(1:400, 1:200, 201:400), normalize = "none")
-  expect_interruptible("gram", function() gram(ks, x))
+  # gram() allocates 50-150 MB buffers (R vectors: the heap check is exact): the C library's
+  # retention of them moved resident memory by -15 to +38 MB over 10 runs (R CMD check, alone,
+  # after other test files), with no trend; a leaked buffer would add 50 MB or more per run
+  expect_interruptible("gram", function() gram(ks, x), rss_margin = 100)
 })
 
 test_that("svm_smo() on a hard problem stops within 1 s, 20 times, without growing memory", {
