@@ -480,25 +480,182 @@ void mk_store_axpy(const mk_store *s, int m, double t, double *A)
 /* Decision values: threads take blocks of rows, each streaming every kernel's columns over its
    rows (no reduction, deterministic). On the fly, kernels of one feature group share the base
    distances of each column. */
+/* ------------------------------------------------------------------ chains */
+
+/* Gaussian kernels on one feature group, in increasing gamma, form chains: exp(-gamma_k b) =
+   exp(-gamma_{k-1} b) exp(-(gamma_k - gamma_{k-1}) b), the second factor a Taylor polynomial
+   of degree q in u = (gamma_k - gamma_{k-1}) b, u <= delta * bmax (bmax: the group's largest
+   squared distance over the rows), with q the least degree whose remainder
+   u^(q+1) / (q+1)! is below 2^-54. A link is made when delta * bmax <= 0.1 (q <= 9), a chain
+   has at most 16 kernels (rounding adds about one unit in the last place per link); its first
+   kernel takes the exponential itself. */
+#define CHAIN_LEN 16
+typedef struct { int m, g; double gam; } chain_key;
+static int chain_cmp(const void *a, const void *b)
+{
+    const chain_key *x = a, *y = b;
+    if (x->g != y->g) return x->g < y->g ? -1 : 1;
+    if (x->gam != y->gam) return x->gam < y->gam ? -1 : 1;
+    return x->m < y->m ? -1 : (x->m > y->m);
+}
+static double rbf_gamma(const mk_store *s, int m) { return 1.0 / (2.0 * s->kpar1[m] * s->kpar1[m]); }
+
+/* (-1)^j / j!, j = 0..9 */
+static const double exp_taylor[10] = {
+    1.0, -1.0, 1.0 / 2, -1.0 / 6, 1.0 / 24, -1.0 / 120, 1.0 / 720, -1.0 / 5040, 1.0 / 40320,
+    -1.0 / 362880 };
+
+/* e *= exp(-delta b) (one column) and e1 *= exp(-delta b1), e2 *= exp(-delta b2) (two, in
+   one pass) by the degree-q Taylor polynomial; q a constant in each call below, so the loops
+   are unrolled and vectorised */
+static inline __attribute__((always_inline)) void
+link1_q(double delta, const int q, const double *restrict b, double *restrict e, int len)
+{
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+    for (int i = 0; i < len; i++) {
+        double u = delta * b[i], p = exp_taylor[q];
+        for (int j = q - 1; j >= 0; j--) p = p * u + exp_taylor[j];
+        e[i] *= p;
+    }
+}
+
+static inline __attribute__((always_inline)) void
+link2_q(double delta, const int q, const double *restrict b1, const double *restrict b2,
+        double *restrict e1, double *restrict e2, int len)
+{
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+    for (int i = 0; i < len; i++) {
+        double u1 = delta * b1[i], u2 = delta * b2[i];
+        double p1 = exp_taylor[q], p2 = exp_taylor[q];
+        for (int j = q - 1; j >= 0; j--) { p1 = p1 * u1 + exp_taylor[j]; p2 = p2 * u2 + exp_taylor[j]; }
+        e1[i] *= p1;
+        e2[i] *= p2;
+    }
+}
+
+/* the degree as a constant: CALL(Q) for Q = q (9 above 8) */
+#define CHAIN_DISPATCH(q, CALL)                                                           \
+    switch (q) {                                                                          \
+    case 1: CALL(1); break; case 2: CALL(2); break; case 3: CALL(3); break;               \
+    case 4: CALL(4); break; case 5: CALL(5); break; case 6: CALL(6); break;               \
+    case 7: CALL(7); break; case 8: CALL(8); break; default: CALL(9); break;              \
+    }
+
+MK_CLONES
+static void chain_link1(double delta, int q, const double *restrict b, double *restrict e,
+                        int len)
+{
+#define LINK1(Q) link1_q(delta, Q, b, e, len)
+    CHAIN_DISPATCH(q, LINK1)
+#undef LINK1
+}
+
+MK_CLONES
+static void chain_link2(double delta, int q, const double *restrict b1, const double *restrict b2,
+                        double *restrict e1, double *restrict e2, int len)
+{
+#define LINK2(Q) link2_q(delta, Q, b1, b2, e1, e2, len)
+    CHAIN_DISPATCH(q, LINK2)
+#undef LINK2
+}
+
+/* The link degree from gamma_{k-1} to gamma_k on a group whose squared distances are at most
+   bmax: the least q with u^(q+1) / (q+1)! <= 2^-54 for u = (gamma_k - gamma_{k-1}) bmax, or 0
+   (no link) when u > 0.1. */
+static int chain_degree(double dgam, double bmax)
+{
+    double u = dgam * bmax;
+    if (!(u <= 0.1) || !R_FINITE(u)) return 0;
+    double t = u;
+    int q = 1;
+    while (t * u / (q + 1) > 0x1p-54) { t = t * u / (q + 1); q++; }
+    return q;
+}
+
+/* The largest squared distance of group g between any two rows of x and z: the sum over its
+   features of the squared range of their values. */
+static double group_bmax(const mk_store *s, int g)
+{
+    double v = 0.0;
+    for (int f = s->gstart[g]; f < s->gstart[g + 1]; f++) {
+        const double *xc = s->x + (size_t) s->gfeat[f] * s->n;
+        const double *zc = s->z + (size_t) s->gfeat[f] * s->nr;
+        double lo = xc[0], hi = xc[0];
+        for (int i = 1; i < s->n; i++) { lo = xc[i] < lo ? xc[i] : lo; hi = xc[i] > hi ? xc[i] : hi; }
+        for (int i = 0; i < s->nr; i++) { lo = zc[i] < lo ? zc[i] : lo; hi = zc[i] > hi ? zc[i] : hi; }
+        v += (hi - lo) * (hi - lo);
+    }
+    return v;
+}
+
 void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double *alpha,
                        double *out)
 {
     int nr = s->nr, n = s->n;
-    const int B = 256;
+    const int B = 256, fly = s->kind != MK_STORE_DENSE;
     int nblk = (nr + B - 1) / B;
+    /* on the fly, the kernels also by ranges of 2048 (few rows, many kernels: both threads),
+       each range's sums apart and added in order (the same values for any number of threads) */
+    const int KR = 2048, nrng = fly && cnt > KR ? (cnt + KR - 1) / KR : 1;
     int nt = mk_threads_for(s->nthreads, pass_work(s, cnt));
-    if (nt > nblk) nt = nblk;
-    double *scr = s->kind == MK_STORE_DENSE ? NULL :
-        (double *) R_alloc((size_t) (nt > 0 ? nt : 1) * 2 * B, sizeof(double));
+    if (nt > nblk * nrng) nt = nblk * nrng;
+    double *part = nrng > 1 ? (double *) R_alloc((size_t) nrng * nr, sizeof(double)) : NULL;
+    double *scr = !fly ? NULL :
+        (double *) R_alloc((size_t) (nt > 0 ? nt : 1) * 3 * B, sizeof(double));
+    /* on the fly: the kernels by feature group, a group's Gaussians in increasing gamma and
+       chained (lq > 0: a link from the kernel before in this order) */
+    int *ord = NULL, *lq = NULL;
+    double *gam = NULL, *at = NULL;
+    if (fly && cnt > 0) {
+        ord = (int *) R_alloc(cnt, sizeof(int));
+        lq = (int *) R_alloc(cnt, sizeof(int));
+        gam = (double *) R_alloc(cnt, sizeof(double));
+        chain_key *key = (chain_key *) R_alloc(cnt, sizeof(chain_key));
+        int ng = 0;
+        for (int k = 0; k < cnt; k++) {
+            int m = idx ? idx[k] : k, rbf = s->ktype[m] == MK_RBF;
+            key[k].m = k;
+            key[k].g = 2 * s->kgroup[m] + rbf;
+            key[k].gam = rbf ? rbf_gamma(s, m) : -1.0;
+            if (s->kgroup[m] + 1 > ng) ng = s->kgroup[m] + 1;
+        }
+        qsort(key, cnt, sizeof(chain_key), chain_cmp);
+        double *bmax = (double *) R_alloc(ng, sizeof(double));
+        for (int g = 0; g < ng; g++) bmax[g] = -1.0;
+        int len = 0;
+        for (int t = 0; t < cnt; t++) {
+            ord[t] = key[t].m;
+            gam[t] = key[t].gam;
+            int q = 0, g = key[t].g / 2;
+            if (t > 0 && key[t].g % 2 == 1 && key[t].g == key[t - 1].g && len < CHAIN_LEN) {
+                if (bmax[g] < 0.0) bmax[g] = group_bmax(s, g);
+                q = chain_degree(key[t].gam - key[t - 1].gam, bmax[g]);
+            }
+            lq[t] = q;
+            len = q > 0 ? len + 1 : 1;
+        }
+        /* the coefficients in that order, by training point: read in sequence below */
+        at = (double *) R_alloc((size_t) cnt * n, sizeof(double));
+        for (int t = 0; t < cnt; t++) {
+            const double *ak = alpha + (size_t) ord[t] * n;
+            for (int j = 0; j < n; j++) at[(size_t) j * cnt + t] = ak[j];
+        }
+    }
     (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int blk = 0; blk < nblk; blk++) {
+    for (int task = 0; task < nblk * nrng; task++) {
+        int blk = task / nrng, rg = task % nrng;
         int i0 = blk * B, i1 = i0 + B < nr ? i0 + B : nr, len = i1 - i0;
-        double *o = out + i0;
+        int t0 = rg * KR, t1 = nrng > 1 && t0 + KR < cnt ? t0 + KR : cnt;
+        double *o = (nrng > 1 ? part + (size_t) rg * nr : out) + i0;
         for (int i = 0; i < len; i++) o[i] = 0.0;
-        if (s->kind == MK_STORE_DENSE) {
+        if (!fly) {
             for (int k = 0; k < cnt; k++) {
                 const double *Km = s->K + (size_t) (idx ? idx[k] : k) * nr * n;
                 const double *ak = alpha + (size_t) k * n;
@@ -510,12 +667,14 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
                 }
             }
         } else {
-            double *base = THREAD_BUF(scr, 2 * B), *val = base + B;
+            double *base = THREAD_BUF(scr, 3 * B), *val = base + B, *ech = val + B;
             for (int j = 0; j < n; j++) {
-                int prev_g = -1, prev_kind = 0;
-                for (int k = 0; k < cnt; k++) {
-                    double a = alpha[(size_t) k * n + j];
-                    if (a == 0.0) continue;
+                int prev_g = -1, prev_kind = 0, chained = 0;
+                const double *aj = at + (size_t) j * cnt;
+                for (int t = t0; t < t1; t++) {
+                    int k = ord[t];
+                    double a = aj[t];
+                    if (a == 0.0) { chained = 0; continue; }
                     int m = idx ? idx[k] : k, g = s->kgroup[m];
                     int kind = mk_kernel_base_kind(s->ktype[m]);
                     if (g != prev_g || kind != prev_kind) {
@@ -523,13 +682,28 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
                                        group_nf(s, g), kind, base);
                         prev_g = g; prev_kind = kind;
                     }
-                    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], base, len, val);
+                    if (s->ktype[m] == MK_RBF) {
+                        /* ech: the raw Gaussian of this kernel, from the one before if linked */
+                        if (lq[t] > 0 && chained) chain_link1(gam[t] - gam[t - 1], lq[t], base, ech, len);
+                        else mk_vexp_ax(-gam[t], base, ech, len);
+                        chained = 1;
+                        memcpy(val, ech, (size_t) len * sizeof(double));
+                    } else {
+                        mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], base, len, val);
+                        chained = 0;
+                    }
                     fly_norm(s, m, j, i0, i1, val);
                     for (int i = 0; i < len; i++) o[i] += val[i] * a;
                 }
             }
         }
     }
+    if (nrng > 1)
+        for (int i = 0; i < nr; i++) {
+            double v = 0.0;
+            for (int rg = 0; rg < nrng; rg++) v += part[(size_t) rg * nr + i];
+            out[i] = v;
+        }
 }
 
 void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *out)
@@ -778,24 +952,6 @@ void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *
     pair_finish(s, m, norm_inv(s, m), i0, len, j1, j2, o1, d, d);
 }
 
-/* Gaussian kernels on one feature group, in increasing gamma, form chains: exp(-gamma_k b) =
-   exp(-gamma_{k-1} b) exp(-(gamma_k - gamma_{k-1}) b), the second factor a Taylor polynomial
-   of degree q in u = (gamma_k - gamma_{k-1}) b, u <= delta * bmax (bmax: the group's largest
-   squared distance over the training rows), with q the least degree whose remainder
-   u^(q+1) / (q+1)! is below 2^-54. A link is made when delta * bmax <= 0.1 (q <= 9), a chain
-   has at most 16 kernels (rounding adds about one unit in the last place per link); its first
-   kernel takes the exponential itself. */
-#define CHAIN_LEN 16
-typedef struct { int m, g; double gam; } chain_key;
-static int chain_cmp(const void *a, const void *b)
-{
-    const chain_key *x = a, *y = b;
-    if (x->g != y->g) return x->g < y->g ? -1 : 1;
-    if (x->gam != y->gam) return x->gam < y->gam ? -1 : 1;
-    return x->m < y->m ? -1 : (x->m > y->m);
-}
-static double rbf_gamma(const mk_store *s, int m) { return 1.0 / (2.0 * s->kpar1[m] * s->kpar1[m]); }
-
 int mk_store_pair_runs(mk_store_pair *pp, int *idx, int cnt, int chain, int *rstart)
 {
     const mk_store *s = pp->s;
@@ -818,38 +974,17 @@ int mk_store_pair_runs(mk_store_pair *pp, int *idx, int cnt, int chain, int *rst
             } else other[nother++] = m;
         }
         qsort(key, nrbf, sizeof(chain_key), chain_cmp);
-        /* bmax of each group: the sum over its features of the squared range */
+        /* bmax of each group: its largest squared distance */
         double *bmax = (double *) R_alloc(pp->ng, sizeof(double));
         for (int g = 0; g < pp->ng; g++) bmax[g] = -1.0;
-        for (int k = 0; k < nrbf; k++) {
-            int g = key[k].g;
-            if (bmax[g] >= 0.0) continue;
-            double v = 0.0;
-            for (int f = s->gstart[g]; f < s->gstart[g + 1]; f++) {
-                const double *xc = s->x + (size_t) s->gfeat[f] * s->n;
-                double lo = xc[0], hi = xc[0];
-                for (int i = 1; i < s->n; i++) {
-                    lo = xc[i] < lo ? xc[i] : lo;
-                    hi = xc[i] > hi ? xc[i] : hi;
-                }
-                v += (hi - lo) * (hi - lo);
-            }
-            bmax[g] = v;
-        }
+        for (int k = 0; k < nrbf; k++)
+            if (bmax[key[k].g] < 0.0) bmax[key[k].g] = group_bmax(s, key[k].g);
         int len = 0;
         nruns = 0;
         for (int k = 0; k < nrbf; k++) {
             idx[k] = key[k].m;
-            int q = 0;
-            if (k > 0 && key[k].g == key[k - 1].g && len < CHAIN_LEN) {
-                double u = (key[k].gam - key[k - 1].gam) * bmax[key[k].g];
-                if (u <= 0.1 && R_FINITE(u)) {
-                    /* the least q with u^(q+1) / (q+1)! <= 2^-54 */
-                    double t = u;
-                    q = 1;
-                    while (t * u / (q + 1) > 0x1p-54) { t = t * u / (q + 1); q++; }
-                }
-            }
+            int q = k > 0 && key[k].g == key[k - 1].g && len < CHAIN_LEN ?
+                chain_degree(key[k].gam - key[k - 1].gam, bmax[key[k].g]) : 0;
             pp->rlq[k] = q;
             if (q == 0) { rstart[nruns++] = k; len = 1; } else len++;
         }
@@ -866,46 +1001,6 @@ int mk_store_pair_runs(mk_store_pair *pp, int *idx, int cnt, int chain, int *rst
         pp->rgam[k] = s->kind == MK_STORE_FLY && s->ktype[m] == MK_RBF ? rbf_gamma(s, m) : 0.0;
     }
     return nruns;
-}
-
-/* (-1)^j / j!, j = 0..9 */
-static const double exp_taylor[10] = {
-    1.0, -1.0, 1.0 / 2, -1.0 / 6, 1.0 / 24, -1.0 / 120, 1.0 / 720, -1.0 / 5040, 1.0 / 40320,
-    -1.0 / 362880 };
-
-/* e1 *= exp(-delta b1), e2 *= exp(-delta b2) by the degree-q Taylor polynomial; q a
-   constant in each call below, so the loop is unrolled and vectorised */
-static inline __attribute__((always_inline)) void
-chain_link_q(double delta, const int q, const double *restrict b1, const double *restrict b2,
-             double *restrict e1, double *restrict e2, int len)
-{
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-    for (int i = 0; i < len; i++) {
-        double u1 = delta * b1[i], u2 = delta * b2[i];
-        double p1 = exp_taylor[q], p2 = exp_taylor[q];
-        for (int j = q - 1; j >= 0; j--) { p1 = p1 * u1 + exp_taylor[j]; p2 = p2 * u2 + exp_taylor[j]; }
-        e1[i] *= p1;
-        e2[i] *= p2;
-    }
-}
-
-MK_CLONES
-static void chain_link(double delta, int q, const double *restrict b1, const double *restrict b2,
-                       double *restrict e1, double *restrict e2, int len)
-{
-    switch (q) {
-    case 1: chain_link_q(delta, 1, b1, b2, e1, e2, len); break;
-    case 2: chain_link_q(delta, 2, b1, b2, e1, e2, len); break;
-    case 3: chain_link_q(delta, 3, b1, b2, e1, e2, len); break;
-    case 4: chain_link_q(delta, 4, b1, b2, e1, e2, len); break;
-    case 5: chain_link_q(delta, 5, b1, b2, e1, e2, len); break;
-    case 6: chain_link_q(delta, 6, b1, b2, e1, e2, len); break;
-    case 7: chain_link_q(delta, 7, b1, b2, e1, e2, len); break;
-    case 8: chain_link_q(delta, 8, b1, b2, e1, e2, len); break;
-    default: chain_link_q(delta, 9, b1, b2, e1, e2, len); break;
-    }
 }
 
 void mk_store_pair_diff_run(const mk_store_pair *pp, int k0, int cnt, int i0, int i1, double *d,
@@ -927,7 +1022,7 @@ void mk_store_pair_diff_run(const mk_store_pair *pp, int k0, int cnt, int i0, in
     mk_vexp_ax(-gam[0], b2, e2, len);
     pair_finish(s, ms[0], inv[0], i0, len, pp->j1, pp->j2, e1, e2, d);
     for (int k = 1; k < cnt; k++) {
-        chain_link(gam[k] - gam[k - 1], lq[k], b1, b2, e1, e2, len);
+        chain_link2(gam[k] - gam[k - 1], lq[k], b1, b2, e1, e2, len);
         pair_finish(s, ms[k], inv[k], i0, len, pp->j1, pp->j2, e1, e2, d + k * ldd);
     }
 }

@@ -202,6 +202,35 @@ test_that("test-by-train stores agree with gram(ks, x, z) for every kernel, grou
   }
 })
 
+test_that("decision values of chained Gaussian kernels equal the dense arrays'", {
+  # many Gaussians on one column: the fly store computes a group's Gaussians in increasing
+  # gamma, each from the one before (a Taylor link) unless its coefficient is zero; more than
+  # 2048 kernels are summed by ranges, the same values for one thread and two
+  set.seed(21)
+  x <- matrix(runif(40 * 3), 40)
+  z <- matrix(runif(25 * 3, -0.2, 1.2), 25)
+  for (norm in c("trace", "center_trace")) {
+    ks <- random_kernels(2600, 3, size = 1, design = "mwu", normalize = norm)
+    rk <- mklearn:::resolve_kernels(ks, 3, NULL)
+    fs <- mklearn:::fly_store(rk, x)
+    idx <- sample(2600, 2300)
+    A <- matrix(rnorm(40 * 2300), 40)
+    A[sample(length(A), length(A) %/% 3)] <- 0
+    A[7, ] <- 0
+    ds <- mklearn:::as_store(gram(ks, x))
+    d1 <- mklearn:::store_decision(fs, A, idx)
+    d2 <- mklearn:::store_decision(ds, A, idx)
+    expect_lt(max(abs(d1 - d2)) / max(abs(d2)), 1e-12, label = paste(norm, "training"))
+    ts <- mklearn:::test_store(rk, x, z, fs, idx)
+    d1 <- mklearn:::store_decision(ts, A, seq_along(idx))
+    d2 <- mklearn:::store_decision(mklearn:::as_store(gram(ks, x, z, which = idx)), A,
+                                   seq_along(idx))
+    expect_lt(max(abs(d1 - d2)) / max(abs(d2)), 1e-12, label = paste(norm, "test by train"))
+    ts$nthreads <- 1L
+    expect_identical(mklearn:::store_decision(ts, A, seq_along(idx)), d1)
+  }
+})
+
 test_that("a dense array wrapped by as_store gives R's own products", {
   set.seed(8)
   n <- 30; M <- 4
