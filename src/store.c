@@ -477,9 +477,6 @@ void mk_store_axpy(const mk_store *s, int m, double t, double *A)
     }
 }
 
-/* Decision values: threads take blocks of rows, each streaming every kernel's columns over its
-   rows (no reduction, deterministic). On the fly, kernels of one feature group share the base
-   distances of each column. */
 /* ------------------------------------------------------------------ chains */
 
 /* Gaussian kernels on one feature group, in increasing gamma, form chains: exp(-gamma_k b) =
@@ -592,6 +589,32 @@ static double group_bmax(const mk_store *s, int g)
     return v;
 }
 
+/* Sorts key (g: 2 x feature group, + 1 for a Gaussian; gam: a Gaussian's gamma) by group and
+   gamma, and gives each the degree of its link from the key before it (lq; 0: none): only
+   Gaussians of one group, in runs of at most CHAIN_LEN. */
+static void chain_links(const mk_store *s, chain_key *key, int cnt, int *lq)
+{
+    qsort(key, cnt, sizeof(chain_key), chain_cmp);
+    int ng = 0;
+    for (int t = 0; t < cnt; t++) if (key[t].g / 2 + 1 > ng) ng = key[t].g / 2 + 1;
+    double *bmax = (double *) R_alloc(ng > 0 ? ng : 1, sizeof(double));
+    for (int g = 0; g < ng; g++) bmax[g] = -1.0;
+    int len = 0;
+    for (int t = 0; t < cnt; t++) {
+        int q = 0, g = key[t].g / 2;
+        if (t > 0 && key[t].g % 2 == 1 && key[t].g == key[t - 1].g && len < CHAIN_LEN) {
+            if (bmax[g] < 0.0) bmax[g] = group_bmax(s, g);
+            q = chain_degree(key[t].gam - key[t - 1].gam, bmax[g]);
+        }
+        lq[t] = q;
+        len = q > 0 ? len + 1 : 1;
+    }
+}
+
+/* Decision values: threads take blocks of rows, each streaming every kernel's columns over its
+   rows (no reduction, deterministic). On the fly, kernels of one feature group share the base
+   distances of each column, a group's Gaussians are chained, and more than 2048 kernels are
+   also split into ranges summed apart. */
 void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double *alpha,
                        double *out)
 {
@@ -615,29 +638,14 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
         lq = (int *) R_alloc(cnt, sizeof(int));
         gam = (double *) R_alloc(cnt, sizeof(double));
         chain_key *key = (chain_key *) R_alloc(cnt, sizeof(chain_key));
-        int ng = 0;
         for (int k = 0; k < cnt; k++) {
             int m = idx ? idx[k] : k, rbf = s->ktype[m] == MK_RBF;
             key[k].m = k;
             key[k].g = 2 * s->kgroup[m] + rbf;
             key[k].gam = rbf ? rbf_gamma(s, m) : -1.0;
-            if (s->kgroup[m] + 1 > ng) ng = s->kgroup[m] + 1;
         }
-        qsort(key, cnt, sizeof(chain_key), chain_cmp);
-        double *bmax = (double *) R_alloc(ng, sizeof(double));
-        for (int g = 0; g < ng; g++) bmax[g] = -1.0;
-        int len = 0;
-        for (int t = 0; t < cnt; t++) {
-            ord[t] = key[t].m;
-            gam[t] = key[t].gam;
-            int q = 0, g = key[t].g / 2;
-            if (t > 0 && key[t].g % 2 == 1 && key[t].g == key[t - 1].g && len < CHAIN_LEN) {
-                if (bmax[g] < 0.0) bmax[g] = group_bmax(s, g);
-                q = chain_degree(key[t].gam - key[t - 1].gam, bmax[g]);
-            }
-            lq[t] = q;
-            len = q > 0 ? len + 1 : 1;
-        }
+        chain_links(s, key, cnt, lq);
+        for (int t = 0; t < cnt; t++) { ord[t] = key[t].m; gam[t] = key[t].gam; }
         /* the coefficients in that order, by training point: read in sequence below */
         at = (double *) R_alloc((size_t) cnt * n, sizeof(double));
         for (int t = 0; t < cnt; t++) {
@@ -969,24 +977,15 @@ int mk_store_pair_runs(mk_store_pair *pp, int *idx, int cnt, int chain, int *rst
         for (int k = 0; k < cnt; k++) {
             int m = idx[k];
             if (s->ktype[m] == MK_RBF) {
-                key[nrbf].m = m; key[nrbf].g = s->kgroup[m]; key[nrbf].gam = rbf_gamma(s, m);
+                key[nrbf].m = m; key[nrbf].g = 2 * s->kgroup[m] + 1; key[nrbf].gam = rbf_gamma(s, m);
                 nrbf++;
             } else other[nother++] = m;
         }
-        qsort(key, nrbf, sizeof(chain_key), chain_cmp);
-        /* bmax of each group: its largest squared distance */
-        double *bmax = (double *) R_alloc(pp->ng, sizeof(double));
-        for (int g = 0; g < pp->ng; g++) bmax[g] = -1.0;
-        for (int k = 0; k < nrbf; k++)
-            if (bmax[key[k].g] < 0.0) bmax[key[k].g] = group_bmax(s, key[k].g);
-        int len = 0;
+        chain_links(s, key, nrbf, pp->rlq);
         nruns = 0;
         for (int k = 0; k < nrbf; k++) {
             idx[k] = key[k].m;
-            int q = k > 0 && key[k].g == key[k - 1].g && len < CHAIN_LEN ?
-                chain_degree(key[k].gam - key[k - 1].gam, bmax[key[k].g]) : 0;
-            pp->rlq[k] = q;
-            if (q == 0) { rstart[nruns++] = k; len = 1; } else len++;
+            if (pp->rlq[k] == 0) rstart[nruns++] = k;
         }
         for (int k = 0; k < nother; k++) {
             idx[nrbf + k] = other[k];
