@@ -140,6 +140,7 @@ static double weights_of(const double *s, int M, double epsp, double cutoff, dou
    beta = sum_m c_m (J / r_m + 1 / C). */
 typedef struct {
     int nmap, ngrp, n;
+    int off;           /* position of the first mapped kernel in the per-kernel arrays */
     int *km, *kg;      /* nmap: kernel, group */
     int *q;            /* ngrp: basis size */
     double *w;         /* nmap x MK_FMAP_MAX */
@@ -209,7 +210,7 @@ static double map_p(const mwu_map *mp, const double *rinv, double invC, double e
     const int F = MK_FMAP_MAX;
     double q = 0.0;
     for (int i = 0; i < mp->nmap; i++) {
-        int m = mp->km[i];
+        int m = mp->off + i;
         const double *w = mp->w + (size_t) i * F, *A = mp->A + (size_t) mp->kg[i] * F;
         double v = mp->J * mp->a2;
         for (int k = 0; k < F; k++) v += w[k] * A[k] * A[k];
@@ -221,15 +222,15 @@ static double map_p(const mwu_map *mp, const double *rinv, double invC, double e
     return q;
 }
 
-/* B_gk = A_gk sum_m c_m w_mk / r_m and beta from per-kernel coefficients c (indexed by
-   kernel), each times mult. */
+/* B_gk = A_gk sum_m c_m w_mk / r_m and beta from per-kernel coefficients c (by position),
+   each times mult. */
 static void map_mix(mwu_map *mp, const double *c, double mult, const double *rinv, double invC)
 {
     const int F = MK_FMAP_MAX;
     for (int j = 0; j < mp->ngrp * F; j++) mp->B[j] = 0.0;
     double beta = 0.0;
     for (int i = 0; i < mp->nmap; i++) {
-        int m = mp->km[i];
+        int m = mp->off + i;
         double cm = mult * c[m], cr = cm * rinv[m];
         const double *w = mp->w + (size_t) i * F;
         double *B = mp->B + (size_t) mp->kg[i] * F;
@@ -247,7 +248,7 @@ static double map_coef(mwu_map *mp, const double *p, double r, const double *rin
 {
     double chs = 0.0, ch;
     for (int i = 0; i < mp->nmap; i++) {
-        int m = mp->km[i];
+        int m = mp->off + i;
         hyp_scaled(p[m], r, &coef[m], &ch);
         chs += ch;
     }
@@ -286,7 +287,7 @@ typedef struct {
    R = max rth, which is the spec's r (0, or max p when it exceeds the cutoff). */
 static void fused_step(const mk_store_pair *pp, const mwu_opts *o, const double *y,
                        const double *rinv, double epsp, int jp, int jn, double *s, double *Ga,
-                       const int *sk, const mwu_runs *ru, mwu_map *mp, const double *alpha, double *p,
+                       const mwu_runs *ru, mwu_map *mp, const double *alpha, double *p,
                        double *coef, int n, int M, int nt, double *gacc, double *buf,
                        double *rth, double *chth, double *g)
 {
@@ -464,7 +465,8 @@ static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y
 /* The fit. tr: traces of the M kernels. Out: alpha (n, the paper's alpha scaled for the
    decision function), mu (M, weights on the unit-trace kernels, sum 1), sigma (M, weights on the
    stored kernels: mu / tr), b, s (M, alpha' G_m alpha of the final alpha / T), *iter, *gsum (the
-   scale P + Q), hout (n: sum_m mu_m G_m alpha / T, before the scaling). Ga: n x M scratch. Returns MWU_DONE or MWU_INFEASIBLE (at iteration *iter + 1). */
+   scale P + Q), hout (n: sum_m mu_m G_m alpha / T, before the scaling), counts (mapped and
+   chained kernels). Returns MWU_DONE or MWU_INFEASIBLE (at iteration *iter + 1). */
 static int mwu_fit(const mk_store *st, const double *y, const double *tr, const mwu_opts *o,
                    double *alpha, double *mu, double *sigma, double *b, double *s_out, int *iter,
                    double *gsum, double *hout, int *counts, mk_hist *h, mk_progress *prog)
@@ -516,7 +518,8 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
        s, p, coef and rinv in order (a million kernels: 8 MB each, out of cache) */
     int *perm = (int *) R_alloc(M, sizeof(int));
     for (int k = 0; k < Ns; k++) perm[k] = sk[k];
-    for (int i = 0; i < mp.nmap; i++) { perm[Ns + i] = mp.km[i]; mp.km[i] = Ns + i; }
+    for (int i = 0; i < mp.nmap; i++) perm[Ns + i] = mp.km[i];
+    mp.off = Ns;
     for (int k = 0; k < M; k++) rinv[k] = 1.0 / tr[perm[k]];
     counts[0] = mp.nmap;
     counts[1] = Ns - ru.nruns;   /* kernels whose columns come from a chain link */
@@ -556,7 +559,7 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
                 win_t0 = now;
             }
         }
-        else if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, sk, &ru, &mp, alpha,
+        else if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, &ru, &mp, alpha,
                                      p, coef, n, M, nt, gacc, buf, rth, chth, g);
         else split_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, sk, Ns, &ru, &mp, alpha, n, M, nt,
                         B, nb, gacc, buf, qmax, csum, p, coef, g);
