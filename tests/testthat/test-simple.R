@@ -187,12 +187,19 @@ test_that("an inner SVM at its iteration cap makes the SVM-family fit not conver
   }
 })
 
+# M centred random kernels on n ringnorm points (20 features, scaled), labels in {-1, +1}.
+ringnorm_kernels <- function(n, M, seed) {
+  set.seed(seed)
+  rn <- mlbench::mlbench.ringnorm(n, d = 20)
+  X <- scale(rn$x)
+  list(K = unname(gram(random_kernels(M, p = 20, normalize = "center_trace"), X)),
+       y = ifelse(rn$classes == levels(rn$classes)[1], 1, -1))
+}
+
 test_that("SimpleMKL's gradient screening: kernels are screened, the optimum and the gap are those of the full gradient", {
   skip_if_not_installed("mlbench")
-  set.seed(12)
-  rn <- mlbench::mlbench.ringnorm(80, d = 20)
-  X <- scale(rn$x); y <- ifelse(rn$classes == levels(rn$classes)[1], 1, -1)
-  K <- unname(gram(random_kernels(300, p = 20, normalize = "center_trace"), X))
+  d <- ringnorm_kernels(80, 300, seed = 12)
+  K <- d$K; y <- d$y
   ctl <- list(tol = 1e-4, svm_tol = 1e-8, maxiter = 3000)
   fs <- mklearn:::fit_simple(K, y, "classification", 10, ctl, NULL)
   ff <- mklearn:::fit_simple(K, y, "classification", 10, c(ctl, gradient_screening = FALSE), NULL)
@@ -220,10 +227,8 @@ test_that("SimpleMKL's descent visits the breakpoints of its path by galloping a
   # value at the returned weights, recomputed from scratch, equals the objective.
   skip_if_not_installed("mlbench")
   skip_if_not_installed("quadprog")
-  set.seed(13)
-  rn <- mlbench::mlbench.ringnorm(60, d = 20)
-  X <- scale(rn$x); y <- ifelse(rn$classes == levels(rn$classes)[1], 1, -1)
-  K <- unname(gram(random_kernels(400, p = 20, normalize = "center_trace"), X))
+  d <- ringnorm_kernels(60, 400, seed = 13)
+  K <- d$K; y <- d$y
   ctl <- list(tol = 1e-3, svm_tol = 1e-8, maxiter = 3000)
   fs <- mklearn:::fit_simple(K, y, "classification", 10, ctl, NULL)
   h <- fs$history
