@@ -100,6 +100,6 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
        info = list(gap = r$gap, primal = r$primal, dual = r$dual, n_active = r$n_active,
                    loss = loss, penalty = penalty, lambda = lambda, C1 = C1, C2 = C2,
                    sum_norms = r$sumnorm, block_norms = norms,
-                   newton_steps = r$newton, cg_iterations = r$cg_iter,
+                   newton_steps = r$newton, cg_iterations = r$cg_iter, cg_block = r$cg_block,
                    kernel_sweeps = r$kernel_sweeps, inner_unsolved = r$rejected))
 }

@@ -94,6 +94,8 @@
 #define SP_THR_EPS 1e-10    /* safety margin of the screening test */
 #define SP_CG_MAXIT 100     /* CG iterations per Newton direction (truncated Newton) */
 #define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
+#define SP_BLOCK_KAPPA 10.0 /* CG preconditioner: the free block is factored when that costs at most
+                               this many products with H (nf^3 / 3 <= kappa 2 n^2 flops) */
 
 /* ------------------------------------------------------------------ small kernel sweeps */
 
@@ -575,6 +577,20 @@ static const sp_loss sp_losses[] = {
 
 /* ------------------------------------------------------------------ solver state */
 
+/* The CG preconditioner's free block: the coordinates without loss curvature (hinge: between the
+   slack kinks), whose only curvature is the kernels' and gamma_b 11'. Jacobi scaling cannot
+   condition that block; its Cholesky factor can, and is reused while the block's coordinates
+   do not change within an inner loop (a factor of an earlier Newton matrix is still a valid
+   preconditioner). */
+typedef struct {
+    int cap;         /* largest block factored (SP_BLOCK_KAPPA); 0: none */
+    int nf;          /* size of the block in use in the current solve (0: Jacobi only) */
+    int nprev;       /* size of the block the factor F belongs to (-1: no valid factor) */
+    int *idx, *prev; /* its coordinates in this solve; those of F */
+    double *F, *zf;  /* cap x cap upper Cholesky factor; cap scratch */
+    int used;        /* Newton directions solved with the block (reported) */
+} sp_fblock;
+
 typedef struct {
     double C1, C2, eps;                 /* penalty psi(x) = C1 x + C2 x^2 / 2; epsilon of the loss */
     double tol, inner_tol, gamma_mult, gamma_max;
@@ -584,7 +600,7 @@ typedef struct {
 
 typedef struct {
     double primal, dual, gap, sumnorm;
-    int iter, status, n_active, newton, cgit, ls_fail, rejected;
+    int iter, status, n_active, newton, cgit, cgblock, ls_fail, rejected;
     long nprod;
 } sp_result;
 
@@ -632,6 +648,7 @@ typedef struct {
     /* Newton step */
     double *g, *hl, *D, *tmp, *z, *u, *H, *work, *hc1, *hc2;
     int *act, na, cnt, use_cg, nhold;
+    sp_fblock fb;
     double phi0, gnorm, gd, sr, thr, den;
     /* counters and results */
     long nprod;    /* kernel sweeps performed (products and quadratic forms) */
@@ -932,10 +949,56 @@ static void sp_symv_upper(const double *H, int n, const double *p, double *q)
     }
 }
 
+/* The free block of the preconditioner for this solve: the coordinates with hl = 0, factored
+   (or the factor of the previous solve when the coordinates are the same); sets B->nf. */
+static void sp_block_prepare(sp_fblock *B, const double *H, int n, const double *hl)
+{
+    B->nf = 0;
+    if (B->cap <= 0) return;
+    int nf = 0;
+    for (int i = 0; i < n; i++)
+        if (hl[i] == 0.0) {
+            if (nf == B->cap) return;   /* too large to factor */
+            B->idx[nf++] = i;
+        }
+    if (nf == 0) return;
+    int same = nf == B->nprev;
+    for (int b = 0; same && b < nf; b++) same = B->prev[b] == B->idx[b];
+    if (!same) {
+        double *F = B->F;
+        for (int b = 0; b < nf; b++) {
+            const double *hb = H + (size_t) B->idx[b] * n;
+            double *fb = F + (size_t) b * nf;
+            for (int a = 0; a <= b; a++) fb[a] = hb[B->idx[a]];
+            fb[b] *= 1.0 + 1e-12;
+        }
+        int info = 0;
+        F77_CALL(dpotrf)("U", &nf, F, &nf, &info FCONE);
+        if (info != 0) { B->nprev = -1; return; }   /* singular block: Jacobi only */
+        B->nprev = nf;
+        memcpy(B->prev, B->idx, sizeof(int) * (size_t) nf);
+    }
+    B->nf = nf;
+    B->used++;
+}
+
+/* z = P^{-1} r: Jacobi (pre = 1 / diag H), then the free block solved with its factor */
+static void sp_precond(const sp_fblock *B, int n, const double *pre, const double *r, double *z)
+{
+    for (int i = 0; i < n; i++) z[i] = pre[i] * r[i];
+    int nf = B->nf;
+    if (nf == 0) return;
+    int one = 1, info = 0;
+    for (int b = 0; b < nf; b++) B->zf[b] = r[B->idx[b]];
+    F77_CALL(dpotrs)("U", &nf, &one, B->F, &nf, B->zf, &nf, &info FCONE);
+    for (int b = 0; b < nf; b++) z[B->idx[b]] = B->zf[b];
+}
+
 /* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles.
-   cg: 0 Cholesky, 1 Jacobi-preconditioned CG. Returns 0 on success. */
+   cg: 0 Cholesky, 1 CG preconditioned by the diagonal and the free block B (coordinates with
+   hl = 0). Returns 0 on success. */
 static int sp_solve(double *H, int n, const double *g, double *d, double *work, int cg,
-                    int equil, double gnorm, int *cgit)
+                    int equil, double gnorm, int *cgit, sp_fblock *B, const double *hl)
 {
     int info = 0;
     const int one = 1;
@@ -969,13 +1032,16 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
         for (int i = 0; i < n; i++) d[i] *= sc[i];
         return info;
     }
-    /* PCG with Jacobi preconditioner on the explicit H */
+    /* PCG on the explicit H */
     double *r = work, *z = work + n, *p = work + 2 * n, *q = work + 3 * n, *pre = work + 4 * n;
+    sp_block_prepare(B, H, n, hl);
     for (int i = 0; i < n; i++) {
         double h = H[(size_t) i * n + i];
         pre[i] = h > 0.0 ? 1.0 / h : 1.0;
-        d[i] = 0.0; r[i] = -g[i]; z[i] = pre[i] * r[i]; p[i] = z[i];
+        d[i] = 0.0; r[i] = -g[i];
     }
+    sp_precond(B, n, pre, r, z);
+    for (int i = 0; i < n; i++) p[i] = z[i];
     double eta = gnorm < 0.25 ? sqrt(gnorm) : 0.5;
     if (eta > 1e-2) eta = 1e-2;
     double target = eta * gnorm, rz = sp_dot(n, r, z);
@@ -998,7 +1064,7 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
         double a = rz / pq;
         for (int i = 0; i < n; i++) { d[i] += a * p[i]; r[i] -= a * q[i]; }
         if (sqrt(sp_dot(n, r, r)) <= target) { it++; break; }
-        for (int i = 0; i < n; i++) z[i] = pre[i] * r[i];
+        sp_precond(B, n, pre, r, z);
         double rz2 = sp_dot(n, r, z), beta = rz2 / rz;
         rz = rz2;
         for (int i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
@@ -1168,7 +1234,7 @@ static int sp_direction(sp_state *S)
     sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, S->H);
     sp_tick(S, 2);
     int info = sp_solve(S->H, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
-                        &S->cgit);
+                        &S->cgit, &S->fb, S->hl);
     sp_tick(S, 3);
     return info;
 }
@@ -1414,6 +1480,7 @@ static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_l
     const sp_opts *o = S->o;
     int nnewton = 0;
     *inner_ok = 0; *gnorm0 = 0.0; *gnorm_last = 0.0;
+    S->fb.nprev = -1;   /* a new inner problem (gamma changed): no factor to reuse */
     for (int k = 0; k < o->inner_maxiter; k++) {
         R_CheckUserInterrupt();
         double gnorm = sp_gradient(S);
@@ -1728,7 +1795,17 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.hc2 = (double *) R_alloc(M, sizeof(double));
     S.H = (double *) R_alloc((size_t) n * n, sizeof(double));
     S.use_cg = o->cg < 0 ? (n >= o->cg_threshold) : o->cg;
-    /* Cholesky needs a copy of H to factor; CG only vectors */
+    /* Cholesky needs a copy of H to factor; CG only vectors, and the free block */
+    memset(&S.fb, 0, sizeof(S.fb));
+    S.fb.nprev = -1;
+    if (S.use_cg) {
+        double cap = cbrt(6.0 * SP_BLOCK_KAPPA * (double) n * (double) n);
+        S.fb.cap = cap < n ? (int) cap : n;
+        S.fb.idx = (int *) R_alloc(S.fb.cap, sizeof(int));
+        S.fb.prev = (int *) R_alloc(S.fb.cap, sizeof(int));
+        S.fb.zf = (double *) R_alloc(S.fb.cap, sizeof(double));
+        S.fb.F = (double *) R_alloc((size_t) S.fb.cap * S.fb.cap, sizeof(double));
+    }
     S.work = (double *) R_alloc((S.use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
                                 sizeof(double));
     S.g = (double *) R_alloc(n, sizeof(double));
@@ -1746,7 +1823,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     for (int m = 0; m < M; m++) norms[m] = S.anz[m] ? S.anorm[m] : 0.0;
     res->primal = S.primal; res->dual = S.dual; res->gap = S.gap; res->iter = it;
     res->status = status; res->sumnorm = S.sumnorm; res->n_active = S.nactive;
-    res->newton = S.newton_total; res->cgit = S.cgit; res->ls_fail = S.ls_fail;
+    res->newton = S.newton_total; res->cgit = S.cgit; res->cgblock = S.fb.used; res->ls_fail = S.ls_fail;
     res->nprod = S.nprod; res->rejected = S.nrejected;
     return status;
 }
@@ -1835,7 +1912,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     static const char *const nm[] = { "alpha", "b", "rho", "aux", "gamma", "primal", "dual",
                                       "gap", "converged", "iterations", "n_active", "sumnorm",
                                       "newton", "cg_iter", "kernel_sweeps", "history", "norms",
-                                      "rejected", NULL };
+                                      "rejected", "cg_block", NULL };
     SEXP out = mk_list_new(nm); nprot++;
     SET_VECTOR_ELT(out, 0, alpha);
     SET_VECTOR_ELT(out, 1, ScalarReal(b));
@@ -1855,6 +1932,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     SET_VECTOR_ELT(out, 15, mk_hist_sexp(&hist, sp_hist_names));
     SET_VECTOR_ELT(out, 16, norms);
     SET_VECTOR_ELT(out, 17, ScalarInteger(res.rejected));
+    SET_VECTOR_ELT(out, 18, ScalarInteger(res.cgblock));
     UNPROTECT(nprot);
     return out;
 }
