@@ -440,6 +440,12 @@ void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scal
    finds non-finite entries only (any shape: test-by-train kernels). */
 #define MK_NRAY 4
 #define MK_CB 64
+/* Prefetch distance in columns. Each tile reads 64 short column pieces (eight cache lines
+   each), too many streams for the hardware prefetcher: the copy of the mirrored tile waited on
+   its loads (perf: half of the check's cycles on one load). Prefetching the piece 4 columns
+   ahead took the check of 6000 kernels of 200 x 200 from 0.32-0.38 s to 0.23-0.27 s (2
+   threads); distances 4 and 8 were alike. */
+#define MK_PF 4
 
 typedef struct {
     double amax, asym, mind, lam2, q[MK_NRAY];
@@ -470,10 +476,22 @@ static void check_tile_col(const double *Km, const double *dg, int n, int jb, co
         /* T[(j - j0) * MK_CB + (i - i0)] = K[j, i]: the mirror of the tile K[i0:i1, j0:j1] */
         for (int i = i0; i < i1; i++) {
             const double *Ki = Km + (size_t) i * n;
+#if defined(__GNUC__)
+            if (i + MK_PF < n) {
+                const double *Kp = Ki + (size_t) MK_PF * n;
+                for (int j = j0; j < j1; j += 8) __builtin_prefetch(Kp + j, 0, 3);
+            }
+#endif
             for (int j = j0; j < j1; j++) T[(j - j0) * MK_CB + (i - i0)] = Ki[j];
         }
         for (int j = j0; j < j1; j++) {
             const double *Kj = Km + (size_t) j * n, *Tj = T + (j - j0) * MK_CB - i0;
+#if defined(__GNUC__)
+            if (j + MK_PF < j1) {
+                const double *Kp = Kj + (size_t) MK_PF * n;
+                for (int i = i0; i < i1; i += 8) __builtin_prefetch(Kp + i, 0, 3);
+            }
+#endif
             double dj = dg[j];
             int is = i0 > j ? i0 : j + 1;
             double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0, am = 0.0, as = 0.0, viol = 0.0;
