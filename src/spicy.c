@@ -94,8 +94,8 @@
 #define SP_THR_EPS 1e-10    /* safety margin of the screening test */
 #define SP_CG_MAXIT 100     /* CG iterations per Newton direction (truncated Newton) */
 #define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
-#define SP_BLOCK_KAPPA 10.0 /* CG preconditioner: the free block is factored when that costs at most
-                               this many products with H (nf^3 / 3 <= kappa 2 n^2 flops) */
+#define SP_BLOCK_KAPPA 10.0 /* CG preconditioner: the free block is factored when that costs at
+                               most this many products with H (nf^3 / 3 <= kappa 2 n^2 flops) */
 
 /* ------------------------------------------------------------------ small kernel sweeps */
 
@@ -1823,7 +1823,8 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     for (int m = 0; m < M; m++) norms[m] = S.anz[m] ? S.anorm[m] : 0.0;
     res->primal = S.primal; res->dual = S.dual; res->gap = S.gap; res->iter = it;
     res->status = status; res->sumnorm = S.sumnorm; res->n_active = S.nactive;
-    res->newton = S.newton_total; res->cgit = S.cgit; res->cgblock = S.fb.used; res->ls_fail = S.ls_fail;
+    res->newton = S.newton_total; res->cgit = S.cgit; res->cgblock = S.fb.used;
+    res->ls_fail = S.ls_fail;
     res->nprod = S.nprod; res->rejected = S.nrejected;
     return status;
 }
