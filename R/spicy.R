@@ -101,5 +101,6 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
                    loss = loss, penalty = penalty, lambda = lambda, C1 = C1, C2 = C2,
                    sum_norms = r$sumnorm, block_norms = norms,
                    newton_steps = r$newton, cg_iterations = r$cg_iter, cg_block = r$cg_block,
-                   kernel_sweeps = r$kernel_sweeps, inner_unsolved = r$rejected))
+                   kernel_sweeps = r$kernel_sweeps, inner_unsolved = r$rejected,
+                   inner_floor = r$floor))
 }

@@ -94,6 +94,8 @@
 #define SP_THR_EPS 1e-10    /* safety margin of the screening test */
 #define SP_CG_MAXIT 100     /* CG iterations per Newton direction (truncated Newton) */
 #define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
+#define SP_FLOOR (64.0 * DBL_EPSILON) /* rounding allowance of the line search, relative to
+                               |phi|: steps whose decrease phi cannot resolve are accepted */
 #define SP_BLOCK_KAPPA 10.0 /* CG preconditioner: the free block is factored when that costs at
                                most this many products with H (nf^3 / 3 <= kappa 2 n^2 flops) */
 
@@ -600,7 +602,7 @@ typedef struct {
 
 typedef struct {
     double primal, dual, gap, sumnorm;
-    int iter, status, n_active, newton, cgit, cgblock, ls_fail, rejected;
+    int iter, status, n_active, newton, cgit, cgblock, ls_fail, rejected, floor;
     long nprod;
 } sp_result;
 
@@ -652,7 +654,7 @@ typedef struct {
     double phi0, gnorm, gd, sr, thr, den;
     /* counters and results */
     long nprod;    /* kernel sweeps performed (products and quadratic forms) */
-    int newton_total, cgit, ls_fail, nrejected, nactive;
+    int newton_total, cgit, ls_fail, nrejected, nactive, nfloor;
     double primal, dual, gap, sumnorm;
     double t0, tq, tm[8];   /* section timers, reported when verbose */
 } sp_state;
@@ -1379,7 +1381,7 @@ static int sp_line_search(sp_state *S, double *cstep)
         }
         if (o->verbose > 2 && ls < 3)
             Rprintf("      ls c=%.3e val-phi0=%.6e c*gd=%.6e\n", c, val - S->phi0, c * S->gd);
-        if (val <= S->phi0 + 1e-4 * c * S->gd) {
+        if (val <= S->phi0 + 1e-4 * c * S->gd + SP_FLOOR * fabs(S->phi0)) {
             if (lazy) {
                 /* kernels outside S that may be active on [rho, rho + c D] (tmp is the end
                    point; at rho itself they are certified inactive) */
@@ -1417,6 +1419,7 @@ static int sp_line_search(sp_state *S, double *cstep)
                     continue;   /* the same c again, now with every kernel it needs */
                 }
             }
+            if (val > S->phi0 + 1e-4 * c * S->gd) S->nfloor++;
             ok = 1; break;
         }
         c *= 0.5;
@@ -1824,7 +1827,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     res->primal = S.primal; res->dual = S.dual; res->gap = S.gap; res->iter = it;
     res->status = status; res->sumnorm = S.sumnorm; res->n_active = S.nactive;
     res->newton = S.newton_total; res->cgit = S.cgit; res->cgblock = S.fb.used;
-    res->ls_fail = S.ls_fail;
+    res->ls_fail = S.ls_fail; res->floor = S.nfloor;
     res->nprod = S.nprod; res->rejected = S.nrejected;
     return status;
 }
@@ -1913,7 +1916,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     static const char *const nm[] = { "alpha", "b", "rho", "aux", "gamma", "primal", "dual",
                                       "gap", "converged", "iterations", "n_active", "sumnorm",
                                       "newton", "cg_iter", "kernel_sweeps", "history", "norms",
-                                      "rejected", "cg_block", NULL };
+                                      "rejected", "cg_block", "floor", NULL };
     SEXP out = mk_list_new(nm); nprot++;
     SET_VECTOR_ELT(out, 0, alpha);
     SET_VECTOR_ELT(out, 1, ScalarReal(b));
@@ -1934,6 +1937,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     SET_VECTOR_ELT(out, 16, norms);
     SET_VECTOR_ELT(out, 17, ScalarInteger(res.rejected));
     SET_VECTOR_ELT(out, 18, ScalarInteger(res.cgblock));
+    SET_VECTOR_ELT(out, 19, ScalarInteger(res.floor));
     UNPROTECT(nprot);
     return out;
 }

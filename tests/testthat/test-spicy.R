@@ -375,6 +375,27 @@ test_that("conjugate-gradient and Cholesky Newton solves give the same fit", {
   }
 })
 
+test_that("at a tight gap the line search tolerates the rounding of phi (CG Newton, n = 300)", {
+  # At gamma = 1e8 a Newton step's predicted decrease g'D falls to the rounding level of phi:
+  # the plain Armijo test then rejected the steps on rounding noise and the inner loops stalled
+  # (this fit: 500 outer iterations, gap 4e-7, not converged). With an allowance of 64 eps
+  # |phi| those steps are taken (info$inner_floor counts them) and the fit converges.
+  set.seed(3)
+  n <- 300; p <- 6
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 10))
+  y <- ifelse(x[, 1] + x[, 2] * x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  a <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE)
+  expect_true(a$converged)
+  expect_gte(a$info$gap, 0)
+  expect_lte(a$info$gap, 1e-8)
+  expect_gt(a$info$inner_floor, 0)
+  expect_equal(a$objective, spicy_primal(K, y, a, "hinge", 0.05), tolerance = 1e-10)
+  b <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = FALSE)
+  expect_true(b$converged)
+  expect_equal(a$objective, b$objective, tolerance = 2e-8)   # both certified within 1e-8
+})
+
 test_that("hinge, balanced classes: the CG Newton solve does not stall, and is the default at n = 500", {
   # With balanced classes the hinge cold start has no active slack piece and no active kernel,
   # so the Newton matrix is gamma_b 11' and the gradient sums to zero: the first CG direction has
