@@ -23,6 +23,15 @@ spicy_random_specs <- function(p, M) {
                                       s = sqrt(p) * c(0.5, 1, 2)[1L + (m %% 3L)]))
 }
 
+# seeded Gaussian data, M random kernels and labels from x1 + x2 x3 + noise (draws in this order)
+spicy_interaction_data <- function(seed, n, p, M) {
+  set.seed(seed)
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, M))
+  y <- ifelse(x[, 1] + x[, 2] * x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  list(K = K, y = y)
+}
+
 # decision values of a fit on its training kernels
 spicy_decision <- function(K, fit) {
   z <- rep(fit$b, dim(K)[1L])
@@ -276,11 +285,8 @@ test_that("warm starts along a decreasing C path converge in fewer iterations", 
 
 test_that("screening kernels out of the working set never changes the answer", {
   # reference: every kernel in the working set at every Newton step (no screening)
-  set.seed(18)
-  n <- 60; p <- 8
-  x <- matrix(rnorm(n * p), n)
-  K <- spicy_kernels(x, spicy_random_specs(p, 40))
-  y <- ifelse(x[, 1] + x[, 2] * x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  d <- spicy_interaction_data(18, n = 60, p = 8, M = 40)
+  K <- d$K; y <- d$y
   for (loss in c("hinge", "logistic")) {
     a <- spicy_fit(K, y, "classification", 0.2, loss = loss, tol = 1e-9, inner_tol = 1e-10)
     b <- spicy_fit(K, y, "classification", 0.2, loss = loss, tol = 1e-9, inner_tol = 1e-10,
@@ -297,11 +303,8 @@ test_that("screening kernels out of the working set never changes the answer", {
 test_that("lazy screening (on the accepted step) and segment screening give the same fit", {
   # many similar kernels and a small initial gamma: the first Newton steps are cut by the line
   # search and would bring most kernels into the working set under segment screening
-  set.seed(21)
-  n <- 60; p <- 8
-  x <- matrix(rnorm(n * p), n)
-  K <- spicy_kernels(x, spicy_random_specs(p, 150))
-  y <- ifelse(x[, 1] + x[, 2] * x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  d <- spicy_interaction_data(21, n = 60, p = 8, M = 150)
+  K <- d$K; y <- d$y
   for (loss in c("hinge", "logistic")) {
     for (g in c(1, 100)) {
       a <- spicy_fit(K, y, "classification", 0.1, loss = loss, tol = 1e-8, inner_tol = 1e-10,
@@ -380,11 +383,8 @@ test_that("at a tight gap the line search tolerates the rounding of phi (CG Newt
   # the plain Armijo test then rejected the steps on rounding noise and the inner loops stalled
   # (this fit: 500 outer iterations, gap 4e-7, not converged). With an allowance of 64 eps
   # |phi| those steps are taken (info$inner_floor counts them) and the fit converges.
-  set.seed(3)
-  n <- 300; p <- 6
-  x <- matrix(rnorm(n * p), n)
-  K <- spicy_kernels(x, spicy_random_specs(p, 10))
-  y <- ifelse(x[, 1] + x[, 2] * x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  d <- spicy_interaction_data(3, n = 300, p = 6, M = 10)
+  K <- d$K; y <- d$y
   a <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE)
   expect_true(a$converged)
   expect_gte(a$info$gap, 0)
@@ -531,11 +531,8 @@ test_that("the on-the-fly kernel store gives the fit of the dense store", {
 
 test_that("a time limit stops a long fit within a fraction of a second", {
   skip_on_cran()
-  set.seed(33)
-  n <- 150; p <- 6
-  x <- matrix(rnorm(n * p), n)
-  K <- spicy_kernels(x, spicy_random_specs(p, 60))
-  y <- ifelse(x[, 1] + x[, 2] * x[, 3] + 0.5 * rnorm(n) > 0, 1, -1)
+  d <- spicy_interaction_data(33, n = 150, p = 6, M = 60)
+  K <- d$K; y <- d$y
   # an unreachable tolerance, so that only the limit ends the fit
   t0 <- proc.time()[["elapsed"]]
   res <- tryCatch({
