@@ -178,6 +178,9 @@ size_t mk_store_scratch(const mk_store *s);
 const double *mk_store_col(const mk_store *s, int m, int j, double *buf);
 /* The whole nr x n kernel m: a pointer into the array (dense) or buf, nr * n doubles (fly). */
 const double *mk_store_kernel(const mk_store *s, int m, double *buf);
+/* Kernel m of a square store where only the upper triangle (rows i <= j of column j) is read:
+   the array itself (dense) or buf with those entries filled, half the work of the whole (fly). */
+const double *mk_store_kernel_upper(const mk_store *s, int m, double *buf);
 /* y1 = K_m x1 (and y2 = K_m x2 if x2 != NULL), one column-order sweep; x: n, y: nr. */
 void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2, double *y1,
                    double *y2, double *buf);

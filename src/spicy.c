@@ -55,14 +55,15 @@
  * Code layout: small kernel sweeps; the loss table; the solver state; the phases (start, Newton
  * direction, step cap, screening, line search, proximal update, dual value and gap), each a
  * function over the state; the driver sp_run(); the .Call wrapper. Kernels are read only through
- * the kernel store (mk_store_kernel / mk_store_col): pointers into the array for a dense store,
- * per-thread scratch filled on demand for an on-the-fly store.
+ * the kernel store (mk_store_kernel[_upper] / mk_store_col): pointers into the array for a dense
+ * store, per-thread scratch filled on demand for an on-the-fly store.
  */
 #define USE_FC_LEN_T
 #include "mklearn.h"
 /* no contraction into fused multiply-adds in the AVX versions (MK_CLONES): the iterates keep the
-   rounding of the baseline build, and a hinge fit at gap 1e-10 (n = 60) that converges there
-   stalled at 2e-10 with them */
+   rounding of the baseline build (with them, a hinge fit at gap 1e-10, n = 60, that converged
+   with whole-column sweeps stalled at 2e-10; gaps near 1e-10 are at the rounding floor of the
+   hinge fit, see test-spicy.R) */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize ("fp-contract=off")
 #endif
@@ -101,47 +102,129 @@
 
 /* ------------------------------------------------------------------ small kernel sweeps */
 
-/* The kernel sweeps below read whole columns (contiguous, vectorisable axpy / dot forms) rather
-   than the triangle-only loops of dsymv, although they read twice the entries. Plain C (no BLAS,
-   no R API): safe inside OpenMP regions. */
+/* The sweeps below read only the upper triangle of a symmetric matrix (a kernel, or the Newton
+   matrix): half the bytes of a full sweep, and the sweeps are bound by memory bandwidth. Columns
+   are taken four at a time, so that each row above the 4-column block loads and stores y once for
+   four kernel entries, and each column's dot product with x runs in the same loop; the 4 x 4
+   diagonal blocks are finished separately. With the columns one at a time, the loads and stores
+   of y bound the loop instead, and a whole-column sweep (twice the bytes) was as fast (N = 2000,
+   20 kernels, two threads: 14 ms for K rho and K D against 27 ms one column at a time and 36-40
+   ms for whole columns). Plain C (no BLAS, no R API): safe inside OpenMP regions. */
 
-/* v' A v for a symmetric A */
+/* y[0..j1) = A[, j0..j1) x[j0..j1), the upper triangle of columns j0 <= j < j1 of A (rows of
+   the triangle above them and their transposes: together over a partition of 0..n, y = A x) */
 MK_CLONES
-static double sp_quad(const double *A, int n, const double *v)
+static void sp_symv_upper_cols(const double *A, int n, const double *x, double *y, int j0,
+                               int j1)
 {
-    double s = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double t = 0.0;
-        SP_SIMD_RED(t)
-        for (int i = 0; i < n; i++) t += aj[i] * v[i];
-        s += v[j] * t;
+    for (int i = 0; i < j1; i++) y[i] = 0.0;
+    int j = j0;
+    for (; j + 4 <= j1; j += 4) {
+        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
+        double p0 = x[j], p1 = x[j + 1], p2 = x[j + 2], p3 = x[j + 3];
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        SP_SIMD_RED(s0, s1, s2, s3)
+        for (int i = 0; i < j; i++) {
+            double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x[i];
+            y[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);
+            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;
+        }
+        double sc[4] = { s0, s1, s2, s3 };
+        for (int c = 0; c < 4; c++) {
+            const double *ac = A + (size_t) (j + c) * n;
+            double xc = x[j + c];
+            for (int i = j; i < j + c; i++) { y[i] += ac[i] * xc; sc[c] += ac[i] * x[i]; }
+            y[j + c] += sc[c] + ac[j + c] * xc;
+        }
     }
-    return s;
+    for (; j < j1; j++) {
+        const double *aj = A + (size_t) j * n;
+        double xj = x[j], s = 0.0;
+        for (int i = 0; i < j; i++) { y[i] += aj[i] * xj; s += aj[i] * x[i]; }
+        y[j] += s + aj[j] * xj;
+    }
 }
 
-/* y1 = A x1 (and y2 = A x2 if x2 != NULL), one sweep over A */
+/* y = A x, upper triangle of A */
+static void sp_symv_upper(const double *A, int n, const double *x, double *y)
+{
+    sp_symv_upper_cols(A, n, x, y, 0, n);
+}
+
+/* y1 = A x1 and y2 = A x2 in one sweep over the upper triangle of A (x2 == NULL: y1 only) */
 MK_CLONES
 static void sp_symv2(const double *A, int n, const double *x1, const double *x2,
                      double *y1, double *y2)
 {
-    for (int i = 0; i < n; i++) y1[i] = 0.0;
-    if (x2) {
-        for (int i = 0; i < n; i++) y2[i] = 0.0;
-        for (int j = 0; j < n; j++) {
-            const double *aj = A + (size_t) j * n;
-            double a1 = x1[j], a2 = x2[j];
-            SP_SIMD
-            for (int i = 0; i < n; i++) { y1[i] += aj[i] * a1; y2[i] += aj[i] * a2; }
+    if (!x2) { sp_symv_upper(A, n, x1, y1); return; }
+    for (int i = 0; i < n; i++) { y1[i] = 0.0; y2[i] = 0.0; }
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
+        double p0 = x1[j], p1 = x1[j + 1], p2 = x1[j + 2], p3 = x1[j + 3];
+        double q0 = x2[j], q1 = x2[j + 1], q2 = x2[j + 2], q3 = x2[j + 3];
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+        SP_SIMD_RED(s0, s1, s2, s3, t0, t1, t2, t3)
+        for (int i = 0; i < j; i++) {
+            double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x1[i], w = x2[i];
+            y1[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);
+            y2[i] += (b0 * q0 + b1 * q1) + (b2 * q2 + b3 * q3);
+            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;
+            t0 += b0 * w; t1 += b1 * w; t2 += b2 * w; t3 += b3 * w;
         }
-    } else {
-        for (int j = 0; j < n; j++) {
-            const double *aj = A + (size_t) j * n;
-            double a1 = x1[j];
-            SP_SIMD
-            for (int i = 0; i < n; i++) y1[i] += aj[i] * a1;
+        double sc[4] = { s0, s1, s2, s3 }, tc[4] = { t0, t1, t2, t3 };
+        for (int c = 0; c < 4; c++) {
+            const double *ac = A + (size_t) (j + c) * n;
+            double uc = x1[j + c], wc = x2[j + c];
+            for (int i = j; i < j + c; i++) {
+                y1[i] += ac[i] * uc; y2[i] += ac[i] * wc;
+                sc[c] += ac[i] * x1[i]; tc[c] += ac[i] * x2[i];
+            }
+            y1[j + c] += sc[c] + ac[j + c] * uc;
+            y2[j + c] += tc[c] + ac[j + c] * wc;
         }
     }
+    for (; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double uj = x1[j], wj = x2[j], s = 0.0, t = 0.0;
+        for (int i = 0; i < j; i++) {
+            y1[i] += aj[i] * uj; y2[i] += aj[i] * wj; s += aj[i] * x1[i]; t += aj[i] * x2[i];
+        }
+        y1[j] += s + aj[j] * uj;
+        y2[j] += t + aj[j] * wj;
+    }
+}
+
+/* v' A v for a symmetric A, from its upper triangle */
+MK_CLONES
+static double sp_quad(const double *A, int n, const double *v)
+{
+    double off = 0.0, dg = 0.0;
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        SP_SIMD_RED(s0, s1, s2, s3)
+        for (int i = 0; i < j; i++) {
+            double u = v[i];
+            s0 += a0[i] * u; s1 += a1[i] * u; s2 += a2[i] * u; s3 += a3[i] * u;
+        }
+        double sc[4] = { s0, s1, s2, s3 };
+        for (int c = 0; c < 4; c++) {
+            const double *ac = A + (size_t) (j + c) * n;
+            for (int i = j; i < j + c; i++) sc[c] += ac[i] * v[i];
+            off += v[j + c] * sc[c];
+            dg += ac[j + c] * v[j + c] * v[j + c];
+        }
+    }
+    for (; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double s = 0.0;
+        for (int i = 0; i < j; i++) s += aj[i] * v[i];
+        off += v[j] * s;
+        dg += aj[j] * v[j] * v[j];
+    }
+    return 2.0 * off + dg;
 }
 
 /* One sweep over a kernel: v'Av, sqrt(1'A1) and sqrt(min(tr A, ||PAP||_F)) with P the centring
@@ -619,6 +702,7 @@ typedef struct {
     int nt_max;
     size_t scr;
     double *kbuf, *hbuf, *rsbuf;
+    double *qt;    /* CG: nt_max blocks of n doubles (the threads' parts of a product with H) */
     /* iterate (owned by the caller): alpha n x M, b, rho n, aux 2n */
     double *alpha, *b, *rho, *aux;
     double gamma, gammab;   /* proximal parameters of the kernels and of the bias */
@@ -801,7 +885,7 @@ static void sp_products(sp_state *S, int cnt, const double *rho, const double *D
 #endif
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
-        const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+        const double *Km = mk_store_kernel_upper(S->st, m, sp_thread_buf(S->kbuf, S->scr));
         double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
         if (S->flag[j] == 1) sp_symv2(Km, n, rho, D, kr, kd);
         else if (S->flag[j] == 0) sp_symv2(Km, n, D, NULL, kd, NULL);
@@ -935,20 +1019,34 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
 
 /* ------------------------------------------------------------------ Newton solve */
 
-/* q = H p for a symmetric H of which the upper triangle is filled: one pass over the triangle,
-   each column giving its axpy and its dot product (vectorised; the reference dsymv ran at a
-   third of the speed). Plain C. */
-MK_CLONES
-static void sp_symv_upper(const double *H, int n, const double *p, double *q)
+/* q = H p (upper triangle of H) on nt threads: column ranges of equal triangle area, each
+   thread's part in its own n doubles of qt, summed after */
+static void sp_hv(const double *H, int n, const double *p, double *q, int nt, double *qt)
 {
-    for (int i = 0; i < n; i++) q[i] = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *hj = H + (size_t) j * n;
-        double pj = p[j], acc = 0.0;
-        SP_SIMD_RED(acc)
-        for (int i = 0; i < j; i++) { q[i] += hj[i] * pj; acc += hj[i] * p[i]; }
-        q[j] += acc + hj[j] * pj;
+#ifdef _OPENMP
+    if (nt > 1) {
+        int used = 1;
+#pragma omp parallel num_threads(nt)
+        {
+            int t = omp_get_thread_num(), T = omp_get_num_threads();
+            int j0 = t == 0 ? 0 : (int) (n * sqrt((double) t / T)),
+                j1 = t == T - 1 ? n : (int) (n * sqrt((double) (t + 1) / T));
+            double *qp = qt + (size_t) t * n;
+            if (t == 0) used = T;
+            if (j1 < j0) j1 = j0;
+            sp_symv_upper_cols(H, n, p, qp, j0, j1);
+            for (int i = j1; i < n; i++) qp[i] = 0.0;
+        }
+        for (int i = 0; i < n; i++) {
+            double v = 0.0;
+            for (int t = 0; t < used; t++) v += qt[(size_t) t * n + i];
+            q[i] = v;
+        }
+        return;
     }
+#endif
+    (void) nt; (void) qt;
+    sp_symv_upper(H, n, p, q);
 }
 
 /* The free block of the preconditioner for this solve: the coordinates with hl = 0, factored
@@ -998,9 +1096,10 @@ static void sp_precond(const sp_fblock *B, int n, const double *pre, const doubl
 
 /* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles.
    cg: 0 Cholesky, 1 CG preconditioned by the diagonal and the free block B (coordinates with
-   hl = 0). Returns 0 on success. */
+   hl = 0); its products with H run on nt threads (qt: nt * n doubles). Returns 0 on success. */
 static int sp_solve(double *H, int n, const double *g, double *d, double *work, int cg,
-                    int equil, double gnorm, int *cgit, sp_fblock *B, const double *hl)
+                    int equil, double gnorm, int *cgit, sp_fblock *B, const double *hl, int nt,
+                    double *qt)
 {
     int info = 0;
     const int one = 1;
@@ -1051,7 +1150,7 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
     double tlast = mk_time();
     for (it = 0; it < maxit; it++) {
         if ((it & 31) == 31) mk_interrupt_every(&tlast, 0.02);   /* long CG solves at large n */
-        sp_symv_upper(H, n, p, q);
+        sp_hv(H, n, p, q, nt, qt);
         double pq = sp_dot(n, p, q);
         if (!(pq > 0.0)) {
             /* no curvature along the first (preconditioned steepest-descent) direction: H is
@@ -1120,7 +1219,7 @@ static void sp_start(sp_state *S)
 #endif
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
-        const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+        const double *Km = mk_store_kernel_upper(S->st, m, sp_thread_buf(S->kbuf, S->scr));
         sp_symv2(Km, n, rho, alpha + (size_t) m * n, S->Kr + (size_t) m * n,
                  S->Ka + (size_t) m * n);
     }
@@ -1236,7 +1335,8 @@ static int sp_direction(sp_state *S)
     sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, S->H);
     sp_tick(S, 2);
     int info = sp_solve(S->H, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
-                        &S->cgit, &S->fb, S->hl);
+                        &S->cgit, &S->fb, S->hl, S->use_cg ? sp_threads(S, (double) n * n) : 1,
+                        S->qt);
     sp_tick(S, 3);
     return info;
 }
@@ -1627,7 +1727,7 @@ static void sp_dual_gap(sp_state *S)
 #endif
         for (int j = done; j < j1; j++) {
             int m = S->list[j];
-            const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+            const double *Km = mk_store_kernel_upper(S->st, m, sp_thread_buf(S->kbuf, S->scr));
             if (S->inS[m]) sm[m] = sp_sqrt0(sp_quad(Km, n, u));
             else {
                 /* K_m rho in the same read: rho, where the next Newton loop starts, becomes
@@ -1811,6 +1911,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     }
     S.work = (double *) R_alloc((S.use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
                                 sizeof(double));
+    S.qt = S.use_cg ? (double *) R_alloc((size_t) S.nt_max * n, sizeof(double)) : NULL;
     S.g = (double *) R_alloc(n, sizeof(double));
     S.hl = (double *) R_alloc(n, sizeof(double));
     S.D = (double *) R_alloc(n, sizeof(double));

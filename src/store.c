@@ -258,6 +258,13 @@ const double *mk_store_kernel(const mk_store *s, int m, double *buf)
     return buf;
 }
 
+const double *mk_store_kernel_upper(const mk_store *s, int m, double *buf)
+{
+    if (s->kind == MK_STORE_DENSE) return s->K + (size_t) m * s->nr * s->n;
+    for (int j = 0; j < s->n; j++) fly_col(s, m, j, 0, j + 1, buf + (size_t) j * s->nr);
+    return buf;
+}
+
 void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2, double *y1,
                    double *y2, double *buf)
 {

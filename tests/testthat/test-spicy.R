@@ -242,7 +242,9 @@ test_that("one kernel, hinge loss: the fit is the SVM with box constant ||alpha|
   y <- ifelse(x[, 1] + 0.5 * x[, 2] + 0.7 * rnorm(n) > 0, 1, -1)
   K <- spicy_kernels(x, list(list(f = 1:2, s = 1)))
   C <- 0.05
-  fit <- spicy_fit(K, y, "classification", C, loss = "hinge", tol = 1e-10, inner_tol = 1e-12)
+  # gap 1e-9: a relative gap of 1e-10 is at the rounding floor of the hinge fit (reached on 3 to
+  # 5 of 16 seeded fits, depending on the summation order of the kernel sweeps)
+  fit <- spicy_fit(K, y, "classification", C, loss = "hinge", tol = 1e-9, inner_tol = 1e-12)
   expect_true(fit$converged)
   # hinge + C ||f|| and hinge + ||f||^2 / (2 C_svm) share their minimiser when C_svm = ||f*|| / C
   Csvm <- fit$info$sum_norms / C
