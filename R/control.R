@@ -11,7 +11,8 @@
 .control_methods <- list(
   uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L),
   spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
-               cg = NA, cg_threshold = 250L, screening = TRUE, lazy_screening = TRUE,
+               cg = NA, cg_threshold = 250L, newton_cache = NA, screening = TRUE,
+               lazy_screening = TRUE,
                gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8,
                warm_shrink = 100),
   svmfam = list(maxiter = 200L, svm_tol = 1e-5, svm_maxiter = 10000000L, newton_tol = NULL,
@@ -97,7 +98,11 @@
 #'   kernel that `"full"` accepts is never refused by `"fast"`.
 #' @param ... method-specific settings (unknown names are an error):
 #'   * SpicyMKL: `cg` (conjugate-gradient Newton solve: `TRUE`, `FALSE`, or `NA` = from
-#'     `cg_threshold` = 250 observations on), `screening`, `lazy_screening` (kernel screening;
+#'     `cg_threshold` = 250 observations on), `newton_cache` (keep the kernel part of the
+#'     Newton matrix between Newton steps and rebuild it only when the kernels' weights in it
+#'     have moved by more than a tenth of their sum: one more n x n matrix in memory, and a
+#'     Newton step reads the active kernels only at a rebuild; `NA`, the default, uses it with the
+#'     conjugate-gradient solve), `screening`, `lazy_screening` (kernel screening;
 #'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
 #'     starts at `gamma_scale / C`, `gamma_scale` = 5), `gamma_mult` (their growth factor, 10,
 #'     applied after each outer iteration whose inner Newton loop converged, and after at most
@@ -197,6 +202,7 @@ check_control_values <- function(s) {
       stop("'verbose' must be TRUE, FALSE or a trace level 0, 1, 2, ...", call. = FALSE)
   }
   flag("cg", na_ok = TRUE)
+  flag("newton_cache", na_ok = TRUE)
   if (!is.null(s[["nthreads"]])) s[["nthreads"]] <- check_threads(s[["nthreads"]])
   if (!is.null(s[["gamma_mult"]])) s[["gamma_mult"]] <- check_scalar(s[["gamma_mult"]], "gamma_mult", 1)
   if (!is.null(s[["gamma"]]) && !(length(s[["gamma"]]) == 1L && is.na(s[["gamma"]])))

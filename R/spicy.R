@@ -17,7 +17,8 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   gradient of the augmented Lagrangian at which a Newton loop stops), inner_maxiter, nthreads,
 #   verbose, cg (TRUE/FALSE: conjugate-gradient Newton solve; NA = automatic, used when
 #   n >= cg_threshold, where a Cholesky factorisation per Newton step costs more than the
-#   truncated CG solve), gamma, gamma_b (initial proximal parameters), gamma_mult (their growth
+#   truncated CG solve), newton_cache (TRUE/FALSE: keep the kernel part of the Newton matrix
+#   between steps, rebuilt when its weights drift; NA = with CG), gamma, gamma_b (initial proximal parameters), gamma_mult (their growth
 #   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1),
 #   warm_shrink (a warm start resumes at the previous fit's final gamma divided by this),
 #   screening (FALSE keeps every kernel in the Newton working set: for testing only),
@@ -55,6 +56,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   gamma <- as.double(control[["gamma"]])
   if (is.na(gamma)) gamma <- if (C1 > 0) control[["gamma_scale"]] / C1 else 10
   cg <- control[["cg"]]
+  cache <- control[["newton_cache"]]
   ctl <- list(loss = spicy_loss_codes[[loss]], C1 = C1, C2 = C2,
               eps = as.double(control[["epsilon"]]), tol = control[["tol"]],
               maxiter = as.integer(control[["maxiter"]]), inner_tol = control[["inner_tol"]],
@@ -63,6 +65,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               verbose = as.integer(control[["verbose"]]),
               cg = if (is.na(cg)) -1L else as.integer(isTRUE(cg)),
               cg_threshold = as.integer(control[["cg_threshold"]]),
+              newton_cache = if (is.na(cache)) -1L else as.integer(isTRUE(cache)),
               screening = as.integer(isTRUE(control[["screening"]])),
               lazy_screening = as.integer(isTRUE(control[["lazy_screening"]])),
               gamma0 = gamma, gamma_b = as.double(control[["gamma_b"]]),
@@ -102,5 +105,5 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
                    sum_norms = r$sumnorm, block_norms = norms,
                    newton_steps = r$newton, cg_iterations = r$cg_iter, cg_block = r$cg_block,
                    kernel_sweeps = r$kernel_sweeps, inner_unsolved = r$rejected,
-                   inner_floor = r$floor))
+                   inner_floor = r$floor, newton_rebuilds = r$rebuilds))
 }

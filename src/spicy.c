@@ -97,8 +97,13 @@
 #define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
 #define SP_FLOOR (64.0 * DBL_EPSILON) /* rounding allowance of the line search, relative to
                                |phi|: steps whose decrease phi cannot resolve are accepted */
-#define SP_BLOCK_KAPPA 10.0 /* CG preconditioner: the free block is factored when that costs at
-                               most this many products with H (nf^3 / 3 <= kappa 2 n^2 flops) */
+#define SP_BLOCK_KAPPA 1.0  /* CG preconditioner: the free block is factored when nf^3 / 3 <=
+                               kappa 2 n^2 flops, about ten products with H: R's reference dpotrf
+                               runs at 2.3-2.8 GFlop/s here, a product with H (upper triangle,
+                               two threads) at about 20 */
+#define SP_BLOCK_MIN 200    /* ... and always up to this size (a factor takes about 1 ms) */
+#define SP_CACHE_DRIFT 0.1  /* Newton matrix cache: the kernel part is rebuilt when its weights
+                               moved by more than this fraction of their sum */
 
 /* ------------------------------------------------------------------ small kernel sweeps */
 
@@ -680,12 +685,13 @@ typedef struct {
     double C1, C2, eps;                 /* penalty psi(x) = C1 x + C2 x^2 / 2; epsilon of the loss */
     double tol, inner_tol, gamma_mult, gamma_max;
     int maxiter, inner_maxiter, nthreads, verbose, cg, cg_threshold, screen, lazy;
+    int cache;                          /* Newton matrix cache: 1 on, 0 off, -1 with CG */
     mk_progress *prog;
 } sp_opts;
 
 typedef struct {
     double primal, dual, gap, sumnorm;
-    int iter, status, n_active, newton, cgit, cgblock, ls_fail, rejected, floor;
+    int iter, status, n_active, newton, cgit, cgblock, ls_fail, rejected, floor, rebuilds;
     long nprod;
 } sp_result;
 
@@ -733,6 +739,10 @@ typedef struct {
     int stepid;
     /* Newton step */
     double *g, *hl, *D, *tmp, *z, *u, *H, *work, *hc1, *hc2;
+    /* cached kernel part of the Newton matrix, G = sum_m gc1[m] K_m (upper triangle; NULL: no
+       cache), rebuilt when the weights drift (SP_CACHE_DRIFT); zn, zM: n and M zeros/scratch */
+    double *G, *gc1, *zn, *zM;
+    int gvalid, grefresh;
     int *act, na, cnt, use_cg, nhold;
     sp_fblock fb;
     double phi0, gnorm, gd, sr, thr, den;
@@ -1015,6 +1025,51 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
 #endif
     (void) nt;
     sp_hess_cols(S, na, act, c1, c2, gb, hl, H, 0, n, S->hbuf);
+}
+
+/* H = G + gb 11' + diag(hl) + sum_a c2[a] w_a w_a' (upper triangles; w_a = KD column of
+   m_a), from the cached kernel part G: one pass over the triangle. Plain C. */
+MK_CLONES
+static void sp_hess_lowrank_cols(const sp_state *S, const double *G, int na, const int *act,
+                                 const double *c2, double gb, const double *hl, double *H,
+                                 int j0, int j1)
+{
+    int n = S->n;
+    for (int j = j0; j < j1; j++) {
+        const double *gj = G + (size_t) j * n;
+        double *hj = H + (size_t) j * n;
+        SP_SIMD
+        for (int i = 0; i <= j; i++) hj[i] = gj[i] + gb;
+        hj[j] += hl[j];
+        for (int a = 0; a < na; a++) {
+            const double *w = S->KD + (size_t) act[a] * n;
+            double e = c2[a] * w[j];
+            if (e == 0.0) continue;
+            SP_SIMD
+            for (int i = 0; i <= j; i++) hj[i] += e * w[i];
+        }
+    }
+}
+
+static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const int *act,
+                            const double *c2, double gb, const double *hl, double *H)
+{
+    int n = S->n;
+    int nt = sp_threads(S, (double) (na + 1) * n * n / 2);
+#ifdef _OPENMP
+    if (nt > 1) {
+#pragma omp parallel num_threads(nt)
+        {
+            int t = omp_get_thread_num(), T = omp_get_num_threads();
+            int j0 = t == 0 ? 0 : (int) (n * sqrt((double) t / T)),
+                j1 = t == T - 1 ? n : (int) (n * sqrt((double) (t + 1) / T));
+            if (j1 > j0) sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, H, j0, j1);
+        }
+        return;
+    }
+#endif
+    (void) nt;
+    sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, H, 0, n);
 }
 
 /* ------------------------------------------------------------------ Newton solve */
@@ -1332,7 +1387,22 @@ static int sp_direction(sp_state *S)
         if (S->anz[m]) for (int i = 0; i < n; i++) w[i] = ka[i] + gamma * kr[i];
         else for (int i = 0; i < n; i++) w[i] = gamma * kr[i];
     }
-    sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, S->H);
+    if (S->G) {
+        int M = S->M;
+        double drift = 0.0, tot = 0.0;
+        for (int m = 0; m < M; m++) S->zM[m] = 0.0;
+        for (int a = 0; a < S->na; a++) { S->zM[S->act[a]] = S->hc1[a]; tot += S->hc1[a]; }
+        for (int m = 0; m < M; m++) drift += fabs(S->zM[m] - (S->gvalid ? S->gc1[m] : 0.0));
+        if (!S->gvalid || drift > SP_CACHE_DRIFT * tot) {
+            for (int m = 0; m < M; m++) S->zM[m] = 0.0;
+            sp_hessian(S, S->na, S->act, S->hc1, S->zM, 0.0, S->zn, S->G);
+            for (int m = 0; m < M; m++) S->gc1[m] = 0.0;
+            for (int a = 0; a < S->na; a++) S->gc1[S->act[a]] = S->hc1[a];
+            S->gvalid = 1; S->grefresh++;
+        }
+        sp_hess_lowrank(S, S->G, S->na, S->act, S->hc2, S->gammab, S->hl, S->H);
+    } else
+        sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, S->H);
     sp_tick(S, 2);
     int info = sp_solve(S->H, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
                         &S->cgit, &S->fb, S->hl, S->use_cg ? sp_threads(S, (double) n * n) : 1,
@@ -1584,6 +1654,7 @@ static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_l
     int nnewton = 0;
     *inner_ok = 0; *gnorm0 = 0.0; *gnorm_last = 0.0;
     S->fb.nprev = -1;   /* a new inner problem (gamma changed): no factor to reuse */
+    S->gvalid = 0;
     for (int k = 0; k < o->inner_maxiter; k++) {
         R_CheckUserInterrupt();
         double gnorm = sp_gradient(S);
@@ -1898,11 +1969,21 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.hc2 = (double *) R_alloc(M, sizeof(double));
     S.H = (double *) R_alloc((size_t) n * n, sizeof(double));
     S.use_cg = o->cg < 0 ? (n >= o->cg_threshold) : o->cg;
+    /* the Newton matrix cache: one more n x n matrix */
+    if (o->cache > 0 || (o->cache < 0 && S.use_cg)) {
+        S.G = (double *) R_alloc((size_t) n * n, sizeof(double));
+        S.gc1 = (double *) R_alloc(M, sizeof(double));
+        S.zn = (double *) R_alloc(n, sizeof(double));
+        S.zM = (double *) R_alloc(M, sizeof(double));
+        memset(S.zn, 0, sizeof(double) * (size_t) n);
+        memset(S.zM, 0, sizeof(double) * (size_t) M);
+    }
     /* Cholesky needs a copy of H to factor; CG only vectors, and the free block */
     memset(&S.fb, 0, sizeof(S.fb));
     S.fb.nprev = -1;
     if (S.use_cg) {
         double cap = cbrt(6.0 * SP_BLOCK_KAPPA * (double) n * (double) n);
+        if (cap < SP_BLOCK_MIN) cap = SP_BLOCK_MIN;
         S.fb.cap = cap < n ? (int) cap : n;
         S.fb.idx = (int *) R_alloc(S.fb.cap, sizeof(int));
         S.fb.prev = (int *) R_alloc(S.fb.cap, sizeof(int));
@@ -1928,6 +2009,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     res->primal = S.primal; res->dual = S.dual; res->gap = S.gap; res->iter = it;
     res->status = status; res->sumnorm = S.sumnorm; res->n_active = S.nactive;
     res->newton = S.newton_total; res->cgit = S.cgit; res->cgblock = S.fb.used;
+    res->rebuilds = S.G ? S.grefresh : NA_INTEGER;
     res->ls_fail = S.ls_fail; res->floor = S.nfloor;
     res->nprod = S.nprod; res->rejected = S.nrejected;
     return status;
@@ -1968,6 +2050,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     o.verbose = mk_ctl_int(control, "verbose");
     o.cg = mk_ctl_int(control, "cg");
     o.cg_threshold = mk_ctl_int(control, "cg_threshold");
+    o.cache = mk_ctl_int(control, "newton_cache");
     o.screen = mk_ctl_int(control, "screening");
     o.lazy = mk_ctl_int(control, "lazy_screening");
     double gamma0 = mk_ctl_real(control, "gamma0"), gammab0 = mk_ctl_real(control, "gamma_b");
@@ -2017,7 +2100,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     static const char *const nm[] = { "alpha", "b", "rho", "aux", "gamma", "primal", "dual",
                                       "gap", "converged", "iterations", "n_active", "sumnorm",
                                       "newton", "cg_iter", "kernel_sweeps", "history", "norms",
-                                      "rejected", "cg_block", "floor", NULL };
+                                      "rejected", "cg_block", "floor", "rebuilds", NULL };
     SEXP out = mk_list_new(nm); nprot++;
     SET_VECTOR_ELT(out, 0, alpha);
     SET_VECTOR_ELT(out, 1, ScalarReal(b));
@@ -2039,6 +2122,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     SET_VECTOR_ELT(out, 17, ScalarInteger(res.rejected));
     SET_VECTOR_ELT(out, 18, ScalarInteger(res.cgblock));
     SET_VECTOR_ELT(out, 19, ScalarInteger(res.floor));
+    SET_VECTOR_ELT(out, 20, ScalarInteger(res.rebuilds));
     UNPROTECT(nprot);
     return out;
 }

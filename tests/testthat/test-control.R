@@ -63,6 +63,7 @@ test_that("mkl_control() refuses bad values and records only what was set", {
   expect_error(mkl_control(lazy_screening = c(TRUE, FALSE)), "'lazy_screening'")
   expect_identical(mkl_control(cg = NA)$cg, NA)
   expect_error(mkl_control(cg = "no"), "'cg' must be TRUE or FALSE \\(or NA\\)")
+  expect_error(mkl_control(newton_cache = 1), "'newton_cache' must be TRUE or FALSE \\(or NA\\)")
   expect_identical(mkl_control(gamma = NA)$gamma, NA)
   expect_error(mkl_control(gamma = -1), "'gamma'")
   expect_error(mkl_control(gamma_mult = 0.5), "'gamma_mult' must be one finite number >= 1")

@@ -380,14 +380,40 @@ test_that("conjugate-gradient and Cholesky Newton solves give the same fit", {
   }
 })
 
+test_that("the Newton matrix cache gives the fit without it, and is reused between steps", {
+  # the cache keeps sum_m c_m K_m of one Newton step and adds the exact low-rank and diagonal
+  # parts; the kernel part is rebuilt when the weights c_m drift by a tenth of their sum
+  d <- spicy_interaction_data(5, n = 300, p = 6, M = 10)
+  K <- d$K; y <- d$y
+  for (loss in c("hinge", "logistic")) for (cg in c(TRUE, FALSE)) {
+    a <- spicy_fit(K, y, "classification", 0.05, loss = loss, tol = 1e-6, cg = cg,
+                   newton_cache = FALSE)
+    b <- spicy_fit(K, y, "classification", 0.05, loss = loss, tol = 1e-6, cg = cg,
+                   newton_cache = TRUE)
+    expect_true(a$converged)
+    expect_true(b$converged)
+    expect_lte(b$info$gap, 1e-6)
+    expect_equal(b$objective, a$objective, tolerance = 2e-6)
+    expect_equal(b$objective, spicy_primal(K, y, b, loss, 0.05), tolerance = 1e-10)
+    expect_true(is.na(a$info$newton_rebuilds))
+    expect_gt(b$info$newton_rebuilds, 0)
+    expect_lt(b$info$newton_rebuilds, b$info$newton_steps)
+  }
+  # the default (NA) uses it with the CG solve only
+  expect_false(is.na(spicy_fit(K, y, "classification", 0.05, cg = TRUE)$info$newton_rebuilds))
+  expect_true(is.na(spicy_fit(K, y, "classification", 0.05, cg = FALSE)$info$newton_rebuilds))
+})
+
 test_that("at a tight gap the line search tolerates the rounding of phi (CG Newton, n = 300)", {
   # At gamma = 1e8 a Newton step's predicted decrease g'D falls to the rounding level of phi:
   # the plain Armijo test then rejected the steps on rounding noise and the inner loops stalled
   # (this fit: 500 outer iterations, gap 4e-7, not converged). With an allowance of 64 eps
   # |phi| those steps are taken (info$inner_floor counts them) and the fit converges.
+  # (exact Newton matrices: with the Newton matrix cache this fit takes other steps)
   d <- spicy_interaction_data(3, n = 300, p = 6, M = 10)
   K <- d$K; y <- d$y
-  a <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE)
+  a <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE,
+                 newton_cache = FALSE)
   expect_true(a$converged)
   expect_gte(a$info$gap, 0)
   expect_lte(a$info$gap, 1e-8)
