@@ -114,7 +114,50 @@
    diagonal blocks are finished separately. With the columns one at a time, the loads and stores
    of y bound the loop instead, and a whole-column sweep (twice the bytes) was as fast (N = 2000,
    20 kernels, two threads: 14 ms for K rho and K D against 27 ms one column at a time and 36-40
-   ms for whole columns). Plain C (no BLAS, no R API): safe inside OpenMP regions. */
+   ms for whole columns). Below SP_TRI_MIN rows the short columns of the triangle cost more than
+   the bytes they save, and kernels are swept by whole columns (the same 0.96 GB of kernels, two
+   threads: n = 200, K D 24-32 ms by whole columns, 36-39 ms by the triangle; n = 400-500 the
+   same; n = 700 35 against 27 ms). Plain C (no BLAS, no R API): safe inside OpenMP regions. */
+#define SP_TRI_MIN 512
+
+/* y1 = A x1 (and y2 = A x2 if x2 != NULL) by whole columns, one sweep over A */
+MK_CLONES
+static void sp_symv2_full(const double *A, int n, const double *x1, const double *x2,
+                          double *y1, double *y2)
+{
+    for (int i = 0; i < n; i++) y1[i] = 0.0;
+    if (x2) {
+        for (int i = 0; i < n; i++) y2[i] = 0.0;
+        for (int j = 0; j < n; j++) {
+            const double *aj = A + (size_t) j * n;
+            double a1 = x1[j], a2 = x2[j];
+            SP_SIMD
+            for (int i = 0; i < n; i++) { y1[i] += aj[i] * a1; y2[i] += aj[i] * a2; }
+        }
+    } else {
+        for (int j = 0; j < n; j++) {
+            const double *aj = A + (size_t) j * n;
+            double a1 = x1[j];
+            SP_SIMD
+            for (int i = 0; i < n; i++) y1[i] += aj[i] * a1;
+        }
+    }
+}
+
+/* v' A v by whole columns */
+MK_CLONES
+static double sp_quad_full(const double *A, int n, const double *v)
+{
+    double s = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double t = 0.0;
+        SP_SIMD_RED(t)
+        for (int i = 0; i < n; i++) t += aj[i] * v[i];
+        s += v[j] * t;
+    }
+    return s;
+}
 
 /* y[0..j1) = A[, j0..j1) x[j0..j1), the upper triangle of columns j0 <= j < j1 of A (rows of
    the triangle above them and their transposes: together over a partition of 0..n, y = A x) */
@@ -156,11 +199,13 @@ static void sp_symv_upper(const double *A, int n, const double *x, double *y)
     sp_symv_upper_cols(A, n, x, y, 0, n);
 }
 
-/* y1 = A x1 and y2 = A x2 in one sweep over the upper triangle of A (x2 == NULL: y1 only) */
+/* y1 = A x1 and y2 = A x2 in one sweep over a kernel A (x2 == NULL: y1 only): its upper
+   triangle from SP_TRI_MIN rows, whole columns below */
 MK_CLONES
 static void sp_symv2(const double *A, int n, const double *x1, const double *x2,
                      double *y1, double *y2)
 {
+    if (n < SP_TRI_MIN) { sp_symv2_full(A, n, x1, x2, y1, y2); return; }
     if (!x2) { sp_symv_upper(A, n, x1, y1); return; }
     for (int i = 0; i < n; i++) { y1[i] = 0.0; y2[i] = 0.0; }
     int j = 0;
@@ -200,10 +245,11 @@ static void sp_symv2(const double *A, int n, const double *x1, const double *x2,
     }
 }
 
-/* v' A v for a symmetric A, from its upper triangle */
+/* v' A v for a kernel A: from its upper triangle from SP_TRI_MIN rows, whole columns below */
 MK_CLONES
 static double sp_quad(const double *A, int n, const double *v)
 {
+    if (n < SP_TRI_MIN) return sp_quad_full(A, n, v);
     double off = 0.0, dg = 0.0;
     int j = 0;
     for (; j + 4 <= n; j += 4) {
@@ -778,6 +824,15 @@ static int sp_threads(const sp_state *S, double work)
     return nt < S->nt_max ? nt : S->nt_max;
 }
 
+/* kernel m for the sweeps above: its upper triangle suffices from SP_TRI_MIN rows (an
+   on-the-fly store then computes only that) */
+static const double *sp_kernel(const sp_state *S, int m)
+{
+    double *buf = sp_thread_buf(S->kbuf, S->scr);
+    return S->n >= SP_TRI_MIN ? mk_store_kernel_upper(S->st, m, buf)
+                              : mk_store_kernel(S->st, m, buf);
+}
+
 static double sp_sqrt0(double q)
 {
     return q > 0.0 ? sqrt(q) : 0.0;
@@ -895,7 +950,7 @@ static void sp_products(sp_state *S, int cnt, const double *rho, const double *D
 #endif
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
-        const double *Km = mk_store_kernel_upper(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+        const double *Km = sp_kernel(S, m);
         double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
         if (S->flag[j] == 1) sp_symv2(Km, n, rho, D, kr, kd);
         else if (S->flag[j] == 0) sp_symv2(Km, n, D, NULL, kd, NULL);
@@ -1274,7 +1329,7 @@ static void sp_start(sp_state *S)
 #endif
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
-        const double *Km = mk_store_kernel_upper(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+        const double *Km = sp_kernel(S, m);
         sp_symv2(Km, n, rho, alpha + (size_t) m * n, S->Kr + (size_t) m * n,
                  S->Ka + (size_t) m * n);
     }
@@ -1798,7 +1853,7 @@ static void sp_dual_gap(sp_state *S)
 #endif
         for (int j = done; j < j1; j++) {
             int m = S->list[j];
-            const double *Km = mk_store_kernel_upper(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+            const double *Km = sp_kernel(S, m);
             if (S->inS[m]) sm[m] = sp_sqrt0(sp_quad(Km, n, u));
             else {
                 /* K_m rho in the same read: rho, where the next Newton loop starts, becomes
