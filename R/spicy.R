@@ -18,7 +18,8 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   verbose, cg (TRUE/FALSE: conjugate-gradient Newton solve; NA = automatic, used when
 #   n >= cg_threshold, where a Cholesky factorisation per Newton step costs more than the
 #   truncated CG solve), newton_cache (TRUE/FALSE: keep the kernel part of the Newton matrix
-#   between steps, rebuilt when its weights drift; NA = with CG), gamma, gamma_b (initial proximal parameters), gamma_mult (their growth
+#   between steps, rebuilt when its weights drift; NA = with CG), gamma, gamma_b (initial
+#   proximal parameters), gamma_mult (their growth
 #   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1),
 #   warm_shrink (a warm start resumes at the previous fit's final gamma divided by this),
 #   screening (FALSE keeps every kernel in the Newton working set: for testing only),

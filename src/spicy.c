@@ -786,7 +786,8 @@ typedef struct {
     /* Newton step */
     double *g, *hl, *D, *tmp, *z, *u, *H, *work, *hc1, *hc2;
     /* cached kernel part of the Newton matrix, G = sum_m gc1[m] K_m (upper triangle; NULL: no
-       cache), rebuilt when the weights drift (SP_CACHE_DRIFT); zn, zM: n and M zeros/scratch */
+       cache), rebuilt when the weights drift (SP_CACHE_DRIFT); zn, zM: n and M zeros (the kernel
+       part alone is built with hl = 0 and hc2 = 0) */
     double *G, *gc1, *zn, *zM;
     int gvalid, grefresh;
     int *act, na, cnt, use_cg, nhold;
@@ -1038,6 +1039,14 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
     }
 }
 
+/* Columns [*j0, *j1) of thread t of T: ranges of equal upper-triangle area over 0..n */
+static void sp_tri_cols(int n, int t, int T, int *j0, int *j1)
+{
+    *j0 = t == 0 ? 0 : (int) (n * sqrt((double) t / T));
+    *j1 = t == T - 1 ? n : (int) (n * sqrt((double) (t + 1) / T));
+    if (*j1 < *j0) *j1 = *j0;
+}
+
 /* The whole upper triangle; threads take column ranges of equal triangle area. */
 static void sp_hessian(const sp_state *S, int na, const int *act, const double *c1,
                        const double *c2, double gb, const double *hl, double *H)
@@ -1067,10 +1076,8 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
     if (nt > 1) {
 #pragma omp parallel num_threads(nt)
         {
-            int t = omp_get_thread_num(), T = omp_get_num_threads();
-            int j0 = (int) (n * sqrt((double) t / T)), j1 = (int) (n * sqrt((double) (t + 1) / T));
-            if (t == 0) j0 = 0;
-            if (t == T - 1) j1 = n;
+            int j0, j1;
+            sp_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
             if (j1 > j0)
                 sp_hess_cols(S, na, act, c1, c2, gb, hl, H, j0, j1,
                              sp_thread_buf(S->hbuf, 4 * S->scr));
@@ -1115,9 +1122,8 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
     if (nt > 1) {
 #pragma omp parallel num_threads(nt)
         {
-            int t = omp_get_thread_num(), T = omp_get_num_threads();
-            int j0 = t == 0 ? 0 : (int) (n * sqrt((double) t / T)),
-                j1 = t == T - 1 ? n : (int) (n * sqrt((double) (t + 1) / T));
+            int j0, j1;
+            sp_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
             if (j1 > j0) sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, H, j0, j1);
         }
         return;
@@ -1138,12 +1144,10 @@ static void sp_hv(const double *H, int n, const double *p, double *q, int nt, do
         int used = 1;
 #pragma omp parallel num_threads(nt)
         {
-            int t = omp_get_thread_num(), T = omp_get_num_threads();
-            int j0 = t == 0 ? 0 : (int) (n * sqrt((double) t / T)),
-                j1 = t == T - 1 ? n : (int) (n * sqrt((double) (t + 1) / T));
+            int t = omp_get_thread_num(), T = omp_get_num_threads(), j0, j1;
+            sp_tri_cols(n, t, T, &j0, &j1);
             double *qp = qt + (size_t) t * n;
             if (t == 0) used = T;
-            if (j1 < j0) j1 = j0;
             sp_symv_upper_cols(H, n, p, qp, j0, j1);
             for (int i = j1; i < n; i++) qp[i] = 0.0;
         }
@@ -1418,6 +1422,30 @@ static double sp_gradient(sp_state *S)
     return S->gnorm;
 }
 
+/* The Newton matrix H from the coefficients hc1, hc2 of the active kernels (act, ascending). With
+   the cache, its kernel part comes from G, rebuilt first when sum_m |hc1_m - gc1_m| (0 for a
+   kernel on one side only) exceeds SP_CACHE_DRIFT sum_m hc1_m. */
+static void sp_newton_matrix(sp_state *S)
+{
+    if (!S->G) {
+        sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, S->H);
+        return;
+    }
+    double drift = 0.0, tot = 0.0;
+    for (int m = 0, a = 0; m < S->M; m++) {
+        double c = (a < S->na && S->act[a] == m) ? S->hc1[a++] : 0.0;
+        tot += c;
+        drift += fabs(c - (S->gvalid ? S->gc1[m] : 0.0));
+    }
+    if (!S->gvalid || drift > SP_CACHE_DRIFT * tot) {
+        sp_hessian(S, S->na, S->act, S->hc1, S->zM, 0.0, S->zn, S->G);
+        for (int m = 0; m < S->M; m++) S->gc1[m] = 0.0;
+        for (int a = 0; a < S->na; a++) S->gc1[S->act[a]] = S->hc1[a];
+        S->gvalid = 1; S->grefresh++;
+    }
+    sp_hess_lowrank(S, S->G, S->na, S->act, S->hc2, S->gammab, S->hl, S->H);
+}
+
 /* Hessian (loss diagonal + gamma_b 11' + active kernels) and the Newton direction D.
    Returns 0 on success. */
 static int sp_direction(sp_state *S)
@@ -1442,22 +1470,7 @@ static int sp_direction(sp_state *S)
         if (S->anz[m]) for (int i = 0; i < n; i++) w[i] = ka[i] + gamma * kr[i];
         else for (int i = 0; i < n; i++) w[i] = gamma * kr[i];
     }
-    if (S->G) {
-        int M = S->M;
-        double drift = 0.0, tot = 0.0;
-        for (int m = 0; m < M; m++) S->zM[m] = 0.0;
-        for (int a = 0; a < S->na; a++) { S->zM[S->act[a]] = S->hc1[a]; tot += S->hc1[a]; }
-        for (int m = 0; m < M; m++) drift += fabs(S->zM[m] - (S->gvalid ? S->gc1[m] : 0.0));
-        if (!S->gvalid || drift > SP_CACHE_DRIFT * tot) {
-            for (int m = 0; m < M; m++) S->zM[m] = 0.0;
-            sp_hessian(S, S->na, S->act, S->hc1, S->zM, 0.0, S->zn, S->G);
-            for (int m = 0; m < M; m++) S->gc1[m] = 0.0;
-            for (int a = 0; a < S->na; a++) S->gc1[S->act[a]] = S->hc1[a];
-            S->gvalid = 1; S->grefresh++;
-        }
-        sp_hess_lowrank(S, S->G, S->na, S->act, S->hc2, S->gammab, S->hl, S->H);
-    } else
-        sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, S->H);
+    sp_newton_matrix(S);
     sp_tick(S, 2);
     int info = sp_solve(S->H, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
                         &S->cgit, &S->fb, S->hl, S->use_cg ? sp_threads(S, (double) n * n) : 1,

@@ -32,6 +32,16 @@ spicy_interaction_data <- function(seed, n, p, M) {
   list(K = K, y = y)
 }
 
+# seeded data with columns a, b, c and the dense and on-the-fly stores of Gaussian kernels (two
+# widths) on all features and on each one
+spicy_store_pair <- function(seed, n) {
+  set.seed(seed)
+  x <- matrix(rnorm(n * 3), n, dimnames = list(NULL, c("a", "b", "c")))
+  ks <- mklearn::kernel_set(mklearn::rbf_kernel(c(0.5, 2)), features = c("all", "each"))
+  rk <- mklearn:::resolve_kernels(ks, ncol(x), colnames(x))
+  list(x = x, fly = mklearn:::fly_store(rk, x), dense = mklearn:::dense_store(rk, x))
+}
+
 # decision values of a fit on its training kernels
 spicy_decision <- function(K, fit) {
   z <- rep(fit$b, dim(K)[1L])
@@ -527,13 +537,8 @@ test_that("a huge maxiter costs nothing up front: the history holds the iteratio
 test_that("from 512 rows (kernel sweeps over the upper triangle) the dense and on-the-fly stores agree", {
   # an on-the-fly store fills only the upper triangle there: a sweep that read below it would
   # see scratch, and the C side's products enter the objective that spicy_primal recomputes
-  set.seed(33)
-  n <- 520
-  x <- matrix(rnorm(n * 3), n, dimnames = list(NULL, c("a", "b", "c")))
-  ks <- mklearn::kernel_set(mklearn::rbf_kernel(c(0.5, 2)), features = c("all", "each"))
-  rk <- mklearn:::resolve_kernels(ks, ncol(x), colnames(x))
-  fly <- mklearn:::fly_store(rk, x)
-  dense <- mklearn:::dense_store(rk, x)
+  d <- spicy_store_pair(33, 520)
+  x <- d$x; fly <- d$fly; dense <- d$dense; n <- nrow(x)
   y <- ifelse(x[, 1] - x[, 2]^2 + 0.3 * rnorm(n) > -0.5, 1, -1)
   ctl <- list(loss = "hinge", tol = 1e-6)
   a <- mklearn:::fit_spicy(dense, y, "classification", 0.1, ctl, NULL)
@@ -548,13 +553,8 @@ test_that("from 512 rows (kernel sweeps over the upper triangle) the dense and o
 })
 
 test_that("the on-the-fly kernel store gives the fit of the dense store", {
-  set.seed(32)
-  n <- 40
-  x <- matrix(rnorm(n * 3), n, dimnames = list(NULL, c("a", "b", "c")))
-  ks <- mklearn::kernel_set(mklearn::rbf_kernel(c(0.5, 2)), features = c("all", "each"))
-  rk <- mklearn:::resolve_kernels(ks, ncol(x), colnames(x))
-  fly <- mklearn:::fly_store(rk, x)
-  dense <- mklearn:::dense_store(rk, x)
+  d <- spicy_store_pair(32, 40)
+  x <- d$x; fly <- d$fly; dense <- d$dense; n <- nrow(x)
   M <- dim(dense$K)[3L]
   expect_gte(M, 4)
   ycls <- ifelse(x[, 1] - x[, 2]^2 + 0.3 * rnorm(n) > -0.5, 1, -1)
