@@ -11,7 +11,8 @@
 .control_methods <- list(
   uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L),
   spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
-               cg = NA, cg_threshold = 250L, newton_cache = NA, screening = TRUE,
+               cg = NA, cg_threshold = 250L, newton_cache = NA, model_rounds = 5L,
+               screening = TRUE,
                lazy_screening = TRUE,
                gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8,
                warm_shrink = 100),
@@ -102,7 +103,12 @@
 #'     Newton matrix between Newton steps and rebuild it only when the kernels' weights in it
 #'     have moved by more than a tenth of their sum: one more n x n matrix in memory, and a
 #'     Newton step reads the active kernels only at a rebuild; `NA`, the default, uses it with the
-#'     conjugate-gradient solve), `screening`, `lazy_screening` (kernel screening;
+#'     conjugate-gradient solve), `model_rounds` (hinge loss with the conjugate-gradient
+#'     solve: the Newton direction is refined by up to this many rounds of an active-set
+#'     method on a model of the inner objective that keeps the hinge's slack pieces exact, so
+#'     that coordinates crossing a slack kink no longer cut the Newton steps short; each round
+#'     is one conjugate-gradient solve and reads no kernel; 5, and 0 for the plain Newton
+#'     direction), `screening`, `lazy_screening` (kernel screening;
 #'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
 #'     starts at `gamma_scale / C`, `gamma_scale` = 5), `gamma_mult` (their growth factor, 10,
 #'     applied after each outer iteration whose inner Newton loop converged, and after at most
@@ -195,6 +201,12 @@ check_control_values <- function(s) {
   if (!is.null(s[["newton_tol"]]))
     s[["newton_tol"]] <- check_scalar(s[["newton_tol"]], "newton_tol", 0)   # 0: never
   for (nm in c("maxiter", "svm_maxiter", "inner_maxiter", "cg_threshold")) count(nm)
+  if (!is.null(s[["model_rounds"]])) {
+    v <- s[["model_rounds"]]
+    if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0 || v > 1000 || v != round(v))
+      stop("'model_rounds' must be a whole number from 0 to 1000", call. = FALSE)
+    s[["model_rounds"]] <- as.integer(v)
+  }
   for (nm in c("screening", "lazy_screening")) flag(nm)
   if (!is.null(s[["verbose"]])) {
     v <- s[["verbose"]]

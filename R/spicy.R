@@ -18,7 +18,9 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   verbose, cg (TRUE/FALSE: conjugate-gradient Newton solve; NA = automatic, used when
 #   n >= cg_threshold, where a Cholesky factorisation per Newton step costs more than the
 #   truncated CG solve), newton_cache (TRUE/FALSE: keep the kernel part of the Newton matrix
-#   between steps, rebuilt when its weights drift; NA = with CG), gamma, gamma_b (initial
+#   between steps, rebuilt when its weights drift; NA = with CG), model_rounds (hinge with CG:
+#   rounds of the model direction that keeps the slack pieces exact; 0 = plain Newton
+#   direction; see sp_model_direction in src/spicy.c), gamma, gamma_b (initial
 #   proximal parameters), gamma_mult (their growth
 #   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1),
 #   warm_shrink (a warm start resumes at the previous fit's final gamma divided by this),
@@ -67,6 +69,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               cg = if (is.na(cg)) -1L else as.integer(isTRUE(cg)),
               cg_threshold = as.integer(control[["cg_threshold"]]),
               newton_cache = if (is.na(cache)) -1L else as.integer(isTRUE(cache)),
+              model_rounds = as.integer(control[["model_rounds"]]),
               screening = as.integer(isTRUE(control[["screening"]])),
               lazy_screening = as.integer(isTRUE(control[["lazy_screening"]])),
               gamma0 = gamma, gamma_b = as.double(control[["gamma_b"]]),
@@ -106,5 +109,6 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
                    sum_norms = r$sumnorm, block_norms = norms,
                    newton_steps = r$newton, cg_iterations = r$cg_iter, cg_block = r$cg_block,
                    kernel_sweeps = r$kernel_sweeps, inner_unsolved = r$rejected,
-                   inner_floor = r$floor, newton_rebuilds = r$rebuilds))
+                   inner_floor = r$floor, newton_rebuilds = r$rebuilds,
+                   model_rounds = r$model))
 }

@@ -64,6 +64,10 @@ test_that("mkl_control() refuses bad values and records only what was set", {
   expect_identical(mkl_control(cg = NA)$cg, NA)
   expect_error(mkl_control(cg = "no"), "'cg' must be TRUE or FALSE \\(or NA\\)")
   expect_error(mkl_control(newton_cache = 1), "'newton_cache' must be TRUE or FALSE \\(or NA\\)")
+  for (bad in list(-1, 2.5, NA, "5", 1001, c(1, 2)))
+    expect_error(mkl_control(model_rounds = bad),
+                 "'model_rounds' must be a whole number from 0 to 1000")
+  expect_identical(mkl_control(model_rounds = 0)$model_rounds, 0L)
   expect_identical(mkl_control(gamma = NA)$gamma, NA)
   expect_error(mkl_control(gamma = -1), "'gamma'")
   expect_error(mkl_control(gamma_mult = 0.5), "'gamma_mult' must be one finite number >= 1")
