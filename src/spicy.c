@@ -704,14 +704,14 @@ static void box_cap(int n, const double *y, const double *rho, const double *g, 
    direction bounded there. The hinge runs without it (it hurt tight tolerances). */
 static const sp_loss sp_losses[] = {
     /* name        binary rho0 equil lm    own_gamma pieces */
-    { "hinge",     1,     0.5, 0,    0.0,  0,        1, hinge_value, hinge_phi, hinge_aux_start,
-      hinge_aux_update, hinge_neg_conj, ybox_project, NULL, box_cap },
+    { "hinge",     1,     0.5, 0,    0.0,  0,        1, hinge_value, hinge_phi,
+      hinge_aux_start, hinge_aux_update, hinge_neg_conj, ybox_project, NULL, box_cap },
     { "logistic",  1,     0.5, 1,    0.0,  0,        0, logistic_value, logistic_phi, NULL,
       NULL, logistic_neg_conj, ybox_project, logistic_interior, logistic_cap },
     { "squared",   0,     1.0, 0,    0.0,  0,        0, squared_value, squared_phi, NULL,
       NULL, squared_neg_conj, squared_project, NULL, NULL },
-    { "epsilon",   0,     1.0, 0,    0.01, 1,        0, epsilon_value, epsilon_phi, epsilon_aux_start,
-      epsilon_aux_update, epsilon_neg_conj, box1_project, NULL, box_cap },
+    { "epsilon",   0,     1.0, 0,    0.01, 1,        0, epsilon_value, epsilon_phi,
+      epsilon_aux_start, epsilon_aux_update, epsilon_neg_conj, box1_project, NULL, box_cap },
 };
 #define SP_NLOSS ((int) (sizeof(sp_losses) / sizeof(sp_losses[0])))
 
@@ -1468,9 +1468,9 @@ static void sp_newton_matrix(sp_state *S)
    H_K = H - diag(hl) (kernels, low rank, gamma_b 11'), keeps the loss part phi_L exact. D is
    refined on it by rounds of an active-set (semismooth) Newton method: the exact minimum of m
    along the current direction (from d = 0 along the Newton direction first), then the pieces at
-   the new point and a CG solve of (H_K + diag(their curvature)) delta = -grad m. m decreases in every
-   round, so the result is a descent direction of phi (m(d) < 0 gives g'd < 0: the other terms
-   are >= 0). The rounds stop when no piece changes at a full step, when grad m is below 1e-3
+   the new point and a CG solve of (H_K + diag(their curvature)) delta = -grad m. m decreases in
+   every round, so the result is a descent direction of phi (m(d) < 0 gives g'd < 0: the other
+   terms are >= 0). The rounds stop when no piece changes at a full step, when grad m is below 1e-3
    |g|, or after model_rounds rounds. A round costs a CG solve and one product with H, no
    kernel reads. */
 
@@ -1513,38 +1513,38 @@ static void sp_model_direction(sp_state *S)
     int n = S->n;
     double *H = S->H, *D = S->D, *w = S->mw;
     double *gl0 = w, *gl1 = w + n, *hl1 = w + 2 * (size_t) n, *hkd = w + 3 * (size_t) n,
-        *hkp = w + 4 * (size_t) n, *G = w + 5 * (size_t) n, *p = w + 6 * (size_t) n,
+        *hkp = w + 4 * (size_t) n, *gm = w + 5 * (size_t) n, *p = w + 6 * (size_t) n,
         *x = w + 7 * (size_t) n, *tmp = w + 8 * (size_t) n, *gl2 = w + 9 * (size_t) n,
         *hd = w + 10 * (size_t) n, *hh = w + 11 * (size_t) n;
     int nt = sp_threads(S, (double) n * n);
     const double *hl = S->hl;
     for (int i = 0; i < n; i++) hd[i] = H[(size_t) i * n + i];
     S->L->phi(n, S->y, S->rho, S->aux, S->gsl, S->eps, gl0, NULL);
-    /* d = 0: x = rho, grad m = g; the first direction is the Newton direction */
+    /* d = 0: x = rho, grad m (gm) = g; the first direction is the Newton direction */
     memcpy(p, D, sizeof(double) * n);
     memcpy(x, S->rho, sizeof(double) * n);
     memcpy(gl1, gl0, sizeof(double) * n);
-    memcpy(G, S->g, sizeof(double) * n);
+    memcpy(gm, S->g, sizeof(double) * n);
     memcpy(hl1, hl, sizeof(double) * n);
     for (int i = 0; i < n; i++) hkd[i] = 0.0;
     double gtol = 1e-3 * S->gnorm;
     int moved = 0;
     for (int r = 0; r <= S->o->model_rounds; r++) {
         if (r > 0) {
-            double gn = sqrt(sp_dot(n, G, G));
+            double gn = sqrt(sp_dot(n, gm, gm));
             if (gn <= gtol) break;
             for (int i = 0; i < n; i++) H[(size_t) i * n + i] = hd[i] - hl[i] + hl1[i];
-            int info = sp_solve(H, n, G, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt, S->qt);
+            int info = sp_solve(H, n, gm, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt, S->qt);
             for (int i = 0; i < n; i++) H[(size_t) i * n + i] = hd[i];
             if (info != 0) break;
             S->nmodel++;
         }
         sp_hv(H, n, p, hkp, nt, S->qt);
         for (int i = 0; i < n; i++) hkp[i] -= hl[i] * p[i];
-        double a = sp_dot(n, G, p), b = sp_dot(n, p, hkp);
+        double a = sp_dot(n, gm, p), b = sp_dot(n, p, hkp);
         if (!(a < 0.0)) break;
         double t = sp_model_linemin(S, x, p, a, b, gl1, tmp, gl2, hh);
-        /* the new point x = rho + d, its pieces (hl1) and grad m there (G) */
+        /* the new point x = rho + d, its pieces (hl1) and grad m there */
         int changed = 0;
         moved = 1;
         for (int i = 0; i < n; i++) { x[i] += t * p[i]; hkd[i] += t * hkp[i]; }
@@ -1552,7 +1552,7 @@ static void sp_model_direction(sp_state *S)
         for (int i = 0; i < n; i++) {
             changed += tmp[i] != hl1[i];
             hl1[i] = tmp[i];
-            G[i] = S->g[i] - gl0[i] + gl1[i] + hkd[i];
+            gm[i] = S->g[i] - gl0[i] + gl1[i] + hkd[i];
         }
         if (!R_FINITE(t) || t > 1e12 || (changed == 0 && t == 1.0)) break;
     }
@@ -2093,9 +2093,9 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
     }
     mk_progress_done(o->prog);
     if (o->verbose)
-        Rprintf("spicy times: init %.3f grad %.3f hess %.3f solve %.3f model %.3f screen %.3f prod %.3f ls %.3f outer %.3f\n",
-                S->tm[0], S->tm[1], S->tm[2], S->tm[3], S->tm[8], S->tm[4], S->tm[5], S->tm[6],
-                S->tm[7]);
+        Rprintf("spicy times: init %.3f grad %.3f hess %.3f solve %.3f model %.3f screen %.3f "
+                "prod %.3f ls %.3f outer %.3f\n", S->tm[0], S->tm[1], S->tm[2], S->tm[3], S->tm[8],
+                S->tm[4], S->tm[5], S->tm[6], S->tm[7]);
     *iter = it;
     return status;
 }
