@@ -12,6 +12,7 @@
   uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L),
   spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
                cg = NA, cg_threshold = 250L, newton_cache = NA, model_rounds = 5L,
+               slack_ratio = 0.01, inner_rel = 0.1,
                screening = TRUE,
                lazy_screening = TRUE,
                gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8,
@@ -52,7 +53,8 @@
 #'   automatically when the outer loop needs more accuracy).
 #' @param svm_maxiter maximum number of SMO iterations per SVM solve (1e7).
 #' @param inner_tol,inner_maxiter tolerance (1e-6) and iteration bound (100) of SpicyMKL's
-#'   inner Newton loop.
+#'   inner Newton loop. The tolerance is relaxed while the certified gap is large (see
+#'   `inner_rel` under `...`).
 #' @param nthreads number of threads (0: the OpenMP default, `OMP_NUM_THREADS`, capped by
 #'   `OMP_THREAD_LIMIT` and the number of processors; one thread in a forked process); defaults
 #'   to `getOption("mklearn.threads", 0)`. A number above the processors available is capped
@@ -108,7 +110,15 @@
 #'     method on a model of the inner objective that keeps the hinge's slack pieces exact, so
 #'     that coordinates crossing a slack kink no longer cut the Newton steps short; each round
 #'     is one conjugate-gradient solve and reads no kernel; 5, and 0 for the plain Newton
-#'     direction), `screening`, `lazy_screening` (kernel screening;
+#'     direction), `slack_ratio` (hinge loss with the conjugate-gradient solve: the proximal
+#'     parameter of the slack variables is `slack_ratio` times the kernels' `gamma`, 0.01;
+#'     softer slack walls cut fewer Newton steps short; 1 gives them the kernels' parameter),
+#'     `inner_rel` (an inner Newton loop stops once the gradient norm is below
+#'     `max(inner_tol, inner_rel * (P - D) / n) * sqrt(n)`, with `P - D` the absolute duality gap
+#'     of the previous outer iteration: far from the optimum the inner problems need not be
+#'     solved to `inner_tol`; 0.1, tightened tenfold after any outer iteration that does not
+#'     reduce the gap, and 0 for the fixed `inner_tol`; the certified gap is exact either way),
+#'     `screening`, `lazy_screening` (kernel screening;
 #'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
 #'     starts at `gamma_scale / C`, `gamma_scale` = 5), `gamma_mult` (their growth factor, 10,
 #'     applied after each outer iteration whose inner Newton loop converged, and after at most
@@ -195,7 +205,9 @@ check_control_values <- function(s) {
            call. = FALSE)
   }
   for (nm in c("tol", "svm_tol", "inner_tol", "gamma_scale", "gamma_b", "gold_tol",
-               "warm_shrink", "gamma_max", "ratio", "cutoff")) pos(nm)
+               "warm_shrink", "gamma_max", "ratio", "cutoff", "slack_ratio")) pos(nm)
+  if (!is.null(s[["inner_rel"]]))
+    s[["inner_rel"]] <- check_scalar(s[["inner_rel"]], "inner_rel", 0)   # 0: inner_tol only
   flag("refit")
   flag("progress", na_ok = TRUE)
   if (!is.null(s[["newton_tol"]]))

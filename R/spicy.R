@@ -70,6 +70,8 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               cg_threshold = as.integer(control[["cg_threshold"]]),
               newton_cache = if (is.na(cache)) -1L else as.integer(isTRUE(cache)),
               model_rounds = as.integer(control[["model_rounds"]]),
+              slack_ratio = as.double(control[["slack_ratio"]]),
+              inner_rel = as.double(control[["inner_rel"]]),
               screening = as.integer(isTRUE(control[["screening"]])),
               lazy_screening = as.integer(isTRUE(control[["lazy_screening"]])),
               gamma0 = gamma, gamma_b = as.double(control[["gamma_b"]]),

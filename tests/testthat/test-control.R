@@ -68,6 +68,15 @@ test_that("mkl_control() refuses bad values and records only what was set", {
     expect_error(mkl_control(model_rounds = bad),
                  "'model_rounds' must be a whole number from 0 to 1000")
   expect_identical(mkl_control(model_rounds = 0)$model_rounds, 0L)
+  for (bad in list(0, -0.1, NA, "0.1", Inf, c(0.1, 1)))
+    expect_error(mkl_control(slack_ratio = bad), "'slack_ratio' must be one finite number > 0")
+  for (bad in list(-1, NA, "0.1", Inf, c(0, 1)))
+    expect_error(mkl_control(inner_rel = bad), "'inner_rel' must be one finite number >= 0")
+  expect_identical(mkl_control(inner_rel = 0)$inner_rel, 0)
+  expect_identical(mkl_control(slack_ratio = 1L)$slack_ratio, 1)
+  expect_error(mkl(matrix(rnorm(40), 20), rep(c(-1, 1), 10), method = "hessian",
+                   control = mkl_control(slack_ratio = 1)),
+               "method 'hessian' does not use the setting\\(s\\) slack_ratio")
   expect_identical(mkl_control(gamma = NA)$gamma, NA)
   expect_error(mkl_control(gamma = -1), "'gamma'")
   expect_error(mkl_control(gamma_mult = 0.5), "'gamma_mult' must be one finite number >= 1")

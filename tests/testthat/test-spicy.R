@@ -416,6 +416,54 @@ test_that("hinge with CG: the model direction gives the plain Newton fit in far 
                               cg = TRUE)$info$model_rounds))
 })
 
+test_that("hinge with CG: softer slack walls and the relaxed inner tolerance reach the same certified optimum in fewer steps", {
+  # slack_ratio: the slack variables' proximal parameter is slack_ratio * gamma (stiff walls cut
+  # the Newton steps); inner_rel: inner loops stop at inner_rel * (P - D) / n per coordinate of
+  # the gradient while the gap is large. Neither changes the problem, only the path to it.
+  d <- spicy_interaction_data(5, n = 300, p = 6, M = 10)
+  K <- d$K; y <- d$y
+  for (C in c(0.05, 0.5)) {
+    fit <- function(...) spicy_fit(K, y, "classification", C, loss = "hinge", tol = 1e-6,
+                                   cg = TRUE, ...)
+    a <- fit(slack_ratio = 1, inner_rel = 0)
+    s <- fit(inner_rel = 0)
+    r <- fit(slack_ratio = 1)
+    b <- fit()
+    for (f in list(a, s, r, b)) {
+      expect_true(f$converged)
+      expect_lte(f$info$gap, 1e-6)
+      expect_equal(f$objective, a$objective, tolerance = 2e-6)   # all certified within 1e-6
+      expect_equal(f$objective, spicy_primal(K, y, f, "hinge", C), tolerance = 1e-10)
+    }
+    # Newton steps when this test was written: C = 0.05 57 / 36 / 45 / 25, C = 0.5 61 / 39 / 45
+    # / 27 (each setting on its own, then both: the defaults)
+    expect_lt(s$info$newton_steps, a$info$newton_steps)
+    expect_lt(r$info$newton_steps, a$info$newton_steps)
+    expect_lt(b$info$newton_steps, 0.6 * a$info$newton_steps)
+  }
+  # the slack ratio belongs to the CG regime: the Cholesky fit is the same with any ratio
+  a <- spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-6, cg = FALSE,
+                 slack_ratio = 1)
+  b <- spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-6, cg = FALSE)
+  expect_identical(b$info$newton_steps, a$info$newton_steps)
+  expect_identical(b$objective, a$objective)
+})
+
+test_that("a relaxed inner tolerance cannot stall the outer loop", {
+  # inner_rel = 1e6 stops every inner loop after the first at once; each outer iteration that
+  # does not reduce the gap tightens it tenfold, so the fit still reaches its certificate
+  d <- spicy_interaction_data(5, n = 300, p = 6, M = 10)
+  K <- d$K; y <- d$y
+  ref <- spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-6, cg = TRUE)
+  f <- spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-6, cg = TRUE,
+                 inner_rel = 1e6)
+  expect_true(f$converged)
+  expect_lte(f$info$gap, 1e-6)
+  expect_equal(f$objective, ref$objective, tolerance = 2e-6)
+  expect_equal(f$objective, spicy_primal(K, y, f, "hinge", 0.5), tolerance = 1e-10)
+  expect_gt(f$iterations, ref$iterations)
+})
+
 test_that("the Newton matrix cache gives the fit without it, and is reused between steps", {
   # the cache keeps sum_m c_m K_m of one Newton step and adds the exact low-rank and diagonal
   # parts; the kernel part is rebuilt when the weights c_m drift by a tenth of their sum
@@ -632,8 +680,10 @@ test_that("gamma is held after unsolved inner problems, and the fit still reache
   y <- ifelse(d$classes == levels(d$classes)[1L], 1, -1)
   K <- spicy_kernels(d$x, spicy_random_specs(6, 4))
   ref <- spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-6)
+  # inner_rel = 0: the inner loops must aim at inner_tol (a tolerance relaxed to the gap would
+  # let them finish within 40 steps)
   f <- spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-6, inner_maxiter = 40L,
-                 gamma = 10, maxiter = 200L)
+                 gamma = 10, maxiter = 200L, inner_rel = 0)
   expect_true(ref$converged)
   expect_true(f$converged)
   expect_gt(f$info$inner_unsolved, 0)
