@@ -114,10 +114,11 @@
 #'     parameter of the slack variables is `slack_ratio` times the kernels' `gamma`, 0.01;
 #'     softer slack walls cut fewer Newton steps short; 1 gives them the kernels' parameter),
 #'     `inner_rel` (an inner Newton loop stops once the gradient norm is below
-#'     `max(inner_tol, inner_rel * (P - D) / n) * sqrt(n)`, with `P - D` the absolute duality gap
-#'     of the previous outer iteration: far from the optimum the inner problems need not be
-#'     solved to `inner_tol`; 0.1, tightened tenfold after any outer iteration that does not
-#'     reduce the gap, and 0 for the fixed `inner_tol`; the certified gap is exact either way),
+#'     `max(inner_tol, inner_rel * (P - D) / n) * sqrt(n)` (from its second Newton step on),
+#'     with `P - D` the absolute duality gap of the previous outer iteration or of the starting
+#'     point: far from the optimum the inner problems need not be solved to `inner_tol`; 0.1,
+#'     tightened tenfold after any outer iteration that does not reduce the gap, and 0 for the
+#'     fixed `inner_tol`; the certified gap is exact either way),
 #'     `screening`, `lazy_screening` (kernel screening;
 #'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
 #'     starts at `gamma_scale / C`, `gamma_scale` = 5), `gamma_mult` (their growth factor, 10,

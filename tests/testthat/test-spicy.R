@@ -435,8 +435,8 @@ test_that("hinge with CG: softer slack walls and the relaxed inner tolerance rea
       expect_equal(f$objective, a$objective, tolerance = 2e-6)   # all certified within 1e-6
       expect_equal(f$objective, spicy_primal(K, y, f, "hinge", C), tolerance = 1e-10)
     }
-    # Newton steps when this test was written: C = 0.05 57 / 36 / 45 / 25, C = 0.5 61 / 39 / 45
-    # / 27 (each setting on its own, then both: the defaults)
+    # Newton steps when this test was written: C = 0.05 57 / 36 / 42 / 22, C = 0.5 61 / 39 / 40
+    # / 25 (each setting on its own, then both: the defaults)
     expect_lt(s$info$newton_steps, a$info$newton_steps)
     expect_lt(r$info$newton_steps, a$info$newton_steps)
     expect_lt(b$info$newton_steps, 0.6 * a$info$newton_steps)
