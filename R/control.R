@@ -11,7 +11,7 @@
 .control_methods <- list(
   uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L),
   spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
-               cg = NA, cg_threshold = 250L, newton_cache = NA, model_rounds = 5L,
+               cg = NA, cg_threshold = 250L, newton_cache = FALSE, model_rounds = 5L,
                slack_ratio = 0.01, inner_rel = 0.1,
                screening = TRUE,
                lazy_screening = TRUE,
@@ -104,8 +104,9 @@
 #'     `cg_threshold` = 250 observations on), `newton_cache` (keep the kernel part of the
 #'     Newton matrix between Newton steps and rebuild it only when the kernels' weights in it
 #'     have moved by more than a tenth of their sum: one more n x n matrix in memory, and a
-#'     Newton step reads the active kernels only at a rebuild; `NA`, the default, uses it with the
-#'     conjugate-gradient solve), `model_rounds` (hinge loss with the conjugate-gradient
+#'     Newton step reads the active kernels only at a rebuild; `FALSE`, the default, since the
+#'     relaxed inner tolerance (`inner_rel`) makes the inner loops so short that it was rebuilt
+#'     at most steps; `NA` uses it with the conjugate-gradient solve), `model_rounds` (hinge loss with the conjugate-gradient
 #'     solve: the Newton direction is refined by up to this many rounds of an active-set
 #'     method on a model of the inner objective that keeps the hinge's slack pieces exact, so
 #'     that coordinates crossing a slack kink no longer cut the Newton steps short; each round
