@@ -106,12 +106,13 @@
 #'     have moved by more than a tenth of their sum: one more n x n matrix in memory, and a
 #'     Newton step reads the active kernels only at a rebuild; `FALSE`, the default, since the
 #'     relaxed inner tolerance (`inner_rel`) makes the inner loops so short that it was rebuilt
-#'     at most steps; `NA` uses it with the conjugate-gradient solve), `model_rounds` (hinge loss with the conjugate-gradient
-#'     solve: the Newton direction is refined by up to this many rounds of an active-set
-#'     method on a model of the inner objective that keeps the hinge's slack pieces exact, so
-#'     that coordinates crossing a slack kink no longer cut the Newton steps short; each round
-#'     is one conjugate-gradient solve and reads no kernel; 5, and 0 for the plain Newton
-#'     direction), `slack_ratio` (hinge loss with the conjugate-gradient solve: the proximal
+#'     at most steps; `NA` uses it with the conjugate-gradient solve), `model_rounds` (hinge
+#'     loss with the conjugate-gradient solve: the Newton direction is refined by up to this
+#'     many rounds of an active-set method on a model of the inner objective that keeps the
+#'     hinge's slack pieces exact, so that coordinates crossing a slack kink no longer cut the
+#'     Newton steps short; each round is one conjugate-gradient solve and reads no kernel; 5,
+#'     and 0 for the plain Newton direction), `slack_ratio` (hinge loss with the
+#'     conjugate-gradient solve: the proximal
 #'     parameter of the slack variables is `slack_ratio` times the kernels' `gamma`, 0.01;
 #'     softer slack walls cut fewer Newton steps short; 1 gives them the kernels' parameter),
 #'     `inner_rel` (an inner Newton loop stops once the gradient norm is below

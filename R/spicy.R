@@ -18,7 +18,8 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   verbose, cg (TRUE/FALSE: conjugate-gradient Newton solve; NA = automatic, used when
 #   n >= cg_threshold, where a Cholesky factorisation per Newton step costs more than the
 #   truncated CG solve), newton_cache (TRUE/FALSE: keep the kernel part of the Newton matrix
-#   between steps, rebuilt when its weights drift; NA = with CG; FALSE by default), model_rounds (hinge with CG:
+#   between steps, rebuilt when its weights drift; NA = with CG; FALSE by default),
+#   model_rounds (hinge with CG:
 #   rounds of the model direction that keeps the slack pieces exact; 0 = plain Newton
 #   direction; see sp_model_direction in src/spicy.c), gamma, gamma_b (initial
 #   proximal parameters), gamma_mult (their growth

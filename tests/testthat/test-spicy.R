@@ -416,7 +416,7 @@ test_that("hinge with CG: the model direction gives the plain Newton fit in far 
                               cg = TRUE)$info$model_rounds))
 })
 
-test_that("hinge with CG: softer slack walls and the relaxed inner tolerance reach the same certified optimum in fewer steps", {
+test_that("hinge with CG: soft slack walls, relaxed inner loops: same optimum, fewer steps", {
   # slack_ratio: the slack variables' proximal parameter is slack_ratio * gamma (stiff walls cut
   # the Newton steps); inner_rel: inner loops stop at inner_rel * (P - D) / n per coordinate of
   # the gradient while the gap is large. Neither changes the problem, only the path to it.
@@ -450,8 +450,9 @@ test_that("hinge with CG: softer slack walls and the relaxed inner tolerance rea
 })
 
 test_that("a relaxed inner tolerance cannot stall the outer loop", {
-  # inner_rel = 1e6 stops every inner loop after the first at once; each outer iteration that
-  # does not reduce the gap tightens it tenfold, so the fit still reaches its certificate
+  # inner_rel = 1e6 stops every inner loop after its first Newton step; each outer iteration
+  # that does not reduce the gap tightens it tenfold, so the fit still reaches its certificate
+  # (without the tightening: 500 outer iterations at gap 0.97)
   d <- spicy_interaction_data(5, n = 300, p = 6, M = 10)
   K <- d$K; y <- d$y
   ref <- spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-6, cg = TRUE)
