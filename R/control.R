@@ -112,8 +112,8 @@
 #'     hinge's slack pieces exact, so that coordinates crossing a slack kink no longer cut the
 #'     Newton steps short; each round is one conjugate-gradient solve and reads no kernel; 5,
 #'     and 0 for the plain Newton direction), `slack_ratio` (hinge loss with the
-#'     conjugate-gradient solve: the proximal
-#'     parameter of the slack variables is `slack_ratio` times the kernels' `gamma`, 0.01;
+#'     conjugate-gradient solve: the proximal parameter of the slack variables is
+#'     `slack_ratio` times the kernels' `gamma`, 0.01;
 #'     softer slack walls cut fewer Newton steps short; 1 gives them the kernels' parameter),
 #'     `inner_rel` (an inner Newton loop stops once the gradient norm is below
 #'     `max(inner_tol, inner_rel * (P - D) / n) * sqrt(n)` (from its second Newton step on),

@@ -19,9 +19,10 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   n >= cg_threshold, where a Cholesky factorisation per Newton step costs more than the
 #   truncated CG solve), newton_cache (TRUE/FALSE: keep the kernel part of the Newton matrix
 #   between steps, rebuilt when its weights drift; NA = with CG; FALSE by default),
-#   model_rounds (hinge with CG:
-#   rounds of the model direction that keeps the slack pieces exact; 0 = plain Newton
-#   direction; see sp_model_direction in src/spicy.c), gamma, gamma_b (initial
+#   model_rounds (hinge with CG: rounds of the model direction that keeps the slack pieces
+#   exact; 0 = plain Newton direction; see sp_model_direction in src/spicy.c), slack_ratio
+#   (hinge with CG: slack proximal parameter / gamma), inner_rel (inner tolerance relative to
+#   the last absolute gap; 0 = inner_tol only), gamma, gamma_b (initial
 #   proximal parameters), gamma_mult (their growth
 #   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1),
 #   warm_shrink (a warm start resumes at the previous fit's final gamma divided by this),

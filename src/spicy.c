@@ -1309,6 +1309,8 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
 
 /* ------------------------------------------------------------------ phase: start */
 
+static void sp_primal(sp_state *S);
+
 /* Starting point: rho (cold: the loss's start, balanced, inside the box), the first sweep over
    every kernel (K_m alpha_m and K_m rho for nonzero blocks, screening constants and ||rho||_{K_m}
    for all), the cold-start scaling, the first working set, z and the slack variables. */
@@ -1399,14 +1401,9 @@ static void sp_start(sp_state *S)
         if (!S->anz[m] && (S->nref[m] > C1 * (1.0 - SP_THR_EPS) || !S->o->screen)) S->inS[m] = 1;
     sp_tick(S, 0);
 
-    /* z and the slack variables consistent with the starting point */
-    double *z = S->z;
-    for (int i = 0; i < n; i++) z[i] = *S->b;
-    for (int m = 0; m < M; m++) if (S->anz[m]) {
-        const double *ka = S->Ka + (size_t) m * n;
-        for (int i = 0; i < n; i++) z[i] += ka[i];
-    }
-    if (!S->warm && L->aux_start) L->aux_start(n, y, z, S->aux);
+    /* z (with the primal value at the start) and the slack variables consistent with it */
+    sp_primal(S);
+    if (!S->warm && L->aux_start) L->aux_start(n, y, S->z, S->aux);
 }
 
 /* ------------------------------------------------------------------ phase: Newton direction */
@@ -1840,8 +1837,6 @@ static void sp_trace(const sp_state *S, int k, double c)
             k, S->phi0, S->gnorm, S->gd, c, S->cnt, need, S->na, pc[0], pc[1], pc[2], chg);
 }
 
-/* The inner loop: Newton on phi over rho. Returns the number of Newton steps taken; *inner_ok
-   when the gradient met inner_tol; *gnorm0, *gnorm_last: first and last gradient norms. */
 /* The inner loop's tolerance on ||gradient|| at its step k: inner_tol sqrt(n), relaxed from the
    second step on to irel (P - D) / sqrt(n) with the absolute gap P - D of the last outer
    iteration (or of the starting point). The certificate is exact whatever the inner accuracy,
@@ -1859,6 +1854,8 @@ static double sp_inner_tol(const sp_state *S, int k)
     return t;
 }
 
+/* The inner loop: Newton on phi over rho. Returns the number of Newton steps taken; *inner_ok
+   when the gradient met inner_tol; *gnorm0, *gnorm_last: first and last gradient norms. */
 static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_last)
 {
     const sp_opts *o = S->o;
@@ -1890,8 +1887,6 @@ static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_l
 }
 
 /* ------------------------------------------------------------------ phase: proximal update */
-
-static void sp_primal(sp_state *S);
 
 /* Outer updates (Eqs. 5, 6, 10, 11): alpha_m <- prox(alpha_m + gamma rho) with K_m alpha_m
    alongside, b <- b + gamma_b sum(rho), the loss's multipliers; then z and the primal value. */
@@ -2092,9 +2087,8 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
     S->absgap = 0.0;
     double gap_prev = R_PosInf;
     if (S->irel > 0.0) {
-        /* the gap at the starting point sets the first inner loop's tolerance (the cold start
-           is certified below C1 in every kernel: no kernel is read) */
-        sp_primal(S);
+        /* the gap at the starting point (primal from sp_start) sets the first inner loop's
+           tolerance; the cold start is certified below C1 in every kernel: no kernel is read */
         sp_dual_gap(S);
         gap_prev = S->gap;
     }
