@@ -12,6 +12,7 @@
   uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L),
   spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
                cg = NA, cg_threshold = 250L, newton_cache = FALSE, model_rounds = 5L,
+               cg_deflate = 32L,
                slack_ratio = 0.01, inner_rel = 0.1,
                screening = TRUE,
                lazy_screening = TRUE,
@@ -111,7 +112,11 @@
 #'     many rounds of an active-set method on a model of the inner objective that keeps the
 #'     hinge's slack pieces exact, so that coordinates crossing a slack kink no longer cut the
 #'     Newton steps short; each round is one conjugate-gradient solve and reads no kernel; 5,
-#'     and 0 for the plain Newton direction), `slack_ratio` (hinge loss with the
+#'     and 0 for the plain Newton direction), `cg_deflate` (the rounds' conjugate-gradient
+#'     solves start from, and stay conjugate to, the span of up to this many search directions
+#'     of the Newton step's earlier solves, whose matrices differ from theirs only on the
+#'     diagonal: a third to a half fewer conjugate-gradient iterations at 2000 observations; 32,
+#'     and 0 for plain solves), `slack_ratio` (hinge loss with the
 #'     conjugate-gradient solve: the proximal parameter of the slack variables is
 #'     `slack_ratio` times the kernels' `gamma`, 0.01;
 #'     softer slack walls cut fewer Newton steps short; 1 gives them the kernels' parameter),
@@ -216,11 +221,11 @@ check_control_values <- function(s) {
   if (!is.null(s[["newton_tol"]]))
     s[["newton_tol"]] <- check_scalar(s[["newton_tol"]], "newton_tol", 0)   # 0: never
   for (nm in c("maxiter", "svm_maxiter", "inner_maxiter", "cg_threshold")) count(nm)
-  if (!is.null(s[["model_rounds"]])) {
-    v <- s[["model_rounds"]]
+  for (nm in c("model_rounds", "cg_deflate")) if (!is.null(s[[nm]])) {
+    v <- s[[nm]]
     if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0 || v > 1000 || v != round(v))
-      stop("'model_rounds' must be a whole number from 0 to 1000", call. = FALSE)
-    s[["model_rounds"]] <- as.integer(v)
+      stop(sprintf("'%s' must be a whole number from 0 to 1000", nm), call. = FALSE)
+    s[[nm]] <- as.integer(v)
   }
   for (nm in c("screening", "lazy_screening")) flag(nm)
   if (!is.null(s[["verbose"]])) {

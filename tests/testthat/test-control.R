@@ -64,10 +64,12 @@ test_that("mkl_control() refuses bad values and records only what was set", {
   expect_identical(mkl_control(cg = NA)$cg, NA)
   expect_error(mkl_control(cg = "no"), "'cg' must be TRUE or FALSE \\(or NA\\)")
   expect_error(mkl_control(newton_cache = 1), "'newton_cache' must be TRUE or FALSE \\(or NA\\)")
-  for (bad in list(-1, 2.5, NA, "5", 1001, c(1, 2)))
-    expect_error(mkl_control(model_rounds = bad),
-                 "'model_rounds' must be a whole number from 0 to 1000")
-  expect_identical(mkl_control(model_rounds = 0)$model_rounds, 0L)
+  for (nm in c("model_rounds", "cg_deflate")) {
+    for (bad in list(-1, 2.5, NA, "5", 1001, c(1, 2)))
+      expect_error(do.call(mkl_control, setNames(list(bad), nm)),
+                   sprintf("'%s' must be a whole number from 0 to 1000", nm))
+    expect_identical(do.call(mkl_control, setNames(list(0), nm))[[nm]], 0L)
+  }
   for (bad in list(0, -0.1, NA, "0.1", Inf, c(0.1, 1)))
     expect_error(mkl_control(slack_ratio = bad), "'slack_ratio' must be one finite number > 0")
   for (bad in list(-1, NA, "0.1", Inf, c(0, 1)))
