@@ -2418,9 +2418,9 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
 /* mkc_spicy(store, y, control, init)
    control (named, R/spicy.R): loss (code), C1, C2, eps, tol, maxiter, inner_tol, inner_maxiter,
      nthreads, verbose, cg (-1 auto, 0 Cholesky, 1 CG), cg_threshold, newton_cache (-1 with
-     CG, 0, 1), model_rounds (>= 0), cg_deflate (>= 0), slack_ratio (> 0), inner_rel (>= 0), screening (0: every
-     kernel in the working set; for testing), lazy_screening, gamma0, gamma_b, gamma_mult,
-     gamma_max.
+     CG, 0, 1), model_rounds (>= 0), cg_deflate (>= 0), slack_ratio (> 0), inner_rel (>= 0),
+     screening (0: every kernel in the working set; for testing), lazy_screening, gamma0,
+     gamma_b, gamma_mult, gamma_max.
    init: NULL (cold start) or a named list alpha (n*M), b, rho (n), aux (2n), gamma (2). */
 SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
 {
