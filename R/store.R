@@ -89,13 +89,8 @@ store_decision <- function(store, alpha, idx, rk = NULL, labels_idx = idx, where
 }
 
 # The mean diagonal of the training kernels (the average over kernels): the scale on which
-# 'C' is converted (R/cscale.R). Dense: read from the array; fly: from the training statistics.
+# 'C' is converted (R/cscale.R). Dense: the diagonals read in C; fly: the training statistics.
 kernel_scale <- function(store) {
-  if (store$kind == 0L) {
-    d <- dim(store$K)
-    i <- seq_len(d[1L])
-    m <- rep(seq_len(d[3L]), each = d[1L])
-    return(mean(store$K[cbind(i, i, m)]))
-  }
+  if (store$kind == 0L) return(mean(.Call(C_store_stats, store)$diag_mean))
   mean(store$diag_mean)
 }

@@ -1201,12 +1201,29 @@ static const int *kernel_index(SEXP idx, int M, int *cnt)
     return out;
 }
 
+/* The training statistics of a fly store: list(scale, colmeans, grandmean, diag_mean). A
+   dense training store has only its mean diagonals (diag_mean, the rest NULL): n reads per
+   kernel, where R's indexing of the diagonals took 0.13 s for 6000 kernels of 200 x 200. */
 SEXP mkc_store_stats(SEXP store)
 {
     mk_store st;
     mk_store_read(store, &st);
-    if (st.kind != MK_STORE_FLY || !st.square) error("statistics need a fly training store");
+    if (!st.square) error("statistics need a training store");
     const char *nm[] = { "scale", "colmeans", "grandmean", "diag_mean", NULL };
+    if (st.kind == MK_STORE_DENSE) {
+        SEXP out = mk_list_new(nm);
+        SEXP dm = allocVector(REALSXP, st.M);
+        SET_VECTOR_ELT(out, 3, dm);
+        double *d = (double *) R_alloc(st.n, sizeof(double));
+        for (int m = 0; m < st.M; m++) {
+            mk_store_diag(&st, m, d);
+            double t = 0.0;
+            for (int j = 0; j < st.n; j++) t += d[j];
+            REAL(dm)[m] = t / st.n;
+        }
+        UNPROTECT(1);
+        return out;
+    }
     SEXP out = mk_list_new(nm);
     SEXP sc = allocVector(REALSXP, st.M);
     SET_VECTOR_ELT(out, 0, sc);

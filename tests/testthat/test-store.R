@@ -270,6 +270,27 @@ test_that("a dense array wrapped by as_store gives R's own products", {
   expect_error(store_call("store_mv", st1, 1L, v[1:3]), "'v'")
 })
 
+test_that("the kernel scale of a dense store is the mean of its diagonals, as the fly store's", {
+  # small integers on the diagonals: the mean is exact in any summation order
+  set.seed(9)
+  n <- 12; M <- 5
+  K <- array(rnorm(n * n * M), c(n, n, M))
+  for (m in seq_len(M)) diag(K[, , m]) <- sample(1:9, n, replace = TRUE)
+  expect_identical(mklearn:::kernel_scale(mklearn:::as_store(K)),
+                   mean(vapply(seq_len(M), function(m) mean(diag(K[, , m])), 1)))
+  expect_identical(store_call("store_stats", mklearn:::as_store(K))$diag_mean,
+                   vapply(seq_len(M), function(m) mean(diag(K[, , m])), 1))
+  x <- store_data()
+  for (norm in c("none", "trace", "center_trace")) {
+    rk <- resolve(make_set("all", norm, ncol(x)), x)
+    fly <- mklearn:::fly_store(rk, x)
+    dense <- mklearn:::as_store(gram(make_set("all", norm, ncol(x)), x))
+    expect_equal(mklearn:::kernel_scale(dense), mklearn:::kernel_scale(fly), tolerance = 1e-13)
+  }
+  expect_error(store_call("store_stats", mklearn:::as_store(K[1:3, , ])),
+               "statistics need a training store")
+})
+
 test_that("mkl() gives the same uniform fit with store = 'fly' and 'dense', and records it", {
   d <- two_class(n = 90, p = 4, seed = 3)
   xt <- two_class(n = 25, p = 4, seed = 4)$x
