@@ -1253,6 +1253,25 @@ static void sp_precond(const sp_fblock *B, int n, const double *pre, const doubl
     for (int b = 0; b < nf; b++) z[B->idx[b]] = B->zf[b];
 }
 
+/* Room for km directions of length n: one block of doubles, carved */
+static void sp_defl_alloc(sp_defl *Df, int n, int km)
+{
+    int info = 0, lw = -1;
+    double wq = 0.0;
+    F77_CALL(dsyev)("V", "U", &km, &wq, &km, &wq, &wq, &lw, &info FCONE FCONE);
+    Df->lwork = info == 0 && wq > 3.0 * km ? (int) wq : 3 * km;
+    size_t kn = (size_t) km * n, kk = (size_t) km * km;
+    double *b = (double *) R_alloc(3 * kn + 2 * (size_t) n + 3 * kk + 3 * (size_t) km +
+                                   (size_t) Df->lwork, sizeof(double));
+    Df->kmax = km;
+    Df->W = b; Df->Q = b + kn; Df->AW = b + 2 * kn; b += 3 * kn;
+    Df->hl0 = b; Df->dv = b + n; b += 2 * (size_t) n;
+    Df->G = b; Df->E = b + kk; Df->T = b + 2 * kk; b += 3 * kk;
+    Df->ev = b; Df->xv = b + km; Df->mu = b + 2 * km; b += 3 * (size_t) km;
+    Df->wk = b;
+    Df->di = (int *) R_alloc(n, sizeof(int));
+}
+
 /* For the solve at hand (loss curvature hl): A W = Q + diag(hl - hl0) W and W'AW = G +
    W'diag(hl - hl0) W (the difference lives on the coordinates whose piece changed). The
    eigenvectors of W'AW with eigenvalues above 1e-8 of the largest, scaled by eigenvalue^(-1/2),
@@ -2365,27 +2384,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
         S.mw = (double *) R_alloc(12 * (size_t) n, sizeof(double));
     /* ... whose CG solves are deflated by up to cg_deflate directions */
     memset(&S.df, 0, sizeof(S.df));
-    if (S.mw && o->deflate > 0) {
-        int km = o->deflate < n ? o->deflate : n;
-        S.df.kmax = km;
-        S.df.W = (double *) R_alloc((size_t) km * n, sizeof(double));
-        S.df.Q = (double *) R_alloc((size_t) km * n, sizeof(double));
-        S.df.AW = (double *) R_alloc((size_t) km * n, sizeof(double));
-        S.df.hl0 = (double *) R_alloc(n, sizeof(double));
-        S.df.dv = (double *) R_alloc(n, sizeof(double));
-        S.df.di = (int *) R_alloc(n, sizeof(int));
-        S.df.G = (double *) R_alloc((size_t) km * km, sizeof(double));
-        S.df.E = (double *) R_alloc((size_t) km * km, sizeof(double));
-        S.df.T = (double *) R_alloc((size_t) km * km, sizeof(double));
-        S.df.ev = (double *) R_alloc(km, sizeof(double));
-        S.df.xv = (double *) R_alloc(km, sizeof(double));
-        S.df.mu = (double *) R_alloc(km, sizeof(double));
-        int info = 0, lw = -1;
-        double wq = 0.0;
-        F77_CALL(dsyev)("V", "U", &km, S.df.E, &km, S.df.ev, &wq, &lw, &info FCONE FCONE);
-        S.df.lwork = info == 0 && wq > 3.0 * km ? (int) wq : 3 * km;
-        S.df.wk = (double *) R_alloc(S.df.lwork, sizeof(double));
-    }
+    if (S.mw && o->deflate > 0) sp_defl_alloc(&S.df, n, o->deflate < n ? o->deflate : n);
     S.work = (double *) R_alloc((S.use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
                                 sizeof(double));
     S.qt = S.use_cg ? (double *) R_alloc((size_t) S.nt_max * n, sizeof(double)) : NULL;
