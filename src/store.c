@@ -1216,10 +1216,14 @@ SEXP mkc_store_stats(SEXP store)
         SET_VECTOR_ELT(out, 3, dm);
         double *d = (double *) R_alloc(st.n, sizeof(double));
         for (int m = 0; m < st.M; m++) {
+            /* as R's mean(): a long double sum, then its correction pass (a constant diagonal
+               gives its value exactly, so a kernel and its submatrices share their scale) */
             mk_store_diag(&st, m, d);
-            double t = 0.0;
+            long double t = 0.0, c = 0.0;
             for (int j = 0; j < st.n; j++) t += d[j];
-            REAL(dm)[m] = t / st.n;
+            t /= st.n;
+            for (int j = 0; j < st.n; j++) c += d[j] - t;
+            REAL(dm)[m] = (double) (t + c / st.n);
         }
         UNPROTECT(1);
         return out;
