@@ -1352,9 +1352,9 @@ static void sp_defl_project(sp_defl *Df, int n, int kd, const double *z, double 
 
 /* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles.
    cg: 0 Cholesky, 1 CG preconditioned by the diagonal and the free block B (coordinates with
-   hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df (NULL: none): the
-   deflation directions, recorded by this solve and deflating it unless Df->rec, which starts a
-   new set. Returns 0 on success. */
+   hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df (NULL or kmax = 0:
+   none): the deflation directions, recorded by this solve and deflating it unless Df->rec,
+   which starts a new set. Returns 0 on success. */
 static int sp_solve(double *H, int n, const double *g, double *d, double *work, int cg,
                     int equil, double gnorm, int *cgit, sp_fblock *B, const double *hl, int nt,
                     double *qt, sp_defl *Df)
@@ -1693,7 +1693,7 @@ static void sp_model_direction(sp_state *S)
             if (gn <= gtol) break;
             for (int i = 0; i < n; i++) H[(size_t) i * n + i] = hd[i] - hl[i] + hl1[i];
             int info = sp_solve(H, n, gm, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt, S->qt,
-                                 S->df.kmax > 0 ? &S->df : NULL);
+                                &S->df);
             for (int i = 0; i < n; i++) H[(size_t) i * n + i] = hd[i];
             if (info != 0) break;
             S->nmodel++;
@@ -1747,7 +1747,7 @@ static int sp_direction(sp_state *S)
     S->df.rec = S->df.kmax > 0;
     int info = sp_solve(S->H, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
                         &S->cgit, &S->fb, S->hl, S->use_cg ? sp_threads(S, (double) n * n) : 1,
-                        S->qt, S->df.kmax > 0 ? &S->df : NULL);
+                        S->qt, &S->df);
     sp_tick(S, 3);
     if (info == 0 && S->mw) {
         sp_model_direction(S);

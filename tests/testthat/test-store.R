@@ -287,6 +287,13 @@ test_that("the kernel scale of a dense store is the mean of its diagonals, as th
     dense <- mklearn:::as_store(gram(make_set("all", norm, ncol(x)), x))
     expect_equal(mklearn:::kernel_scale(dense), mklearn:::kernel_scale(fly), tolerance = 1e-13)
   }
+  # a constant diagonal gives its value exactly, so a kernel and the submatrix of some of its
+  # rows (a one-vs-one problem) share their scale (a plain double sum gives 1/150 + 1e-8 with
+  # an error in the last bits, and a different one for each number of rows)
+  Kc <- array(0.5, c(150, 150, 3))
+  for (m in 1:3) diag(Kc[, , m]) <- 1 / 150 + 1e-8
+  expect_identical(mklearn:::kernel_scale(mklearn:::as_store(Kc)), 1 / 150 + 1e-8)
+  expect_identical(mklearn:::kernel_scale(mklearn:::as_store(Kc[1:70, 1:70, ])), 1 / 150 + 1e-8)
   expect_error(store_call("store_stats", mklearn:::as_store(K[1:3, , ])),
                "statistics need a training store")
 })
