@@ -12,7 +12,7 @@
   uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L),
   spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
                cg = NA, cg_threshold = 250L, newton_cache = FALSE, model_rounds = 5L,
-               cg_deflate = 32L,
+               cg_deflate = 32L, newton_float = TRUE,
                slack_ratio = 0.01, inner_rel = 0.1,
                screening = TRUE,
                lazy_screening = TRUE,
@@ -116,7 +116,11 @@
 #'     solves start from, and stay conjugate to, the span of up to this many search directions
 #'     of the Newton step's earlier solves, whose matrices differ from theirs only on the
 #'     diagonal: a third to a half fewer conjugate-gradient iterations at 2000 observations; 32,
-#'     and 0 for plain solves), `slack_ratio` (hinge loss with the
+#'     and 0 for plain solves), `newton_float` (with the conjugate-gradient solve from 512
+#'     observations, the Newton matrix is kept in single precision, its diagonal and the bias
+#'     term in double: half the memory and half the bytes per conjugate-gradient product;
+#'     gradient, line search and duality gap stay in double, so the certified optimum is the
+#'     same; `TRUE`, and `FALSE` for a double-precision matrix), `slack_ratio` (hinge loss with the
 #'     conjugate-gradient solve: the proximal parameter of the slack variables is
 #'     `slack_ratio` times the kernels' `gamma`, 0.01;
 #'     softer slack walls cut fewer Newton steps short; 1 gives them the kernels' parameter),
@@ -235,6 +239,7 @@ check_control_values <- function(s) {
   }
   flag("cg", na_ok = TRUE)
   flag("newton_cache", na_ok = TRUE)
+  flag("newton_float")
   if (!is.null(s[["nthreads"]])) s[["nthreads"]] <- check_threads(s[["nthreads"]])
   if (!is.null(s[["gamma_mult"]])) s[["gamma_mult"]] <- check_scalar(s[["gamma_mult"]], "gamma_mult", 1)
   if (!is.null(s[["gamma"]]) && !(length(s[["gamma"]]) == 1L && is.na(s[["gamma"]])))

@@ -21,7 +21,8 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   between steps, rebuilt when its weights drift; NA = with CG; FALSE by default),
 #   model_rounds (hinge with CG: rounds of the model direction that keeps the slack pieces
 #   exact; 0 = plain Newton direction; see sp_model_direction in src/spicy.c), cg_deflate
-#   (directions kept to deflate the model rounds' CG solves; 0 = none), slack_ratio
+#   (directions kept to deflate the model rounds' CG solves; 0 = none), newton_float (the
+#   Newton matrix in single precision with CG from 512 observations), slack_ratio
 #   (hinge with CG: slack proximal parameter / gamma), inner_rel (inner tolerance relative to
 #   the last absolute gap; 0 = inner_tol only), gamma, gamma_b (initial
 #   proximal parameters), gamma_mult (their growth
@@ -74,6 +75,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               newton_cache = if (is.na(cache)) -1L else as.integer(isTRUE(cache)),
               model_rounds = as.integer(control[["model_rounds"]]),
               cg_deflate = as.integer(control[["cg_deflate"]]),
+              newton_float = as.integer(isTRUE(control[["newton_float"]])),
               slack_ratio = as.double(control[["slack_ratio"]]),
               inner_rel = as.double(control[["inner_rel"]]),
               screening = as.integer(isTRUE(control[["screening"]])),
@@ -116,5 +118,6 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
                    newton_steps = r$newton, cg_iterations = r$cg_iter, cg_block = r$cg_block,
                    kernel_sweeps = r$kernel_sweeps, inner_unsolved = r$rejected,
                    inner_floor = r$floor, newton_rebuilds = r$rebuilds,
-                   model_rounds = r$model, cg_deflated = r$deflated))
+                   model_rounds = r$model, cg_deflated = r$deflated,
+                   newton_float = r$single))
 }

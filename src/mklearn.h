@@ -45,6 +45,11 @@ int mk_threads(int requested);
 int mk_thread_id(void);
 /* mk_threads(requested), but 1 when work < MK_PAR_WORK. */
 int mk_threads_for(int requested, double work);
+/* R_alloc for large scratch touched in sequence, with the advice (Linux) to back it with
+   transparent huge pages: first touch and streaming over 4 KB pages cost several times more in
+   virtual machines. mk_advise_huge: the advice alone (blocks under 8 MB are left alone). */
+void *mk_alloc_huge(size_t bytes);
+void mk_advise_huge(void *p, size_t bytes);
 /* Wall-clock seconds since an arbitrary origin. */
 double mk_time(void);
 /* R_CheckUserInterrupt() at most every 'every' seconds (pass the address of a timer initialised

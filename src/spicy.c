@@ -22,7 +22,10 @@
  * the kernels of S (a lower bound of phi), and those that fail join S before the test is
  * repeated at the same c; kernels of S found inactive at rho leave S with their exact K_m rho.
  * The Newton matrix sums c_m K_m + c'_m w_m w_m' over active kernels, four kernels per pass over
- * a cache-resident panel of H, threads on column ranges of equal triangle area.
+ * a cache-resident panel of H, threads on column ranges of equal triangle area. With the CG solve
+ * from SP_TRI_MIN rows it is kept in single precision (sp_nmat: packed triangle, diagonal and
+ * bias term in double): its CG products read a quarter of the bytes of the double n x n array,
+ * while gradient, line search and gap stay exact.
  *
  * Loss-conjugate parts of phi (rho_i = -d loss / d z_i at the optimum):
  *  squared  loss (y - z)^2 / 2:  rho^2 / 2 - y rho
@@ -760,6 +763,17 @@ typedef struct {
     int lwork;
 } sp_defl;
 
+/* The Newton matrix: either H (n x n, upper triangle, double), or in single precision, P (the
+   kernel part sum_a c1 K + c2 w w', upper triangle packed by column: column j at j (j + 1) / 2)
+   with the whole diagonal dg in double and the bias term gb 11' applied in the products: the
+   bias term can dwarf the kernel part, and a float entry holding both would lose the latter. */
+typedef struct {
+    int n;
+    double *H;
+    float *P;
+    double *dg, gb;
+} sp_nmat;
+
 typedef struct {
     double C1, C2, eps;                 /* penalty psi(x) = C1 x + C2 x^2 / 2; epsilon of the loss */
     double tol, inner_tol, gamma_mult, gamma_max;
@@ -767,6 +781,7 @@ typedef struct {
     int cache;                          /* Newton matrix cache: 1 on, 0 off, -1 with CG */
     int model_rounds;                   /* rounds of the model direction (0: none) */
     int deflate;                        /* ... their CG solves deflated by this many directions */
+    int single;                         /* Newton matrix in single precision (CG, n >= 512) */
     double slack_ratio;                 /* hinge with CG: slack parameter = slack_ratio gamma */
     double inner_rel;                   /* inner tolerance relative to the last gap (0: none) */
     mk_progress *prog;
@@ -775,7 +790,7 @@ typedef struct {
 typedef struct {
     double primal, dual, gap, sumnorm;
     int iter, status, n_active, newton, cgit, cgblock, ls_fail, rejected, floor, rebuilds,
-        model, deflated;
+        model, deflated, single;
     long nprod;
 } sp_result;
 
@@ -825,6 +840,10 @@ typedef struct {
     int stepid;
     /* Newton step */
     double *g, *hl, *D, *tmp, *z, *u, *H, *work, *hc1, *hc2;
+    /* the Newton matrix as the solves see it (H, or its single-precision form with nt_max
+       panels of SP_PANEL x n doubles to sum its columns in) */
+    sp_nmat nm;
+    double *hpan;
     /* cached kernel part of the Newton matrix, G = sum_m gc1[m] K_m (upper triangle; NULL: no
        cache), rebuilt when the weights drift (SP_CACHE_DRIFT); zn, zM: n and M zeros (the kernel
        part alone is built with hl = 0 and hc2 = 0) */
@@ -1027,29 +1046,51 @@ static void sp_norms(sp_state *S)
 
 /* ------------------------------------------------------------------ Newton system */
 
+static double sp_nm_diag(const sp_nmat *A, int i)
+{
+    return A->P ? A->dg[i] : A->H[(size_t) i * A->n + i];
+}
+
+static void sp_nm_set_diag(sp_nmat *A, int i, double v)
+{
+    if (A->P) A->dg[i] = v; else A->H[(size_t) i * A->n + i] = v;
+}
+
+/* entry (i, j), i <= j */
+static double sp_nm_entry(const sp_nmat *A, int i, int j)
+{
+    if (!A->P) return A->H[(size_t) j * A->n + i];
+    return i == j ? A->dg[i] : (double) A->P[(size_t) j * (j + 1) / 2 + i] + A->gb;
+}
+
 /* Columns j0 <= j < j1 of the upper triangle of
-     H = gb 11' + diag(hl) + sum_a c1[a] K_{m_a} + c2[a] w_a w_a'   (w_a = KD column of m_a).
-   Kernels are taken four at a time, so that each H entry is loaded and stored once per four
-   kernel entries, and the columns are cut into panels that stay in cache while every kernel
-   streams through them. Kernel columns come from the store (cb: 4 blocks of scratch for an
-   on-the-fly store, NULL for a dense one). Plain C: safe in OpenMP regions. */
+     H = gb 11' + diag(hl) + sum_a c1[a] K_{m_a} + c2[a] w_a w_a'   (w_a = KD column of m_a)
+   into A (sp_nmat): H itself, or in single precision the part without gb 11' and diag(hl),
+   rounded once per entry, and the whole diagonal in double. Kernels are taken four at a time, so
+   that each H entry is loaded and stored once per four kernel entries, and the columns are cut
+   into panels that stay in cache while every kernel streams through them (single precision:
+   the panel is summed in pan, SP_PANEL x n doubles). Kernel columns come from the store (cb: 4
+   blocks of scratch for an on-the-fly store, NULL for a dense one). Plain C: safe in OpenMP
+   regions. */
+#define SP_PANEL 48
 MK_CLONES
 static void sp_hess_cols(const sp_state *S, int na, const int *act, const double *c1,
-                         const double *c2, double gb, const double *hl, double *H, int j0, int j1,
-                         double *cb)
+                         const double *c2, double gb, const double *hl, const sp_nmat *A,
+                         int j0, int j1, double *cb, double *pan)
 {
     int n = S->n;
     const mk_store *st = S->st;
     size_t scr = S->scr;
     double *b0 = cb, *b1 = cb ? cb + scr : NULL, *b2 = cb ? cb + 2 * scr : NULL,
         *b3 = cb ? cb + 3 * scr : NULL;
-    const int panel = 48;
-    for (int jb = j0; jb < j1; jb += panel) {
-        int je = jb + panel < j1 ? jb + panel : j1;
+    for (int jb = j0; jb < j1; jb += SP_PANEL) {
+        int je = jb + SP_PANEL < j1 ? jb + SP_PANEL : j1;
+        /* column j of the panel at hb + j n */
+        double *hb = A->P ? pan - (size_t) jb * n : A->H;
         for (int j = jb; j < je; j++) {
-            double *hj = H + (size_t) j * n;
-            for (int i = 0; i <= j; i++) hj[i] = gb;
-            hj[j] += hl[j];
+            double *hj = hb + (size_t) j * n, h0 = A->P ? 0.0 : gb;
+            for (int i = 0; i <= j; i++) hj[i] = h0;
+            if (!A->P) hj[j] += hl[j];
         }
         int a = 0;
         for (; a + 4 <= na; a += 4) {
@@ -1058,7 +1099,7 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
                 *w2 = S->KD + (size_t) m2 * n, *w3 = S->KD + (size_t) m3 * n;
             double a0 = c1[a], a1 = c1[a + 1], a2 = c1[a + 2], a3 = c1[a + 3];
             for (int j = jb; j < je; j++) {
-                double *hj = H + (size_t) j * n;
+                double *hj = hb + (size_t) j * n;
                 const double *p0 = mk_store_col(st, m0, j, b0), *p1 = mk_store_col(st, m1, j, b1),
                     *p2 = mk_store_col(st, m2, j, b2), *p3 = mk_store_col(st, m3, j, b3);
                 double e0 = c2[a] * w0[j], e1 = c2[a + 1] * w1[j], e2 = c2[a + 2] * w2[j],
@@ -1074,13 +1115,21 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
             const double *w0 = S->KD + (size_t) m0 * n;
             double a0 = c1[a];
             for (int j = jb; j < je; j++) {
-                double *hj = H + (size_t) j * n;
+                double *hj = hb + (size_t) j * n;
                 const double *p0 = mk_store_col(st, m0, j, b0);
                 double e0 = c2[a] * w0[j];
                 SP_SIMD
                 for (int i = 0; i <= j; i++) hj[i] += a0 * p0[i] + e0 * w0[i];
             }
         }
+        if (A->P)
+            for (int j = jb; j < je; j++) {
+                const double *hj = hb + (size_t) j * n;
+                float *pj = A->P + (size_t) j * (j + 1) / 2;
+                SP_SIMD
+                for (int i = 0; i <= j; i++) pj[i] = (float) hj[i];
+                A->dg[j] = hj[j] + gb + hl[j];
+            }
     }
 }
 
@@ -1094,14 +1143,14 @@ static void sp_tri_cols(int n, int t, int T, int *j0, int *j1)
 
 /* The whole upper triangle; threads take column ranges of equal triangle area. */
 static void sp_hessian(const sp_state *S, int na, const int *act, const double *c1,
-                       const double *c2, double gb, const double *hl, double *H)
+                       const double *c2, double gb, const double *hl, const sp_nmat *A)
 {
     int n = S->n;
     int nt = na > 1 ? sp_threads(S, (double) na * n * n) : 1;
     if (S->st->kind != MK_STORE_DENSE) {
         /* on the fly every column is computed here, which takes long: blocks of panels, with
            a user-interrupt check between blocks (outside the parallel regions) */
-        const int panel = 48, nb = (n + panel - 1) / panel, per = 2 * (nt > 0 ? nt : 1);
+        const int panel = SP_PANEL, nb = (n + panel - 1) / panel, per = 2 * (nt > 0 ? nt : 1);
         double tlast = mk_time();
         for (int b0 = 0; b0 < nb; b0 += per) {
             int b1 = b0 + per < nb ? b0 + per : nb;
@@ -1110,8 +1159,9 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
 #endif
             for (int b = b0; b < b1; b++) {
                 int j0 = b * panel, j1 = j0 + panel < n ? j0 + panel : n;
-                sp_hess_cols(S, na, act, c1, c2, gb, hl, H, j0, j1,
-                             sp_thread_buf(S->hbuf, 4 * S->scr));
+                sp_hess_cols(S, na, act, c1, c2, gb, hl, A, j0, j1,
+                             sp_thread_buf(S->hbuf, 4 * S->scr),
+                             sp_thread_buf(S->hpan, SP_PANEL * n));
             }
             mk_interrupt_every(&tlast, 0.02);
         }
@@ -1124,30 +1174,31 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
             int j0, j1;
             sp_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
             if (j1 > j0)
-                sp_hess_cols(S, na, act, c1, c2, gb, hl, H, j0, j1,
-                             sp_thread_buf(S->hbuf, 4 * S->scr));
+                sp_hess_cols(S, na, act, c1, c2, gb, hl, A, j0, j1,
+                             sp_thread_buf(S->hbuf, 4 * S->scr),
+                             sp_thread_buf(S->hpan, SP_PANEL * n));
         }
         return;
     }
 #endif
     (void) nt;
-    sp_hess_cols(S, na, act, c1, c2, gb, hl, H, 0, n, S->hbuf);
+    sp_hess_cols(S, na, act, c1, c2, gb, hl, A, 0, n, S->hbuf, S->hpan);
 }
 
 /* H = G + gb 11' + diag(hl) + sum_a c2[a] w_a w_a' (upper triangles; w_a = KD column of
    m_a), from the cached kernel part G: one pass over the triangle. Plain C. */
 MK_CLONES
 static void sp_hess_lowrank_cols(const sp_state *S, const double *G, int na, const int *act,
-                                 const double *c2, double gb, const double *hl, double *H,
-                                 int j0, int j1)
+                                 const double *c2, double gb, const double *hl, const sp_nmat *A,
+                                 int j0, int j1, double *col)
 {
     int n = S->n;
     for (int j = j0; j < j1; j++) {
         const double *gj = G + (size_t) j * n;
-        double *hj = H + (size_t) j * n;
+        double *hj = A->P ? col : A->H + (size_t) j * n, h0 = A->P ? 0.0 : gb;
         SP_SIMD
-        for (int i = 0; i <= j; i++) hj[i] = gj[i] + gb;
-        hj[j] += hl[j];
+        for (int i = 0; i <= j; i++) hj[i] = gj[i] + h0;
+        if (!A->P) hj[j] += hl[j];
         for (int a = 0; a < na; a++) {
             const double *w = S->KD + (size_t) act[a] * n;
             double e = c2[a] * w[j];
@@ -1155,11 +1206,17 @@ static void sp_hess_lowrank_cols(const sp_state *S, const double *G, int na, con
             SP_SIMD
             for (int i = 0; i <= j; i++) hj[i] += e * w[i];
         }
+        if (A->P) {
+            float *pj = A->P + (size_t) j * (j + 1) / 2;
+            SP_SIMD
+            for (int i = 0; i <= j; i++) pj[i] = (float) hj[i];
+            A->dg[j] = hj[j] + gb + hl[j];
+        }
     }
 }
 
 static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const int *act,
-                            const double *c2, double gb, const double *hl, double *H)
+                            const double *c2, double gb, const double *hl, const sp_nmat *A)
 {
     int n = S->n;
     int nt = sp_threads(S, (double) (na + 1) * n * n / 2);
@@ -1169,21 +1226,74 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
         {
             int j0, j1;
             sp_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
-            if (j1 > j0) sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, H, j0, j1);
+            if (j1 > j0)
+                sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, A, j0, j1,
+                                     sp_thread_buf(S->hpan, SP_PANEL * n));
         }
         return;
     }
 #endif
     (void) nt;
-    sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, H, 0, n);
+    sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, A, 0, n, S->hpan);
 }
 
 /* ------------------------------------------------------------------ Newton solve */
 
-/* q = H p (upper triangle of H) on nt threads: column ranges of equal triangle area, each
-   thread's part in its own n doubles of qt, summed after */
-static void sp_hv(const double *H, int n, const double *p, double *q, int nt, double *qt)
+/* y[0..j1) = P[, j0..j1) x[j0..j1) as sp_symv_upper_cols, for the packed single-precision
+   triangle P without its diagonal (sp_nmat adds it) */
+MK_CLONES
+static void sp_symv_packed_cols(const float *P, const double *x, double *y, int j0, int j1)
 {
+    for (int i = 0; i < j1; i++) y[i] = 0.0;
+    int j = j0;
+    for (; j + 4 <= j1; j += 4) {
+        const float *a0 = P + (size_t) j * (j + 1) / 2, *a1 = a0 + j + 1, *a2 = a1 + j + 2,
+            *a3 = a2 + j + 3;
+        double p0 = x[j], p1 = x[j + 1], p2 = x[j + 2], p3 = x[j + 3];
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        SP_SIMD_RED(s0, s1, s2, s3)
+        for (int i = 0; i < j; i++) {
+            double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x[i];
+            y[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);
+            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;
+        }
+        double sc[4] = { s0, s1, s2, s3 };
+        for (int c = 0; c < 4; c++) {
+            const float *ac = P + (size_t) (j + c) * (j + c + 1) / 2;
+            double xc = x[j + c];
+            for (int i = j; i < j + c; i++) { y[i] += ac[i] * xc; sc[c] += ac[i] * x[i]; }
+            y[j + c] += sc[c];
+        }
+    }
+    for (; j < j1; j++) {
+        const float *aj = P + (size_t) j * (j + 1) / 2;
+        double xj = x[j], s = 0.0;
+        for (int i = 0; i < j; i++) { y[i] += aj[i] * xj; s += aj[i] * x[i]; }
+        y[j] += s;
+    }
+}
+
+static void sp_nm_cols(const sp_nmat *A, const double *p, double *q, int j0, int j1)
+{
+    if (A->P) sp_symv_packed_cols(A->P, p, q, j0, j1);
+    else sp_symv_upper_cols(A->H, A->n, p, q, j0, j1);
+}
+
+/* q += diag and bias parts of a single-precision Newton matrix */
+static void sp_nm_finish(const sp_nmat *A, const double *p, double *q)
+{
+    if (!A->P) return;
+    int n = A->n;
+    double sp = 0.0;
+    for (int i = 0; i < n; i++) sp += p[i];
+    for (int i = 0; i < n; i++) q[i] += A->gb * (sp - p[i]) + A->dg[i] * p[i];
+}
+
+/* q = H p on nt threads: column ranges of equal triangle area, each thread's part in its own
+   n doubles of qt, summed after */
+static void sp_hv(const sp_nmat *A, const double *p, double *q, int nt, double *qt)
+{
+    int n = A->n;
 #ifdef _OPENMP
     if (nt > 1) {
         int used = 1;
@@ -1193,7 +1303,7 @@ static void sp_hv(const double *H, int n, const double *p, double *q, int nt, do
             sp_tri_cols(n, t, T, &j0, &j1);
             double *qp = qt + (size_t) t * n;
             if (t == 0) used = T;
-            sp_symv_upper_cols(H, n, p, qp, j0, j1);
+            sp_nm_cols(A, p, qp, j0, j1);
             for (int i = j1; i < n; i++) qp[i] = 0.0;
         }
         for (int i = 0; i < n; i++) {
@@ -1201,16 +1311,18 @@ static void sp_hv(const double *H, int n, const double *p, double *q, int nt, do
             for (int t = 0; t < used; t++) v += qt[(size_t) t * n + i];
             q[i] = v;
         }
+        sp_nm_finish(A, p, q);
         return;
     }
 #endif
     (void) nt; (void) qt;
-    sp_symv_upper(H, n, p, q);
+    sp_nm_cols(A, p, q, 0, n);
+    sp_nm_finish(A, p, q);
 }
 
 /* The free block of the preconditioner for this solve: the coordinates with hl = 0, factored
    (or the factor of the previous solve when the coordinates are the same); sets B->nf. */
-static void sp_block_prepare(sp_fblock *B, const double *H, int n, const double *hl)
+static void sp_block_prepare(sp_fblock *B, const sp_nmat *A, int n, const double *hl)
 {
     B->nf = 0;
     if (B->cap <= 0) return;
@@ -1226,9 +1338,8 @@ static void sp_block_prepare(sp_fblock *B, const double *H, int n, const double 
     if (!same) {
         double *F = B->F;
         for (int b = 0; b < nf; b++) {
-            const double *hb = H + (size_t) B->idx[b] * n;
             double *fb = F + (size_t) b * nf;
-            for (int a = 0; a <= b; a++) fb[a] = hb[B->idx[a]];
+            for (int a = 0; a <= b; a++) fb[a] = sp_nm_entry(A, B->idx[a], B->idx[b]);
             fb[b] *= 1.0 + 1e-12;
         }
         int info = 0;
@@ -1355,12 +1466,13 @@ static void sp_defl_project(sp_defl *Df, int n, int kd, const double *z, double 
    hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df (NULL or kmax = 0:
    none): the deflation directions, recorded by this solve and deflating it unless Df->rec,
    which starts a new set. Returns 0 on success. */
-static int sp_solve(double *H, int n, const double *g, double *d, double *work, int cg,
+static int sp_solve(const sp_nmat *A, int n, const double *g, double *d, double *work, int cg,
                     int equil, double gnorm, int *cgit, sp_fblock *B, const double *hl, int nt,
                     double *qt, sp_defl *Df)
 {
     int info = 0;
     const int one = 1;
+    const double *H = A->H;
     if (!cg) {
         /* logistic: symmetric diagonal equilibration (its conjugate makes the diagonal range over
            many orders of magnitude near the boundary). Other losses: no scaling, a ridge relative
@@ -1394,9 +1506,9 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
     /* PCG on the explicit H; deflated, it starts from the Galerkin solution on span W and
        keeps its search directions A-orthogonal to W */
     double *r = work, *z = work + n, *p = work + 2 * n, *q = work + 3 * n, *pre = work + 4 * n;
-    sp_block_prepare(B, H, n, hl);
+    sp_block_prepare(B, A, n, hl);
     for (int i = 0; i < n; i++) {
-        double h = H[(size_t) i * n + i];
+        double h = sp_nm_diag(A, i);
         pre[i] = h > 0.0 ? 1.0 / h : 1.0;
         d[i] = 0.0; r[i] = -g[i];
     }
@@ -1420,7 +1532,7 @@ static int sp_solve(double *H, int n, const double *g, double *d, double *work, 
     double tlast = mk_time();
     for (it = 0; it < maxit; it++) {
         if ((it & 31) == 31) mk_interrupt_every(&tlast, 0.02);   /* long CG solves at large n */
-        sp_hv(H, n, p, q, nt, qt);
+        sp_hv(A, p, q, nt, qt);
         double pq = sp_dot(n, p, q);
         if (!(pq > 0.0)) {
             /* no curvature along the first (preconditioned steepest-descent) direction: H is
@@ -1593,8 +1705,9 @@ static double sp_gradient(sp_state *S)
    kernel on one side only) exceeds SP_CACHE_DRIFT sum_m hc1_m. */
 static void sp_newton_matrix(sp_state *S)
 {
+    S->nm.gb = S->gammab;
     if (!S->G) {
-        sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, S->H);
+        sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, &S->nm);
         return;
     }
     double drift = 0.0, tot = 0.0;
@@ -1604,12 +1717,13 @@ static void sp_newton_matrix(sp_state *S)
         drift += fabs(c - (S->gvalid ? S->gc1[m] : 0.0));
     }
     if (!S->gvalid || drift > SP_CACHE_DRIFT * tot) {
-        sp_hessian(S, S->na, S->act, S->hc1, S->zM, 0.0, S->zn, S->G);
+        sp_nmat Gm = { S->n, S->G, NULL, NULL, 0.0 };
+        sp_hessian(S, S->na, S->act, S->hc1, S->zM, 0.0, S->zn, &Gm);
         for (int m = 0; m < S->M; m++) S->gc1[m] = 0.0;
         for (int a = 0; a < S->na; a++) S->gc1[S->act[a]] = S->hc1[a];
         S->gvalid = 1; S->grefresh++;
     }
-    sp_hess_lowrank(S, S->G, S->na, S->act, S->hc2, S->gammab, S->hl, S->H);
+    sp_hess_lowrank(S, S->G, S->na, S->act, S->hc2, S->gammab, S->hl, &S->nm);
 }
 
 /* ------------------------------------------------------------------ phase: model direction */
@@ -1669,14 +1783,15 @@ static double sp_model_linemin(sp_state *S, const double *x, const double *dd, d
 static void sp_model_direction(sp_state *S)
 {
     int n = S->n;
-    double *H = S->H, *D = S->D, *w = S->mw;
+    sp_nmat *A = &S->nm;
+    double *D = S->D, *w = S->mw;
     double *gl0 = w, *gl1 = w + n, *hl1 = w + 2 * (size_t) n, *hkd = w + 3 * (size_t) n,
         *hkp = w + 4 * (size_t) n, *gm = w + 5 * (size_t) n, *p = w + 6 * (size_t) n,
         *x = w + 7 * (size_t) n, *tmp = w + 8 * (size_t) n, *gl2 = w + 9 * (size_t) n,
         *hd = w + 10 * (size_t) n, *hh = w + 11 * (size_t) n;
     int nt = sp_threads(S, (double) n * n);
     const double *hl = S->hl;
-    for (int i = 0; i < n; i++) hd[i] = H[(size_t) i * n + i];
+    for (int i = 0; i < n; i++) hd[i] = sp_nm_diag(A, i);
     S->L->phi(n, S->y, S->rho, S->aux, S->gsl, S->eps, gl0, NULL);
     /* d = 0: x = rho, grad m (gm) = g; the first direction is the Newton direction */
     memcpy(p, D, sizeof(double) * n);
@@ -1691,14 +1806,14 @@ static void sp_model_direction(sp_state *S)
         if (r > 0) {
             double gn = sqrt(sp_dot(n, gm, gm));
             if (gn <= gtol) break;
-            for (int i = 0; i < n; i++) H[(size_t) i * n + i] = hd[i] - hl[i] + hl1[i];
-            int info = sp_solve(H, n, gm, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt, S->qt,
+            for (int i = 0; i < n; i++) sp_nm_set_diag(A, i, hd[i] - hl[i] + hl1[i]);
+            int info = sp_solve(A, n, gm, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt, S->qt,
                                 &S->df);
-            for (int i = 0; i < n; i++) H[(size_t) i * n + i] = hd[i];
+            for (int i = 0; i < n; i++) sp_nm_set_diag(A, i, hd[i]);
             if (info != 0) break;
             S->nmodel++;
         }
-        sp_hv(H, n, p, hkp, nt, S->qt);
+        sp_hv(A, p, hkp, nt, S->qt);
         for (int i = 0; i < n; i++) hkp[i] -= hl[i] * p[i];
         double a = sp_dot(n, gm, p), b = sp_dot(n, p, hkp);
         if (!(a < 0.0)) break;
@@ -1745,7 +1860,7 @@ static int sp_direction(sp_state *S)
     sp_newton_matrix(S);
     sp_tick(S, 2);
     S->df.rec = S->df.kmax > 0;
-    int info = sp_solve(S->H, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
+    int info = sp_solve(&S->nm, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
                         &S->cgit, &S->fb, S->hl, S->use_cg ? sp_threads(S, (double) n * n) : 1,
                         S->qt, &S->df);
     sp_tick(S, 3);
@@ -2356,8 +2471,21 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.xa = (double *) R_alloc(n, sizeof(double));
     S.hc1 = (double *) R_alloc(M, sizeof(double));
     S.hc2 = (double *) R_alloc(M, sizeof(double));
-    S.H = (double *) R_alloc((size_t) n * n, sizeof(double));
     S.use_cg = o->cg < 0 ? (n >= o->cg_threshold) : o->cg;
+    /* the Newton matrix: in single precision with the CG solve from SP_TRI_MIN rows (its CG
+       products read half the bytes; the exact gradient and line search keep the iterates'
+       accuracy), else H in double */
+    memset(&S.nm, 0, sizeof(S.nm));
+    S.nm.n = n;
+    if (o->single && S.use_cg && n >= SP_TRI_MIN) {
+        S.nm.P = (float *) mk_alloc_huge((size_t) n * (n + 1) / 2 * sizeof(float));
+        S.nm.dg = (double *) R_alloc(n, sizeof(double));
+        S.hpan = (double *) R_alloc((size_t) S.nt_max * SP_PANEL * n, sizeof(double));
+    } else {
+        S.H = (double *) R_alloc((size_t) n * n, sizeof(double));
+        S.hpan = NULL;
+    }
+    S.nm.H = S.H;
     /* the Newton matrix cache: one more n x n matrix */
     if (o->cache > 0 || (o->cache < 0 && S.use_cg)) {
         S.G = (double *) R_alloc((size_t) n * n, sizeof(double));
@@ -2407,6 +2535,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     res->rebuilds = S.G ? S.grefresh : NA_INTEGER;
     res->model = S.mw ? S.nmodel : NA_INTEGER;
     res->deflated = S.df.kmax > 0 ? S.df.used : NA_INTEGER;
+    res->single = S.nm.P != NULL;
     res->ls_fail = S.ls_fail; res->floor = S.nfloor;
     res->nprod = S.nprod; res->rejected = S.nrejected;
     return status;
@@ -2417,7 +2546,8 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
 /* mkc_spicy(store, y, control, init)
    control (named, R/spicy.R): loss (code), C1, C2, eps, tol, maxiter, inner_tol, inner_maxiter,
      nthreads, verbose, cg (-1 auto, 0 Cholesky, 1 CG), cg_threshold, newton_cache (-1 with
-     CG, 0, 1), model_rounds (>= 0), cg_deflate (>= 0), slack_ratio (> 0), inner_rel (>= 0),
+     CG, 0, 1), model_rounds (>= 0), cg_deflate (>= 0), newton_float (0, 1), slack_ratio (> 0),
+     inner_rel (>= 0),
      screening (0: every kernel in the working set; for testing), lazy_screening, gamma0,
      gamma_b, gamma_mult, gamma_max.
    init: NULL (cold start) or a named list alpha (n*M), b, rho (n), aux (2n), gamma (2). */
@@ -2451,6 +2581,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     o.cache = mk_ctl_int(control, "newton_cache");
     o.model_rounds = mk_ctl_int(control, "model_rounds");
     o.deflate = mk_ctl_int(control, "cg_deflate");
+    o.single = mk_ctl_int(control, "newton_float");
     o.slack_ratio = mk_ctl_real(control, "slack_ratio");
     o.inner_rel = mk_ctl_real(control, "inner_rel");
     o.screen = mk_ctl_int(control, "screening");
@@ -2505,7 +2636,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
                                       "gap", "converged", "iterations", "n_active", "sumnorm",
                                       "newton", "cg_iter", "kernel_sweeps", "history", "norms",
                                       "rejected", "cg_block", "floor", "rebuilds", "model",
-                                      "deflated", NULL };
+                                      "deflated", "single", NULL };
     SEXP out = mk_list_new(nm); nprot++;
     SET_VECTOR_ELT(out, 0, alpha);
     SET_VECTOR_ELT(out, 1, ScalarReal(b));
@@ -2530,6 +2661,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     SET_VECTOR_ELT(out, 20, ScalarInteger(res.rebuilds));
     SET_VECTOR_ELT(out, 21, ScalarInteger(res.model));
     SET_VECTOR_ELT(out, 22, ScalarInteger(res.deflated));
+    SET_VECTOR_ELT(out, 23, ScalarLogical(res.single));
     UNPROTECT(nprot);
     return out;
 }

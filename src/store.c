@@ -11,10 +11,6 @@
 #include "mklearn.h"
 #include <math.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#include <stdint.h>
-#endif
 
 /* ------------------------------------------------------------------ reading the R list */
 
@@ -1100,22 +1096,6 @@ void mk_store_normalize_test(const mk_store *s, double *Kt)
             fly_norm(s, m, j, 0, nr, Kt + (size_t) m * nr * n + (size_t) j * nr);
 }
 
-/* Large kernel arrays are touched once, page by page: on Linux ask for transparent huge
-   pages, which makes the first touch several times cheaper. Advice only; errors ignored. */
-static void advise_huge(void *p, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t) 1 << 21;
-    if (bytes < 4 * huge) return;
-    uintptr_t a = ((uintptr_t) p + huge - 1) & ~(huge - 1);
-    uintptr_t e = ((uintptr_t) p + bytes) & ~(huge - 1);
-    if (e > a) (void) madvise((void *) a, e - a, MADV_HUGEPAGE);
-#else
-    (void) p; (void) bytes;
-#endif
-}
-
-
 /* bad[m] = 1 where the per-kernel statistics v (per values each) are not all finite */
 static void flag_nonfinite(const double *v, size_t per, int M, int *bad)
 {
@@ -1144,7 +1124,7 @@ SEXP mkc_store_dense(SEXP store)
     if (st.kind != MK_STORE_FLY) error("only a fly store can be materialised");
     size_t len = (size_t) st.nr * st.n * st.M;
     SEXP K = PROTECT(allocVector(REALSXP, (R_xlen_t) len));
-    advise_huge(REAL(K), len * sizeof(double));
+    mk_advise_huge(REAL(K), len * sizeof(double));
     SEXP dim = PROTECT(allocVector(INTSXP, 3));
     INTEGER(dim)[0] = st.nr; INTEGER(dim)[1] = st.n; INTEGER(dim)[2] = st.M;
     setAttrib(K, R_DimSymbol, dim);

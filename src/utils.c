@@ -10,9 +10,37 @@
 #include <math.h>
 #include <unistd.h>
 #include <stdint.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #ifndef FCONE
 #define FCONE
 #endif
+
+/* ------------------------------------------------------------------ large scratch */
+
+void mk_advise_huge(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t) 1 << 21;
+    if (bytes < 4 * huge) return;
+    uintptr_t a = ((uintptr_t) p + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t) p + bytes) & ~(huge - 1);
+    if (e > a) (void) madvise((void *) a, e - a, MADV_HUGEPAGE);
+#else
+    (void) p; (void) bytes;
+#endif
+}
+
+void *mk_alloc_huge(size_t bytes)
+{
+    /* aligned to a huge page inside the block, so the advice covers all of it */
+    const size_t huge = (size_t) 1 << 21;
+    char *p = R_alloc(bytes + huge, 1);
+    char *a = (char *) (((uintptr_t) p + huge - 1) & ~((uintptr_t) huge - 1));
+    mk_advise_huge(a, bytes);
+    return a;
+}
 
 /* ------------------------------------------------------------------ vectorised exp */
 

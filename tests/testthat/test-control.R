@@ -64,6 +64,10 @@ test_that("mkl_control() refuses bad values and records only what was set", {
   expect_identical(mkl_control(cg = NA)$cg, NA)
   expect_error(mkl_control(cg = "no"), "'cg' must be TRUE or FALSE \\(or NA\\)")
   expect_error(mkl_control(newton_cache = 1), "'newton_cache' must be TRUE or FALSE \\(or NA\\)")
+  for (bad in list(NA, 1, "yes", c(TRUE, FALSE)))
+    expect_error(mkl_control(newton_float = bad), "'newton_float' must be TRUE or FALSE")
+  expect_error(mkl(matrix(rnorm(40), 20), rep(c(-1, 1), 10), method = "simple",
+                   control = mkl_control(newton_float = FALSE)), "newton_float")
   for (nm in c("model_rounds", "cg_deflate")) {
     for (bad in list(-1, 2.5, NA, "5", 1001, c(1, 2)))
       expect_error(do.call(mkl_control, setNames(list(bad), nm)),

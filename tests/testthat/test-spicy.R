@@ -477,6 +477,39 @@ test_that("hinge with CG: deflated model rounds reach the same optimum in fewer 
                               cg = FALSE)$info$cg_deflated))
 })
 
+test_that("hinge with CG from 512 rows: the single-precision Newton matrix reaches the same optimum", {
+  # only the Newton matrix (and so the directions) is single precision: gradient, line search
+  # and gap are exact, so both fits are certified to the same optimum; a wrong matrix (the
+  # bias term, the diagonal or the packed layout) gives poor directions and many more steps
+  d <- spicy_interaction_data(7, n = 560, p = 6, M = 8)
+  K <- d$K; y <- d$y
+  for (C in c(0.005, 0.5)) {
+    fit <- function(...) spicy_fit(K, y, "classification", C, loss = "hinge", tol = 1e-6,
+                                   cg = TRUE, ...)
+    a <- fit(newton_float = FALSE)
+    b <- fit()
+    expect_false(a$info$newton_float)
+    expect_true(b$info$newton_float)
+    for (f in list(a, b)) {
+      expect_true(f$converged)
+      expect_lte(f$info$gap, 1e-6)
+      expect_equal(f$objective, spicy_primal(K, y, f, "hinge", C), tolerance = 1e-10)
+    }
+    expect_equal(b$objective, a$objective, tolerance = 2e-6)
+    expect_lte(b$info$newton_steps, 1.25 * a$info$newton_steps + 2)
+    # with the Newton matrix cache the matrix is single precision too
+    e <- fit(newton_cache = TRUE)
+    expect_true(e$info$newton_float)
+    expect_lte(e$info$gap, 1e-6)
+    expect_equal(e$objective, a$objective, tolerance = 2e-6)
+  }
+  # below 512 rows, or with the Cholesky solve, the matrix stays in double
+  expect_false(spicy_fit(K[1:300, 1:300, ], y[1:300], "classification", 0.5, loss = "hinge",
+                         tol = 1e-3, cg = TRUE)$info$newton_float)
+  expect_false(spicy_fit(K, y, "classification", 0.5, loss = "hinge", tol = 1e-3,
+                         cg = FALSE)$info$newton_float)
+})
+
 test_that("a relaxed inner tolerance cannot stall the outer loop", {
   # inner_rel = 1e6 stops every inner loop after its first Newton step; each outer iteration
   # that does not reduce the gap tightens it tenfold, so the fit still reaches its certificate
