@@ -303,7 +303,7 @@ void *mk_sf_hessian_init(mk_sf_ctx *c)
     w->sv = (int *) R_alloc(n, sizeof(int));
     w->slot = (int *) R_alloc(M, sizeof(int));
     w->cap = M < 1000 ? M : 1000;
-    w->cache = (double *) R_alloc((size_t) M * w->cap, sizeof(double));
+    w->cache = (double *) mk_alloc_huge((size_t) M * w->cap * sizeof(double));
     return w;
 }
 

@@ -170,38 +170,49 @@ static double sp_quad_full(const double *A, int n, const double *v)
 }
 
 /* y[0..j1) = A[, j0..j1) x[j0..j1), the upper triangle of columns j0 <= j < j1 of A (rows of
-   the triangle above them and their transposes: together over a partition of 0..n, y = A x) */
-MK_CLONES
-static void sp_symv_upper_cols(const double *A, int n, const double *x, double *y, int j0,
-                               int j1)
-{
-    for (int i = 0; i < j1; i++) y[i] = 0.0;
-    int j = j0;
-    for (; j + 4 <= j1; j += 4) {
-        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
-        double p0 = x[j], p1 = x[j + 1], p2 = x[j + 2], p3 = x[j + 3];
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        SP_SIMD_RED(s0, s1, s2, s3)
-        for (int i = 0; i < j; i++) {
-            double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x[i];
-            y[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);
-            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;
-        }
-        double sc[4] = { s0, s1, s2, s3 };
-        for (int c = 0; c < 4; c++) {
-            const double *ac = A + (size_t) (j + c) * n;
-            double xc = x[j + c];
-            for (int i = j; i < j + c; i++) { y[i] += ac[i] * xc; sc[c] += ac[i] * x[i]; }
-            y[j + c] += sc[c] + ac[j + c] * xc;
-        }
-    }
-    for (; j < j1; j++) {
-        const double *aj = A + (size_t) j * n;
-        double xj = x[j], s = 0.0;
-        for (int i = 0; i < j; i++) { y[i] += aj[i] * xj; s += aj[i] * x[i]; }
-        y[j] += s + aj[j] * xj;
-    }
+   the triangle above them and their transposes: together over a partition of 0..n, y = A x).
+   One template for two storages: COL(j) points to rows 0..j of column j (type T), and DIAG(aj,
+   j, xj) is the diagonal term (a packed single-precision Newton matrix keeps its diagonal apart,
+   see sp_nmat). */
+#define SP_SYMV_COLS(NAME, T, COL, DIAG)                                                     \
+MK_CLONES                                                                                   \
+static void NAME(const T *A, int n, const double *x, double *y, int j0, int j1)              \
+{                                                                                           \
+    (void) n;                                                                               \
+    for (int i = 0; i < j1; i++) y[i] = 0.0;                                                \
+    int j = j0;                                                                             \
+    for (; j + 4 <= j1; j += 4) {                                                           \
+        const T *a0 = COL(j), *a1 = COL(j + 1), *a2 = COL(j + 2), *a3 = COL(j + 3);         \
+        double p0 = x[j], p1 = x[j + 1], p2 = x[j + 2], p3 = x[j + 3];                      \
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;                                      \
+        SP_SIMD_RED(s0, s1, s2, s3)                                                         \
+        for (int i = 0; i < j; i++) {                                                       \
+            double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x[i];                \
+            y[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);                              \
+            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;                         \
+        }                                                                                   \
+        double sc[4] = { s0, s1, s2, s3 };                                                  \
+        for (int c = 0; c < 4; c++) {                                                       \
+            const T *ac = COL(j + c);                                                       \
+            double xc = x[j + c];                                                           \
+            for (int i = j; i < j + c; i++) { y[i] += ac[i] * xc; sc[c] += ac[i] * x[i]; }  \
+            y[j + c] += sc[c] DIAG(ac, j + c, xc);                                          \
+        }                                                                                   \
+    }                                                                                       \
+    for (; j < j1; j++) {                                                                   \
+        const T *aj = COL(j);                                                               \
+        double xj = x[j], s = 0.0;                                                          \
+        for (int i = 0; i < j; i++) { y[i] += aj[i] * xj; s += aj[i] * x[i]; }              \
+        y[j] += s DIAG(aj, j, xj);                                                          \
+    }                                                                                       \
 }
+#define SP_COL_FULL(j) (A + (size_t) (j) * n)
+#define SP_COL_PACKED(j) (A + (size_t) (j) * ((j) + 1) / 2)
+#define SP_DIAG_IN(a, j, x) + (a)[j] * (x)
+#define SP_DIAG_APART(a, j, x)
+SP_SYMV_COLS(sp_symv_upper_cols, double, SP_COL_FULL, SP_DIAG_IN)
+/* the packed single-precision triangle without its diagonal */
+SP_SYMV_COLS(sp_symv_packed_cols, float, SP_COL_PACKED, SP_DIAG_APART)
 
 /* y = A x, upper triangle of A */
 static void sp_symv_upper(const double *A, int n, const double *x, double *y)
@@ -1239,43 +1250,9 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
 
 /* ------------------------------------------------------------------ Newton solve */
 
-/* y[0..j1) = P[, j0..j1) x[j0..j1) as sp_symv_upper_cols, for the packed single-precision
-   triangle P without its diagonal (sp_nmat adds it) */
-MK_CLONES
-static void sp_symv_packed_cols(const float *P, const double *x, double *y, int j0, int j1)
-{
-    for (int i = 0; i < j1; i++) y[i] = 0.0;
-    int j = j0;
-    for (; j + 4 <= j1; j += 4) {
-        const float *a0 = P + (size_t) j * (j + 1) / 2, *a1 = a0 + j + 1, *a2 = a1 + j + 2,
-            *a3 = a2 + j + 3;
-        double p0 = x[j], p1 = x[j + 1], p2 = x[j + 2], p3 = x[j + 3];
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        SP_SIMD_RED(s0, s1, s2, s3)
-        for (int i = 0; i < j; i++) {
-            double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x[i];
-            y[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);
-            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;
-        }
-        double sc[4] = { s0, s1, s2, s3 };
-        for (int c = 0; c < 4; c++) {
-            const float *ac = P + (size_t) (j + c) * (j + c + 1) / 2;
-            double xc = x[j + c];
-            for (int i = j; i < j + c; i++) { y[i] += ac[i] * xc; sc[c] += ac[i] * x[i]; }
-            y[j + c] += sc[c];
-        }
-    }
-    for (; j < j1; j++) {
-        const float *aj = P + (size_t) j * (j + 1) / 2;
-        double xj = x[j], s = 0.0;
-        for (int i = 0; i < j; i++) { y[i] += aj[i] * xj; s += aj[i] * x[i]; }
-        y[j] += s;
-    }
-}
-
 static void sp_nm_cols(const sp_nmat *A, const double *p, double *q, int j0, int j1)
 {
-    if (A->P) sp_symv_packed_cols(A->P, p, q, j0, j1);
+    if (A->P) sp_symv_packed_cols(A->P, A->n, p, q, j0, j1);
     else sp_symv_upper_cols(A->H, A->n, p, q, j0, j1);
 }
 
@@ -2447,15 +2424,16 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.flag = (int *) R_alloc(M, sizeof(int));
     S.stamp = (int *) R_alloc(M, sizeof(int));
     S.act = (int *) R_alloc(M, sizeof(int));
-    S.Ka = (double *) R_alloc(nM, sizeof(double));
-    S.Kr = (double *) R_alloc(nM, sizeof(double));
-    S.KD = (double *) R_alloc(nM, sizeof(double));
-    S.REF = (double *) R_alloc(nM, sizeof(double));
+    /* n x M arrays: huge pages where the system gives them (first touch, see mk_alloc_huge) */
+    S.Ka = (double *) mk_alloc_huge(nM * sizeof(double));
+    S.Kr = (double *) mk_alloc_huge(nM * sizeof(double));
+    S.KD = (double *) mk_alloc_huge(nM * sizeof(double));
+    S.REF = (double *) mk_alloc_huge(nM * sizeof(double));
     S.nref = (double *) R_alloc(M, sizeof(double));
     S.rmean = (double *) R_alloc(M, sizeof(double));
     S.rc2 = (double *) R_alloc(M, sizeof(double));
     S.rt = (double *) R_alloc(M, sizeof(double));
-    S.K1 = (double *) R_alloc(nM, sizeof(double));
+    S.K1 = (double *) mk_alloc_huge(nM * sizeof(double));
     S.sqL = (double *) R_alloc(M, sizeof(double));
     S.s1 = (double *) R_alloc(M, sizeof(double));
     S.anorm = (double *) R_alloc(M, sizeof(double));
@@ -2482,7 +2460,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
         S.nm.dg = (double *) R_alloc(n, sizeof(double));
         S.hpan = (double *) R_alloc((size_t) S.nt_max * SP_PANEL * n, sizeof(double));
     } else {
-        S.H = (double *) R_alloc((size_t) n * n, sizeof(double));
+        S.H = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
         S.hpan = NULL;
     }
     S.nm.H = S.H;

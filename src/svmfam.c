@@ -389,10 +389,12 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     const int n = st->n, M = st->M;
     const size_t nn = (size_t) n * n;
     sf_drv *w = (sf_drv *) R_alloc(1, sizeof(sf_drv));
-    w->Kd = (double *) R_alloc(nn, sizeof(double));
-    w->B = s->line ? (double *) R_alloc(nn, sizeof(double)) : NULL;
-    w->KD = s->line ? (double *) R_alloc(nn, sizeof(double)) : NULL;
-    w->KD2 = s->line ? (double *) R_alloc(nn, sizeof(double)) : NULL;
+    /* n x n and n x M scratch: huge pages where the system gives them (mk_alloc_huge) */
+    const size_t nnb = nn * sizeof(double);
+    w->Kd = (double *) mk_alloc_huge(nnb);
+    w->B = s->line ? (double *) mk_alloc_huge(nnb) : NULL;
+    w->KD = s->line ? (double *) mk_alloc_huge(nnb) : NULL;
+    w->KD2 = s->line ? (double *) mk_alloc_huge(nnb) : NULL;
     w->grad = (double *) R_alloc(n, sizeof(double));
     w->ya = (double *) R_alloc(n, sizeof(double));
     w->nth2 = mk_threads_for(o->nthreads, (double) nn);
@@ -404,8 +406,8 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     w->nscreened = 0;
     if (w->screen) {
         size_t nM = (size_t) n * M;
-        w->R = (double *) R_alloc(nM, sizeof(double));
-        w->KR = (double *) R_alloc(nM, sizeof(double));
+        w->R = (double *) mk_alloc_huge(nM * sizeof(double));
+        w->KR = (double *) mk_alloc_huge(nM * sizeof(double));
         w->nr2 = (double *) R_alloc(M, sizeof(double));
         w->s1 = (double *) R_alloc(M, sizeof(double));
         w->lc = (double *) R_alloc(M, sizeof(double));

@@ -34,8 +34,10 @@ void mk_advise_huge(void *p, size_t bytes)
 
 void *mk_alloc_huge(size_t bytes)
 {
-    /* aligned to a huge page inside the block, so the advice covers all of it */
+    /* aligned to a huge page inside the block, so the advice covers all of it (small blocks,
+       which get no advice, are not padded) */
     const size_t huge = (size_t) 1 << 21;
+    if (bytes < 4 * huge) return R_alloc(bytes > 0 ? bytes : 1, 1);
     char *p = R_alloc(bytes + huge, 1);
     char *a = (char *) (((uintptr_t) p + huge - 1) & ~((uintptr_t) huge - 1));
     mk_advise_huge(a, bytes);
