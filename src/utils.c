@@ -19,13 +19,15 @@
 
 /* ------------------------------------------------------------------ large scratch */
 
+#define MK_HUGE ((uintptr_t) 1 << 21)   /* a transparent huge page */
+#define MK_HUGE_MIN (4 * MK_HUGE)       /* smaller blocks get no advice */
+
 void mk_advise_huge(void *p, size_t bytes)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t) 1 << 21;
-    if (bytes < 4 * huge) return;
-    uintptr_t a = ((uintptr_t) p + huge - 1) & ~(huge - 1);
-    uintptr_t e = ((uintptr_t) p + bytes) & ~(huge - 1);
+    if (bytes < MK_HUGE_MIN) return;
+    uintptr_t a = ((uintptr_t) p + MK_HUGE - 1) & ~(MK_HUGE - 1);
+    uintptr_t e = ((uintptr_t) p + bytes) & ~(MK_HUGE - 1);
     if (e > a) (void) madvise((void *) a, e - a, MADV_HUGEPAGE);
 #else
     (void) p; (void) bytes;
@@ -36,10 +38,9 @@ void *mk_alloc_huge(size_t bytes)
 {
     /* aligned to a huge page inside the block, so the advice covers all of it (small blocks,
        which get no advice, are not padded) */
-    const size_t huge = (size_t) 1 << 21;
-    if (bytes < 4 * huge) return R_alloc(bytes > 0 ? bytes : 1, 1);
-    char *p = R_alloc(bytes + huge, 1);
-    char *a = (char *) (((uintptr_t) p + huge - 1) & ~((uintptr_t) huge - 1));
+    if (bytes < MK_HUGE_MIN) return R_alloc(bytes > 0 ? bytes : 1, 1);
+    char *p = R_alloc(bytes + MK_HUGE, 1);
+    char *a = (char *) (((uintptr_t) p + MK_HUGE - 1) & ~(MK_HUGE - 1));
     mk_advise_huge(a, bytes);
     return a;
 }
