@@ -1084,6 +1084,18 @@ static double sp_nm_entry(const sp_nmat *A, int i, int j)
    blocks of scratch for an on-the-fly store, NULL for a dense one). Plain C: safe in OpenMP
    regions. */
 #define SP_PANEL 48
+
+/* column j of a single-precision Newton matrix from hj, its kernel part summed in double:
+   rounded once into the packed triangle, the whole diagonal (with gb and hl) kept in double */
+static inline void sp_nm_store_col(const sp_nmat *A, int j, const double *hj, double gb,
+                                   const double *hl)
+{
+    float *pj = A->P + (size_t) j * (j + 1) / 2;
+    SP_SIMD
+    for (int i = 0; i <= j; i++) pj[i] = (float) hj[i];
+    A->dg[j] = hj[j] + gb + hl[j];
+}
+
 MK_CLONES
 static void sp_hess_cols(const sp_state *S, int na, const int *act, const double *c1,
                          const double *c2, double gb, const double *hl, const sp_nmat *A,
@@ -1134,13 +1146,7 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
             }
         }
         if (A->P)
-            for (int j = jb; j < je; j++) {
-                const double *hj = hb + (size_t) j * n;
-                float *pj = A->P + (size_t) j * (j + 1) / 2;
-                SP_SIMD
-                for (int i = 0; i <= j; i++) pj[i] = (float) hj[i];
-                A->dg[j] = hj[j] + gb + hl[j];
-            }
+            for (int j = jb; j < je; j++) sp_nm_store_col(A, j, hb + (size_t) j * n, gb, hl);
     }
 }
 
@@ -1217,12 +1223,7 @@ static void sp_hess_lowrank_cols(const sp_state *S, const double *G, int na, con
             SP_SIMD
             for (int i = 0; i <= j; i++) hj[i] += e * w[i];
         }
-        if (A->P) {
-            float *pj = A->P + (size_t) j * (j + 1) / 2;
-            SP_SIMD
-            for (int i = 0; i <= j; i++) pj[i] = (float) hj[i];
-            A->dg[j] = hj[j] + gb + hl[j];
-        }
+        if (A->P) sp_nm_store_col(A, j, hj, gb, hl);
     }
 }
 
@@ -2466,7 +2467,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.nm.H = S.H;
     /* the Newton matrix cache: one more n x n matrix */
     if (o->cache > 0 || (o->cache < 0 && S.use_cg)) {
-        S.G = (double *) R_alloc((size_t) n * n, sizeof(double));
+        S.G = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
         S.gc1 = (double *) R_alloc(M, sizeof(double));
         S.zn = (double *) R_alloc(n, sizeof(double));
         S.zM = (double *) R_alloc(M, sizeof(double));
