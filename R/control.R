@@ -132,7 +132,9 @@
 #'     fixed `inner_tol`; the certified gap is exact either way),
 #'     `screening`, `lazy_screening` (kernel screening;
 #'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
-#'     starts at `gamma_scale / C`, `gamma_scale` = 5), `gamma_mult` (their growth factor, 10,
+#'     starts at `gamma_scale / C`, `gamma_scale` = 5, times `(n / 500)^0.75` for `n > 500`
+#'     observations, so that large problems need about as many outer iterations as small ones),
+#'     `gamma_mult` (their growth factor, 10,
 #'     applied after each outer iteration whose inner Newton loop converged, and after at most
 #'     two unconverged ones in a row), `gamma_max` (1e8), `warm_shrink` (a warm start resumes at the previous final gamma divided
 #'     by this, 100).

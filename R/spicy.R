@@ -26,7 +26,8 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   (hinge with CG: slack proximal parameter / gamma), inner_rel (inner tolerance relative to
 #   the last absolute gap; 0 = inner_tol only), gamma, gamma_b (initial
 #   proximal parameters), gamma_mult (their growth
-#   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1),
+#   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1,
+#   times (n / 500)^0.75 above 500 observations),
 #   warm_shrink (a warm start resumes at the previous fit's final gamma divided by this),
 #   screening (FALSE keeps every kernel in the Newton working set: for testing only),
 #   lazy_screening (TRUE: kernels outside the working set are screened on the step the line
@@ -34,12 +35,22 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 # Initial gamma: with alpha = 0 a kernel is active when ||rho||_{K_m} > C1, and the first Newton
 # problems penalise the excess with weight gamma: gamma C1 sets how far rho overshoots the
 # C1-balls, hence the size of the first active set, so gamma starts at gamma_scale / C1 (10
-# without a threshold, C1 = 0).
+# without a threshold, C1 = 0). Above spicy_gamma_n0 observations it is scaled by
+# (n / spicy_gamma_n0)^spicy_gamma_pow: the proximal point method's relative gap after a
+# schedule of gammas is bounded by ||alpha* - alpha0||^2 / (P* sum(gamma)), and on ringnorm
+# draws (20 random kernels, hinge, C = 0.005 / 0.05 / 0.5) that ratio ||alpha*||^2 / P* grows
+# like n^0.6-0.7 (x 2.1-2.6 from n = 500 to 2000). With a fixed gamma_scale the fits at n =
+# 1000-2000 needed a fifth outer iteration (a fifth inner loop of 6-7 Newton steps) where
+# n = 500 needed four; see DEVELOPERS.md (issue 12, thirteenth attempt).
 # Warm start: `init` is the `state` of a previous fit_spicy() result with the same loss and sizes
 # (alpha, b, rho, slack variables, gamma); any C or penalty may differ.
 # Kernel weights: block 1-norm d_m = ||alpha_m||_{K_m} / sum_l ||alpha_l||_{K_l}; elastic net
 # d_m proportional to ||f_m|| / ((1 - lambda) + lambda ||f_m||) (Tomioka & Suzuki, Table 1),
 # normalised to sum 1. If every block is zero, the weights are uniform (1 / M).
+spicy_gamma_n0 <- 500
+spicy_gamma_pow <- 0.75
+spicy_gamma_size <- function(n) max(1, n / spicy_gamma_n0)^spicy_gamma_pow
+
 fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   store <- as_store(store)
   control <- method_control("spicy", control)
@@ -61,7 +72,8 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   C2 <- if (penalty == "l1") 0 else C * lambda
   # initial kernel proximal parameter, unless given (see above)
   gamma <- as.double(control[["gamma"]])
-  if (is.na(gamma)) gamma <- if (C1 > 0) control[["gamma_scale"]] / C1 else 10
+  if (is.na(gamma))
+    gamma <- if (C1 > 0) control[["gamma_scale"]] * spicy_gamma_size(n) / C1 else 10
   cg <- control[["cg"]]
   cache <- control[["newton_cache"]]
   ctl <- list(loss = spicy_loss_codes[[loss]], C1 = C1, C2 = C2,

@@ -374,6 +374,23 @@ test_that("the default initial gamma is gamma_scale / C and reaches the same opt
   }
 })
 
+test_that("above 500 observations the default initial gamma grows like n^0.75", {
+  set.seed(29)
+  n <- 720; p <- 4
+  x <- matrix(rnorm(n * p), n)
+  K <- spicy_kernels(x, spicy_random_specs(p, 3))
+  y <- ifelse(x[, 1] - x[, 2] + 0.5 * rnorm(n) > 0, 1, -1)
+  C <- 0.05
+  a <- spicy_fit(K, y, "classification", C, maxiter = 1L, gamma_mult = 1)
+  expect_equal(a$state$gamma[1], 5 * (n / 500)^0.75 / C)
+  # the first 500 rows keep gamma_scale / C
+  b <- spicy_fit(K[1:500, 1:500, ], y[1:500], "classification", C, maxiter = 1L, gamma_mult = 1)
+  expect_equal(b$state$gamma[1], 5 / C)
+  # an explicit gamma is taken as given
+  d <- spicy_fit(K, y, "classification", C, maxiter = 1L, gamma_mult = 1, gamma = 7)
+  expect_equal(d$state$gamma[1], 7)
+})
+
 test_that("conjugate-gradient and Cholesky Newton solves give the same fit", {
   set.seed(19)
   n <- 60; p <- 4
