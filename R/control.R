@@ -13,7 +13,7 @@
   spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
                cg = NA, cg_threshold = 250L, newton_cache = FALSE, model_rounds = 5L,
                cg_deflate = 32L, newton_float = TRUE,
-               slack_ratio = 0.01, inner_rel = 0.1,
+               slack_ratio = 0.01, inner_rel = 0.1, svm_dual = TRUE,
                screening = TRUE,
                lazy_screening = TRUE,
                gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8,
@@ -129,7 +129,10 @@
 #'     with `P - D` the absolute duality gap of the previous outer iteration or of the starting
 #'     point: far from the optimum the inner problems need not be solved to `inner_tol`; 0.1,
 #'     tightened tenfold after any outer iteration that does not reduce the gap, and 0 for the
-#'     fixed `inner_tol`; the certified gap is exact either way),
+#'     fixed `inner_tol`; the certified gap is exact either way), `svm_dual` (hinge loss with
+#'     the block 1-norm: when the certified gap is above `tol` by at most a factor of 2, a second
+#'     dual point is tried, the SVM dual on the kernels combined with the current weights, and the
+#'     better one certifies; it often saves the last outer iteration; `TRUE`),
 #'     `screening`, `lazy_screening` (kernel screening;
 #'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
 #'     starts at `gamma_scale / C`, `gamma_scale` = 5, times `(n / 500)^0.75` for `n > 500`
@@ -233,7 +236,7 @@ check_control_values <- function(s) {
       stop(sprintf("'%s' must be a whole number from 0 to 1000", nm), call. = FALSE)
     s[[nm]] <- as.integer(v)
   }
-  for (nm in c("screening", "lazy_screening")) flag(nm)
+  for (nm in c("screening", "lazy_screening", "svm_dual")) flag(nm)
   if (!is.null(s[["verbose"]])) {
     v <- s[["verbose"]]
     if (!(is.logical(v) || is.numeric(v)) || length(v) != 1L || is.na(v) || v < 0 || v != round(v))

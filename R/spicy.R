@@ -24,7 +24,8 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   (directions kept to deflate the model rounds' CG solves; 0 = none), newton_float (the
 #   Newton matrix in single precision with CG from 512 observations), slack_ratio
 #   (hinge with CG: slack proximal parameter / gamma), inner_rel (inner tolerance relative to
-#   the last absolute gap; 0 = inner_tol only), gamma, gamma_b (initial
+#   the last absolute gap; 0 = inner_tol only), svm_dual (hinge, block 1-norm: an SVM dual
+#   point on the weighted kernel sum when tol < gap <= 2 tol), gamma, gamma_b (initial
 #   proximal parameters), gamma_mult (their growth
 #   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1,
 #   times (n / 500)^0.75 above 500 observations),
@@ -90,6 +91,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               newton_float = as.integer(isTRUE(control[["newton_float"]])),
               slack_ratio = as.double(control[["slack_ratio"]]),
               inner_rel = as.double(control[["inner_rel"]]),
+              svm_dual = as.integer(isTRUE(control[["svm_dual"]])),
               screening = as.integer(isTRUE(control[["screening"]])),
               lazy_screening = as.integer(isTRUE(control[["lazy_screening"]])),
               gamma0 = gamma, gamma_b = as.double(control[["gamma_b"]]),
@@ -131,5 +133,6 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
                    kernel_sweeps = r$kernel_sweeps, inner_unsolved = r$rejected,
                    inner_floor = r$floor, newton_rebuilds = r$rebuilds,
                    model_rounds = r$model, cg_deflated = r$deflated,
+                   svm_dual = stats::setNames(r$svm_dual, c("tried", "better")),
                    newton_float = r$single))
 }

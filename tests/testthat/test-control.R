@@ -61,6 +61,7 @@ test_that("mkl_control() refuses bad values and records only what was set", {
     expect_error(mkl_control(verbose = bad), "'verbose' must be TRUE, FALSE or a trace level")
   expect_error(mkl_control(screening = 1), "'screening' must be TRUE or FALSE")
   expect_error(mkl_control(lazy_screening = c(TRUE, FALSE)), "'lazy_screening'")
+  expect_error(mkl_control(svm_dual = NA), "'svm_dual' must be TRUE or FALSE")
   expect_identical(mkl_control(cg = NA)$cg, NA)
   expect_error(mkl_control(cg = "no"), "'cg' must be TRUE or FALSE \\(or NA\\)")
   expect_error(mkl_control(newton_cache = 1), "'newton_cache' must be TRUE or FALSE \\(or NA\\)")

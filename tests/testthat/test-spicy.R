@@ -391,6 +391,38 @@ test_that("above 500 observations the default initial gamma grows like n^0.75", 
   expect_equal(d$state$gamma[1], 7)
 })
 
+test_that("an SVM dual point certifies a gap just above tol (hinge, block 1-norm)", {
+  skip_if_not_installed("mlbench")
+  set.seed(10)
+  ks <- random_kernels(6, p = 5)
+  d <- mlbench::mlbench.ringnorm(150, d = 5)
+  fit <- function(...) suppressWarnings(mkl(d$x, d$classes, kernels = ks, method = "spicy",
+                                            C = 1, loss = "hinge", ...))
+  a <- fit()
+  b <- fit(control = mkl_control(svm_dual = FALSE))
+  opt <- fit(control = mkl_control(tol = 1e-7, svm_dual = FALSE))
+  expect_true(a$converged && b$converged && opt$converged)
+  # after three outer iterations the projected rho certifies a gap in (tol, 2 tol]; the SVM on
+  # the kernels combined with the current weights gives a better dual point, which certifies
+  expect_identical(a$info$svm_dual, c(tried = 1L, better = 1L))
+  expect_identical(b$info$svm_dual, c(tried = 0L, better = 0L))
+  expect_lt(a$iterations, b$iterations)
+  expect_lte(a$info$gap, 0.01)
+  expect_gt(b$history$gap[a$iterations], 0.01)
+  # the certificate: that dual point is feasible (weak duality against the optimum) and the
+  # primal it certifies is within the gap of the optimum
+  expect_lte(a$info$dual, opt$objective * (1 + 1e-9))
+  expect_gt(a$info$dual, b$history$dual[a$iterations])
+  expect_lte(a$objective - opt$objective, 0.01 * a$objective)
+  # not tried for other losses or penalties, nor below tol
+  g <- suppressWarnings(mkl(d$x, d$classes, kernels = ks, method = "spicy", C = 1,
+                            loss = "logistic"))
+  expect_identical(g$info$svm_dual[["tried"]], 0L)
+  e <- suppressWarnings(mkl(d$x, d$classes, kernels = ks, method = "spicy", C = 1,
+                            loss = "hinge", penalty = "elasticnet", lambda = 0.5))
+  expect_identical(e$info$svm_dual[["tried"]], 0L)
+})
+
 test_that("conjugate-gradient and Cholesky Newton solves give the same fit", {
   set.seed(19)
   n <- 60; p <- 4
