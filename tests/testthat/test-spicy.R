@@ -375,11 +375,9 @@ test_that("the default initial gamma is gamma_scale / C and reaches the same opt
 })
 
 test_that("above 500 observations the default initial gamma grows like n^0.75", {
-  set.seed(29)
-  n <- 720; p <- 4
-  x <- matrix(rnorm(n * p), n)
-  K <- spicy_kernels(x, spicy_random_specs(p, 3))
-  y <- ifelse(x[, 1] - x[, 2] + 0.5 * rnorm(n) > 0, 1, -1)
+  n <- 720
+  d <- spicy_interaction_data(29, n, 4, 3)
+  K <- d$K; y <- d$y
   C <- 0.05
   a <- spicy_fit(K, y, "classification", C, maxiter = 1L, gamma_mult = 1)
   expect_equal(a$state$gamma[1], 5 * (n / 500)^0.75 / C)
