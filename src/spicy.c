@@ -871,10 +871,10 @@ typedef struct {
        taken */
     double *mw;
     int nmodel;
-    /* SVM dual points (sp_svm_dual): the combined kernel (n x n), alpha and gradient (2n), the
-       kernels' weights and indices; tried, and certifying better than the projected rho */
+    /* SVM dual points (sp_svm_dual): the combined kernel (n x n), alpha, gradient and dual point
+       (3n), the kernels' weights (M); tried, and certifying better than the projected rho */
     double *Kd, *sva, *svw;
-    int *svk, nsvm, nsvm_won;
+    int nsvm, nsvm_won;
     int *act, na, cnt, use_cg, nhold;
     sp_fblock fb;
     sp_defl df;
@@ -2329,23 +2329,6 @@ static void sp_dual_gap(sp_state *S)
     sp_dual_gap_at(S, NULL);
 }
 
-/* Kd = sum_k w[k] K_{idx[k]}, whole columns j0 <= j < j1 (through the store) */
-static void sp_kd_cols(const sp_state *S, int nk, const int *idx, const double *w, double *Kd,
-                       int j0, int j1, double *buf)
-{
-    int n = S->n;
-    for (int j = j0; j < j1; j++) {
-        double *kj = Kd + (size_t) j * n;
-        memset(kj, 0, sizeof(double) * n);
-        for (int k = 0; k < nk; k++) {
-            const double *p = mk_store_col(S->st, idx[k], j, buf);
-            double wk = w[k];
-            SP_SIMD
-            for (int i = 0; i < n; i++) kj[i] += wk * p[i];
-        }
-    }
-}
-
 /* A second dual point for the hinge loss with the block 1-norm, tried when the gap is just above
    tol: the dual of the SVM on the combined kernel sum_m d_m K_m with the current weights d_m =
    ||f_m|| / sum_l ||f_l|| and C_svm = sum_l ||f_l|| / C1 (at the optimum, the MKL dual point is
@@ -2354,8 +2337,8 @@ static void sp_kd_cols(const sp_state *S, int nk, const int *idx, const double *
    C1-balls. The better of the two dual values is kept. The projected rho loses most where a few
    active kernels overshoot their C1-ball: bench-spicy's seed-1 data (ringnorm N = 2000, 20
    kernels, C = 0.5), after four outer iterations, gap 1.06e-2 -> 4.0e-3 (tol 0.01), which saves
-   the fifth outer iteration. Cost: the combined kernel (a pass over the active kernels and an
-   n x n matrix, allocated on first use) and the SMO. */
+   the fifth outer iteration. Cost: the combined kernel (mk_store_combine: a pass over the active
+   kernels into an n x n matrix, allocated on first use) and the SMO. */
 static void sp_svm_dual(sp_state *S)
 {
     int n = S->n, M = S->M;
@@ -2363,26 +2346,15 @@ static void sp_svm_dual(sp_state *S)
         S->Kd = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
         S->sva = (double *) R_alloc(3 * (size_t) n, sizeof(double));
         S->svw = (double *) R_alloc(M, sizeof(double));
-        S->svk = (int *) R_alloc(M, sizeof(int));
     }
     int nk = 0;
-    for (int m = 0; m < M; m++)
-        if (S->anz[m]) { S->svk[nk] = m; S->svw[nk] = S->anorm[m] / S->sumnorm; nk++; }
+    for (int m = 0; m < M; m++) {
+        S->svw[m] = S->anz[m] ? S->anorm[m] / S->sumnorm : 0.0;
+        nk += S->anz[m] != 0;
+    }
     if (nk == 0) return;
     S->nsvm++;
-    int nt = sp_threads(S, (double) nk * n * n);
-    (void) nt;
-#ifdef _OPENMP
-    if (nt > 1) {
-#pragma omp parallel num_threads(nt)
-        {
-            int t = omp_get_thread_num(), T = omp_get_num_threads();
-            int j0 = (int) ((long) n * t / T), j1 = (int) ((long) n * (t + 1) / T);
-            sp_kd_cols(S, nk, S->svk, S->svw, S->Kd, j0, j1, sp_thread_buf(S->kbuf, S->scr));
-        }
-    } else
-#endif
-        sp_kd_cols(S, nk, S->svk, S->svw, S->Kd, 0, n, S->kbuf);
+    mk_store_combine(S->st, S->svw, S->Kd);
     S->nprod += nk;
     double csvm = S->sumnorm / S->C1, *a = S->sva, *g = S->sva + n, *u = S->sva + 2 * (size_t) n;
     for (int i = 0; i < n; i++) {
