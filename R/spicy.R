@@ -45,6 +45,9 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 # n = 500 needed four; see DEVELOPERS.md (issue 12, thirteenth attempt).
 # Warm start: `init` is the `state` of a previous fit_spicy() result with the same loss and sizes
 # (alpha, b, rho, slack variables, gamma); any C or penalty may differ.
+# info$kernel_bounds (M x 2): the screening constants of each kernel from the solver's first
+# sweep, sqrt(1'K_m 1) and an upper bound of sqrt(lambda_max(P K_m P)) (P the centring projection:
+# the smallest of the trace, the Frobenius norm and the Gershgorin bound of P K_m P).
 # Kernel weights: block 1-norm d_m = ||alpha_m||_{K_m} / sum_l ||alpha_l||_{K_l}; elastic net
 # d_m proportional to ||f_m|| / ((1 - lambda) + lambda ||f_m||) (Tomioka & Suzuki, Table 1),
 # normalised to sum 1. If every block is zero, the weights are uniform (1 / M).
@@ -134,5 +137,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
                    inner_floor = r$floor, newton_rebuilds = r$rebuilds,
                    model_rounds = r$model, cg_deflated = r$deflated,
                    svm_dual = stats::setNames(r$svm_dual, c("tried", "better")),
-                   newton_float = r$single))
+                   newton_float = r$single,
+                   kernel_bounds = structure(r$kernel_bounds,
+                                             dimnames = list(NULL, c("sqrt_1K1", "sqrt_lmax")))))
 }

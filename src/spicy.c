@@ -135,6 +135,13 @@
    threads: n = 200, K D 24-32 ms by whole columns, 36-39 ms by the triangle; n = 400-500 the
    same; n = 700 35 against 27 ms). Plain C (no BLAS, no R API): safe inside OpenMP regions. */
 #define SP_TRI_MIN 512
+/* Products with the Newton matrix (CG solves and model rounds), and forming it, run on the
+   solver's threads from SP_CG_PAR_MIN rows, below MK_PAR_WORK too: a product is short (0.1-0.3
+   ms at n = 700-1000) but an OpenMP region costs microseconds, and the threads split the packed
+   triangle. Ringnorm, 20 kernels (Fig. 4's draw), CG and model time of the fit on two threads
+   against one: n = 700 -19%, n = 1000 -25%; n = 500 (the double triangle, 1 MB) no gain (0.026
+   against 0.025 s). */
+#define SP_CG_PAR_MIN 600
 
 /* y1 = A x1 (and y2 = A x2 if x2 != NULL) by whole columns, one sweep over A */
 MK_CLONES
@@ -342,6 +349,74 @@ static void sp_kernel_stats(const double *A, int n, const double *v, double *Av,
         gmax *= 1.0 + 1e-12;
         if (gmax < pf) pf = gmax;
     }
+    *s1 = sqrt(g > 0.0 ? g : 0.0);
+    *lc = sqrt(pf > 0.0 ? pf : 0.0);
+}
+
+/* sp_kernel_stats from the upper triangle (from SP_TRI_MIN rows): the same statistics in two
+   triangle sweeps instead of two whole-kernel sweeps. From SP_TRI_MIN rows a kernel no longer
+   stays in cache between the passes (N = 2000: 32 MB, and the threads sweep different kernels),
+   so each pass reads it from memory; the triangles halve that. Pass 1 is the two-vector product
+   [A v, A 1] (sp_symv2; ones: n ones); pass 2 the squares and the Gershgorin sums of PAP, whose
+   entries a_ij - m_i - m_j + gm (m: row means, gm: mean entry) are symmetric, so each entry of
+   the triangle adds to the sums of its row and of its column. t: n doubles of scratch. */
+MK_CLONES
+static void sp_kernel_stats_tri(const double *A, int n, const double *v, const double *ones,
+                                double *Av, double *s1, double *lc, double *t, double *k1)
+{
+    sp_symv2(A, n, v, ones, Av, k1);
+    double g = 0.0, rr = 0.0, tr = 0.0, inv = 1.0 / n;
+    for (int j = 0; j < n; j++) {
+        g += k1[j]; rr += k1[j] * k1[j]; tr += A[(size_t) j * n + j];
+        t[j] = 0.0;
+    }
+    double gm = g / ((double) n * n), fo = 0.0, fd = 0.0;
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
+        double c0 = gm - k1[j] * inv, c1 = gm - k1[j + 1] * inv, c2 = gm - k1[j + 2] * inv,
+            c3 = gm - k1[j + 3] * inv;
+        double s0 = 0.0, s1c = 0.0, s2 = 0.0, s3 = 0.0, f = 0.0;
+        SP_SIMD_RED(s0, s1c, s2, s3, f)
+        for (int i = 0; i < j; i++) {
+            double r = k1[i] * inv, b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i];
+            double e0 = fabs(b0 - r + c0), e1 = fabs(b1 - r + c1), e2 = fabs(b2 - r + c2),
+                e3 = fabs(b3 - r + c3);
+            t[i] += (e0 + e1) + (e2 + e3);
+            s0 += e0; s1c += e1; s2 += e2; s3 += e3;
+            f += (b0 * b0 + b1 * b1) + (b2 * b2 + b3 * b3);
+        }
+        fo += f;
+        double sc[4] = { s0, s1c, s2, s3 }, cc[4] = { c0, c1, c2, c3 };
+        for (int c = 0; c < 4; c++) {
+            const double *ac = A + (size_t) (j + c) * n;
+            for (int i = j; i < j + c; i++) {
+                double e = fabs(ac[i] - k1[i] * inv + cc[c]);
+                t[i] += e; sc[c] += e; fo += ac[i] * ac[i];
+            }
+            double d = ac[j + c];
+            t[j + c] += sc[c] + fabs(d - k1[j + c] * inv + cc[c]);
+            fd += d * d;
+        }
+    }
+    for (; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double cj = gm - k1[j] * inv, sj = 0.0;
+        for (int i = 0; i < j; i++) {
+            double e = fabs(aj[i] - k1[i] * inv + cj);
+            t[i] += e; sj += e; fo += aj[i] * aj[i];
+        }
+        t[j] += sj + fabs(aj[j] - k1[j] * inv + cj);
+        fd += aj[j] * aj[j];
+    }
+    double fr = 2.0 * fo + fd, gmax = 0.0;
+    for (int i = 0; i < n; i++) if (t[i] > gmax) gmax = t[i];
+    double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
+    if (pf < 0.0) pf = 0.0;
+    pf = sqrt(pf) + 1e-12 * sqrt(fr);
+    if (tr < pf) pf = tr;
+    gmax *= 1.0 + 1e-12;
+    if (gmax < pf) pf = gmax;
     *s1 = sqrt(g > 0.0 ? g : 0.0);
     *lc = sqrt(pf > 0.0 ? pf : 0.0);
 }
@@ -911,6 +986,14 @@ static int sp_threads(const sp_state *S, double work)
     return nt < S->nt_max ? nt : S->nt_max;
 }
 
+/* threads of a pass over the Newton matrix (its products, and forming it from na kernels): from
+   SP_CG_PAR_MIN rows always the solver's threads */
+static int sp_nm_threads(const sp_state *S, double work)
+{
+    if (S->n >= SP_CG_PAR_MIN && work < MK_PAR_WORK) work = MK_PAR_WORK;
+    return sp_threads(S, work);
+}
+
 /* kernel m for the sweeps above: its upper triangle suffices from SP_TRI_MIN rows (an
    on-the-fly store then computes only that) */
 static const double *sp_kernel(const sp_state *S, int m)
@@ -1174,7 +1257,7 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
                        const double *c2, double gb, const double *hl, const sp_nmat *A)
 {
     int n = S->n;
-    int nt = na > 1 ? sp_threads(S, (double) na * n * n) : 1;
+    int nt = sp_nm_threads(S, (double) na * n * n);
     if (S->st->kind != MK_STORE_DENSE) {
         /* on the fly every column is computed here, which takes long: blocks of panels, with
            a user-interrupt check between blocks (outside the parallel regions) */
@@ -1242,7 +1325,7 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
                             const double *c2, double gb, const double *hl, const sp_nmat *A)
 {
     int n = S->n;
-    int nt = sp_threads(S, (double) (na + 1) * n * n / 2);
+    int nt = sp_nm_threads(S, (double) (na + 1) * n * n / 2);
 #ifdef _OPENMP
     if (nt > 1) {
 #pragma omp parallel num_threads(nt)
@@ -1615,7 +1698,13 @@ static void sp_start(sp_state *S)
         S->anorm[m] = sp_sqrt0(sp_dot(n, alpha + (size_t) m * n, S->Ka + (size_t) m * n));
         S->inS[m] = 1;
     }
-    /* norms of rho0 and the screening constants of every kernel: one full sweep */
+    /* norms of rho0 and the screening constants of every kernel: one full sweep (two triangle
+       sweeps from SP_TRI_MIN rows) */
+    double *ones = NULL;
+    if (n >= SP_TRI_MIN) {
+        ones = (double *) R_alloc(n, sizeof(double));
+        for (int i = 0; i < n; i++) ones[i] = 1.0;
+    }
     nt = M > 1 ? sp_threads(S, (double) M * n * n) : 1;
     if (nt > M) nt = M;
 #ifdef _OPENMP
@@ -1624,8 +1713,14 @@ static void sp_start(sp_state *S)
     for (int m = 0; m < M; m++) {
         double *rs = sp_thread_buf(S->rsbuf, (size_t) n);
         double *kr = S->Kr + (size_t) m * n;
-        const double *Km = mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
-        sp_kernel_stats(Km, n, rho, kr, S->s1 + m, S->sqL + m, rs, S->K1 + (size_t) m * n);
+        /* from SP_TRI_MIN rows an on-the-fly kernel is computed on its upper triangle only */
+        const double *Km = ones ? sp_kernel(S, m) :
+            mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+        if (ones)
+            sp_kernel_stats_tri(Km, n, rho, ones, kr, S->s1 + m, S->sqL + m, rs,
+                                S->K1 + (size_t) m * n);
+        else
+            sp_kernel_stats(Km, n, rho, kr, S->s1 + m, S->sqL + m, rs, S->K1 + (size_t) m * n);
         S->nref[m] = sp_sqrt0(sp_dot(n, rho, kr));
     }
     S->nprod += M;
@@ -1778,7 +1873,7 @@ static void sp_model_direction(sp_state *S)
         *hkp = w + 4 * (size_t) n, *gm = w + 5 * (size_t) n, *p = w + 6 * (size_t) n,
         *x = w + 7 * (size_t) n, *tmp = w + 8 * (size_t) n, *gl2 = w + 9 * (size_t) n,
         *hd = w + 10 * (size_t) n, *hh = w + 11 * (size_t) n;
-    int nt = sp_threads(S, (double) n * n);
+    int nt = sp_nm_threads(S, (double) n * n);
     const double *hl = S->hl;
     for (int i = 0; i < n; i++) hd[i] = sp_nm_diag(A, i);
     S->L->phi(n, S->y, S->rho, S->aux, S->gsl, S->eps, gl0, NULL);
@@ -1850,7 +1945,7 @@ static int sp_direction(sp_state *S)
     sp_tick(S, 2);
     S->df.rec = S->df.kmax > 0;
     int info = sp_solve(&S->nm, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
-                        &S->cgit, &S->fb, S->hl, S->use_cg ? sp_threads(S, (double) n * n) : 1,
+                        &S->cgit, &S->fb, S->hl, S->use_cg ? sp_nm_threads(S, (double) n * n) : 1,
                         S->qt, &S->df);
     sp_tick(S, 3);
     if (info == 0 && S->mw) {
@@ -2463,10 +2558,11 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
 
 /* The solver on plain arrays. alpha: n x M (in/out), b, rho (n, in/out), aux (2n, in/out),
    gam (2: gamma, gamma_b; in/out); warm: rho and aux hold a previous state. History rows go to
-   hist; norms[m] = ||alpha_m||_{K_m}. Scratch from R_alloc. Returns 0 converged, 1 limit. */
+   hist; norms[m] = ||alpha_m||_{K_m}; kbounds (M x 2) the kernels' screening constants
+   (sp_kernel_stats). Scratch from R_alloc. Returns 0 converged, 1 limit. */
 static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *o,
                   double *alpha, double *b, double *rho, double *aux, double *gam, int warm,
-                  mk_hist *hist, double *norms, sp_result *res)
+                  mk_hist *hist, double *norms, double *kbounds, sp_result *res)
 {
     sp_state S;
     memset(&S, 0, sizeof(S));
@@ -2573,6 +2669,9 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
 
     gam[0] = S.gamma; gam[1] = S.gammab;
     for (int m = 0; m < M; m++) norms[m] = S.anz[m] ? S.anorm[m] : 0.0;
+    /* the screening constants of the first sweep (M x 2 column-major: sqrt(1'K 1), the bound of
+       sqrt(lambda_max(PKP))) */
+    for (int m = 0; m < M; m++) { kbounds[m] = S.s1[m]; kbounds[M + m] = S.sqL[m]; }
     res->primal = S.primal; res->dual = S.dual; res->gap = S.gap; res->iter = it;
     res->status = status; res->sumnorm = S.sumnorm; res->n_active = S.nactive;
     res->newton = S.newton_total; res->cgit = S.cgit; res->cgblock = S.fb.used;
@@ -2656,6 +2755,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     SEXP aux = PROTECT(allocVector(REALSXP, 2 * (R_xlen_t) n)); nprot++;
     SEXP gv = PROTECT(allocVector(REALSXP, 2)); nprot++;
     SEXP norms = PROTECT(allocVector(REALSXP, M)); nprot++;
+    SEXP kb = PROTECT(allocMatrix(REALSXP, M, 2)); nprot++;
     double *al = REAL(alpha), *gam = REAL(gv), b = 0.0;
     memset(al, 0, sizeof(double) * nM);
     memset(REAL(rho), 0, sizeof(double) * n);
@@ -2676,13 +2776,15 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     mk_hist_init(&hist, 6);
     sp_result res;
     memset(&res, 0, sizeof(res));
-    sp_fit(&st, yy, loss, &o, al, &b, REAL(rho), REAL(aux), gam, warm, &hist, REAL(norms), &res);
+    sp_fit(&st, yy, loss, &o, al, &b, REAL(rho), REAL(aux), gam, warm, &hist, REAL(norms), REAL(kb),
+           &res);
 
     static const char *const nm[] = { "alpha", "b", "rho", "aux", "gamma", "primal", "dual",
                                       "gap", "converged", "iterations", "n_active", "sumnorm",
                                       "newton", "cg_iter", "kernel_sweeps", "history", "norms",
                                       "rejected", "cg_block", "floor", "rebuilds", "model",
-                                      "deflated", "single", "svm_dual", NULL };
+                                      "deflated", "single", "svm_dual", "kernel_bounds",
+                                      NULL };
     SEXP out = mk_list_new(nm); nprot++;
     SET_VECTOR_ELT(out, 0, alpha);
     SET_VECTOR_ELT(out, 1, ScalarReal(b));
@@ -2711,6 +2813,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     SEXP sv = PROTECT(allocVector(INTSXP, 2)); nprot++;
     INTEGER(sv)[0] = res.svm; INTEGER(sv)[1] = res.svm_won;
     SET_VECTOR_ELT(out, 24, sv);
+    SET_VECTOR_ELT(out, 25, kb);
     UNPROTECT(nprot);
     return out;
 }

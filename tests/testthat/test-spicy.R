@@ -319,6 +319,37 @@ test_that("screening kernels out of the working set never changes the answer", {
   }
 })
 
+test_that("the screening constants of the first sweep are those of the kernels (whole columns and triangles)", {
+  # sqrt(1'K 1) and min(trace, ||PKP||_F, Gershgorin of PKP) >= sqrt(lambda_max(PKP)), computed
+  # here in R; below 512 rows the solver sweeps whole columns, from 512 rows the upper triangle
+  # only (two sweeps, Gershgorin sums of both the row and the column of each entry), for the dense
+  # and the on-the-fly store alike (the latter computes only that triangle)
+  centred <- function(A) A - outer(rowMeans(A), colMeans(A), "+") + mean(A)   # P A P
+  expected <- function(K) {
+    t(vapply(seq_len(dim(K)[3L]), function(m) {
+      A <- K[, , m]
+      PAP <- centred(A)
+      g <- max(colSums(abs(PAP)))
+      b <- min(sum(diag(A)), sqrt(sum(PAP^2)), g)
+      expect_gte(b * (1 + 1e-10), max(eigen(PAP, symmetric = TRUE, only.values = TRUE)$values))
+      c(sqrt(sum(A)), sqrt(b), g < sqrt(sum(PAP^2)))
+    }, c(0, 0, 0)))
+  }
+  for (n in c(100, 522)) {
+    d <- spicy_store_pair(41, n)
+    y <- ifelse(d$x[, 1] - d$x[, 2]^2 + 0.3 * rnorm(n) > -0.5, 1, -1)
+    e <- expected(d$dense$K)
+    # the Gershgorin bound is the smaller for some kernels and not for others: both branches
+    expect_true(any(e[, 3] == 1) && any(e[, 3] == 0))
+    e <- e[, 1:2]
+    for (st in list(d$dense, d$fly)) {
+      f <- mklearn:::fit_spicy(st, y, "classification", 0.1, list(loss = "hinge", maxiter = 1L),
+                               NULL)
+      expect_equal(unname(f$info$kernel_bounds), e, tolerance = 1e-10)
+    }
+  }
+})
+
 test_that("lazy screening (on the accepted step) and segment screening give the same fit", {
   # many similar kernels and a small initial gamma: the first Newton steps are cut by the line
   # search and would bring most kernels into the working set under segment screening
@@ -355,6 +386,24 @@ test_that("the threaded Newton matrix (many active kernels) agrees with the seri
   expect_lte(b$info$gap, 1e-6)
   expect_equal(a$objective, b$objective, tolerance = 2e-6)
   expect_equal(spicy_decision(K, a), spicy_decision(K, b), tolerance = 1e-3)
+})
+
+test_that("from 600 rows the Newton matrix passes run on the threads: the serial fit, step for step", {
+  # the products with the Newton matrix (CG and model rounds) and its formation are threaded from
+  # SP_CG_PAR_MIN = 600 rows whatever the active count; the threads' partial products are summed
+  # in another order than the serial sweep, so the two fits agree to rounding, in the same steps
+  skip_on_cran()
+  d <- spicy_store_pair(52, 640)
+  y <- ifelse(d$x[, 1] - d$x[, 2]^2 + 0.3 * rnorm(640) > -0.5, 1, -1)
+  ctl <- list(loss = "hinge", tol = 1e-6)
+  a <- mklearn:::fit_spicy(d$dense, y, "classification", 0.05, c(ctl, nthreads = 1L), NULL)
+  b <- mklearn:::fit_spicy(d$dense, y, "classification", 0.05, c(ctl, nthreads = 2L), NULL)
+  expect_true(a$converged && b$converged)
+  expect_true(isTRUE(b$info$newton_float))          # the CG solve on the packed float matrix
+  expect_lte(abs(b$info$newton_steps - a$info$newton_steps), 1)
+  expect_lte(abs(b$info$cg_iterations - a$info$cg_iterations), 0.1 * a$info$cg_iterations)
+  expect_equal(b$objective, a$objective, tolerance = 1e-7)
+  expect_equal(spicy_decision(d$dense$K, b), spicy_decision(d$dense$K, a), tolerance = 1e-4)
 })
 
 test_that("the default initial gamma is gamma_scale / C and reaches the same optimum as gamma = 10", {
