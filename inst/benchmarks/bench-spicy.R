@@ -98,6 +98,86 @@ issue12_spicy <- function() {
 }
 if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_spicy(); quit(save = "no") }
 
+# Issue 12, item 2, growth against N: MKL_BENCH_GROWTH=1 Rscript bench-spicy.R. Paper 000 Fig. 4's
+# data exactly as inst/spicy/fig4.R draws it (20 random_kernels(20, 20) of seed 4, ringnorm of
+# seed 4000 + N), N = 200 ... 2000 (MKL_BENCH_GROWTH_N), the paper's C = 0.005, 0.05, 0.5:
+# SpicyMKL (hinge) and HessianMKL at the same optimum (C_svm = sum ||f_m|| / C of the SpicyMKL
+# fit), each the whole mkl() call a user makes. The two methods take turns within every
+# repetition (MKL_BENCH_REPS, default 7), the first of the two alternating between repetitions,
+# so that both see the same machine; medians are kept. Printed: the median solver and whole-call
+# times, t(2000) / t(500), and the exponent of a least-squares fit of log t against log N over
+# N = 200-2000, 500-2000 and 1000-2000 for both methods, with the ratio SpicyMKL / HessianMKL
+# (target: at most 1, i.e. SpicyMKL's time grows no faster than HessianMKL's).
+issue12_growth <- function() {
+  reps <- max(1L, as.integer(Sys.getenv("MKL_BENCH_REPS", "7")))
+  Ns <- as.integer(strsplit(Sys.getenv("MKL_BENCH_GROWTH_N", "200,500,1000,1500,2000"), ",")[[1L]])
+  Cs <- c(0.005, 0.05, 0.5)
+  set.seed(4)
+  ks <- mklearn::random_kernels(20, p = 20)
+  dat <- lapply(Ns, function(N) {
+    set.seed(4000 + N)
+    mlbench::mlbench.ringnorm(N, d = 20)
+  })
+  ctl <- mklearn::mkl_control(nthreads = nthreads)
+  one <- function(d, method, C) {
+    invisible(gc())
+    t0 <- proc.time()[["elapsed"]]
+    f <- suppressWarnings(mklearn::mkl(d$x, d$classes, kernels = ks, method = method, C = C,
+                                       control = ctl))
+    c(whole = proc.time()[["elapsed"]] - t0, solver = f$timing[["fit"]],
+      C_svm = if (is.null(f$info$C_svm)) NA_real_ else f$info$C_svm,
+      newton = if (is.null(f$info$newton_steps)) NA_real_ else f$info$newton_steps,
+      iterations = f$iterations, gap = utils::tail(f$history$gap, 1L))
+  }
+  key <- expand.grid(N = Ns, C_paper = Cs)
+  key$C <- 1 / (2 * key$C_paper)                         # the paper's C (R/cscale.R)
+  # HessianMKL's C_svm from an untimed SpicyMKL fit of each problem (a warm-up run too)
+  key$C_svm <- vapply(seq_len(nrow(key)), function(k)
+    one(dat[[match(key$N[k], Ns)]], "spicy", key$C[k])[["C_svm"]], 0)
+  sp <- hs <- array(NA_real_, c(nrow(key), reps, 6L))
+  for (r in seq_len(reps)) for (k in seq_len(nrow(key))) {
+    d <- dat[[match(key$N[k], Ns)]]
+    # the order alternates between repetitions: the first of two calls may pay more page
+    # faults for its fresh kernel array
+    if (r %% 2L == 1L) {
+      sp[k, r, ] <- one(d, "spicy", key$C[k]); hs[k, r, ] <- one(d, "hessian", key$C_svm[k])
+    } else {
+      hs[k, r, ] <- one(d, "hessian", key$C_svm[k]); sp[k, r, ] <- one(d, "spicy", key$C[k])
+    }
+  }
+  med <- function(a, j) apply(a[, , j, drop = FALSE], 1L, stats::median)
+  tab <- data.frame(key[c("N", "C_paper")], spicy_solver = med(sp, 2), spicy_whole = med(sp, 1),
+                    hessian_solver = med(hs, 2), hessian_whole = med(hs, 1),
+                    spicy_newton = med(sp, 4), hessian_iter = med(hs, 5),
+                    spicy_gap = apply(sp[, , 6, drop = FALSE], 1L, max),
+                    hessian_gap = apply(hs[, , 6, drop = FALSE], 1L, max))
+  cat(sprintf(paste("\n== issue 12, item 2: growth against N (Fig. 4's data;",
+                    "medians of %d interleaved runs) ==\n"), reps))
+  print(format(tab, digits = 3), row.names = FALSE)
+  slope <- function(N, t, lo) {
+    k <- N >= lo & t > 0
+    if (sum(k) < 2L) return(NA_real_)
+    unname(stats::coef(stats::lm(log(t[k]) ~ log(N[k])))[2L])
+  }
+  cat("\nfitted exponent of time against N (SpicyMKL / HessianMKL, ratio; target ratio <= 1):\n")
+  for (what in c("solver", "whole")) for (C in Cs) {
+    k <- tab$C_paper == C
+    ts <- tab[[paste0("spicy_", what)]][k]; th <- tab[[paste0("hessian_", what)]][k]
+    N <- tab$N[k]
+    cells <- vapply(c(200, 500, 1000), function(lo) {
+      a <- slope(N, ts, lo); b <- slope(N, th, lo)
+      sprintf("N >= %4d: %.2f / %.2f (%.2f, %s)", lo, a, b, a / b,
+              if (is.na(a / b)) "-" else if (a / b <= 1) "met" else "missed")
+    }, "")
+    i500 <- match(500, N); i2k <- match(2000, N)
+    g <- if (is.na(i500) || is.na(i2k)) "" else
+      sprintf(" | t(2000) / t(500): %.1f / %.1f", ts[i2k] / ts[i500], th[i2k] / th[i500])
+    cat(sprintf("%-6s C = %-5g %s%s\n", what, C, paste(cells, collapse = "  "), g))
+  }
+  invisible(tab)
+}
+if (nzchar(Sys.getenv("MKL_BENCH_GROWTH"))) { issue12_growth(); quit(save = "no") }
+
 set.seed(20091)
 d <- mlbench::mlbench.ringnorm(200, d = 20)
 x <- d$x
