@@ -312,6 +312,22 @@ static double sp_quad(const double *A, int n, const double *v)
     return 2.0 * off + dg;
 }
 
+/* The constants from the sums of a kernel's sweeps: g = 1'A1, rr = ||A1||^2, tr = tr A,
+   fr = ||A||_F^2 and gmax the largest Gershgorin sum of PAP; s1 = sqrt(1'A1) and lc the square
+   root of the least of ||PAP||_F (plus a rounding allowance), tr A and gmax. */
+static void sp_stats_finish(int n, double g, double rr, double tr, double fr, double gmax,
+                            double *s1, double *lc)
+{
+    double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
+    if (pf < 0.0) pf = 0.0;
+    pf = sqrt(pf) + 1e-12 * sqrt(fr);   /* ||PAP||_F plus a rounding allowance */
+    if (tr < pf) pf = tr;
+    gmax *= 1.0 + 1e-12;
+    if (gmax < pf) pf = gmax;
+    *s1 = sqrt(g > 0.0 ? g : 0.0);
+    *lc = sqrt(pf > 0.0 ? pf : 0.0);
+}
+
 /* One sweep over a kernel: v'Av, sqrt(1'A1) and sqrt(min(tr A, ||PAP||_F)) with P the centring
    projection; the last two bound ||c 1 + w||_A <= |c| sqrt(1'A1) + sqrt(lambda_max(PAP)) ||w||
    for w orthogonal to 1 (lambda_max(PAP) <= ||PAP||_F, <= lambda_max(A) <= tr A).
@@ -331,26 +347,17 @@ static void sp_kernel_stats(const double *A, int n, const double *v, double *Av,
         rs[j] = cs / n;   /* column (= row) means */
         k1[j] = cs;       /* A 1 */
     }
-    double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
-    if (pf < 0.0) pf = 0.0;
-    pf = sqrt(pf) + 1e-12 * sqrt(fr);   /* ||PAP||_F plus a rounding allowance */
-    if (tr < pf) pf = tr;
     /* Gershgorin bound of PAP (tight for the near-diagonal kernels of narrow widths); a second
        pass over the kernel, which is still in cache */
-    {
-        double gm = g / ((double) n * n), gmax = 0.0;
-        for (int j = 0; j < n; j++) {
-            const double *aj = A + (size_t) j * n;
-            double c = gm - rs[j], t = 0.0;
-            SP_SIMD_RED(t)
-            for (int i = 0; i < n; i++) t += fabs(aj[i] - rs[i] + c);
-            if (t > gmax) gmax = t;
-        }
-        gmax *= 1.0 + 1e-12;
-        if (gmax < pf) pf = gmax;
+    double gm = g / ((double) n * n), gmax = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double c = gm - rs[j], t = 0.0;
+        SP_SIMD_RED(t)
+        for (int i = 0; i < n; i++) t += fabs(aj[i] - rs[i] + c);
+        if (t > gmax) gmax = t;
     }
-    *s1 = sqrt(g > 0.0 ? g : 0.0);
-    *lc = sqrt(pf > 0.0 ? pf : 0.0);
+    sp_stats_finish(n, g, rr, tr, fr, gmax, s1, lc);
 }
 
 /* sp_kernel_stats from the upper triangle (from SP_TRI_MIN rows): the same statistics in two
@@ -409,16 +416,9 @@ static void sp_kernel_stats_tri(const double *A, int n, const double *v, const d
         t[j] += sj + fabs(aj[j] - k1[j] * inv + cj);
         fd += aj[j] * aj[j];
     }
-    double fr = 2.0 * fo + fd, gmax = 0.0;
+    double gmax = 0.0;
     for (int i = 0; i < n; i++) if (t[i] > gmax) gmax = t[i];
-    double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
-    if (pf < 0.0) pf = 0.0;
-    pf = sqrt(pf) + 1e-12 * sqrt(fr);
-    if (tr < pf) pf = tr;
-    gmax *= 1.0 + 1e-12;
-    if (gmax < pf) pf = gmax;
-    *s1 = sqrt(g > 0.0 ? g : 0.0);
-    *lc = sqrt(pf > 0.0 ? pf : 0.0);
+    sp_stats_finish(n, g, rr, tr, 2.0 * fo + fd, gmax, s1, lc);
 }
 
 static double sp_dot(int n, const double *a, const double *b)
@@ -1714,8 +1714,7 @@ static void sp_start(sp_state *S)
         double *rs = sp_thread_buf(S->rsbuf, (size_t) n);
         double *kr = S->Kr + (size_t) m * n;
         /* from SP_TRI_MIN rows an on-the-fly kernel is computed on its upper triangle only */
-        const double *Km = ones ? sp_kernel(S, m) :
-            mk_store_kernel(S->st, m, sp_thread_buf(S->kbuf, S->scr));
+        const double *Km = sp_kernel(S, m);
         if (ones)
             sp_kernel_stats_tri(Km, n, rho, ones, kr, S->s1 + m, S->sqL + m, rs,
                                 S->K1 + (size_t) m * n);
