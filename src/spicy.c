@@ -1707,8 +1707,12 @@ static void sp_start(sp_state *S)
     }
     nt = M > 1 ? sp_threads(S, (double) M * n * n) : 1;
     if (nt > M) nt = M;
+    /* chunks of 8 kernels keep the scheduling cheap for thousands of small kernels, but with few
+       large ones they leave a thread idle: 20 kernels on two threads went 8 + 4 against 8 */
+    int chunk = M >= 64 * nt ? 8 : 1;
+    (void) chunk;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 8) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, chunk) if (nt > 1)
 #endif
     for (int m = 0; m < M; m++) {
         double *rs = sp_thread_buf(S->rsbuf, (size_t) n);

@@ -100,22 +100,28 @@ if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_spicy(); quit(save = "no"
 
 # Issue 12, item 2, growth against N: MKL_BENCH_GROWTH=1 Rscript bench-spicy.R. Paper 000 Fig. 4's
 # data exactly as inst/spicy/fig4.R draws it (20 random_kernels(20, 20) of seed 4, ringnorm of
-# seed 4000 + N), N = 200 ... 2000 (MKL_BENCH_GROWTH_N), the paper's C = 0.005, 0.05, 0.5:
-# SpicyMKL (hinge) and HessianMKL at the same optimum (C_svm = sum ||f_m|| / C of the SpicyMKL
-# fit), each the whole mkl() call a user makes. The two methods take turns within every
-# repetition (MKL_BENCH_REPS, default 7), the first of the two alternating between repetitions,
-# so that both see the same machine; medians are kept. Printed: the median solver and whole-call
-# times, t(2000) / t(500), and the exponent of a least-squares fit of log t against log N over
-# N = 200-2000, 500-2000 and 1000-2000 for both methods, with the ratio SpicyMKL / HessianMKL
-# (target: at most 1, i.e. SpicyMKL's time grows no faster than HessianMKL's).
-issue12_growth <- function() {
-  reps <- max(1L, as.integer(Sys.getenv("MKL_BENCH_REPS", "7")))
-  Ns <- as.integer(strsplit(Sys.getenv("MKL_BENCH_GROWTH_N", "200,500,1000,1500,2000"), ",")[[1L]])
-  Cs <- c(0.005, 0.05, 0.5)
-  set.seed(4)
+# seed 4000 + N), N = 200 ... 2000 (MKL_BENCH_GROWTH_N), the paper's C = 0.005, 0.05, 0.5
+# (MKL_BENCH_GROWTH_C): SpicyMKL (hinge) and HessianMKL at the same optimum (C_svm = sum ||f_m||
+# / C of the SpicyMKL fit), each the whole mkl() call a user makes. The two methods take turns
+# within every repetition (MKL_BENCH_REPS, default 7), the first of the two alternating between
+# repetitions, so that both see the same machine; medians are kept. Printed: the median solver
+# and whole-call times, t(2000) / t(500), and the exponent of a least-squares fit of log t
+# against log N over N = 200-2000, 500-2000 and 1000-2000 for both methods, with the ratio
+# SpicyMKL / HessianMKL (target: at most 1, i.e. SpicyMKL's time grows no faster than
+# HessianMKL's).
+# Fig. 4's draw is one draw: MKL_BENCH_GROWTH_DRAWS="4,101,102" repeats all of it on other draws
+# of the kernels and the data (draw s != 4: random_kernels(20, 20) of seed s, ringnorm of seed
+# 10 s + N) and ends with the exponents of every draw side by side.
+growth_slope <- function(N, t, lo) {
+  k <- N >= lo & t > 0
+  if (sum(k) < 2L) return(NA_real_)
+  unname(stats::coef(stats::lm(log(t[k]) ~ log(N[k])))[2L])
+}
+growth_draw <- function(draw, reps, Ns, Cs) {
+  set.seed(draw)
   ks <- mklearn::random_kernels(20, p = 20)
   dat <- lapply(Ns, function(N) {
-    set.seed(4000 + N)
+    set.seed(if (draw == 4L) 4000 + N else 10 * draw + N)
     mlbench::mlbench.ringnorm(N, d = 20)
   })
   ctl <- mklearn::mkl_control(nthreads = nthreads)
@@ -151,21 +157,17 @@ issue12_growth <- function() {
                     spicy_newton = med(sp, 4), hessian_iter = med(hs, 5),
                     spicy_gap = apply(sp[, , 6, drop = FALSE], 1L, max),
                     hessian_gap = apply(hs[, , 6, drop = FALSE], 1L, max))
-  cat(sprintf(paste("\n== issue 12, item 2: growth against N (Fig. 4's data;",
-                    "medians of %d interleaved runs) ==\n"), reps))
+  cat(sprintf(paste("\n== issue 12, item 2: growth against N (draw %d%s;",
+                    "medians of %d interleaved runs) ==\n"), draw,
+              if (draw == 4L) ", Fig. 4's data" else "", reps))
   print(format(tab, digits = 3), row.names = FALSE)
-  slope <- function(N, t, lo) {
-    k <- N >= lo & t > 0
-    if (sum(k) < 2L) return(NA_real_)
-    unname(stats::coef(stats::lm(log(t[k]) ~ log(N[k])))[2L])
-  }
   cat("\nfitted exponent of time against N (SpicyMKL / HessianMKL, ratio; target ratio <= 1):\n")
   for (what in c("solver", "whole")) for (C in Cs) {
     k <- tab$C_paper == C
     ts <- tab[[paste0("spicy_", what)]][k]; th <- tab[[paste0("hessian_", what)]][k]
     N <- tab$N[k]
     cells <- vapply(c(200, 500, 1000), function(lo) {
-      a <- slope(N, ts, lo); b <- slope(N, th, lo)
+      a <- growth_slope(N, ts, lo); b <- growth_slope(N, th, lo)
       sprintf("N >= %4d: %.2f / %.2f (%.2f, %s)", lo, a, b, a / b,
               if (is.na(a / b)) "-" else if (a / b <= 1) "met" else "missed")
     }, "")
@@ -174,7 +176,28 @@ issue12_growth <- function() {
       sprintf(" | t(2000) / t(500): %.1f / %.1f", ts[i2k] / ts[i500], th[i2k] / th[i500])
     cat(sprintf("%-6s C = %-5g %s%s\n", what, C, paste(cells, collapse = "  "), g))
   }
-  invisible(tab)
+  tab$draw <- draw
+  tab
+}
+issue12_growth <- function() {
+  reps <- max(1L, as.integer(Sys.getenv("MKL_BENCH_REPS", "7")))
+  Ns <- as.integer(strsplit(Sys.getenv("MKL_BENCH_GROWTH_N", "200,500,1000,1500,2000"), ",")[[1L]])
+  Cs <- as.numeric(strsplit(Sys.getenv("MKL_BENCH_GROWTH_C", "0.005,0.05,0.5"), ",")[[1L]])
+  draws <- as.integer(strsplit(Sys.getenv("MKL_BENCH_GROWTH_DRAWS", "4"), ",")[[1L]])
+  tabs <- do.call(rbind, lapply(draws, growth_draw, reps = reps, Ns = Ns, Cs = Cs))
+  if (length(draws) > 1L) {
+    cat("\n== solver-time exponents by draw (SpicyMKL / HessianMKL; ratio) ==\n")
+    for (C in Cs) for (lo in c(200, 500, 1000)) {
+      cells <- vapply(draws, function(dr) {
+        k <- tabs$draw == dr & tabs$C_paper == C
+        a <- growth_slope(tabs$N[k], tabs$spicy_solver[k], lo)
+        b <- growth_slope(tabs$N[k], tabs$hessian_solver[k], lo)
+        sprintf("%d: %.2f / %.2f (%.2f)", dr, a, b, a / b)
+      }, "")
+      cat(sprintf("C = %-5g N >= %4d  %s\n", C, lo, paste(cells, collapse = "  ")))
+    }
+  }
+  invisible(tabs)
 }
 if (nzchar(Sys.getenv("MKL_BENCH_GROWTH"))) { issue12_growth(); quit(save = "no") }
 
