@@ -115,8 +115,6 @@
                                runs at 2.3-2.8 GFlop/s here, a product with H (upper triangle,
                                two threads) at about 20 */
 #define SP_BLOCK_MIN 200    /* ... and always up to this size (a factor takes about 1 ms) */
-#define SP_BIAS_APART_MAX 1e6 /* CG preconditioner: gamma_b 11' apart (sp_solve) while gamma_b 1'P0^{-1}1
-                               is at most this */
 #define SP_SVM_GAP 2.0      /* hinge: an SVM dual point is tried when tol < gap <= this x tol */
 #define SP_SVM_TOL 1e-3     /* ... its SMO tolerance (any feasible point certifies) */
 #define SP_SVM_ITER 20      /* ... and at most this many SMO iterations per observation */
@@ -831,7 +829,6 @@ typedef struct {
     int *idx, *prev; /* its coordinates in this solve; those of F */
     double *F, *zf;  /* cap x cap upper Cholesky factor; cap scratch */
     int used;        /* Newton directions solved with the block (reported) */
-    double gbf;      /* the bias taken out of F's entries (sp_solve: gamma_b or 0) */
 } sp_fblock;
 
 /* Deflation of the model rounds' CG solves (sp_solve). The rounds of a Newton step solve
@@ -1395,62 +1392,48 @@ static void sp_hv(const sp_nmat *A, const double *p, double *q, int nt, double *
     sp_nm_finish(A, p, q);
 }
 
-/* The free block of the preconditioner for this solve: the coordinates with hl = 0, factored with
-   gba taken out of its entries (or the factor of the previous solve when the coordinates and gba
-   are the same); sets B->nf. Returns 1 when the block could not be factored (Jacobi only). */
-static int sp_block_prepare(sp_fblock *B, const sp_nmat *A, int n, const double *hl, double gba)
+/* The free block of the preconditioner for this solve: the coordinates with hl = 0, factored
+   (or the factor of the previous solve when the coordinates are the same); sets B->nf. */
+static void sp_block_prepare(sp_fblock *B, const sp_nmat *A, int n, const double *hl)
 {
     B->nf = 0;
-    if (B->cap <= 0) return 0;
+    if (B->cap <= 0) return;
     int nf = 0;
     for (int i = 0; i < n; i++)
         if (hl[i] == 0.0) {
-            if (nf == B->cap) return 0;   /* too large to factor */
+            if (nf == B->cap) return;   /* too large to factor */
             B->idx[nf++] = i;
         }
-    if (nf == 0) return 0;
-    int same = nf == B->nprev && B->gbf == gba;
+    if (nf == 0) return;
+    int same = nf == B->nprev;
     for (int b = 0; same && b < nf; b++) same = B->prev[b] == B->idx[b];
     if (!same) {
         double *F = B->F;
         for (int b = 0; b < nf; b++) {
             double *fb = F + (size_t) b * nf;
-            for (int a = 0; a <= b; a++) fb[a] = sp_nm_entry(A, B->idx[a], B->idx[b]) - gba;
+            for (int a = 0; a <= b; a++) fb[a] = sp_nm_entry(A, B->idx[a], B->idx[b]);
             fb[b] *= 1.0 + 1e-12;
         }
         int info = 0;
         F77_CALL(dpotrf)("U", &nf, F, &nf, &info FCONE);
-        if (info != 0) { B->nprev = -1; return 1; }   /* singular block: Jacobi only */
+        if (info != 0) { B->nprev = -1; return; }   /* singular block: Jacobi only */
         B->nprev = nf;
-        B->gbf = gba;
         memcpy(B->prev, B->idx, sizeof(int) * (size_t) nf);
     }
     B->nf = nf;
     B->used++;
-    return 0;
 }
 
-/* z = P^{-1} r with P = P0 + gba 11': P0 is Jacobi (pre = 1 / the diagonal without gba) with
-   the free block solved by its factor, and the bias term gba 11' is applied exactly by
-   Sherman-Morrison, z = P0^{-1} r - u kap 1'P0^{-1} r with u = P0^{-1} 1 and kap = gba / (1 +
-   gba 1'u) (kap = 0: no bias apart, P = P0) */
-static void sp_precond(const sp_fblock *B, int n, const double *pre, const double *r, double *z,
-                       const double *u, double kap)
+/* z = P^{-1} r: Jacobi (pre = 1 / diag H), then the free block solved with its factor */
+static void sp_precond(const sp_fblock *B, int n, const double *pre, const double *r, double *z)
 {
     for (int i = 0; i < n; i++) z[i] = pre[i] * r[i];
     int nf = B->nf;
-    if (nf > 0) {
-        int one = 1, info = 0;
-        for (int b = 0; b < nf; b++) B->zf[b] = r[B->idx[b]];
-        F77_CALL(dpotrs)("U", &nf, &one, B->F, &nf, B->zf, &nf, &info FCONE);
-        for (int b = 0; b < nf; b++) z[B->idx[b]] = B->zf[b];
-    }
-    if (kap != 0.0) {
-        double t = 0.0;
-        for (int i = 0; i < n; i++) t += z[i];
-        t *= kap;
-        for (int i = 0; i < n; i++) z[i] -= t * u[i];
-    }
+    if (nf == 0) return;
+    int one = 1, info = 0;
+    for (int b = 0; b < nf; b++) B->zf[b] = r[B->idx[b]];
+    F77_CALL(dpotrs)("U", &nf, &one, B->F, &nf, B->zf, &nf, &info FCONE);
+    for (int b = 0; b < nf; b++) z[B->idx[b]] = B->zf[b];
 }
 
 /* Room for km directions of length n: one block of doubles, carved */
@@ -1550,7 +1533,7 @@ static void sp_defl_project(sp_defl *Df, int n, int kd, const double *z, double 
     sp_defl_add(Df, n, kd, Df->W, -1.0, p);
 }
 
-/* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles (Cholesky), 6n (CG).
+/* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles.
    cg: 0 Cholesky, 1 CG preconditioned by the diagonal and the free block B (coordinates with
    hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df (NULL or kmax = 0:
    none): the deflation directions, recorded by this solve and deflating it unless Df->rec,
@@ -1594,44 +1577,13 @@ static int sp_solve(const sp_nmat *A, int n, const double *g, double *d, double 
     }
     /* PCG on the explicit H; deflated, it starts from the Galerkin solution on span W and
        keeps its search directions A-orthogonal to W */
-    double *r = work, *z = work + n, *p = work + 2 * n, *q = work + 3 * n, *pre = work + 4 * n,
-        *u = work + 5 * n;
-    /* The bias term gamma_b 11' apart from the Jacobi scaling and the free block, applied
-       exactly by Sherman-Morrison in sp_precond. gamma_b grows to 1e3-1e7 and, inside the
-       diagonal, it drowned the loss and kernel parts that the scaling is for: on a Newton matrix
-       of Fig. 4's draw (N = 2000, C = 0.5, first step of the last outer iteration, no block)
-       1998 of the 2000 scaled eigenvalues lay below 0.5, bunched near gsl / (gsl + gamma_b).
-       Ringnorm, draws 101-104, N = 500 / 1000 / 2000, three C: CG iterations 5145 / 6468 /
-       7364 -> 4826 / 5222 / 6143, Newton steps 180 / 194 / 204 -> 181 / 191 / 202 (the
-       correction itself is worth about 5% of them: 13196 -> 12523 on three draws). Only while
-       the rest of every diagonal entry is positive (a cold start with no kernel active has H =
-       gamma_b 11'). */
-    double gba = A->gb > 0.0 ? A->gb : 0.0, kap = 0.0;
-    for (int i = 0; i < n && gba > 0.0; i++) {
+    double *r = work, *z = work + n, *p = work + 2 * n, *q = work + 3 * n, *pre = work + 4 * n;
+    sp_block_prepare(B, A, n, hl);
+    for (int i = 0; i < n; i++) {
         double h = sp_nm_diag(A, i);
-        if (!(h - gba > 1e-12 * h)) gba = 0.0;
+        pre[i] = h > 0.0 ? 1.0 / h : 1.0;
+        d[i] = 0.0; r[i] = -g[i];
     }
-    for (int attempt = 0; attempt < 2; attempt++) {
-        int failed = sp_block_prepare(B, A, n, hl, gba);
-        for (int i = 0; i < n; i++) {
-            double h = sp_nm_diag(A, i) - gba;
-            pre[i] = h > 0.0 ? 1.0 / h : 1.0;
-        }
-        if (gba == 0.0) break;
-        /* Without gamma_b the free block can be singular (few kernels active): then the block
-           with it. And where gamma_b 1'P0^{-1}1 is huge (the first steps, when the rest of the
-           diagonal is tiny) the correction cancels most of P0^{-1} r and loses its digits
-           (ringnorm N = 500, C = 0.005: 13 -> 100 CG iterations in a first solve, at 3e7) */
-        double s1 = 0.0;
-        if (!failed) {
-            for (int i = 0; i < n; i++) q[i] = 1.0;
-            sp_precond(B, n, pre, q, u, NULL, 0.0);
-            for (int i = 0; i < n; i++) s1 += u[i];
-        }
-        if (!failed && gba * s1 <= SP_BIAS_APART_MAX) { kap = gba / (1.0 + gba * s1); break; }
-        gba = 0.0;
-    }
-    for (int i = 0; i < n; i++) { d[i] = 0.0; r[i] = -g[i]; }
     double eta = gnorm < 0.25 ? sqrt(gnorm) : 0.5;
     if (eta > 1e-2) eta = 1e-2;
     double target = eta * gnorm;
@@ -1644,7 +1596,7 @@ static int sp_solve(const sp_nmat *A, int n, const double *g, double *d, double 
         if (sqrt(sp_dot(n, r, r)) <= target) return 0;
     }
     if (Df && Df->rec) { Df->k = 0; memcpy(Df->hl0, hl, sizeof(double) * n); }
-    sp_precond(B, n, pre, r, z, u, kap);
+    sp_precond(B, n, pre, r, z);
     for (int i = 0; i < n; i++) p[i] = z[i];
     if (kd) sp_defl_project(Df, n, kd, z, p);
     double rz = sp_dot(n, r, z);
@@ -1678,7 +1630,7 @@ static int sp_solve(const sp_nmat *A, int n, const double *g, double *d, double 
         double a = rz / pq;
         for (int i = 0; i < n; i++) { d[i] += a * p[i]; r[i] -= a * q[i]; }
         if (sqrt(sp_dot(n, r, r)) <= target) { it++; break; }
-        sp_precond(B, n, pre, r, z, u, kap);
+        sp_precond(B, n, pre, r, z);
         double rz2 = sp_dot(n, r, z), beta = rz2 / rz;
         rz = rz2;
         for (int i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
@@ -2704,7 +2656,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     /* ... whose CG solves are deflated by up to cg_deflate directions */
     memset(&S.df, 0, sizeof(S.df));
     if (S.mw && o->deflate > 0) sp_defl_alloc(&S.df, n, o->deflate < n ? o->deflate : n);
-    S.work = (double *) R_alloc((S.use_cg ? 0 : (size_t) n * n) + 6 * (size_t) n,
+    S.work = (double *) R_alloc((S.use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
                                 sizeof(double));
     S.qt = S.use_cg ? (double *) R_alloc((size_t) S.nt_max * n, sizeof(double)) : NULL;
     S.g = (double *) R_alloc(n, sizeof(double));
