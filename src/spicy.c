@@ -47,7 +47,8 @@
  * Inner tolerance: ||gradient|| <= max(inner_tol, inner_rel (P - D) / n) sqrt(n) after the first
  * Newton step of a loop, with the absolute gap P - D of the last outer iteration or of the start
  * (inexact proximal point; tightened tenfold after an outer iteration that did not reduce the
- * gap).
+ * gap). An outer iteration that took no Newton step and did not reduce the gap steps gamma back
+ * and tightens inner_tol itself (sp_run).
  * Newton safeguards: the Hessian is factored with a tiny ridge (Cholesky, or Jacobi-preconditioned
  * CG for n >= cg_threshold, which falls back to the preconditioned gradient when H has no
  * curvature along it, e.g. H = gamma_b 11' at a balanced hinge cold start); logistic systems
@@ -107,6 +108,7 @@
 #define SP_BUDGET 2.0       /* a Newton step may at most double the working set (else halved) */
 #define SP_THR_EPS 1e-10    /* safety margin of the screening test */
 #define SP_CG_MAXIT 100     /* CG iterations per Newton direction (truncated Newton) */
+#define SP_BACKOFF_MAX 2    /* gamma steps back (inner_tol tightens) at most this many times */
 #define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
 #define SP_FLOOR (64.0 * DBL_EPSILON) /* rounding allowance of the line search, relative to
                                |phi|: steps whose decrease phi cannot resolve are accepted */
@@ -883,7 +885,7 @@ typedef struct {
 typedef struct {
     double primal, dual, gap, sumnorm;
     int iter, status, n_active, newton, cgit, cgblock, ls_fail, rejected, floor, rebuilds,
-        model, deflated, single, svm, svm_won;
+        model, deflated, single, svm, svm_won, backoff;
     long nprod;
 } sp_result;
 
@@ -907,6 +909,8 @@ typedef struct {
     double gam_s, gsl;      /* own schedule of the slack parameter; the one in use */
     double slack;           /* slack parameter / gamma (losses without their own schedule) */
     double irel, absgap;    /* inner tolerance relative to the last absolute gap (0: unknown) */
+    double gcap;            /* cap of gamma and gamma_b: gamma_max, or lower after a floor */
+    double itol;            /* the inner loop's absolute tolerance (inner_tol, or tighter) */
     int warm;
     /* per kernel */
     int *inS;      /* kernel in the working set S (exact products maintained) */
@@ -956,7 +960,7 @@ typedef struct {
     double phi0, gnorm, gd, sr, thr, den;
     /* counters and results */
     long nprod;    /* kernel sweeps performed (products and quadratic forms) */
-    int newton_total, cgit, ls_fail, nrejected, nactive, nfloor;
+    int newton_total, cgit, ls_fail, nrejected, nactive, nfloor, nbackoff;
     double primal, dual, gap, sumnorm;
     double t0, tq, tm[9];   /* section timers, reported when verbose */
 } sp_state;
@@ -2202,7 +2206,7 @@ static void sp_trace(const sp_state *S, int k, double c)
    steps, against 25 with one step at least). */
 static double sp_inner_tol(const sp_state *S, int k)
 {
-    double rn = sqrt((double) S->n), t = S->o->inner_tol * rn;
+    double rn = sqrt((double) S->n), t = S->itol * rn;
     if (k > 0 && S->irel > 0.0 && S->absgap > 0.0 && R_FINITE(S->absgap)) {
         double a = S->irel * S->absgap / rn;
         if (a > t) t = a;
@@ -2490,6 +2494,8 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
     S->slack = (S->L->pieces && S->use_cg) ? o->slack_ratio : 1.0;
     S->irel = o->inner_rel;
     S->absgap = 0.0;
+    S->gcap = o->gamma_max;
+    S->itol = o->inner_tol;
     double gap_prev = R_PosInf;
     if (S->irel > 0.0) {
         /* the gap at the starting point (primal from sp_start) sets the first inner loop's
@@ -2533,6 +2539,26 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
         /* the relaxed inner tolerance must not stall the outer loop: an outer iteration that
            did not reduce the gap tightens it tenfold (down to inner_tol) */
         if (!(S->gap < gap_prev)) S->irel *= 0.1;
+        /* The floor of the inexact proximal step: an inner problem solved before its first
+           Newton step (its gradient under the absolute inner tolerance) whose outer iteration
+           still did not reduce the gap means the proximal steps on so loose an inner solution
+           drift faster than they converge. gamma and gamma_b step back by gamma_mult and stay
+           below, and the absolute inner tolerance tightens tenfold, at most SP_BACKOFF_MAX times
+           in a fit. Hinge, n = 300, 10 kernels, C1 = 10, tol 1e-8, CG: at gamma = 1e8 the gap
+           rose from 1.8e-8 to 1.4e-7 over such steps and the fit ran to maxiter (500); either
+           change alone left it there (the gap drifting up at gamma = 1e6, or inner loops at
+           their limit at 1e8); both together converge in 10 outer iterations. */
+        if (nnewton == 0 && inner_ok && !(S->gap < gap_prev) && S->nbackoff < SP_BACKOFF_MAX &&
+            o->gamma_mult > 1.0) {
+            S->gcap = S->gamma / o->gamma_mult;
+            S->gamma = S->gcap;
+            if (S->gammab > S->gcap) S->gammab = S->gcap;
+            S->itol *= 0.1;
+            S->nbackoff++;
+            if (o->verbose)
+                Rprintf("spicy      proximal floor: gamma capped at %.1e, inner tolerance %.1e\n",
+                        S->gcap, S->itol);
+        }
         gap_prev = S->gap;
         /* The proximal parameters grow only after an inner problem that was solved: the
            proximal iteration converges at any fixed gamma, and a larger gamma makes the next
@@ -2543,8 +2569,8 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
         S->nhold = unsolved ? S->nhold + 1 : 0;
         if (S->nhold == 0 || S->nhold > SP_HOLD_MAX) {
             S->nhold = 0;
-            S->gamma *= o->gamma_mult; if (S->gamma > o->gamma_max) S->gamma = o->gamma_max;
-            S->gammab *= o->gamma_mult; if (S->gammab > o->gamma_max) S->gammab = o->gamma_max;
+            S->gamma *= o->gamma_mult; if (S->gamma > S->gcap) S->gamma = S->gcap;
+            S->gammab *= o->gamma_mult; if (S->gammab > S->gcap) S->gammab = S->gcap;
         }
         if (nnewton <= SP_GS_NEWTON) {
             S->gam_s *= o->gamma_mult; if (S->gam_s > o->gamma_max) S->gam_s = o->gamma_max;
@@ -2684,7 +2710,7 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     res->single = S.nm.P != NULL;
     res->ls_fail = S.ls_fail; res->floor = S.nfloor;
     res->svm = S.nsvm; res->svm_won = S.nsvm_won;
-    res->nprod = S.nprod; res->rejected = S.nrejected;
+    res->nprod = S.nprod; res->rejected = S.nrejected; res->backoff = S.nbackoff;
     return status;
 }
 
@@ -2787,7 +2813,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
                                       "newton", "cg_iter", "kernel_sweeps", "history", "norms",
                                       "rejected", "cg_block", "floor", "rebuilds", "model",
                                       "deflated", "single", "svm_dual", "kernel_bounds",
-                                      NULL };
+                                      "backoff", NULL };
     SEXP out = mk_list_new(nm); nprot++;
     SET_VECTOR_ELT(out, 0, alpha);
     SET_VECTOR_ELT(out, 1, ScalarReal(b));
@@ -2817,6 +2843,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     INTEGER(sv)[0] = res.svm; INTEGER(sv)[1] = res.svm_won;
     SET_VECTOR_ELT(out, 24, sv);
     SET_VECTOR_ELT(out, 25, kb);
+    SET_VECTOR_ELT(out, 26, ScalarInteger(res.backoff));
     UNPROTECT(nprot);
     return out;
 }

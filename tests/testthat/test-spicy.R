@@ -623,6 +623,26 @@ test_that("a relaxed inner tolerance cannot stall the outer loop", {
   expect_gt(f$iterations, ref$iterations)
 })
 
+test_that("proximal steps on a loose inner solution cannot drift: gamma steps back, inner_tol tightens", {
+  # at tol 1e-8 this fit reached gap 1.8e-8 at gamma = 1e8, then its inner loops stopped before a
+  # Newton step (gradient under inner_tol) while the gap rose to 1.4e-7, to maxiter (2026-11-26);
+  # stepping gamma back and tightening inner_tol converges. The optimum is that of a fit whose
+  # gamma never passes 1e7, and the certificate is the primal recomputed from alpha.
+  d <- spicy_interaction_data(43, n = 300, p = 6, M = 10)
+  K <- d$K; y <- d$y
+  f <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE)
+  ref <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE,
+                   gamma_max = 1e7)
+  expect_true(f$converged && ref$converged)
+  expect_gte(f$info$gamma_backoffs, 1)
+  expect_equal(ref$info$gamma_backoffs, 0L)
+  expect_lte(f$info$gap, 1e-8)
+  expect_lt(f$iterations, 50)
+  expect_lt(f$state$gamma[1], 1e8)
+  expect_equal(f$objective, ref$objective, tolerance = 2e-8)
+  expect_equal(f$objective, spicy_primal(K, y, f, "hinge", 0.05), tolerance = 1e-10)
+})
+
 test_that("the Newton matrix cache gives the fit without it, and is reused between steps", {
   # the cache keeps sum_m c_m K_m of one Newton step and adds the exact low-rank and diagonal
   # parts; the kernel part is rebuilt when the weights c_m drift by a tenth of their sum
