@@ -47,8 +47,8 @@
  * Inner tolerance: ||gradient|| <= max(inner_tol, inner_rel (P - D) / n) sqrt(n) after the first
  * Newton step of a loop, with the absolute gap P - D of the last outer iteration or of the start
  * (inexact proximal point; tightened tenfold after an outer iteration that did not reduce the
- * gap). An outer iteration that took no Newton step and did not reduce the gap steps gamma back
- * and tightens inner_tol itself (sp_run).
+ * gap). An outer iteration that took no Newton step and did not reduce the gap tightens
+ * inner_tol itself and steps gamma back (sp_run).
  * Newton safeguards: the Hessian is factored with a tiny ridge (Cholesky, or Jacobi-preconditioned
  * CG for n >= cg_threshold, which falls back to the preconditioned gradient when H has no
  * curvature along it, e.g. H = gamma_b 11' at a balanced hinge cold start); logistic systems
@@ -108,7 +108,8 @@
 #define SP_BUDGET 2.0       /* a Newton step may at most double the working set (else halved) */
 #define SP_THR_EPS 1e-10    /* safety margin of the screening test */
 #define SP_CG_MAXIT 100     /* CG iterations per Newton direction (truncated Newton) */
-#define SP_BACKOFF_MAX 2    /* gamma steps back (inner_tol tightens) at most this many times */
+#define SP_BACKOFF_MAX 2    /* gamma steps back from a drift at most this many times a fit */
+#define SP_ITOL_FLOOR 1e-6  /* ... and inner_tol tightens down to this fraction of itself */
 #define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
 #define SP_FLOOR (64.0 * DBL_EPSILON) /* rounding allowance of the line search, relative to
                                |phi|: steps whose decrease phi cannot resolve are accepted */
@@ -2539,24 +2540,27 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
         /* the relaxed inner tolerance must not stall the outer loop: an outer iteration that
            did not reduce the gap tightens it tenfold (down to inner_tol) */
         if (!(S->gap < gap_prev)) S->irel *= 0.1;
-        /* The floor of the inexact proximal step: an inner problem solved before its first
-           Newton step (its gradient under the absolute inner tolerance) whose outer iteration
-           still did not reduce the gap means the proximal steps on so loose an inner solution
-           drift faster than they converge. gamma and gamma_b step back by gamma_mult and stay
-           below, and the absolute inner tolerance tightens tenfold, at most SP_BACKOFF_MAX times
-           in a fit. Hinge, n = 300, 10 kernels, C1 = 10, tol 1e-8, CG: at gamma = 1e8 the gap
-           rose from 1.8e-8 to 1.4e-7 over such steps and the fit ran to maxiter (500); either
-           change alone left it there (the gap drifting up at gamma = 1e6, or inner loops at
-           their limit at 1e8); both together converge in 10 outer iterations. */
-        if (nnewton == 0 && inner_ok && !(S->gap < gap_prev) && S->nbackoff < SP_BACKOFF_MAX &&
-            o->gamma_mult > 1.0) {
-            S->gcap = S->gamma / o->gamma_mult;
-            S->gamma = S->gcap;
-            if (S->gammab > S->gcap) S->gammab = S->gcap;
-            S->itol *= 0.1;
-            S->nbackoff++;
+        /* The drift of the inexact proximal step: an inner loop that stops before its first
+           Newton step (its gradient under the absolute tolerance itol sqrt(n)) leaves rho as it
+           is, and the proximal update on that rho can move alpha the same way in every outer
+           iteration, the gap growing linearly and no step ever taken again. An outer iteration
+           without a Newton step that did not reduce the gap therefore tightens itol tenfold
+           (down to SP_ITOL_FLOOR inner_tol), and steps gamma and gamma_b back by gamma_mult,
+           keeping them below that (at most SP_BACKOFF_MAX times a fit: a tighter tolerance may
+           be out of reach at gamma = 1e8). Hinge, n = 300, 10 kernels, C1 = 10, tol 1e-8, CG:
+           the gap rose from 1.8e-8 to 1.4e-7 at gamma = 1e8 and the fit ran to maxiter (500);
+           either change alone left it there (inner loops at their limit at 1e8; or the gap
+           drifting up at 1e6); both converge in 10 outer iterations. */
+        if (nnewton == 0 && inner_ok && !(S->gap < gap_prev)) {
+            if (S->itol * 0.1 >= SP_ITOL_FLOOR * o->inner_tol) S->itol *= 0.1;
+            if (S->nbackoff < SP_BACKOFF_MAX && o->gamma_mult > 1.0) {
+                S->gcap = S->gamma / o->gamma_mult;
+                S->gamma = S->gcap;
+                if (S->gammab > S->gcap) S->gammab = S->gcap;
+                S->nbackoff++;
+            }
             if (o->verbose)
-                Rprintf("spicy      proximal floor: gamma capped at %.1e, inner tolerance %.1e\n",
+                Rprintf("spicy      no step, no gain: gamma %.1e (cap), inner tolerance %.1e\n",
                         S->gcap, S->itol);
         }
         gap_prev = S->gap;

@@ -388,11 +388,14 @@ test_that("the threaded Newton matrix (many active kernels) agrees with the seri
   expect_equal(spicy_decision(K, a), spicy_decision(K, b), tolerance = 1e-3)
 })
 
-test_that("from 600 rows the Newton matrix passes run on the threads: the serial fit, step for step", {
+test_that("from 600 rows the Newton matrix passes run on the threads: the serial fit's optimum", {
   # the products with the Newton matrix (CG and model rounds) and its formation are threaded from
   # SP_CG_PAR_MIN = 600 rows whatever the active count; the threads' partial products are summed
-  # in another order than the serial sweep, so the two fits agree to rounding, within a Newton
-  # step (29 and 30 steps at 1 and 2 threads here, 2026-11-26)
+  # in another order than the serial sweep, and the truncated CG solves carry that rounding into
+  # the path: after the first outer iteration rho differs by 4-20% (relative) between 1 and 2
+  # threads (2026-11-26). So the two fits must reach the same optimum with about the same work:
+  # Newton steps and CG iterations within 10% (29 and 30 steps here; 31 and 33 in the sanitizers'
+  # -O1 build of an experiment that was not kept)
   skip_on_cran()
   d <- spicy_store_pair(52, 640)
   y <- ifelse(d$x[, 1] - d$x[, 2]^2 + 0.3 * rnorm(640) > -0.5, 1, -1)
@@ -401,7 +404,7 @@ test_that("from 600 rows the Newton matrix passes run on the threads: the serial
   b <- mklearn:::fit_spicy(d$dense, y, "classification", 0.05, c(ctl, nthreads = 2L), NULL)
   expect_true(a$converged && b$converged)
   expect_true(isTRUE(b$info$newton_float))          # the CG solve on the packed float matrix
-  expect_lte(abs(b$info$newton_steps - a$info$newton_steps), 1)
+  expect_lte(abs(b$info$newton_steps - a$info$newton_steps), max(1, 0.1 * a$info$newton_steps))
   expect_lte(abs(b$info$cg_iterations - a$info$cg_iterations), 0.1 * a$info$cg_iterations)
   expect_equal(b$objective, a$objective, tolerance = 1e-7)
   expect_equal(spicy_decision(d$dense$K, b), spicy_decision(d$dense$K, a), tolerance = 1e-4)
@@ -623,24 +626,31 @@ test_that("a relaxed inner tolerance cannot stall the outer loop", {
   expect_gt(f$iterations, ref$iterations)
 })
 
-test_that("proximal steps on a loose inner solution cannot drift: gamma steps back, inner_tol tightens", {
-  # at tol 1e-8 this fit reached gap 1.8e-8 at gamma = 1e8, then its inner loops stopped before a
-  # Newton step (gradient under inner_tol) while the gap rose to 1.4e-7, to maxiter (2026-11-26);
-  # stepping gamma back and tightening inner_tol converges. The optimum is that of a fit whose
-  # gamma never passes 1e7, and the certificate is the primal recomputed from alpha.
-  d <- spicy_interaction_data(43, n = 300, p = 6, M = 10)
-  K <- d$K; y <- d$y
-  f <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE)
-  ref <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE,
-                   gamma_max = 1e7)
-  expect_true(f$converged && ref$converged)
-  expect_gte(f$info$gamma_backoffs, 1)
-  expect_equal(ref$info$gamma_backoffs, 0L)
-  expect_lte(f$info$gap, 1e-8)
-  expect_lt(f$iterations, 50)
-  expect_lt(f$state$gamma[1], 1e8)
-  expect_equal(f$objective, ref$objective, tolerance = 2e-8)
-  expect_equal(f$objective, spicy_primal(K, y, f, "hinge", 0.05), tolerance = 1e-10)
+test_that("proximal steps on a loose inner solution cannot drift: inner_tol tightens, gamma steps back", {
+  # at tol 1e-8 these fits reached gaps near 1e-8, then their inner loops stopped before a Newton
+  # step (gradient under inner_tol sqrt(n)) while the proximal updates on the same rho made the
+  # gap grow: seed 43 ran to maxiter (500, gap 1.4e-7), and with inner_tol 1e-4 it took 77 outer
+  # iterations (2026-11-26). Which of these fits drift depends on rounding (the sanitizers'
+  # build drifts in others), so the assertions are about all three: each converges in a few
+  # outer iterations to the optimum of a fit whose gamma stays at 1e6, and the remedy fired.
+  cases <- list(list(seed = 43, inner_tol = 1e-6), list(seed = 43, inner_tol = 1e-4),
+                list(seed = 5, inner_tol = 1e-3))
+  backoffs <- 0L
+  for (cs in cases) {
+    d <- spicy_interaction_data(cs$seed, n = 300, p = 6, M = 10)
+    K <- d$K; y <- d$y
+    f <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE,
+                   inner_tol = cs$inner_tol)
+    ref <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE,
+                     gamma_max = 1e6)
+    expect_true(f$converged && ref$converged)
+    expect_lte(f$info$gap, 1e-8)
+    expect_lt(f$iterations, 30)
+    expect_equal(f$objective, ref$objective, tolerance = 2e-8)
+    expect_equal(f$objective, spicy_primal(K, y, f, "hinge", 0.05), tolerance = 1e-10)
+    backoffs <- backoffs + f$info$gamma_backoffs
+  }
+  expect_gte(backoffs, 2)
 })
 
 test_that("the Newton matrix cache gives the fit without it, and is reused between steps", {
