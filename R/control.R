@@ -139,12 +139,12 @@
 #'     observations, so that large problems need about as many outer iterations as small ones),
 #'     `gamma_mult` (their growth factor, 10,
 #'     applied after each outer iteration whose inner Newton loop converged, and after at most
-#'     two unconverged ones in a row), `gamma_max` (1e8; an outer iteration whose inner loop
+#'     two unconverged ones in a row), `gamma_max` (1e8; each outer iteration whose inner loop
 #'     was solved before its first Newton step and that still did not reduce the gap tightens
-#'     `inner_tol` tenfold, down to `1e-6 * inner_tol`, and steps `gamma` back by
-#'     `gamma_mult`, keeping it below that from then on; at most twice a fit:
-#'     `info$gamma_backoffs`), `warm_shrink` (a warm start resumes at the previous final gamma divided
-#'     by this, 100).
+#'     `inner_tol` tenfold, down to `1e-6 * inner_tol`; the first two such iterations of a fit
+#'     also step `gamma` and `gamma_b` back by `gamma_mult` and cap them there:
+#'     `info$gamma_backoffs`), `warm_shrink` (a warm start resumes at the previous final gamma
+#'     divided by this, 100).
 #'   * SimpleMKL, HessianMKL, lp-norm: `newton_tol` (HessianMKL: a predicted decrease below
 #'     `newton_tol * J` that the line search cannot realise makes the driver tighten the SVM
 #'     tolerance; default `1e-5 * min(1, (tol / 0.01)^2)`), `gold_tol` (SimpleMKL's golden-section

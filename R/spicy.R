@@ -28,8 +28,8 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   point on the weighted kernel sum when tol < gap <= 2 tol), gamma, gamma_b (initial
 #   proximal parameters), gamma_mult (their growth
 #   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap;
-#   lowered, and inner_tol tightened, after a loop without a Newton step that did not reduce
-#   the gap), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1,
+#   after a loop without a Newton step that did not reduce the gap, inner_tol is tightened and,
+#   at most twice a fit, the cap in use is lowered below gamma_max), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1,
 #   times (n / 500)^0.75 above 500 observations),
 #   warm_shrink (a warm start resumes at the previous fit's final gamma divided by this),
 #   screening (FALSE keeps every kernel in the Newton working set: for testing only),

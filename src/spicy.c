@@ -44,11 +44,11 @@
  * loss is adding its functions and one entry.
  * Hinge with the CG solve: the Newton direction is refined on a model of phi that keeps the slack
  * pieces exact (sp_model_direction), so that coordinates crossing a kink do not cut the steps.
- * Inner tolerance: ||gradient|| <= max(inner_tol, inner_rel (P - D) / n) sqrt(n) after the first
- * Newton step of a loop, with the absolute gap P - D of the last outer iteration or of the start
- * (inexact proximal point; tightened tenfold after an outer iteration that did not reduce the
- * gap). An outer iteration that took no Newton step and did not reduce the gap tightens
- * inner_tol itself and steps gamma back (sp_run).
+ * Inner tolerance: ||gradient|| <= max(itol, inner_rel (P - D) / n) sqrt(n) after the first
+ * Newton step of a loop (itol sqrt(n) before it; itol = inner_tol), with the absolute gap P - D of
+ * the last outer iteration or of the start (inexact proximal point; inner_rel tightened tenfold
+ * after an outer iteration that did not reduce the gap). An outer iteration that took no Newton
+ * step and did not reduce the gap tightens itol itself and steps gamma back (sp_run).
  * Newton safeguards: the Hessian is factored with a tiny ridge (Cholesky, or Jacobi-preconditioned
  * CG for n >= cg_threshold, which falls back to the preconditioned gradient when H has no
  * curvature along it, e.g. H = gamma_b 11' at a balanced hinge cold start); logistic systems
@@ -2198,9 +2198,10 @@ static void sp_trace(const sp_state *S, int k, double c)
             k, S->phi0, S->gnorm, S->gd, c, S->cnt, need, S->na, pc[0], pc[1], pc[2], chg);
 }
 
-/* The inner loop's tolerance on ||gradient|| at its step k: inner_tol sqrt(n), relaxed from the
-   second step on to irel (P - D) / sqrt(n) with the absolute gap P - D of the last outer
-   iteration (or of the starting point). The certificate is exact whatever the inner accuracy,
+/* The inner loop's tolerance on ||gradient|| at its step k: itol sqrt(n) (itol = inner_tol,
+   tightened after a drift, see sp_run), relaxed from the second step on to irel (P - D) /
+   sqrt(n) with the absolute gap P - D of the last outer iteration (or of the starting
+   point). The certificate is exact whatever the inner accuracy,
    and an inner problem far from the optimum need not be solved to 1e-6: the outer iteration
    moves its solution anyway (inexact proximal point). A loop that stopped before its first step
    would spend an outer iteration on the same rho (ringnorm N = 2000, C = 0.5: 27 -> 30 Newton
