@@ -910,7 +910,7 @@ typedef struct {
     double gam_s, gsl;      /* own schedule of the slack parameter; the one in use */
     double slack;           /* slack parameter / gamma (losses without their own schedule) */
     double irel, absgap;    /* inner tolerance relative to the last absolute gap (0: unknown) */
-    double gcap;            /* cap of gamma and gamma_b: gamma_max, or lower after a floor */
+    double gcap;            /* cap of gamma and gamma_b: gamma_max, or lower after a drift */
     double itol;            /* the inner loop's absolute tolerance (inner_tol, or tighter) */
     int warm;
     /* per kernel */
