@@ -108,6 +108,8 @@
 #define SP_BUDGET 2.0       /* a Newton step may at most double the working set (else halved) */
 #define SP_THR_EPS 1e-10    /* safety margin of the screening test */
 #define SP_CG_MAXIT 100     /* CG iterations per Newton direction (truncated Newton) */
+#define SP_ROUND_MAXIT 20   /* ... and per model round: a round needs a descent direction of the
+                               model, not its minimiser (the exact line minimum follows) */
 #define SP_BACKOFF_MAX 2    /* gamma steps back from a drift at most this many times a fit */
 #define SP_ITOL_FLOOR 1e-6  /* ... and inner_tol tightens down to this fraction of itself */
 #define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
@@ -1542,10 +1544,11 @@ static void sp_defl_project(sp_defl *Df, int n, int kd, const double *z, double 
    cg: 0 Cholesky, 1 CG preconditioned by the diagonal and the free block B (coordinates with
    hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df (NULL or kmax = 0:
    none): the deflation directions, recorded by this solve and deflating it unless Df->rec,
-   which starts a new set. Returns 0 on success. */
+   which starts a new set. CG stops after cgmax iterations (and 2n) at the latest. Returns 0 on
+   success. */
 static int sp_solve(const sp_nmat *A, int n, const double *g, double *d, double *work, int cg,
                     int equil, double gnorm, int *cgit, sp_fblock *B, const double *hl, int nt,
-                    double *qt, sp_defl *Df)
+                    double *qt, sp_defl *Df, int cgmax)
 {
     int info = 0;
     const int one = 1;
@@ -1605,7 +1608,7 @@ static int sp_solve(const sp_nmat *A, int n, const double *g, double *d, double 
     for (int i = 0; i < n; i++) p[i] = z[i];
     if (kd) sp_defl_project(Df, n, kd, z, p);
     double rz = sp_dot(n, r, z);
-    int it, maxit = 2 * n < SP_CG_MAXIT ? 2 * n : SP_CG_MAXIT;
+    int it, maxit = 2 * n < cgmax ? 2 * n : cgmax;
     double tlast = mk_time();
     for (it = 0; it < maxit; it++) {
         if ((it & 31) == 31) mk_interrupt_every(&tlast, 0.02);   /* long CG solves at large n */
@@ -1836,7 +1839,8 @@ static void sp_newton_matrix(sp_state *S)
    |g|, or after model_rounds rounds. A round costs a CG solve and one product with H, no
    kernel reads; its CG solve is deflated by the search directions of the step's earlier solves
    (sp_defl: ringnorm N = 2000, seed 1, C = 0.005 / 0.05 / 0.5: 1881 / 1367 / 2466 -> 1345 /
-   806 / 1246 CG iterations in all, the same Newton steps). */
+   806 / 1246 CG iterations in all, the same Newton steps) and truncated at SP_ROUND_MAXIT
+   iterations: any CG iterate lowers the quadratic part, so a truncated round still descends. */
 
 /* slope of m along dd at x + t dd (x = rho + d): h = a + t b + sum_i dd_i (gL_i(x + t dd) -
    gL_i(x)); *dh its derivative. gl1: gL at x; tmp, gl2, hh: n scratch */
@@ -1900,7 +1904,7 @@ static void sp_model_direction(sp_state *S)
             if (gn <= gtol) break;
             for (int i = 0; i < n; i++) sp_nm_set_diag(A, i, hd[i] - hl[i] + hl1[i]);
             int info = sp_solve(A, n, gm, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt, S->qt,
-                                &S->df);
+                                &S->df, SP_ROUND_MAXIT);
             for (int i = 0; i < n; i++) sp_nm_set_diag(A, i, hd[i]);
             if (info != 0) break;
             S->nmodel++;
@@ -1954,7 +1958,7 @@ static int sp_direction(sp_state *S)
     S->df.rec = S->df.kmax > 0;
     int info = sp_solve(&S->nm, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
                         &S->cgit, &S->fb, S->hl, S->use_cg ? sp_nm_threads(S, (double) n * n) : 1,
-                        S->qt, &S->df);
+                        S->qt, &S->df, SP_CG_MAXIT);
     sp_tick(S, 3);
     if (info == 0 && S->mw) {
         sp_model_direction(S);

@@ -687,26 +687,35 @@ test_that("the Newton matrix cache gives the fit without it, and is reused betwe
 test_that("at a tight gap the line search tolerates the rounding of phi (CG Newton, n = 300)", {
   # At gamma = 1e8 a Newton step's predicted decrease g'D falls to the rounding level of phi:
   # the plain Armijo test then rejected the steps on rounding noise and the inner loops stalled
-  # (this fit: 500 outer iterations, gap 4e-7, not converged). With an allowance of 64 eps
-  # |phi| those steps are taken (info$inner_floor counts them) and the fit converges.
+  # (seed 3 of these data: 500 outer iterations, gap 4e-7, not converged). With an allowance of
+  # 64 eps |phi| those steps are taken (info$inner_floor counts them) and the fits converge
+  # (without it, seeds 6 and 8 took 30 and 26 outer iterations instead of 7 and 8). Whether a
+  # fit meets the floor depends on its rounding (the sanitizers' build takes other paths), so
+  # four seeds are fitted and at least one must use the allowance.
   # (exact Newton matrices and plain CG solves: with the Newton matrix cache or deflated model
-  # rounds this fit takes other steps, and the deflated one meets no step at the rounding level)
-  d <- spicy_interaction_data(3, n = 300, p = 6, M = 10)
-  K <- d$K; y <- d$y
-  a <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE,
-                 newton_cache = FALSE, cg_deflate = 0)
-  expect_true(a$converged)
-  expect_gte(a$info$gap, 0)
-  expect_lte(a$info$gap, 1e-8)
-  expect_gt(a$info$inner_floor, 0)
-  expect_equal(a$objective, spicy_primal(K, y, a, "hinge", 0.05), tolerance = 1e-10)
-  b <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = FALSE)
-  expect_true(b$converged)
-  expect_equal(a$objective, b$objective, tolerance = 2e-8)   # both certified within 1e-8
-  f <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE)
-  expect_true(f$converged)
-  expect_lte(f$info$gap, 1e-8)
-  expect_equal(f$objective, b$objective, tolerance = 2e-8)
+  # rounds these fits take other steps)
+  floor_steps <- 0
+  for (s in 5:8) {
+    d <- spicy_interaction_data(s, n = 300, p = 6, M = 10)
+    K <- d$K; y <- d$y
+    a <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE,
+                   newton_cache = FALSE, cg_deflate = 0)
+    expect_true(a$converged)
+    expect_gte(a$info$gap, 0)
+    expect_lte(a$info$gap, 1e-8)
+    expect_equal(a$objective, spicy_primal(K, y, a, "hinge", 0.05), tolerance = 1e-10)
+    floor_steps <- floor_steps + a$info$inner_floor
+    b <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = FALSE)
+    expect_true(b$converged)
+    expect_equal(a$objective, b$objective, tolerance = 2e-8)   # both certified within 1e-8
+    if (s == 5) {
+      f <- spicy_fit(K, y, "classification", 0.05, loss = "hinge", tol = 1e-8, cg = TRUE)
+      expect_true(f$converged)
+      expect_lte(f$info$gap, 1e-8)
+      expect_equal(f$objective, b$objective, tolerance = 2e-8)
+    }
+  }
+  expect_gt(floor_steps, 0)
 })
 
 test_that("hinge, balanced classes: the CG Newton solve does not stall, and is the default at n = 500", {
