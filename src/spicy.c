@@ -1540,8 +1540,8 @@ static void sp_defl_project(sp_defl *Df, int n, int kd, const double *z, double 
     sp_defl_add(Df, n, kd, Df->W, -1.0, p);
 }
 
-/* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles.
-   cg: 0 Cholesky, 1 CG preconditioned by the diagonal and the free block B (coordinates with
+/* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles (Cholesky), 5n
+   (CG). cg: 0 Cholesky, 1 CG preconditioned by the diagonal and the free block B (coordinates with
    hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df (NULL or kmax = 0:
    none): the deflation directions, recorded by this solve and deflating it unless Df->rec,
    which starts a new set. CG stops after cgmax iterations (and 2n) at the latest. Returns 0 on
