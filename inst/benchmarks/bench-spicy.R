@@ -127,10 +127,11 @@ growth_draw <- function(draw, reps, Ns, Cs) {
   ctl <- mklearn::mkl_control(nthreads = nthreads)
   one <- function(d, method, C) {
     # each call from the same state of the process's memory: the problem's kernels built,
-    # untimed, and freed. After a HessianMKL fit the next kernel build's first touches are
-    # slower (N = 2000 after HessianMKL at N = 1500: 0.45-0.62 s against 0.30-0.33 s after a
-    # SpicyMKL fit or a kernel build, 2026-11-26), so without this SpicyMKL's whole call paid
-    # for the HessianMKL call before it in every other repetition, and not the other way round.
+    # untimed, and freed. After a HessianMKL fit a kernel build for a larger N is slower
+    # (N = 2000 after HessianMKL at N = 1500: 0.45-0.62 s against 0.30-0.33 s after a SpicyMKL
+    # fit or a kernel build, 2026-11-26), and N runs upwards with the methods alternating, so
+    # without this SpicyMKL's whole call at N = 2000 paid for the HessianMKL call before it in
+    # every other repetition, and HessianMKL's never.
     invisible(mklearn::gram(ks, d$x))
     invisible(gc())
     t0 <- proc.time()[["elapsed"]]

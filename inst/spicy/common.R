@@ -37,12 +37,12 @@ four_methods <- function(x, y, ks, C_paper, max_time = 300, test = NULL) {
 }
 
 # Every timed call starts from the same state of the process's memory: the problem's kernels
-# built once, untimed, and freed. The call before it would otherwise set that state, and here it
+# built once, untimed, and freed. Otherwise the call before it sets that state, and here it
 # matters: after a HessianMKL fit at N = 1500 the next build of 20 kernels at N = 2000 took
 # 0.45-0.62 s against 0.30-0.33 s after a SpicyMKL fit or a kernel build (first touches of
 # huge-page-advised memory; without the advice every build took 0.40-0.55 s whatever came
 # before, 2026-11-26). In four_methods() SpicyMKL (hinge) follows the HessianMKL fit of the
-# previous cell, so its whole-call time paid for HessianMKL's memory.
+# previous cell, so its whole-call time paid for that step up in memory.
 settle <- function(ks, x) {
   invisible(gram(ks, x))
   invisible(gc())
