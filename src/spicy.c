@@ -1857,10 +1857,10 @@ static void sp_newton_matrix(sp_state *S)
    iterations: any CG iterate lowers the quadratic part, so a truncated round still descends.
    With the single-precision Newton matrix the rounds' CG products are also done in
    single-precision arithmetic (sp_nmat.fast; the growth benchmark's 15 fits at N = 2000, medians
-   of five alternating runs: 7.60 -> 7.00 s in all, objectives within 1e-4 at gap 0.01, the same
-   Newton steps). The Newton direction's
-   solve keeps double arithmetic: in float its CG took 17% more iterations, losing most of the
-   gain, while the rounds' counts did not change. */
+   of five alternating runs: 7.47 -> 7.25 s in all, C = 0.5 2.39 -> 2.27 s, the same Newton
+   steps, objectives within 1.3e-5 at gap 0.01). The Newton direction's solve keeps double
+   arithmetic: in float its own CG iterations rose by 19-33% (two draws, N = 1000 and 2000),
+   which took most of the gain, while the rounds' counts stayed within 2%. */
 
 /* slope of m along dd at x + t dd (x = rho + d): h = a + t b + sum_i dd_i (gL_i(x + t dd) -
    gL_i(x)); *dh its derivative. gl1: gL at x; tmp, gl2, hh: n scratch */
