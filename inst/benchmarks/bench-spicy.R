@@ -137,12 +137,10 @@ growth_draw <- function(draw, reps, Ns, Cs) {
   })
   ctl <- mklearn::mkl_control(nthreads = nthreads)
   one <- function(d, method, C) {
-    # each call from the same state of the process's memory: the problem's kernels built,
-    # untimed, and freed. After a HessianMKL fit a kernel build for a larger N is slower
-    # (N = 2000 after HessianMKL at N = 1500: 0.45-0.62 s against 0.30-0.33 s after a SpicyMKL
-    # fit or a kernel build, 2026-11-26), and N runs upwards with the methods alternating, so
-    # without this SpicyMKL's whole call at N = 2000 paid for the HessianMKL call before it in
-    # every other repetition, and HessianMKL's never.
+    # each call from the same state of the process's memory, as settle() in
+    # inst/spicy/common.R does (the measurement is there): N runs upwards with the methods
+    # alternating, so without it SpicyMKL's whole call at N = 2000 paid for the HessianMKL call
+    # at N = 1500 before it in every other repetition, and HessianMKL's never.
     invisible(mklearn::gram(ks, d$x))
     invisible(gc())
     t0 <- proc.time()[["elapsed"]]
