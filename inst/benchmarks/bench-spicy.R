@@ -121,17 +121,20 @@ if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_spicy(); quit(save = "no"
 # The slopes of one draw from N >= 500 rest on four points and moved by up to 0.7 between runs of
 # the same code here (2026-11-26, three runs: draw 4, C = 0.5, N >= 1000, SpicyMKL 1.36 / 2.07 /
 # 1.94; draw 101, HessianMKL 1.54 / 1.29 / 1.75).
-growth_slope <- function(N, t, lo) {
-  k <- N >= lo & t > 0
-  if (sum(k) < 2L) return(NA_real_)
-  unname(stats::coef(stats::lm(log(t[k]) ~ log(N[k])))[2L])
-}
-growth_pooled <- function(tabs, col, C, lo) {
+# exponent of column col of tabs against N at C, from N >= lo: the slope of log t on log N,
+# with an intercept per draw when tabs holds several (one draw: the plain least-squares slope)
+growth_exponent <- function(tabs, col, C, lo) {
   k <- tabs$C_paper == C & tabs$N >= lo & tabs[[col]] > 0
   if (length(unique(tabs$N[k])) < 2L) return(NA_real_)
   x <- log(tabs$N[k]); y <- log(tabs[[col]][k]); g <- factor(tabs$draw[k])
   fit <- if (nlevels(g) > 1L) stats::lm(y ~ g + x) else stats::lm(y ~ x)
   unname(stats::coef(fit)[["x"]])
+}
+# one cell of the exponent tables: SpicyMKL's and HessianMKL's exponents, their ratio and the
+# verdict on the target (ratio <= 1)
+growth_cell <- function(lo, a, b) {
+  sprintf("N >= %4d: %.2f / %.2f (%.2f, %s)", lo, a, b, a / b,
+          if (is.na(a / b)) "-" else if (a / b <= 1) "met" else "missed")
 }
 growth_draw <- function(draw, reps, Ns, Cs) {
   set.seed(draw)
@@ -182,22 +185,20 @@ growth_draw <- function(draw, reps, Ns, Cs) {
                     "medians of %d interleaved runs) ==\n"), draw,
               if (draw == 4L) ", Fig. 4's data" else "", reps))
   print(format(tab, digits = 3), row.names = FALSE)
+  tab$draw <- draw
   cat("\nfitted exponent of time against N (SpicyMKL / HessianMKL, ratio; target ratio <= 1):\n")
   for (what in c("solver", "whole")) for (C in Cs) {
     k <- tab$C_paper == C
     ts <- tab[[paste0("spicy_", what)]][k]; th <- tab[[paste0("hessian_", what)]][k]
     N <- tab$N[k]
-    cells <- vapply(c(200, 500, 1000), function(lo) {
-      a <- growth_slope(N, ts, lo); b <- growth_slope(N, th, lo)
-      sprintf("N >= %4d: %.2f / %.2f (%.2f, %s)", lo, a, b, a / b,
-              if (is.na(a / b)) "-" else if (a / b <= 1) "met" else "missed")
-    }, "")
+    cells <- vapply(c(200, 500, 1000), function(lo)
+      growth_cell(lo, growth_exponent(tab, paste0("spicy_", what), C, lo),
+                  growth_exponent(tab, paste0("hessian_", what), C, lo)), "")
     i500 <- match(500, N); i2k <- match(2000, N)
     g <- if (is.na(i500) || is.na(i2k)) "" else
       sprintf(" | t(2000) / t(500): %.1f / %.1f", ts[i2k] / ts[i500], th[i2k] / th[i500])
     cat(sprintf("%-6s C = %-5g %s%s\n", what, C, paste(cells, collapse = "  "), g))
   }
-  tab$draw <- draw
   tab
 }
 issue12_growth <- function() {
@@ -210,21 +211,18 @@ issue12_growth <- function() {
     cat("\n== solver-time exponents by draw (SpicyMKL / HessianMKL; ratio) ==\n")
     for (C in Cs) for (lo in c(200, 500, 1000)) {
       cells <- vapply(draws, function(dr) {
-        k <- tabs$draw == dr & tabs$C_paper == C
-        a <- growth_slope(tabs$N[k], tabs$spicy_solver[k], lo)
-        b <- growth_slope(tabs$N[k], tabs$hessian_solver[k], lo)
+        td <- tabs[tabs$draw == dr, ]
+        a <- growth_exponent(td, "spicy_solver", C, lo)
+        b <- growth_exponent(td, "hessian_solver", C, lo)
         sprintf("%d: %.2f / %.2f (%.2f)", dr, a, b, a / b)
       }, "")
       cat(sprintf("C = %-5g N >= %4d  %s\n", C, lo, paste(cells, collapse = "  ")))
     }
     cat("\n== exponents pooled over the draws (SpicyMKL / HessianMKL, ratio; target ratio <= 1) ==\n")
     for (what in c("solver", "whole")) for (C in Cs) {
-      cells <- vapply(c(200, 500, 1000), function(lo) {
-        a <- growth_pooled(tabs, paste0("spicy_", what), C, lo)
-        b <- growth_pooled(tabs, paste0("hessian_", what), C, lo)
-        sprintf("N >= %4d: %.2f / %.2f (%.2f, %s)", lo, a, b, a / b,
-                if (is.na(a / b)) "-" else if (a / b <= 1) "met" else "missed")
-      }, "")
+      cells <- vapply(c(200, 500, 1000), function(lo)
+        growth_cell(lo, growth_exponent(tabs, paste0("spicy_", what), C, lo),
+                    growth_exponent(tabs, paste0("hessian_", what), C, lo)), "")
       cat(sprintf("%-6s C = %-5g %s\n", what, C, paste(cells, collapse = "  ")))
     }
   }
