@@ -117,7 +117,8 @@ if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_spicy(); quit(save = "no"
 # Fig. 4's draw is one draw: MKL_BENCH_GROWTH_DRAWS="4,101,102" repeats all of it on other draws
 # of the kernels and the data (draw s != 4: random_kernels(20, 20) of seed s, ringnorm of seed
 # 10 s + N) and ends with the exponents of every draw side by side, and with exponents pooled
-# over the draws (one slope, an intercept per draw: least squares of log t on log N and the draw).
+# over the draws (one slope, an intercept per draw: least squares of log t on log N and the draw)
+# with, from five draws on, a 90% interval of the pooled ratio over resampled draws.
 # The slopes of one draw from N >= 500 rest on four points and moved by up to 0.7 between runs of
 # the same code here (2026-11-26, three runs: draw 4, C = 0.5, N >= 1000, SpicyMKL 1.36 / 2.07 /
 # 1.94; draw 101, HessianMKL 1.54 / 1.29 / 1.75).
@@ -225,8 +226,34 @@ issue12_growth <- function() {
                     growth_exponent(tabs, paste0("hessian_", what), C, lo)), "")
       cat(sprintf("%-6s C = %-5g %s\n", what, C, paste(cells, collapse = "  ")))
     }
+    growth_interval(tabs, draws, Cs)
   }
   invisible(tabs)
+}
+# How far the pooled ratio can be trusted: the draws differ more than repeated runs of one draw
+# (stop 37: per draw 0.92-1.14 at C = 0.5 from N >= 500), so the draws are resampled with
+# replacement (MKL_BENCH_BOOT resamples, default 2000, seeded) and the pooled exponents refitted;
+# printed: the 5% and 95% quantiles of the ratio SpicyMKL / HessianMKL, solver time.
+growth_interval <- function(tabs, draws, Cs) {
+  B <- max(100L, as.integer(Sys.getenv("MKL_BENCH_BOOT", "2000")))
+  if (length(draws) < 5L) return(invisible())
+  set.seed(12L)
+  idx <- replicate(B, sample(draws, replace = TRUE), simplify = FALSE)
+  cat(sprintf(paste("\n== pooled solver-time ratio, 90%% interval over the %d draws",
+                    "(%d resamples of the draws) ==\n"), length(draws), B))
+  for (C in Cs) {
+    cells <- vapply(c(200, 500, 1000), function(lo) {
+      r <- vapply(idx, function(dr) {
+        # a draw drawn twice enters twice, under its own intercept each time
+        tb <- do.call(rbind, lapply(seq_along(dr), function(j) {
+          t <- tabs[tabs$draw == dr[j], ]; t$draw <- j; t }))
+        growth_exponent(tb, "spicy_solver", C, lo) / growth_exponent(tb, "hessian_solver", C, lo)
+      }, 0)
+      q <- stats::quantile(r, c(0.05, 0.95), names = FALSE, na.rm = TRUE)
+      sprintf("N >= %4d: %.2f - %.2f", lo, q[1], q[2])
+    }, "")
+    cat(sprintf("C = %-5g %s\n", C, paste(cells, collapse = "  ")))
+  }
 }
 if (nzchar(Sys.getenv("MKL_BENCH_GROWTH"))) { issue12_growth(); quit(save = "no") }
 
