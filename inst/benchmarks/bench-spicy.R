@@ -118,7 +118,10 @@ if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_spicy(); quit(save = "no"
 # of the kernels and the data (draw s != 4: random_kernels(20, 20) of seed s, ringnorm of seed
 # 10 s + N) and ends with the exponents of every draw side by side, and with exponents pooled
 # over the draws (one slope, an intercept per draw: least squares of log t on log N and the draw)
-# with, from five draws on, a 90% interval of the pooled ratio over resampled draws.
+# with, from five draws on, a 90% interval of the pooled ratio over resampled draws. A verdict
+# needs about ten draws (MKL_BENCH_GROWTH_DRAWS="4,101,102,103,104,105,106,107,108,109",
+# MKL_BENCH_REPS=5: 17 minutes here): on 2026-11-26 draws 4 and 101-104 put the pooled solver
+# ratio at C = 0.5 from N >= 500 at 0.99-1.04 in three runs, the ten draws at 1.05 (1.01-1.10).
 # The slopes of one draw from N >= 500 rest on four points and moved by up to 0.7 between runs of
 # the same code here (2026-11-26, three runs: draw 4, C = 0.5, N >= 1000, SpicyMKL 1.36 / 2.07 /
 # 1.94; draw 101, HessianMKL 1.54 / 1.29 / 1.75).
