@@ -242,16 +242,17 @@ growth_interval <- function(tabs, draws, Cs) {
   if (length(draws) < 5L) return(invisible())
   set.seed(12L)
   idx <- replicate(B, sample(draws, replace = TRUE), simplify = FALSE)
+  # the resampled tables, built once for every C and starting N; a draw drawn twice enters
+  # twice, under its own intercept each time
+  tbs <- lapply(idx, function(dr) do.call(rbind, lapply(seq_along(dr), function(j) {
+    t <- tabs[tabs$draw == dr[j], ]; t$draw <- j; t })))
   cat(sprintf(paste("\n== pooled solver-time ratio, 90%% interval over the %d draws",
                     "(%d resamples of the draws) ==\n"), length(draws), B))
   for (C in Cs) {
     cells <- vapply(c(200, 500, 1000), function(lo) {
-      r <- vapply(idx, function(dr) {
-        # a draw drawn twice enters twice, under its own intercept each time
-        tb <- do.call(rbind, lapply(seq_along(dr), function(j) {
-          t <- tabs[tabs$draw == dr[j], ]; t$draw <- j; t }))
-        growth_exponent(tb, "spicy_solver", C, lo) / growth_exponent(tb, "hessian_solver", C, lo)
-      }, 0)
+      r <- vapply(tbs, function(tb)
+        growth_exponent(tb, "spicy_solver", C, lo) / growth_exponent(tb, "hessian_solver", C, lo),
+        0)
       q <- stats::quantile(r, c(0.05, 0.95), names = FALSE, na.rm = TRUE)
       sprintf("N >= %4d: %.2f - %.2f", lo, q[1], q[2])
     }, "")
