@@ -13,7 +13,7 @@
   spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
                cg = NA, cg_threshold = 250L, newton_cache = FALSE, model_rounds = 5L,
                cg_deflate = 32L, newton_float = TRUE,
-               slack_ratio = 0.01, inner_rel = 0.1, svm_dual = TRUE,
+               slack_ratio = 0.01, inner_rel = 0.1, svm_dual = TRUE, box_fraction = 0.5,
                screening = TRUE,
                lazy_screening = TRUE,
                gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8,
@@ -132,7 +132,16 @@
 #'     fixed `inner_tol`; the certified gap is exact either way), `svm_dual` (hinge loss with
 #'     the block 1-norm: when the certified gap is above `tol` by at most a factor of 2, a second
 #'     dual point is tried, the SVM dual on the kernels combined with the current weights, and the
-#'     better one certifies; it often saves the last outer iteration; `TRUE`),
+#'     better one certifies; it often saves the last outer iteration; `TRUE`), `box_fraction`
+#'     (hinge loss with the conjugate-gradient solve and the model direction: from the second
+#'     outer iteration on, once at most this fraction of the dual coordinates lies strictly
+#'     inside the hinge's box, the inner problems keep the dual variables in the box instead of
+#'     using slack variables, and each Newton direction solves its model on the box by an
+#'     active-set method on the coordinates not held at a bound, whose cost follows their number
+#'     rather than the number of observations; the switch costs one pass over the kernels;
+#'     0.5, and 0 for never; a Newton step whose active-set loop does not settle makes the fit
+#'     leave the box for good; `info$box_from` and `info$box_left` give the outer iterations of
+#'     the switch and of the leaving, 0 if none, `NA` where the box does not apply),
 #'     `screening`, `lazy_screening` (kernel screening;
 #'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
 #'     starts at `gamma_scale / C`, `gamma_scale` = 5, times `(n / 500)^0.75` for `n > 500`
@@ -229,6 +238,8 @@ check_control_values <- function(s) {
                "warm_shrink", "gamma_max", "ratio", "cutoff", "slack_ratio")) pos(nm)
   if (!is.null(s[["inner_rel"]]))
     s[["inner_rel"]] <- check_scalar(s[["inner_rel"]], "inner_rel", 0)   # 0: inner_tol only
+  if (!is.null(s[["box_fraction"]]))
+    s[["box_fraction"]] <- check_scalar(s[["box_fraction"]], "box_fraction", 0, 1)   # 0: never
   flag("refit")
   flag("progress", na_ok = TRUE)
   if (!is.null(s[["newton_tol"]]))

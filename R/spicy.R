@@ -24,7 +24,10 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   (directions kept to deflate the model rounds' CG solves; 0 = none), newton_float (the
 #   Newton matrix in single precision with CG from 512 observations), slack_ratio
 #   (hinge with CG: slack proximal parameter / gamma), inner_rel (inner tolerance relative to
-#   the last absolute gap; 0 = inner_tol only), svm_dual (hinge, block 1-norm: an SVM dual
+#   the last absolute gap; 0 = inner_tol only), box_fraction (hinge with the model direction:
+#   the inner problems keep rho in the box from the outer iteration at whose start at most this
+#   share of rho is inside it, until a step's active-set loop does not settle, see
+#   sp_box_switch and sp_box_direction in src/spicy.c; 0 = never), svm_dual (hinge, block 1-norm: an SVM dual
 #   point on the weighted kernel sum when tol < gap <= 2 tol), gamma, gamma_b (initial
 #   proximal parameters), gamma_mult (their growth
 #   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap;
@@ -96,6 +99,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               newton_float = as.integer(isTRUE(control[["newton_float"]])),
               slack_ratio = as.double(control[["slack_ratio"]]),
               inner_rel = as.double(control[["inner_rel"]]),
+              box_fraction = as.double(control[["box_fraction"]]),
               svm_dual = as.integer(isTRUE(control[["svm_dual"]])),
               screening = as.integer(isTRUE(control[["screening"]])),
               lazy_screening = as.integer(isTRUE(control[["lazy_screening"]])),
@@ -136,7 +140,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
                    sum_norms = r$sumnorm, block_norms = norms,
                    newton_steps = r$newton, cg_iterations = r$cg_iter, cg_block = r$cg_block,
                    kernel_sweeps = r$kernel_sweeps, inner_unsolved = r$rejected,
-                   inner_floor = r$floor, gamma_backoffs = r$backoff,
+                   inner_floor = r$floor, gamma_backoffs = r$backoff, box_from = r$box, box_left = r$box_left,
                    newton_rebuilds = r$rebuilds,
                    model_rounds = r$model, cg_deflated = r$deflated,
                    svm_dual = stats::setNames(r$svm_dual, c("tried", "better")),

@@ -141,6 +141,12 @@
    threads: n = 200, K D 24-32 ms by whole columns, 36-39 ms by the triangle; n = 400-500 the
    same; n = 700 35 against 27 ms). Plain C (no BLAS, no R API): safe inside OpenMP regions. */
 #define SP_TRI_MIN 512
+#define SP_BOX_SNAP 1e-12  /* box: coordinates this close to a bound are put on it */
+#define SP_BOX_INNER 1e-3  /* box: y rho in (SP_BOX_INNER, 1 - SP_BOX_INNER) counts as inside */
+#define SP_BOX_LM 1e-6     /* box: ridge of the free block, relative to gamma and the gradient */
+#define SP_BOX_MAXIT 20    /* box: rounds of the active-set loop */
+#define SP_BOX_CGMAX 200   /* box: CG iterations of a round */
+#define SP_BOX_CGTOL 1e-4  /* box: ... relative to |g| on the free set */
 /* Products with the Newton matrix (CG solves and model rounds), and forming it, run on the
    solver's threads from SP_CG_PAR_MIN rows, below MK_PAR_WORK too: a product is short (0.1-0.3
    ms at n = 700-1000) but an OpenMP region costs microseconds, and the threads split the packed
@@ -889,6 +895,8 @@ typedef struct {
     int single;                         /* Newton matrix in single precision (CG, n >= 512) */
     double slack_ratio;                 /* hinge with CG: slack parameter = slack_ratio gamma */
     double inner_rel;                   /* inner tolerance relative to the last gap (0: none) */
+    double box_fraction;                /* hinge with CG: the box once at most this share of rho
+                                           is inside it (sp_box_switch; 0: never) */
     int svm_dual;                       /* hinge: SVM dual points near tol (sp_svm_dual) */
     mk_progress *prog;
 } sp_opts;
@@ -896,7 +904,7 @@ typedef struct {
 typedef struct {
     double primal, dual, gap, sumnorm;
     int iter, status, n_active, newton, cgit, cgblock, ls_fail, rejected, floor, rebuilds,
-        model, deflated, single, svm, svm_won, backoff;
+        model, deflated, single, svm, svm_won, backoff, box, boxleft;
     long nprod;
 } sp_result;
 
@@ -974,6 +982,16 @@ typedef struct {
     int newton_total, cgit, ls_fail, nrejected, nactive, nfloor, nbackoff;
     double primal, dual, gap, sumnorm;
     double t0, tq, tm[9];   /* section timers, reported when verbose */
+    /* hinge in the box (sp_box_direction): rho stays in 0 <= y rho <= 1, no slack variables.
+       box: in the box now; boxok: the fit may (still) switch to it; boxfrom, boxleft: the
+       outer iterations it started and was left (0: not yet); itcur: the current one. bxi: the
+       step's free coordinates; bxc: their states; bxs: those not held; bxH: the free block of
+       H (bxcap doubles); bxF: 7 n scratch; bxd: n; nzr, vzr, nzd, vzd: the nonzeros of rho and
+       D for the products by columns */
+    int box, boxok, boxfrom, boxleft, itcur, *bxi, *bxc, *bxs, *nzr, *nzd, nnzr, nnzd;
+    double *bxH, *bxF, *bxd, *vzr, *vzd;
+    size_t bxcap;
+    long bxclip, bxfree, bxfail, bxround;
 } sp_state;
 
 /* this thread's block of a per-thread scratch array (NULL for a dense store) */
@@ -1124,10 +1142,46 @@ static int sp_bounds_all(sp_state *S, const double *x, double *ub, double lim, i
     return nover;
 }
 
-/* Kernel products for list[0..cnt-1]; flag[j] = 1: Kr and KD (fused), 0: KD only, 2: Kr only. */
+/* out = sum_k v[k] K_m[, idx[k]]: K_m x for a sparse x (n x nnz reads) */
+MK_CLONES
+static void sp_cols_mv(const sp_state *S, int m, const int *idx, const double *v, int nnz,
+                       double *out, double *buf)
+{
+    int n = S->n, k = 0;
+    for (int i = 0; i < n; i++) out[i] = 0.0;
+    if (S->st->kind == MK_STORE_DENSE)
+        for (; k + 2 <= nnz; k += 2) {
+            const double *c0 = mk_store_col(S->st, m, idx[k], buf),
+                *c1 = mk_store_col(S->st, m, idx[k + 1], buf);
+            double v0 = v[k], v1 = v[k + 1];
+            SP_SIMD
+            for (int i = 0; i < n; i++) out[i] += v0 * c0[i] + v1 * c1[i];
+        }
+    for (; k < nnz; k++) {
+        const double *c0 = mk_store_col(S->st, m, idx[k], buf);
+        double v0 = v[k];
+        SP_SIMD
+        for (int i = 0; i < n; i++) out[i] += v0 * c0[i];
+    }
+}
+
+/* the nonzeros of x into idx, v; returns their number */
+static int sp_nz(int n, const double *x, int *idx, double *v)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) if (x[i] != 0.0) { idx[k] = i; v[k] = x[i]; k++; }
+    return k;
+}
+
+/* Kernel products for list[0..cnt-1]; flag[j] = 1: Kr and KD (fused), 0: KD only, 2: Kr only.
+   In the box (S->box) rho and D are sparse and the products are sums of their columns. */
 static void sp_products(sp_state *S, int cnt, const double *rho, const double *D)
 {
     int n = S->n;
+    if (S->box && cnt > 0) {
+        S->nnzr = sp_nz(n, rho, S->nzr, S->vzr);
+        S->nnzd = sp_nz(n, D, S->nzd, S->vzd);
+    }
     int nt = cnt > 1 ? sp_threads(S, (double) cnt * n * n) : 1;
     (void) nt;
 #ifdef _OPENMP
@@ -1135,8 +1189,15 @@ static void sp_products(sp_state *S, int cnt, const double *rho, const double *D
 #endif
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
-        const double *Km = sp_kernel(S, m);
         double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
+        if (S->box) {
+            /* rho and D are sparse in the box: sums of columns */
+            double *buf = sp_thread_buf(S->kbuf, S->scr);
+            if (S->flag[j] != 2) sp_cols_mv(S, m, S->nzd, S->vzd, S->nnzd, kd, buf);
+            if (S->flag[j] != 0) sp_cols_mv(S, m, S->nzr, S->vzr, S->nnzr, kr, buf);
+            continue;
+        }
+        const double *Km = sp_kernel(S, m);
         if (S->flag[j] == 1) sp_symv2(Km, n, rho, D, kr, kd);
         else if (S->flag[j] == 0) sp_symv2(Km, n, D, NULL, kd, NULL);
         else sp_symv2(Km, n, rho, NULL, kr, NULL);
@@ -1775,6 +1836,10 @@ static void sp_start(sp_state *S)
     /* z (with the primal value at the start) and the slack variables consistent with it */
     sp_primal(S);
     if (!S->warm && L->aux_start) L->aux_start(n, y, S->z, S->aux);
+    if (S->box) {
+        /* the box holds rho itself: no slack multipliers */
+        memset(S->aux, 0, 2 * sizeof(double) * (size_t) n);
+    }
 }
 
 /* ------------------------------------------------------------------ phase: Newton direction */
@@ -1987,6 +2052,242 @@ static int sp_direction(sp_state *S)
         sp_tick(S, 8);
     }
     return info;
+}
+
+/* ------------------------------------------------------------------ phase: box direction */
+
+/* Hinge in the box: phi = -y'rho + kernel terms + bias term on 0 <= y rho <= 1 (the hinge
+   conjugate without slack variables). The direction D solves the Newton model on the box
+   (minimise g'd + d'Hd / 2 with rho + d in the box) by an active-set loop: coordinates at a
+   bound whose gradient points out of the box stay fixed (D = 0); the rest (the free set I) is
+   solved with the free block H_II, and coordinates that the solution carries out of the box are
+   clipped to their bound and the others solved again, until none leaves. rho + D is then in the
+   box, so the line search (steps c <= 1) stays feasible. H_II is gathered from the columns of the
+   free coordinates (|I| x n reads per active kernel), and D and rho are sparse (fixed
+   coordinates at the lower bound are 0), so the kernel products read only their columns. */
+static void sp_box_snap(sp_state *S)
+{
+    int n = S->n;
+    const double *y = S->y;
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * S->rho[i];
+        if (t < SP_BOX_SNAP) S->rho[i] = 0.0;
+        else if (t > 1.0 - SP_BOX_SNAP) S->rho[i] = y[i];
+    }
+}
+
+/* the free block of H (nf x nf, full, column-major) on the coordinates fi */
+MK_CLONES
+static void sp_box_block_cols(const sp_state *S, const int *fi, int nf, int j0, int j1,
+                              double *Hb, double *buf)
+{
+    int n = S->n;
+    for (int jj = j0; jj < j1; jj++) {
+        int j = fi[jj];
+        double *hj = Hb + (size_t) jj * nf;
+        for (int ii = 0; ii < nf; ii++) hj[ii] = S->gammab;
+        for (int a = 0; a < S->na; a++) {
+            int m = S->act[a];
+            const double *kc = mk_store_col(S->st, m, j, buf), *w = S->KD + (size_t) m * n;
+            double c1 = S->hc1[a], e = S->hc2[a] * w[j];
+            for (int ii = 0; ii < nf; ii++) {
+                int i = fi[ii];
+                hj[ii] += c1 * kc[i] + e * w[i];
+            }
+        }
+    }
+}
+
+/* the gradient's norm on the coordinates that are not held at a bound */
+static double sp_box_pgnorm(const sp_state *S)
+{
+    double s = 0.0;
+    for (int i = 0; i < S->n; i++) {
+        double t = S->y[i] * S->rho[i], yg = S->y[i] * S->g[i];
+        if ((t <= 0.0 && yg > 0.0) || (t >= 1.0 && yg < 0.0)) continue;
+        s += S->g[i] * S->g[i];
+    }
+    return sqrt(s);
+}
+
+/* out[a] = (H x)_rows[a] for the full nf x nf block H (column-major, symmetric) */
+MK_CLONES
+static void sp_box_mv(const double *Hb, int nf, const int *rows, int nr, const double *x,
+                      double *out, int nt)
+{
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int a = 0; a < nr; a++) {
+        const double *h = Hb + (size_t) (rows ? rows[a] : a) * nf;
+        double q = 0.0;
+        SP_SIMD_RED(q)
+        for (int k = 0; k < nf; k++) q += h[k] * x[k];
+        out[a] = q;
+    }
+}
+
+static int sp_box_direction(sp_state *S)
+{
+    int n = S->n;
+    const double *y = S->y, *rho = S->rho, *g = S->g;
+    double *D = S->D;
+    double gamma = S->gamma, thr = S->thr, den = S->den;
+    sp_tick(S, 1);
+    for (int a = 0; a < S->na; a++) {
+        int m = S->act[a];
+        double rm = S->r[m], q = thr / rm;
+        S->hc1[a] = gamma / den * (1.0 - q);
+        S->hc2[a] = q > 0.0 ? gamma / den * q / (rm * rm) : 0.0;
+        double *w = S->KD + (size_t) m * n;
+        const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
+        if (S->anz[m]) for (int i = 0; i < n; i++) w[i] = ka[i] + gamma * kr[i];
+        else for (int i = 0; i < n; i++) w[i] = gamma * kr[i];
+    }
+    /* the free set */
+    int nf = 0, *fi = S->bxi;
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * rho[i], yg = y[i] * g[i];
+        D[i] = 0.0;
+        if ((t <= 0.0 && yg > 0.0) || (t >= 1.0 && yg < 0.0)) continue;
+        fi[nf++] = i;
+    }
+    S->bxfree += nf;
+    if (nf == 0) { sp_tick(S, 2); return 0; }
+    if ((size_t) nf * nf > S->bxcap) {
+        /* the block grows with the largest free set so far (scratch until the fit returns) */
+        size_t want = (size_t) nf * nf + (size_t) nf * nf / 2, full = (size_t) n * n;
+        S->bxcap = want < full ? want : full;
+        S->bxH = (double *) mk_alloc_huge(S->bxcap * sizeof(double));
+    }
+    double *Hb = S->bxH;
+    int nt = sp_nm_threads(S, (double) S->na * nf * nf + (double) nf * n);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 8) if (nt > 1)
+#endif
+    for (int jj = 0; jj < nf; jj++)
+        sp_box_block_cols(S, fi, nf, jj, jj + 1, Hb, sp_thread_buf(S->kbuf, S->scr));
+    double dmax = 0.0;
+    for (int ii = 0; ii < nf; ii++) if (Hb[(size_t) ii * nf + ii] > dmax) dmax = Hb[(size_t) ii * nf + ii];
+    /* a small ridge: the free block is the kernels' curvature alone, of fast-decaying spectrum */
+    double ridge = SP_BOX_LM * gamma * (S->gnorm / sqrt((double) n) < 1.0 ?
+                                        S->gnorm / sqrt((double) n) : 1.0) + 1e-10 * dmax;
+    sp_tick(S, 2);
+    /* the primal-dual active set method on the box (Hintermueller, Ito and Kunisch 2002):
+       bxc[ii] = 0 free, -1 / 1 held at the lower / upper bound; the free coordinates are
+       solved with the held ones at their bounds (CG on the free block, from the last
+       solution), then coordinates carried out of the box are held and held ones whose
+       multiplier (the model's gradient) points into the box are let go, until no set changes
+       (at most SP_BOX_MAXIT rounds). The last solution clipped into the box is the direction
+       if it lowers the model, else a projected diagonal Newton step. The block's products
+       (sp_box_mv: whole columns against a vector with zeros off the free list) run on the
+       solver's threads. */
+    int *st = S->bxc, *fr = S->bxs;
+    double *d = S->bxd, *cg = S->bxF;
+    double *cr = cg, *cz = cg + nf, *cp = cg + 2 * (size_t) nf, *cq = cg + 3 * (size_t) nf,
+        *dv = cg + 4 * (size_t) nf, *pf = cg + 5 * (size_t) nf, *hd = cg + 6 * (size_t) nf;
+    int ntc = sp_nm_threads(S, (double) nf * nf);
+    for (int ii = 0; ii < nf; ii++) { st[ii] = 0; d[ii] = 0.0; }
+    int ok = 0, settled = 0;
+    double r0 = 0.0;
+    for (int ii = 0; ii < nf; ii++) r0 += g[fi[ii]] * g[fi[ii]];
+    double tol2 = SP_BOX_CGTOL * SP_BOX_CGTOL * r0;
+    for (int it = 0; it < SP_BOX_MAXIT; it++) {
+        int nfr = 0;
+        for (int ii = 0; ii < nf; ii++) {
+            int i = fi[ii];
+            if (st[ii] < 0) d[ii] = -rho[i];
+            else if (st[ii] > 0) d[ii] = y[i] - rho[i];
+            else fr[nfr++] = ii;
+        }
+        sp_box_mv(Hb, nf, NULL, nf, d, hd, ntc);
+        double rz = 0.0;
+        for (int a = 0; a < nfr; a++) {
+            int ii = fr[a];
+            double hii = Hb[(size_t) ii * nf + ii] + ridge;
+            cr[a] = -g[fi[ii]] - hd[ii] - ridge * d[ii];
+            cz[a] = cr[a] / hii;
+            cp[a] = cz[a];
+            rz += cr[a] * cz[a];
+        }
+        for (int ii = 0; ii < nf; ii++) pf[ii] = 0.0;
+        for (int k = 0; k < SP_BOX_CGMAX && nfr > 0; k++) {
+            double rr = 0.0;
+            for (int a = 0; a < nfr; a++) rr += cr[a] * cr[a];
+            if (rr <= tol2) break;
+            for (int a = 0; a < nfr; a++) pf[fr[a]] = cp[a];
+            sp_box_mv(Hb, nf, fr, nfr, pf, cq, ntc);
+            double pq = 0.0;
+            for (int a = 0; a < nfr; a++) { cq[a] += ridge * cp[a]; pq += cp[a] * cq[a]; }
+            if (!(pq > 0.0)) break;
+            double al = rz / pq, rzn = 0.0;
+            for (int a = 0; a < nfr; a++) {
+                int ii = fr[a];
+                d[ii] += al * cp[a];
+                cr[a] -= al * cq[a];
+                cz[a] = cr[a] / (Hb[(size_t) ii * nf + ii] + ridge);
+                rzn += cr[a] * cz[a];
+            }
+            double be = rzn / rz;
+            rz = rzn;
+            for (int a = 0; a < nfr; a++) cp[a] = cz[a] + be * cp[a];
+            S->cgit++;
+        }
+        sp_box_mv(Hb, nf, NULL, nf, d, hd, ntc);
+        int change = 0;
+        for (int ii = 0; ii < nf; ii++) {
+            int i = fi[ii], ns = st[ii];
+            if (st[ii] == 0) {
+                double t = y[i] * (rho[i] + d[ii]);
+                ns = t < 0.0 ? -1 : (t > 1.0 ? 1 : 0);
+            } else {
+                double q = g[i] + ridge * d[ii] + hd[ii];
+                double ym = y[i] * q;
+                if ((st[ii] < 0 && ym < 0.0) || (st[ii] > 0 && ym > 0.0)) ns = 0;
+            }
+            change += ns != st[ii];
+            st[ii] = ns;
+        }
+        S->bxclip += change;
+        S->bxround++;
+        if (change == 0) { settled = 1; break; }
+    }
+    for (int ii = 0; ii < nf; ii++) {
+        int i = fi[ii];
+        double t = y[i] * (rho[i] + d[ii]);
+        dv[ii] = t < 0.0 ? -rho[i] : (t > 1.0 ? y[i] - rho[i] : d[ii]);
+    }
+    sp_box_mv(Hb, nf, NULL, nf, dv, hd, ntc);
+    double mval = 0.0;
+    for (int ii = 0; ii < nf; ii++)
+        mval += dv[ii] * (g[fi[ii]] + (hd[ii] + ridge * dv[ii]) / 2.0);
+    if (mval < 0.0) {
+        for (int ii = 0; ii < nf; ii++) D[fi[ii]] = dv[ii];
+        ok = 1;
+    }
+    if (S->o->verbose > 2) {
+        double gd = 0.0;
+        for (int i = 0; i < n; i++) gd += g[i] * D[i];
+        Rprintf("      box: nf %d ok %d settled %d gd %.3e ridge %.3e rounds %ld cg %d\n", nf, ok,
+                settled, gd, ridge, S->bxround, S->cgit);
+    }
+    sp_tick(S, 3);
+    if (!ok || !settled) {
+        /* The active-set loop did not settle in SP_BOX_MAXIT rounds, or its point does not lower
+           the model: the fit leaves the box for good (in one test fit under another rounding,
+           unsettled loops cost 89 more Newton steps and ten times the CG iterations). rho is
+           in the box and the slack variables are zero, a valid state of the slack path; this
+           step keeps the box's direction if it descends, else takes the slack path's. */
+        S->bxfail++;
+        S->box = 0;
+        S->boxok = 0;
+        S->boxleft = S->itcur + 1;
+        if (S->o->verbose) Rprintf("spicy: the box is left at outer iteration %d\n", S->boxleft);
+        if (!ok) return sp_direction(S);
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ phase: step cap */
@@ -2253,11 +2554,13 @@ static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_l
     S->gvalid = 0;
     for (int k = 0; k < o->inner_maxiter; k++) {
         R_CheckUserInterrupt();
+        if (S->box) sp_box_snap(S);
         double gnorm = sp_gradient(S);
+        if (S->box) gnorm = S->gnorm = sp_box_pgnorm(S);
         if (k == 0) *gnorm0 = gnorm;
         *gnorm_last = gnorm;
         if (gnorm <= sp_inner_tol(S, k)) { *inner_ok = 1; break; }
-        if (sp_direction(S) != 0) break;
+        if ((S->box ? sp_box_direction(S) : sp_direction(S)) != 0) break;
         R_CheckUserInterrupt();   /* the Hessian and its solve dominate a step: check after */
         if (!sp_step_cap(S)) break;
         nnewton++;
@@ -2510,6 +2813,37 @@ static const char *const sp_hist_names[] = { "time", "objective", "dual", "gap",
 
 /* Outer loop: Newton on phi, proximal update, dual value and gap, gamma schedule. Returns 0
    converged (gap <= tol), 1 iteration limit; the number of iterations in *iter. */
+/* Hinge with the CG solve: the switch to the box (sp_box_direction) at the start of an outer
+   iteration, once at most box_fraction n coordinates of rho lie strictly inside it (y rho in
+   (1e-3, 1 - 1e-3)). The soft walls' Newton systems cost n^2 per product and kernel read
+   whatever the free set; the box's cost follows the free set (its block, the columns of the
+   nonzeros of rho and D), which at the solution is small on data with few margin points.
+   Returns 1 if it switched: rho is clipped into the box, the slack variables are dropped (the
+   box holds rho itself) and the start's kernel products are recomputed at the clipped rho (one
+   sweep of every kernel). */
+static int sp_box_switch(sp_state *S)
+{
+    int n = S->n, nfree = 0;
+    const double *y = S->y;
+    double *rho = S->rho;
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * rho[i];
+        nfree += t > SP_BOX_INNER && t < 1.0 - SP_BOX_INNER;
+    }
+    if (S->o->verbose > 1)
+        Rprintf("spicy: %d of %d coordinates inside the box\n", nfree, n);
+    if ((double) nfree > S->o->box_fraction * n) return 0;
+    for (int i = 0; i < n; i++) {
+        double t = y[i] * rho[i];
+        if (t < 0.0) rho[i] = 0.0; else if (t > 1.0) rho[i] = y[i];
+    }
+    S->box = 1;
+    S->warm = 1;
+    sp_start(S);
+    S->gvalid = 0;
+    return 1;
+}
+
 static int sp_run(sp_state *S, mk_hist *hist, int *iter)
 {
     const sp_opts *o = S->o;
@@ -2532,6 +2866,11 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
         gap_prev = S->gap;
     }
     for (it = 0; it < o->maxiter; it++) {
+        S->itcur = it;
+        if (S->boxok && !S->box && it > 0 && sp_box_switch(S)) {
+            S->boxfrom = it + 1;
+            if (o->verbose) Rprintf("spicy: rho in the box from outer iteration %d\n", it + 1);
+        }
         /* proximal parameter of the loss slack variables: the kernel one, or (epsilon-
            insensitive loss) its own schedule, raised only while the Newton loops stay short:
            its smoothed kink has width 2 eps / gsl and must stay resolvable by Newton's method */
@@ -2612,6 +2951,10 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
         Rprintf("spicy times: init %.3f grad %.3f hess %.3f solve %.3f model %.3f screen %.3f "
                 "prod %.3f ls %.3f outer %.3f\n", S->tm[0], S->tm[1], S->tm[2], S->tm[3], S->tm[8],
                 S->tm[4], S->tm[5], S->tm[6], S->tm[7]);
+    if (o->verbose && S->box)
+        Rprintf("spicy box: free coordinates %ld (%.1f a step), set changes %ld, rounds %ld, unsettled %ld\n",
+                S->bxfree, S->newton_total > 0 ? (double) S->bxfree / S->newton_total : 0.0,
+                S->bxclip, S->bxround, S->bxfail);
     *iter = it;
     return status;
 }
@@ -2725,6 +3068,24 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.z = (double *) R_alloc(n, sizeof(double));
     S.u = (double *) R_alloc(n, sizeof(double));
     S.primal = S.dual = S.gap = NA_REAL;
+    /* the box (sp_box_direction): hinge with the CG solve and the model direction */
+    S.box = S.boxfrom = S.boxleft = S.itcur = 0;
+    S.boxok = o->box_fraction > 0.0 && S.L == &sp_losses[0] && S.mw != NULL;
+    int boxable = S.boxok;
+    S.bxclip = S.bxfree = S.bxfail = S.bxround = 0;
+    S.bxcap = 0;
+    S.bxH = NULL;
+    if (S.boxok) {
+        S.bxi = (int *) R_alloc(n, sizeof(int));
+        S.bxc = (int *) R_alloc(n, sizeof(int));
+        S.bxs = (int *) R_alloc(n, sizeof(int));
+        S.nzr = (int *) R_alloc(n, sizeof(int));
+        S.nzd = (int *) R_alloc(n, sizeof(int));
+        S.vzr = (double *) R_alloc(n, sizeof(double));
+        S.vzd = (double *) R_alloc(n, sizeof(double));
+        S.bxd = (double *) R_alloc(n, sizeof(double));
+        S.bxF = (double *) R_alloc(7 * (size_t) n, sizeof(double));
+    }
 
     int it;
     int status = sp_run(&S, hist, &it);
@@ -2744,6 +3105,8 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     res->ls_fail = S.ls_fail; res->floor = S.nfloor;
     res->svm = S.nsvm; res->svm_won = S.nsvm_won;
     res->nprod = S.nprod; res->rejected = S.nrejected; res->backoff = S.nbackoff;
+    res->box = boxable ? S.boxfrom : NA_INTEGER;
+    res->boxleft = boxable ? S.boxleft : NA_INTEGER;
     return status;
 }
 
@@ -2790,6 +3153,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     o.single = mk_ctl_int(control, "newton_float");
     o.slack_ratio = mk_ctl_real(control, "slack_ratio");
     o.inner_rel = mk_ctl_real(control, "inner_rel");
+    o.box_fraction = mk_ctl_real(control, "box_fraction");
     o.svm_dual = mk_ctl_int(control, "svm_dual");
     o.screen = mk_ctl_int(control, "screening");
     o.lazy = mk_ctl_int(control, "lazy_screening");
@@ -2802,6 +3166,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     if (o.maxiter < 1) o.maxiter = 1;
     if (o.model_rounds < 0 || o.deflate < 0) error("model_rounds and cg_deflate must be >= 0");
     if (!(o.slack_ratio > 0.0) || !(o.inner_rel >= 0.0)) error("invalid slack_ratio or inner_rel");
+    if (!(o.box_fraction >= 0.0 && o.box_fraction <= 1.0)) error("box_fraction must be in [0, 1]");
     if (o.inner_maxiter < 1) o.inner_maxiter = 1;
     if (!(o.C1 >= 0.0) || !(o.C2 >= 0.0) || !(o.C1 + o.C2 > 0.0)) error("invalid C1, C2");
     if (!(gamma0 > 0.0) || !(gammab0 > 0.0) || !(o.gamma_mult >= 1.0))
@@ -2846,7 +3211,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
                                       "newton", "cg_iter", "kernel_sweeps", "history", "norms",
                                       "rejected", "cg_block", "floor", "rebuilds", "model",
                                       "deflated", "single", "svm_dual", "kernel_bounds",
-                                      "backoff", NULL };
+                                      "backoff", "box", "box_left", NULL };
     SEXP out = mk_list_new(nm); nprot++;
     SET_VECTOR_ELT(out, 0, alpha);
     SET_VECTOR_ELT(out, 1, ScalarReal(b));
@@ -2877,6 +3242,8 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     SET_VECTOR_ELT(out, 24, sv);
     SET_VECTOR_ELT(out, 25, kb);
     SET_VECTOR_ELT(out, 26, ScalarInteger(res.backoff));
+    SET_VECTOR_ELT(out, 27, ScalarInteger(res.box));
+    SET_VECTOR_ELT(out, 28, ScalarInteger(res.boxleft));
     UNPROTECT(nprot);
     return out;
 }

@@ -80,6 +80,14 @@ test_that("mkl_control() refuses bad values and records only what was set", {
   for (bad in list(-1, NA, "0.1", Inf, c(0, 1)))
     expect_error(mkl_control(inner_rel = bad), "'inner_rel' must be one finite number >= 0")
   expect_identical(mkl_control(inner_rel = 0)$inner_rel, 0)
+  for (bad in list(-0.1, 1.5, NA, "0.5", Inf, c(0, 1)))
+    expect_error(mkl_control(box_fraction = bad),
+                 "'box_fraction' must be one finite number >= 0 and <= 1")
+  expect_identical(mkl_control(box_fraction = 0)$box_fraction, 0)
+  expect_identical(mkl_control(box_fraction = 1L)$box_fraction, 1)
+  expect_error(mkl(matrix(rnorm(40), 20), rep(c(-1, 1), 10), method = "simple",
+                   control = mkl_control(box_fraction = 0.2)),
+               "method 'simple' does not use the setting\\(s\\) box_fraction")
   expect_identical(mkl_control(slack_ratio = 1L)$slack_ratio, 1)
   expect_error(mkl(matrix(rnorm(40), 20), rep(c(-1, 1), 10), method = "hessian",
                    control = mkl_control(slack_ratio = 1)),
