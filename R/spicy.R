@@ -27,8 +27,9 @@ spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
 #   the last absolute gap; 0 = inner_tol only), box_fraction (hinge with the model direction:
 #   the inner problems keep rho in the box from the outer iteration at whose start at most this
 #   share of rho is inside it, until a step's active-set loop does not settle, see
-#   sp_box_switch and sp_box_direction in src/spicy.c; 0 = never), svm_dual (hinge, block 1-norm: an SVM dual
-#   point on the weighted kernel sum when tol < gap <= 2 tol), gamma, gamma_b (initial
+#   sp_box_switch and sp_box_direction in src/spicy.c; 0 = never), svm_dual (hinge, block
+#   1-norm: an SVM dual point on the weighted kernel sum when tol < gap <= 2 tol), gamma,
+#   gamma_b (initial
 #   proximal parameters), gamma_mult (their growth
 #   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap;
 #   after a loop without a Newton step that did not reduce the gap, inner_tol is tightened and,
@@ -140,7 +141,8 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
                    sum_norms = r$sumnorm, block_norms = norms,
                    newton_steps = r$newton, cg_iterations = r$cg_iter, cg_block = r$cg_block,
                    kernel_sweeps = r$kernel_sweeps, inner_unsolved = r$rejected,
-                   inner_floor = r$floor, gamma_backoffs = r$backoff, box_from = r$box, box_left = r$box_left,
+                   inner_floor = r$floor, gamma_backoffs = r$backoff,
+                   box_from = r$box, box_left = r$box_left,
                    newton_rebuilds = r$rebuilds,
                    model_rounds = r$model, cg_deflated = r$deflated,
                    svm_dual = stats::setNames(r$svm_dual, c("tried", "better")),

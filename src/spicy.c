@@ -2170,7 +2170,10 @@ static int sp_box_direction(sp_state *S)
     for (int jj = 0; jj < nf; jj++)
         sp_box_block_cols(S, fi, nf, jj, jj + 1, Hb, sp_thread_buf(S->kbuf, S->scr));
     double dmax = 0.0;
-    for (int ii = 0; ii < nf; ii++) if (Hb[(size_t) ii * nf + ii] > dmax) dmax = Hb[(size_t) ii * nf + ii];
+    for (int ii = 0; ii < nf; ii++) {
+        double hii = Hb[(size_t) ii * nf + ii];
+        if (hii > dmax) dmax = hii;
+    }
     /* a small ridge: the free block is the kernels' curvature alone, of fast-decaying spectrum */
     double ridge = SP_BOX_LM * gamma * (S->gnorm / sqrt((double) n) < 1.0 ?
                                         S->gnorm / sqrt((double) n) : 1.0) + 1e-10 * dmax;
@@ -2952,7 +2955,8 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
                 "prod %.3f ls %.3f outer %.3f\n", S->tm[0], S->tm[1], S->tm[2], S->tm[3], S->tm[8],
                 S->tm[4], S->tm[5], S->tm[6], S->tm[7]);
     if (o->verbose && S->box)
-        Rprintf("spicy box: free coordinates %ld (%.1f a step), set changes %ld, rounds %ld, unsettled %ld\n",
+        Rprintf("spicy box: free coordinates %ld (%.1f a step), set changes %ld, rounds %ld, "
+                "unsettled %ld\n",
                 S->bxfree, S->newton_total > 0 ? (double) S->bxfree / S->newton_total : 0.0,
                 S->bxclip, S->bxround, S->bxfail);
     *iter = it;
