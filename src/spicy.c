@@ -2018,10 +2018,28 @@ static void sp_model_direction(sp_state *S)
 
 /* Hessian (loss diagonal + gamma_b 11' + active kernels) and the Newton direction D.
    Returns 0 on success. */
+/* The active kernels' Newton coefficients (hc1: of K_m, hc2: of the rank-one term w w') and
+   w = K_m v_m, v_m = alpha_m + gamma rho, in KD (free scratch until the step's products) */
+static void sp_newton_coefs(sp_state *S)
+{
+    int n = S->n;
+    double gamma = S->gamma, thr = S->thr, den = S->den;
+    for (int a = 0; a < S->na; a++) {
+        int m = S->act[a];
+        double rm = S->r[m], q = thr / rm;
+        S->hc1[a] = gamma / den * (1.0 - q);
+        S->hc2[a] = q > 0.0 ? gamma / den * q / (rm * rm) : 0.0;
+        double *w = S->KD + (size_t) m * n;
+        const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
+        if (S->anz[m]) for (int i = 0; i < n; i++) w[i] = ka[i] + gamma * kr[i];
+        else for (int i = 0; i < n; i++) w[i] = gamma * kr[i];
+    }
+}
+
 static int sp_direction(sp_state *S)
 {
     int n = S->n;
-    double gamma = S->gamma, thr = S->thr, den = S->den, lmw = S->L->lm;
+    double lmw = S->L->lm;
     if (lmw > 0.0) {
         /* Levenberg-Marquardt: vanishes with the gradient, so the local convergence is kept */
         double tau = S->gsl * lmw * (S->gnorm / sqrt((double) n));
@@ -2029,17 +2047,7 @@ static int sp_direction(sp_state *S)
         for (int i = 0; i < n; i++) S->hl[i] += tau;
     }
     sp_tick(S, 1);
-    for (int a = 0; a < S->na; a++) {
-        int m = S->act[a];
-        double rm = S->r[m], q = thr / rm;
-        S->hc1[a] = gamma / den * (1.0 - q);
-        S->hc2[a] = q > 0.0 ? gamma / den * q / (rm * rm) : 0.0;
-        /* w = K_m v_m (KD is free scratch until the products of this Newton step) */
-        double *w = S->KD + (size_t) m * n;
-        const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
-        if (S->anz[m]) for (int i = 0; i < n; i++) w[i] = ka[i] + gamma * kr[i];
-        else for (int i = 0; i < n; i++) w[i] = gamma * kr[i];
-    }
+    sp_newton_coefs(S);
     sp_newton_matrix(S);
     sp_tick(S, 2);
     S->df.rec = S->df.kmax > 0;
@@ -2133,18 +2141,9 @@ static int sp_box_direction(sp_state *S)
     int n = S->n;
     const double *y = S->y, *rho = S->rho, *g = S->g;
     double *D = S->D;
-    double gamma = S->gamma, thr = S->thr, den = S->den;
+    double gamma = S->gamma;
     sp_tick(S, 1);
-    for (int a = 0; a < S->na; a++) {
-        int m = S->act[a];
-        double rm = S->r[m], q = thr / rm;
-        S->hc1[a] = gamma / den * (1.0 - q);
-        S->hc2[a] = q > 0.0 ? gamma / den * q / (rm * rm) : 0.0;
-        double *w = S->KD + (size_t) m * n;
-        const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
-        if (S->anz[m]) for (int i = 0; i < n; i++) w[i] = ka[i] + gamma * kr[i];
-        else for (int i = 0; i < n; i++) w[i] = gamma * kr[i];
-    }
+    sp_newton_coefs(S);
     /* the free set */
     int nf = 0, *fi = S->bxi;
     for (int i = 0; i < n; i++) {
