@@ -985,10 +985,10 @@ typedef struct {
     /* hinge in the box (sp_box_direction): rho stays in 0 <= y rho <= 1, no slack variables.
        box: in the box now; boxok: the fit may (still) switch to it; boxfrom, boxleft: the
        outer iterations it started and was left (0: not yet); itcur: the current one. bxi: the
-       step's free coordinates; bxc: their states; bxs: those not held; bxH: the free block of
-       H (bxcap doubles); bxF: 7 n scratch; bxd: n; nzr, vzr, nzd, vzd: the nonzeros of rho and
-       D for the products by columns */
-    int box, boxok, boxfrom, boxleft, itcur, *bxi, *bxc, *bxs, *nzr, *nzd, nnzr, nnzd;
+       step's free coordinates (bxnf of them, sp_box_free); bxc: their states; bxs: those not
+       held; bxH: the free block of H (bxcap doubles); bxF: 7 n scratch; bxd: n; nzr, vzr, nzd,
+       vzd: the nonzeros of rho and D for the products by columns */
+    int box, boxok, boxfrom, boxleft, itcur, bxnf, *bxi, *bxc, *bxs, *nzr, *nzd, nnzr, nnzd;
     double *bxH, *bxF, *bxd, *vzr, *vzd;
     size_t bxcap;
     long bxclip, bxfree, bxfail, bxround;
@@ -2106,15 +2106,19 @@ static void sp_box_block_cols(const sp_state *S, const int *fi, int nf, int j0, 
     }
 }
 
-/* the gradient's norm on the coordinates that are not held at a bound */
-static double sp_box_pgnorm(const sp_state *S)
+/* The free set of the step (bxi[0..bxnf-1]: the coordinates not held at a bound, where the
+   gradient does not point out of the box) and the gradient's norm on it */
+static double sp_box_free(sp_state *S)
 {
     double s = 0.0;
+    int nf = 0;
     for (int i = 0; i < S->n; i++) {
         double t = S->y[i] * S->rho[i], yg = S->y[i] * S->g[i];
         if ((t <= 0.0 && yg > 0.0) || (t >= 1.0 && yg < 0.0)) continue;
+        S->bxi[nf++] = i;
         s += S->g[i] * S->g[i];
     }
+    S->bxnf = nf;
     return sqrt(s);
 }
 
@@ -2144,14 +2148,9 @@ static int sp_box_direction(sp_state *S)
     double gamma = S->gamma;
     sp_tick(S, 1);
     sp_newton_coefs(S);
-    /* the free set */
-    int nf = 0, *fi = S->bxi;
-    for (int i = 0; i < n; i++) {
-        double t = y[i] * rho[i], yg = y[i] * g[i];
-        D[i] = 0.0;
-        if ((t <= 0.0 && yg > 0.0) || (t >= 1.0 && yg < 0.0)) continue;
-        fi[nf++] = i;
-    }
+    /* the free set, from sp_box_free at this rho and gradient */
+    int nf = S->bxnf, *fi = S->bxi;
+    memset(D, 0, sizeof(double) * (size_t) n);
     S->bxfree += nf;
     if (nf == 0) { sp_tick(S, 2); return 0; }
     if ((size_t) nf * nf > S->bxcap) {
@@ -2558,7 +2557,7 @@ static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_l
         R_CheckUserInterrupt();
         if (S->box) sp_box_snap(S);
         double gnorm = sp_gradient(S);
-        if (S->box) gnorm = S->gnorm = sp_box_pgnorm(S);
+        if (S->box) gnorm = S->gnorm = sp_box_free(S);
         if (k == 0) *gnorm0 = gnorm;
         *gnorm_last = gnorm;
         if (gnorm <= sp_inner_tol(S, k)) { *inner_ok = 1; break; }
