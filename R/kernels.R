@@ -1,7 +1,7 @@
 # Kernel descriptions: data-independent objects that become matrices when a model is fit.
 # Type codes match the enum in src/mklearn.h.
-.kernel_codes <- c(linear = 0L, poly = 1L, rbf = 2L, laplace = 3L, chisq = 4L)
-.norm_codes <- c(none = 0L, trace = 1L, center_trace = 2L)
+.kernel_codes <- .mk_codes$kernel
+.norm_codes <- .mk_codes$norm
 
 new_kernel <- function(type, par1, par2, label) {
   structure(list(type = type, code = .kernel_codes[[type]], par1 = as.double(par1),

@@ -27,7 +27,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   y <- as.double(y)
   if (length(y) != n) stop("length(y) must match the kernel dimension", call. = FALSE)
   if (!all(y %in% c(-1, 1))) stop("y must be coded -1/+1", call. = FALSE)
-  code <- c(simple = 0L, hessian = 1L, lp = 2L)[[method]]
+  code <- .mk_codes$svmfam[[method]]
   control["progress_fun"] <- list(fit_progress(control, c(simple = "SimpleMKL",
                                                           hessian = "HessianMKL",
                                                           lp = "lp-norm MKL")[[method]]))

@@ -5,8 +5,8 @@
 # Losses: "hinge", "logistic" (classification, y in {-1, +1}), "squared" ((y - z)^2 / 2) and
 # "epsilon" (max(|y - z| - epsilon, 0)) for regression.
 
-# Loss codes: the index of the loss in the C loss table (sp_losses[] in src/spicy.c).
-spicy_loss_codes <- c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L)
+# Loss codes (R/codes.R): the index of the loss in the C loss table.
+spicy_loss_codes <- .mk_codes$loss
 
 # fit_spicy(store, y, task, C, control, init): see DEVELOPERS.md for the contract.
 # store: a kernel store or a plain n x n x M array (wrapped as a dense store).

@@ -6,6 +6,7 @@
 
 static const R_CallMethodDef callMethods[] = {
     ENTRY(threads, 1),
+    ENTRY(codes, 0),
     ENTRY(check_kernels, 3),
     ENTRY(store_dense, 1),
     ENTRY(store_stats, 1),

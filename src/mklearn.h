@@ -106,6 +106,14 @@ int mk_ctl_int(SEXP ctl, const char *name);       /* one integer (integer, logic
 /* A named list with the given names (NULL-terminated), PROTECTed once: the caller UNPROTECTs
    it; elements set with SET_VECTOR_ELT are protected by the list. */
 SEXP mk_list_new(const char *const *names);
+/* Set the element called name of a list made by mk_list_new (an absent name is an error). */
+void mk_list_set(SEXP list, const char *name, SEXP value);
+/* The integer codes R passes for options, defined once here; mkc_codes() returns them as named
+   integer vectors and a test checks that R's tables (R/codes.R) agree. */
+enum { MK_LOSS_HINGE = 0, MK_LOSS_LOGISTIC = 1, MK_LOSS_SQUARED = 2, MK_LOSS_EPSILON = 3,
+       MK_NLOSS = 4 };
+enum { MK_SF_SIMPLE = 0, MK_SF_HESSIAN = 1, MK_SF_LP = 2, MK_NSF = 3 };
+SEXP mkc_codes(void);
 /* Growable history: ncol columns of doubles, rows appended, storage doubling on demand, so
    maxiter = 1e9 costs nothing until rows are written. */
 typedef struct { int ncol, len, cap; double *tab; } mk_hist;
@@ -116,9 +124,9 @@ SEXP mk_hist_sexp(const mk_hist *h, const char *const *names);
 
 /* ====================================================================== kernels.c */
 /* Kernel type codes (R/kernels.R keeps the same table). */
-enum { MK_LINEAR = 0, MK_POLY = 1, MK_RBF = 2, MK_LAPLACE = 3, MK_CHISQ = 4 };
+enum { MK_LINEAR = 0, MK_POLY = 1, MK_RBF = 2, MK_LAPLACE = 3, MK_CHISQ = 4, MK_NKERNEL = 5 };
 /* Normalisation codes. */
-enum { MK_NORM_NONE = 0, MK_NORM_TRACE = 1, MK_NORM_CENTER_TRACE = 2 };
+enum { MK_NORM_NONE = 0, MK_NORM_TRACE = 1, MK_NORM_CENTER_TRACE = 2, MK_NNORM = 3 };
 /* Base quantities a kernel type is a function of. */
 enum { MK_BASE_D2 = 1, MK_BASE_IP = 2, MK_BASE_CH = 4 };
 int mk_kernel_base_kind(int type);

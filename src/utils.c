@@ -280,6 +280,46 @@ SEXP mk_list_new(const char *const *names)
     return PROTECT(out);
 }
 
+void mk_list_set(SEXP list, const char *name, SEXP value)
+{
+    SEXP nm = getAttrib(list, R_NamesSymbol);
+    for (R_xlen_t i = 0; i < XLENGTH(list); i++)
+        if (!strcmp(CHAR(STRING_ELT(nm, i)), name)) {
+            SET_VECTOR_ELT(list, i, value);
+            return;
+        }
+    error("result list has no element '%s'", name);
+}
+
+/* The option codes by name, in the order of the enums in mklearn.h. */
+static SEXP mk_codes_vec(const char *const *names, int n)
+{
+    SEXP v = PROTECT(allocVector(INTSXP, n)), nm = PROTECT(allocVector(STRSXP, n));
+    for (int i = 0; i < n; i++) {
+        INTEGER(v)[i] = i;
+        SET_STRING_ELT(nm, i, mkChar(names[i]));
+    }
+    setAttrib(v, R_NamesSymbol, nm);
+    UNPROTECT(2);
+    return v;
+}
+
+SEXP mkc_codes(void)
+{
+    static const char *const loss[MK_NLOSS] = { "hinge", "logistic", "squared", "epsilon" };
+    static const char *const kern[MK_NKERNEL] = { "linear", "poly", "rbf", "laplace", "chisq" };
+    static const char *const norm[MK_NNORM] = { "none", "trace", "center_trace" };
+    static const char *const sf[MK_NSF] = { "simple", "hessian", "lp" };
+    static const char *const nm[] = { "loss", "kernel", "norm", "svmfam", NULL };
+    SEXP out = mk_list_new(nm);
+    mk_list_set(out, "loss", mk_codes_vec(loss, MK_NLOSS));
+    mk_list_set(out, "kernel", mk_codes_vec(kern, MK_NKERNEL));
+    mk_list_set(out, "norm", mk_codes_vec(norm, MK_NNORM));
+    mk_list_set(out, "svmfam", mk_codes_vec(sf, MK_NSF));
+    UNPROTECT(1);
+    return out;
+}
+
 void mk_hist_init(mk_hist *h, int ncol)
 {
     h->ncol = ncol; h->len = 0; h->cap = 32;
