@@ -3,7 +3,8 @@
  * Architecture (DEVELOPERS.md draws it):
  *   runtime (utils.c)  threads, time, interrupts, the R <-> C contract (named lists)
  *   kernels.c          kernel functions, Gram arrays, normalisation
- *   store.c            the kernel store: the only way a solver reads kernels (dense or on the fly)
+ *   store.c            the kernel store: the only way a solver reads kernels (dense or on the fly;
+ *                      store_chain.c, store_pair.c (MWUMKL's paths), store_call.c beside it)
  *   svm.c              SMO C-SVM on a dense matrix
  *   svmfam.c           SVM-family driver (outer loop, certificate, line kernel, .Call entry)
  *   simple.c, hessian.c, lpnorm.c   its step strategies
@@ -153,7 +154,7 @@ void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scal
 /* The PSD check of precomputed kernels: asymmetry and smallest relative eigenvalue. */
 SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads);
 
-/* ====================================================================== store.c */
+/* ====================================================== store.c, store_chain.c, store_call.c */
 /* The kernel store: every solver reads kernels through it, never by indexing an array.
  * A store describes nr x n kernel matrices K_m(Z, X), m < M: the training kernels (Z = X,
  * nr = n, square, with the training normalisation and jitter) or test-by-train blocks for
@@ -164,7 +165,11 @@ SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads);
  *    parameters, feature group, normalisation statistics); no n x n x M array exists.
  * Single-kernel primitives are thread-safe (no R API, no shared writes): they take a scratch
  * buffer of mk_store_scratch() doubles. Batch operations open their own OpenMP regions (never
- * call them from inside one) and choose their thread count with mk_threads_for(). */
+ * call them from inside one) and choose their thread count with mk_threads_for().
+ * A backend is a kind code below, its fields in mk_store, a branch of mk_store_read, and the
+ * column access every solver needs (mk_store_scratch, mk_store_col, mk_store_diag); the batch
+ * operations read through mk_store_col, so they serve a new backend unchanged. A new backend
+ * (e.g. low rank) lives in its own store_<name>.c; store.c's top comment lists each branch. */
 enum { MK_STORE_DENSE = 0, MK_STORE_FLY = 1 };
 typedef struct {
     int kind, nr, n, M, nthreads;
@@ -220,7 +225,31 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
 /* out[, k] (nr) = column j of kernel idx[k], k < cnt; on the fly, kernels of one feature group
    listed together share their distances */
 void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *out);
-/* Two columns j1, j2 of every kernel, read kernel by kernel (MWUMKL's step). init: once per
+/* The diagonal (n) of training kernel m (on the fly: one kernel evaluation per point, no
+   scratch). */
+void mk_store_diag(const mk_store *s, int m, double *d);
+/* Fly training statistics (what mk_normalize computes on a dense array): scale[M],
+   colmeans[n*M], grandmean[M] of the raw kernels of s (s->scale etc. are not read). */
+void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean,
+                          double *diagmean);
+/* Normalise a raw nr x n x M test array with the training statistics of the test store s. */
+void mk_store_normalize_test(const mk_store *s, double *Kt);
+
+/* .Call (store_call.c): the dense array of a fly store (gram()): training list(K, scale,
+   colmeans, grandmean, nonfinite), or the normalised test array; training statistics; batch
+   operations. */
+SEXP mkc_store_dense(SEXP store);
+SEXP mkc_store_stats(SEXP store);
+SEXP mkc_store_mv(SEXP store, SEXP idx, SEXP v);
+SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v);
+SEXP mkc_store_combine(SEXP store, SEXP d);
+SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha);
+SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j);
+SEXP mkc_threads(SEXP requested);
+
+/* ====================================================================== store_pair.c */
+/* MWUMKL's access paths to the store (dense and fly backends).
+   Two columns j1, j2 of every kernel, read kernel by kernel (MWUMKL's step). init: once per
    fit (R_alloc); set: once per pair, outside parallel regions (on the fly it computes, in
    parallel, each feature group's distances / inner products for both columns when kernels
    share groups); mk_store_pair_diff reads kernel m's two columns, thread-safe. */
@@ -252,9 +281,6 @@ int mk_store_pair_runs(mk_store_pair *pp, int *idx, int cnt, int chain, int *rst
    position k0 + k's difference at d + k ldd; buf: 2 (i1 - i0) doubles. */
 void mk_store_pair_diff_run(const mk_store_pair *pp, int k0, int cnt, int i0, int i1, double *d,
                             size_t ldd, double *buf);
-/* The diagonal (n) of training kernel m (on the fly: one kernel evaluation per point, no
-   scratch). */
-void mk_store_diag(const mk_store *s, int m, double *d);
 /* Kernels of finite rank on the training rows (fly training stores): a polynomial or linear
    kernel on one column c is, after its normalisation, K_m = sum_k w[k] phi_k phi_k' + jitter I,
    k < q, with phi_k the column's k-th power (centred when the store centres). Returns q (w
@@ -263,23 +289,6 @@ void mk_store_diag(const mk_store *s, int m, double *d);
 int mk_store_fmap(const mk_store *s, int m, int *key, double *w);
 /* The basis phi (n x q, column k at phi + k n) of column key. */
 void mk_store_fmap_basis(const mk_store *s, int key, int q, double *phi);
-/* Fly training statistics (what mk_normalize computes on a dense array): scale[M],
-   colmeans[n*M], grandmean[M] of the raw kernels of s (s->scale etc. are not read). */
-void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, double *grandmean,
-                          double *diagmean);
-/* Normalise a raw nr x n x M test array with the training statistics of the test store s. */
-void mk_store_normalize_test(const mk_store *s, double *Kt);
-
-/* .Call: the dense array of a fly store (gram()): training list(K, scale, colmeans,
-   grandmean), or the normalised test array. */
-SEXP mkc_store_dense(SEXP store);
-SEXP mkc_store_stats(SEXP store);
-SEXP mkc_store_mv(SEXP store, SEXP idx, SEXP v);
-SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v);
-SEXP mkc_store_combine(SEXP store, SEXP d);
-SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha);
-SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j);
-SEXP mkc_threads(SEXP requested);
 
 /* ====================================================================== svm.c */
 typedef struct {

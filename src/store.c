@@ -7,13 +7,32 @@
  *
  * Batch operations stream kernels column by column (contiguous memory, vectorisable) and take
  * their thread count from mk_threads_for(), so small work stays on one thread.
+ *
+ * Files: store.c (this: reading the R list, the dense and fly backends, the solver-facing
+ * primitives and batch operations), store_chain.c (Gaussian chains of the fly backend),
+ * store_pair.c (MWUMKL's column pairs and feature maps), store_call.c (.Call entries), store.h
+ * (their shared internals).
+ *
+ * Adding a backend (e.g. low rank) is one file store_<name>.c beside these, plus:
+ *  - a kind code (MK_STORE_<NAME> in mklearn.h, the same code in R/store.R) and its fields in
+ *    mk_store, filled by a branch of mk_store_read that checks them with error();
+ *  - what every solver needs: mk_store_scratch (per-thread scratch of one single-kernel call),
+ *    mk_store_col (column j of kernel m, nr rows, thread-safe, no R API) and mk_store_diag;
+ *    a branch of each for the new kind, calling functions of store_<name>.c;
+ *  - mk_store_kernel, mk_store_kernel_upper, mk_store_decision and mk_store_cols have a fly path
+ *    that reads the fly fields: the backend adds its branch there; mk_store_kmv2, mk_store_kquad,
+ *    the batch operations (mv, quad, combine, axpy) read through mk_store_col and serve any
+ *    backend unchanged, and the backend may specialise them (one branch, as dense does);
+ *  - training statistics (mk_store_train_stats) and test stores where it has them;
+ *  - MWUMKL's paths (store_pair.c) only if MWUMKL is to run on it.
+ * Calls go one way: store_call.c and store_pair.c call store.c and store_chain.c; store.c calls
+ * store_chain.c; store_chain.c calls none of them.
  */
-#include "mklearn.h"
+#include "store.h"
 #include <math.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ reading the R list */
-
 
 static const double *real_of(SEXP v, R_xlen_t len, const char *name)
 {
@@ -102,15 +121,6 @@ void mk_store_read(SEXP s, mk_store *st)
 }
 
 /* ------------------------------------------------------------------ fly columns */
-
-/* this thread's slice of a per-thread scratch array (NULL stays NULL) */
-#ifdef _OPENMP
-#define THREAD_BUF(base, len) ((base) ? (base) + (size_t) omp_get_thread_num() * (len) : NULL)
-#else
-#define THREAD_BUF(base, len) (base)
-#endif
-
-static int group_nf(const mk_store *s, int g) { return s->gstart[g + 1] - s->gstart[g]; }
 
 /* The raw (un-normalised) kernel m on rows i0 <= i < i1 against training point j. */
 static void fly_raw(const mk_store *s, int m, int j, int i0, int i1, double *out)
@@ -480,139 +490,7 @@ void mk_store_axpy(const mk_store *s, int m, double t, double *A)
     }
 }
 
-/* ------------------------------------------------------------------ chains */
-
-/* Gaussian kernels on one feature group, in increasing gamma, form chains: exp(-gamma_k b) =
-   exp(-gamma_{k-1} b) exp(-(gamma_k - gamma_{k-1}) b), the second factor a Taylor polynomial
-   of degree q in u = (gamma_k - gamma_{k-1}) b, u <= delta * bmax (bmax: the group's largest
-   squared distance over the rows), with q the least degree whose remainder
-   u^(q+1) / (q+1)! is below 2^-54. A link is made when delta * bmax <= 0.1 (q <= 9), a chain
-   has at most 16 kernels (rounding adds about one unit in the last place per link); its first
-   kernel takes the exponential itself. */
-#define CHAIN_LEN 16
-typedef struct { int m, g; double gam; } chain_key;
-static int chain_cmp(const void *a, const void *b)
-{
-    const chain_key *x = a, *y = b;
-    if (x->g != y->g) return x->g < y->g ? -1 : 1;
-    if (x->gam != y->gam) return x->gam < y->gam ? -1 : 1;
-    return x->m < y->m ? -1 : (x->m > y->m);
-}
-static double rbf_gamma(const mk_store *s, int m) { return 1.0 / (2.0 * s->kpar1[m] * s->kpar1[m]); }
-
-/* (-1)^j / j!, j = 0..9 */
-static const double exp_taylor[10] = {
-    1.0, -1.0, 1.0 / 2, -1.0 / 6, 1.0 / 24, -1.0 / 120, 1.0 / 720, -1.0 / 5040, 1.0 / 40320,
-    -1.0 / 362880 };
-
-/* e *= exp(-delta b) (one column) and e1 *= exp(-delta b1), e2 *= exp(-delta b2) (two, in
-   one pass) by the degree-q Taylor polynomial; q a constant in each call below, so the loops
-   are unrolled and vectorised */
-static inline __attribute__((always_inline)) void
-link1_q(double delta, const int q, const double *restrict b, double *restrict e, int len)
-{
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-    for (int i = 0; i < len; i++) {
-        double u = delta * b[i], p = exp_taylor[q];
-        for (int j = q - 1; j >= 0; j--) p = p * u + exp_taylor[j];
-        e[i] *= p;
-    }
-}
-
-static inline __attribute__((always_inline)) void
-link2_q(double delta, const int q, const double *restrict b1, const double *restrict b2,
-        double *restrict e1, double *restrict e2, int len)
-{
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-    for (int i = 0; i < len; i++) {
-        double u1 = delta * b1[i], u2 = delta * b2[i];
-        double p1 = exp_taylor[q], p2 = exp_taylor[q];
-        for (int j = q - 1; j >= 0; j--) { p1 = p1 * u1 + exp_taylor[j]; p2 = p2 * u2 + exp_taylor[j]; }
-        e1[i] *= p1;
-        e2[i] *= p2;
-    }
-}
-
-/* the degree as a constant: CALL(Q) for Q = q (9 above 8) */
-#define CHAIN_DISPATCH(q, CALL)                                                           \
-    switch (q) {                                                                          \
-    case 1: CALL(1); break; case 2: CALL(2); break; case 3: CALL(3); break;               \
-    case 4: CALL(4); break; case 5: CALL(5); break; case 6: CALL(6); break;               \
-    case 7: CALL(7); break; case 8: CALL(8); break; default: CALL(9); break;              \
-    }
-
-MK_CLONES
-static void chain_link1(double delta, int q, const double *restrict b, double *restrict e,
-                        int len)
-{
-#define LINK1(Q) link1_q(delta, Q, b, e, len)
-    CHAIN_DISPATCH(q, LINK1)
-#undef LINK1
-}
-
-MK_CLONES
-static void chain_link2(double delta, int q, const double *restrict b1, const double *restrict b2,
-                        double *restrict e1, double *restrict e2, int len)
-{
-#define LINK2(Q) link2_q(delta, Q, b1, b2, e1, e2, len)
-    CHAIN_DISPATCH(q, LINK2)
-#undef LINK2
-}
-
-/* The link degree from gamma_{k-1} to gamma_k on a group whose squared distances are at most
-   bmax: the least q with u^(q+1) / (q+1)! <= 2^-54 for u = (gamma_k - gamma_{k-1}) bmax, or 0
-   (no link) when u > 0.1. */
-static int chain_degree(double dgam, double bmax)
-{
-    double u = dgam * bmax;
-    if (!(u <= 0.1) || !R_FINITE(u)) return 0;
-    double t = u;
-    int q = 1;
-    while (t * u / (q + 1) > 0x1p-54) { t = t * u / (q + 1); q++; }
-    return q;
-}
-
-/* The largest squared distance of group g between any two rows of x and z: the sum over its
-   features of the squared range of their values. */
-static double group_bmax(const mk_store *s, int g)
-{
-    double v = 0.0;
-    for (int f = s->gstart[g]; f < s->gstart[g + 1]; f++) {
-        const double *xc = s->x + (size_t) s->gfeat[f] * s->n;
-        const double *zc = s->z + (size_t) s->gfeat[f] * s->nr;
-        double lo = xc[0], hi = xc[0];
-        for (int i = 1; i < s->n; i++) { lo = xc[i] < lo ? xc[i] : lo; hi = xc[i] > hi ? xc[i] : hi; }
-        for (int i = 0; i < s->nr; i++) { lo = zc[i] < lo ? zc[i] : lo; hi = zc[i] > hi ? zc[i] : hi; }
-        v += (hi - lo) * (hi - lo);
-    }
-    return v;
-}
-
-/* Sorts key (g: 2 x feature group, + 1 for a Gaussian; gam: a Gaussian's gamma) by group and
-   gamma, and gives each the degree of its link from the key before it (lq; 0: none): only
-   Gaussians of one group, in runs of at most CHAIN_LEN. */
-static void chain_links(const mk_store *s, chain_key *key, int cnt, int *lq)
-{
-    qsort(key, cnt, sizeof(chain_key), chain_cmp);
-    int ng = 0;
-    for (int t = 0; t < cnt; t++) if (key[t].g / 2 + 1 > ng) ng = key[t].g / 2 + 1;
-    double *bmax = (double *) R_alloc(ng > 0 ? ng : 1, sizeof(double));
-    for (int g = 0; g < ng; g++) bmax[g] = -1.0;
-    int len = 0;
-    for (int t = 0; t < cnt; t++) {
-        int q = 0, g = key[t].g / 2;
-        if (t > 0 && key[t].g % 2 == 1 && key[t].g == key[t - 1].g && len < CHAIN_LEN) {
-            if (bmax[g] < 0.0) bmax[g] = group_bmax(s, g);
-            q = chain_degree(key[t].gam - key[t - 1].gam, bmax[g]);
-        }
-        lq[t] = q;
-        len = q > 0 ? len + 1 : 1;
-    }
-}
+/* ------------------------------------------------------------------ decision values, columns, diagonals */
 
 /* Decision values: threads take blocks of rows, each streaming every kernel's columns over its
    rows (no reduction, deterministic). On the fly, kernels of one feature group share the base
@@ -647,7 +525,7 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
             key[k].g = 2 * s->kgroup[m] + rbf;
             key[k].gam = rbf ? rbf_gamma(s, m) : -1.0;
         }
-        chain_links(s, key, cnt, lq);
+        store_chain_links(s, key, cnt, lq);
         for (int t = 0; t < cnt; t++) { ord[t] = key[t].m; gam[t] = key[t].gam; }
         /* the coefficients in that order, by training point: read in sequence below */
         at = (double *) R_alloc((size_t) cnt * n, sizeof(double));
@@ -695,7 +573,7 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
                     }
                     if (s->ktype[m] == MK_RBF) {
                         /* ech: the raw Gaussian of this kernel, from the one before if linked */
-                        if (lq[t] > 0 && chained) chain_link1(gam[t] - gam[t - 1], lq[t], base, ech, len);
+                        if (lq[t] > 0 && chained) store_chain_link1(gam[t] - gam[t - 1], lq[t], base, ech, len);
                         else mk_vexp_ax(-gam[t], base, ech, len);
                         chained = 1;
                         memcpy(val, ech, (size_t) len * sizeof(double));
@@ -739,296 +617,6 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
     }
 }
 
-/* ------------------------------------------------------------------ column pairs */
-
-void mk_store_pair_init(const mk_store *s, mk_store_pair *pp)
-{
-    memset(pp, 0, sizeof(*pp));
-    pp->s = s;
-    pp->j1 = pp->j2 = -1;
-    pp->nthreads = s->nthreads;
-    if (s->kind == MK_STORE_DENSE) return;
-    int ng = 0;
-    for (int m = 0; m < s->M; m++) if (s->kgroup[m] + 1 > ng) ng = s->kgroup[m] + 1;
-    pp->ng = ng;
-    /* which base kinds each group needs */
-    int *need = (int *) R_alloc(ng, sizeof(int));
-    for (int g = 0; g < ng; g++) need[g] = 0;
-    for (int m = 0; m < s->M; m++) need[s->kgroup[m]] |= mk_kernel_base_kind(s->ktype[m]);
-    /* share the bases of a group's two columns when kernels share groups (on average two or
-       more kernels per group) and the bases take at most 256 MB */
-    size_t slots = 0;
-    for (int g = 0; g < ng; g++)
-        for (int b = 0; b < 3; b++) if (need[g] & (1 << b)) slots++;
-    double bytes = (double) slots * 2.0 * s->nr * sizeof(double);
-    if (2.0 * slots > (double) s->M || bytes > 256e6) return;
-    pp->share = 1;
-    pp->nslot = (int) slots;
-    pp->slot = (int *) R_alloc((size_t) ng * 3, sizeof(int));
-    pp->sgroup = (int *) R_alloc(slots, sizeof(int));
-    pp->skind = (int *) R_alloc(slots, sizeof(int));
-    int k = 0;
-    for (int g = 0; g < ng; g++)
-        for (int b = 0; b < 3; b++) {
-            if (need[g] & (1 << b)) {
-                pp->slot[g * 3 + b] = k;
-                pp->sgroup[k] = g;
-                pp->skind[k] = 1 << b;
-                k++;
-            } else pp->slot[g * 3 + b] = -1;
-        }
-    pp->base = (double *) R_alloc(slots * 2 * (size_t) s->nr, sizeof(double));
-}
-
-static int kind_bit(int kind) { return kind == MK_BASE_D2 ? 0 : (kind == MK_BASE_IP ? 1 : 2); }
-
-/* Base values of both columns j1, j2 for rows i0..i1-1 of one feature group, in one pass over
-   the group's columns of z: 32 rows at a time, their sums kept in registers across the
-   group's features (added in the order mk_kernel_base adds them: the same values up to the
-   rounding of fused multiply-adds in the AVX versions). */
-MK_CLONES
-static void pair_base(const mk_store *s, int g, int kind, int j1, int j2, int i0, int i1,
-                      double *o1, double *o2)
-{
-    int len = i1 - i0, n = s->n, nr = s->nr, nf = group_nf(s, g);
-    const int *feat = s->gfeat + s->gstart[g];
-    if (kind == MK_BASE_CH) {
-        for (int i = 0; i < len; i++) { o1[i] = 0.0; o2[i] = 0.0; }
-        for (int f = 0; f < nf; f++) {
-            size_t c = (size_t) feat[f];
-            const double *zc = s->z + c * nr + i0;
-            double b1 = s->x[c * n + j1], b2 = s->x[c * n + j2];
-            for (int i = 0; i < len; i++) {
-                double a = zc[i], d1 = a - b1, s1 = a + b1, d2 = a - b2, s2 = a + b2;
-                if (s1 != 0.0) o1[i] += d1 * d1 / s1;
-                if (s2 != 0.0) o2[i] += d2 * d2 / s2;
-            }
-        }
-        return;
-    }
-    const int d2 = kind == MK_BASE_D2;
-    int i = 0;
-    for (; i + 32 <= len; i += 32) {
-        double a1[32] = { 0 }, a2[32] = { 0 };
-        for (int f = 0; f < nf; f++) {
-            size_t c = (size_t) feat[f];
-            const double *zc = s->z + c * nr + i0 + i;
-            double b1 = s->x[c * n + j1], b2 = s->x[c * n + j2];
-            if (d2) {
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-                for (int k = 0; k < 32; k++) {
-                    double e1 = zc[k] - b1, e2 = zc[k] - b2;
-                    a1[k] += e1 * e1;
-                    a2[k] += e2 * e2;
-                }
-            } else {
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-                for (int k = 0; k < 32; k++) { a1[k] += zc[k] * b1; a2[k] += zc[k] * b2; }
-            }
-        }
-        for (int k = 0; k < 32; k++) { o1[i + k] = a1[k]; o2[i + k] = a2[k]; }
-    }
-    for (; i < len; i++) {
-        double a1 = 0.0, a2 = 0.0;
-        for (int f = 0; f < nf; f++) {
-            size_t c = (size_t) feat[f];
-            double zv = s->z[c * nr + i0 + i], b1 = s->x[c * n + j1], b2 = s->x[c * n + j2];
-            if (d2) { double e1 = zv - b1, e2 = zv - b2; a1 += e1 * e1; a2 += e2 * e2; }
-            else { a1 += zv * b1; a2 += zv * b2; }
-        }
-        o1[i] = a1;
-        o2[i] = a2;
-    }
-}
-
-void mk_store_pair_set(mk_store_pair *pp, int j1, int j2)
-{
-    const mk_store *s = pp->s;
-    pp->j1 = j1;
-    pp->j2 = j2;
-    if (!pp->share) return;
-    int nr = s->nr, B = 1024, nb = (nr + B - 1) / B, ntask = pp->nslot * nb;
-    double work = 0.0;
-    for (int k = 0; k < pp->nslot; k++) work += 6.0 * nr * group_nf(s, pp->sgroup[k]);
-    int nt = mk_threads_for(pp->nthreads, work);
-    (void) nt;
-#ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(dynamic, 1)
-#endif
-    for (int task = 0; task < ntask; task++) {
-        int k = task / nb, b = task % nb;
-        int i0 = b * B, i1 = i0 + B < nr ? i0 + B : nr;
-        double *o1 = pp->base + (size_t) k * 2 * nr;
-        pair_base(s, pp->sgroup[k], pp->skind[k], j1, j2, i0, i1, o1 + i0, o1 + nr + i0);
-    }
-}
-
-/* One training value of kernel m, row i, column j, from its raw value: fly_norm's arithmetic. */
-static double norm_one(const mk_store *s, int m, int i, int j, double v)
-{
-    if (s->norm == MK_NORM_CENTER_TRACE) {
-        const double *cm = s->colmeans + (size_t) m * s->n;
-        v = (v + (s->grandmean[m] - cm[i] - cm[j])) * (1.0 / s->scale[m]);
-    } else if (s->norm == MK_NORM_TRACE) v *= 1.0 / s->scale[m];
-    return i == j ? v + s->jitter : v;
-}
-
-/* out = rows i0..i0+len-1 of the normalised columns j1 minus j2 of kernel m from their raw
-   values c1, c2 (out may be c2); the rows j1, j2 (diagonal entries, jitter) one value at a
-   time. inv: 1 / scale[m] (trace), 1 (none). */
-MK_CLONES
-static void pair_finish(const mk_store *s, int m, double inv, int i0, int len, int j1, int j2,
-                        const double *c1, const double *c2, double *out)
-{
-    int i1 = i0 + len, r1 = j1 >= i0 && j1 < i1, r2 = j2 >= i0 && j2 < i1;
-    double a11 = r1 ? c1[j1 - i0] : 0.0, a21 = r1 ? c2[j1 - i0] : 0.0;
-    double a12 = r2 ? c1[j2 - i0] : 0.0, a22 = r2 ? c2[j2 - i0] : 0.0;
-    if (s->norm == MK_NORM_CENTER_TRACE) {
-        double gm = s->grandmean[m];
-        const double *cm = s->colmeans + (size_t) m * s->n + i0;
-        double e1 = s->colmeans[(size_t) m * s->n + j1], e2 = s->colmeans[(size_t) m * s->n + j2];
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-        for (int k = 0; k < len; k++)
-            out[k] = (c1[k] + (gm - cm[k] - e1)) * inv - (c2[k] + (gm - cm[k] - e2)) * inv;
-        if (r1) out[j1 - i0] = norm_one(s, m, j1, j1, a11) - norm_one(s, m, j1, j2, a21);
-        if (r2) out[j2 - i0] = norm_one(s, m, j2, j1, a12) - norm_one(s, m, j2, j2, a22);
-        return;
-    }
-    if (s->norm == MK_NORM_TRACE) {
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-        for (int k = 0; k < len; k++) out[k] = c1[k] * inv - c2[k] * inv;
-    } else {
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-        for (int k = 0; k < len; k++) out[k] = c1[k] - c2[k];
-    }
-    /* norm_one's arithmetic without its reads of the store */
-    double J = s->jitter;
-    if (s->norm == MK_NORM_TRACE) { a11 *= inv; a21 *= inv; a12 *= inv; a22 *= inv; }
-    if (r1) out[j1 - i0] = (a11 + J) - (j1 == j2 ? a21 + J : a21);
-    if (r2) out[j2 - i0] = (j2 == j1 ? a12 + J : a12) - (a22 + J);
-}
-
-/* The shared base values of kernel m's group for rows i0.. (both columns), or NULL. */
-static const double *pair_shared(const mk_store_pair *pp, int m, int i0)
-{
-    if (!pp->share) return NULL;
-    const mk_store *s = pp->s;
-    int k = pp->slot[s->kgroup[m] * 3 + kind_bit(mk_kernel_base_kind(s->ktype[m]))];
-    return pp->base + (size_t) k * 2 * s->nr + i0;
-}
-
-static double norm_inv(const mk_store *s, int m)
-{
-    return s->norm == MK_NORM_NONE ? 1.0 : 1.0 / s->scale[m];
-}
-
-void mk_store_pair_diff(const mk_store_pair *pp, int m, int i0, int i1, double *d, double *buf)
-{
-    const mk_store *s = pp->s;
-    int nr = s->nr, len = i1 - i0, j1 = pp->j1, j2 = pp->j2;
-    if (!s->square) error("kernel store: column pairs need a training store");
-    if (s->kind == MK_STORE_DENSE) {
-        const double *K = s->K + (size_t) m * nr * s->n;
-        const double *c1 = K + (size_t) j1 * nr + i0, *c2 = K + (size_t) j2 * nr + i0;
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-        for (int k = 0; k < len; k++) d[k] = c1[k] - c2[k];
-        return;
-    }
-    /* raw columns: the first in buf, the second in d */
-    double *o1 = buf;
-    int g = s->kgroup[m], kind = mk_kernel_base_kind(s->ktype[m]);
-    const double *b1 = pair_shared(pp, m, i0), *b2;
-    if (b1) b2 = b1 + nr;
-    else {
-        mk_kernel_base(s->x, s->n, s->z + i0, nr, len, j1, s->gfeat + s->gstart[g],
-                       group_nf(s, g), kind, o1);
-        mk_kernel_base(s->x, s->n, s->z + i0, nr, len, j2, s->gfeat + s->gstart[g],
-                       group_nf(s, g), kind, d);
-        b1 = o1; b2 = d;
-    }
-    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], b1, len, o1);
-    mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], b2, len, d);
-    pair_finish(s, m, norm_inv(s, m), i0, len, j1, j2, o1, d, d);
-}
-
-int mk_store_pair_runs(mk_store_pair *pp, int *idx, int cnt, int chain, int *rstart)
-{
-    const mk_store *s = pp->s;
-    pp->rm = idx;
-    pp->rlq = (int *) R_alloc(cnt > 0 ? cnt : 1, sizeof(int));
-    pp->rinv = (double *) R_alloc(cnt > 0 ? cnt : 1, sizeof(double));
-    pp->rgam = (double *) R_alloc(cnt > 0 ? cnt : 1, sizeof(double));
-    int nruns = cnt;
-    for (int k = 0; k < cnt; k++) { pp->rlq[k] = 0; rstart[k] = k; }
-    if (s->kind == MK_STORE_FLY && pp->share && chain && cnt > 1) {
-        /* the Gaussian kernels first, by group and gamma; the others after, in their order */
-        chain_key *key = (chain_key *) R_alloc(cnt, sizeof(chain_key));
-        int nrbf = 0, nother = 0;
-        int *other = (int *) R_alloc(cnt, sizeof(int));
-        for (int k = 0; k < cnt; k++) {
-            int m = idx[k];
-            if (s->ktype[m] == MK_RBF) {
-                key[nrbf].m = m; key[nrbf].g = 2 * s->kgroup[m] + 1; key[nrbf].gam = rbf_gamma(s, m);
-                nrbf++;
-            } else other[nother++] = m;
-        }
-        chain_links(s, key, nrbf, pp->rlq);
-        nruns = 0;
-        for (int k = 0; k < nrbf; k++) {
-            idx[k] = key[k].m;
-            if (pp->rlq[k] == 0) rstart[nruns++] = k;
-        }
-        for (int k = 0; k < nother; k++) {
-            idx[nrbf + k] = other[k];
-            pp->rlq[nrbf + k] = 0;
-            rstart[nruns++] = nrbf + k;
-        }
-    }
-    rstart[nruns] = cnt;
-    for (int k = 0; k < cnt; k++) {
-        int m = idx[k];
-        pp->rinv[k] = s->kind == MK_STORE_FLY ? norm_inv(s, m) : 1.0;
-        pp->rgam[k] = s->kind == MK_STORE_FLY && s->ktype[m] == MK_RBF ? rbf_gamma(s, m) : 0.0;
-    }
-    return nruns;
-}
-
-void mk_store_pair_diff_run(const mk_store_pair *pp, int k0, int cnt, int i0, int i1, double *d,
-                            size_t ldd, double *buf)
-{
-    const mk_store *s = pp->s;
-    int len = i1 - i0, nr = s->nr;
-    const int *ms = pp->rm + k0;
-    if (cnt == 1 || pp->rlq[k0 + 1] == 0) {
-        for (int k = 0; k < cnt; k++) mk_store_pair_diff(pp, ms[k], i0, i1, d + k * ldd, buf);
-        return;
-    }
-    /* a chain: Gaussian kernels of one group with shared base values */
-    const double *b1 = pair_shared(pp, ms[0], i0), *b2 = b1 + nr;
-    const double *gam = pp->rgam + k0, *inv = pp->rinv + k0;
-    const int *lq = pp->rlq + k0;
-    double *e1 = buf, *e2 = buf + len;
-    mk_vexp_ax(-gam[0], b1, e1, len);
-    mk_vexp_ax(-gam[0], b2, e2, len);
-    pair_finish(s, ms[0], inv[0], i0, len, pp->j1, pp->j2, e1, e2, d);
-    for (int k = 1; k < cnt; k++) {
-        chain_link2(gam[k] - gam[k - 1], lq[k], b1, b2, e1, e2, len);
-        pair_finish(s, ms[k], inv[k], i0, len, pp->j1, pp->j2, e1, e2, d + k * ldd);
-    }
-}
-
 void mk_store_diag(const mk_store *s, int m, double *d)
 {
     if (!s->square) error("kernel store: the diagonal needs a training store");
@@ -1040,45 +628,6 @@ void mk_store_diag(const mk_store *s, int m, double *d)
     }
     fly_raw_diag(s, m, d);
     for (int j = 0; j < n; j++) d[j] = norm_one(s, m, j, j, d[j]);
-}
-
-/* ------------------------------------------------------------------ finite feature maps */
-
-int mk_store_fmap(const mk_store *s, int m, int *key, double *w)
-{
-    if (s->kind != MK_STORE_FLY || !s->square) return 0;
-    int t = s->ktype[m], g = s->kgroup[m];
-    if ((t != MK_POLY && t != MK_LINEAR) || group_nf(s, g) != 1) return 0;
-    int deg = t == MK_LINEAR ? 1 : (int) s->kpar1[m];
-    double c = t == MK_LINEAR ? 0.0 : s->kpar2[m];
-    if (deg < 1 || deg + 1 > MK_FMAP_MAX || !R_FINITE(c)) return 0;
-    double inv = s->norm == MK_NORM_NONE ? 1.0 : 1.0 / s->scale[m], binom = 1.0;
-    /* (a b + c)^deg = sum_k binom(deg, k) c^(deg - k) a^k b^k */
-    for (int k = 0; k <= deg; k++) {
-        double cp = 1.0;
-        for (int e = k; e < deg; e++) cp *= c;
-        w[k] = binom * cp * inv;
-        binom = binom * (deg - k) / (k + 1);
-    }
-    *key = s->gfeat[s->gstart[g]];
-    return deg + 1;
-}
-
-void mk_store_fmap_basis(const mk_store *s, int key, int q, double *phi)
-{
-    int n = s->n;
-    const double *xc = s->x + (size_t) key * n;
-    for (int i = 0; i < n; i++) {
-        double v = 1.0;
-        for (int k = 0; k < q; k++) { phi[(size_t) k * n + i] = v; v *= xc[i]; }
-    }
-    if (s->norm != MK_NORM_CENTER_TRACE) return;
-    for (int k = 0; k < q; k++) {
-        double *f = phi + (size_t) k * n, mean = 0.0;
-        for (int i = 0; i < n; i++) mean += f[i];
-        mean /= n;
-        for (int i = 0; i < n; i++) f[i] -= mean;
-    }
 }
 
 /* ------------------------------------------------------------------ materialising a store */
@@ -1094,200 +643,4 @@ void mk_store_normalize_test(const mk_store *s, double *Kt)
     for (int m = 0; m < M; m++)
         for (int j = 0; j < n; j++)
             fly_norm(s, m, j, 0, nr, Kt + (size_t) m * nr * n + (size_t) j * nr);
-}
-
-/* bad[m] = 1 where the per-kernel statistics v (per values each) are not all finite */
-static void flag_nonfinite(const double *v, size_t per, int M, int *bad)
-{
-    for (int m = 0; m < M; m++)
-        for (size_t k = 0; k < per; k++)
-            if (!R_FINITE(v[(size_t) m * per + k])) { bad[m] = 1; break; }
-}
-
-/* the flagged kernels, 1-based */
-static SEXP flagged(const int *bad, int M)
-{
-    int cnt = 0;
-    for (int m = 0; m < M; m++) cnt += bad[m] != 0;
-    SEXP out = allocVector(INTSXP, cnt);
-    for (int m = 0, k = 0; m < M; m++) if (bad[m]) INTEGER(out)[k++] = m + 1;
-    return out;
-}
-
-/* The dense array of a fly store: raw kernels by mk_gram, then the training normalisation
-   (computed here: list(K, scale, colmeans, grandmean)) or, for a test store, the training
-   statistics it carries (the normalised array). */
-SEXP mkc_store_dense(SEXP store)
-{
-    mk_store st;
-    mk_store_read(store, &st);
-    if (st.kind != MK_STORE_FLY) error("only a fly store can be materialised");
-    size_t len = (size_t) st.nr * st.n * st.M;
-    SEXP K = PROTECT(allocVector(REALSXP, (R_xlen_t) len));
-    mk_advise_huge(REAL(K), len * sizeof(double));
-    SEXP dim = PROTECT(allocVector(INTSXP, 3));
-    INTEGER(dim)[0] = st.nr; INTEGER(dim)[1] = st.n; INTEGER(dim)[2] = st.M;
-    setAttrib(K, R_DimSymbol, dim);
-    UNPROTECT(1);
-    int *bad = (int *) R_alloc(st.M, sizeof(int));
-    mk_gram(st.x, st.n, st.p, st.square ? NULL : st.z, st.nr, st.gstart, st.gfeat, st.M,
-            st.kgroup, st.ktype, st.kpar1, st.kpar2, REAL(K), bad, st.nthreads);
-    if (!st.square) {
-        mk_store_normalize_test(&st, REAL(K));
-        /* kernels with a non-finite value: attribute "nonfinite" (1-based), checked by R */
-        if (st.rowmeans) flag_nonfinite(st.rowmeans, st.nr, st.M, bad);
-        SEXP nf = PROTECT(flagged(bad, st.M));
-        setAttrib(K, install("nonfinite"), nf);
-        UNPROTECT(2);
-        return K;
-    }
-    const char *nm[] = { "K", "scale", "colmeans", "grandmean", "nonfinite", NULL };
-    SEXP out = mk_list_new(nm);
-    SET_VECTOR_ELT(out, 0, K);
-    int centre = st.norm == MK_NORM_CENTER_TRACE;
-    SEXP sc = allocVector(REALSXP, st.M);
-    SET_VECTOR_ELT(out, 1, sc);
-    SEXP cm = centre ? allocMatrix(REALSXP, st.n, st.M) : R_NilValue;
-    SET_VECTOR_ELT(out, 2, cm);
-    SEXP gm = centre ? allocVector(REALSXP, st.M) : R_NilValue;
-    SET_VECTOR_ELT(out, 3, gm);
-    mk_normalize(REAL(K), st.n, st.M, st.norm, st.jitter, REAL(sc), centre ? REAL(cm) : NULL,
-                 centre ? REAL(gm) : NULL, st.nthreads);
-    /* finite raw values stay finite after normalisation unless a statistic overflowed */
-    flag_nonfinite(REAL(sc), 1, st.M, bad);
-    if (centre) {
-        flag_nonfinite(REAL(cm), st.n, st.M, bad);
-        flag_nonfinite(REAL(gm), 1, st.M, bad);
-    }
-    SET_VECTOR_ELT(out, 4, flagged(bad, st.M));
-    UNPROTECT(2);
-    return out;
-}
-
-/* ------------------------------------------------------------------ .Call */
-
-/* 1-based kernel indices from R (NULL: all) into 0-based C ones */
-static const int *kernel_index(SEXP idx, int M, int *cnt)
-{
-    if (isNull(idx)) { *cnt = M; return NULL; }
-    if (!isInteger(idx)) error("'idx' must be integer");
-    int k = LENGTH(idx);
-    int *out = (int *) R_alloc(k > 0 ? k : 1, sizeof(int));
-    for (int j = 0; j < k; j++) {
-        out[j] = INTEGER(idx)[j] - 1;
-        if (out[j] < 0 || out[j] >= M) error("kernel index out of range");
-    }
-    *cnt = k;
-    return out;
-}
-
-/* The mean diagonal of each kernel of a dense training store, as R's mean() computes it: a
-   long double sum, then its correction pass (a constant diagonal gives its value exactly, so a
-   kernel and its submatrices, the rows of a one-vs-one problem, share their scale) */
-static void dense_diag_means(const mk_store *st, double *out)
-{
-    double *d = (double *) R_alloc(st->n, sizeof(double));
-    for (int m = 0; m < st->M; m++) {
-        mk_store_diag(st, m, d);
-        long double t = 0.0, c = 0.0;
-        for (int j = 0; j < st->n; j++) t += d[j];
-        t /= st->n;
-        for (int j = 0; j < st->n; j++) c += d[j] - t;
-        out[m] = (double) (t + c / st->n);
-    }
-}
-
-/* The training statistics of a store: list(scale, colmeans, grandmean, diag_mean). A dense
-   store has only its mean diagonals (the rest NULL): n reads per kernel, where R's indexing of
-   the diagonals took 0.13 s for 6000 kernels of 200 x 200. */
-SEXP mkc_store_stats(SEXP store)
-{
-    mk_store st;
-    mk_store_read(store, &st);
-    if (!st.square) error("statistics need a training store");
-    const char *nm[] = { "scale", "colmeans", "grandmean", "diag_mean", NULL };
-    SEXP out = mk_list_new(nm);
-    SEXP dm = allocVector(REALSXP, st.M);
-    SET_VECTOR_ELT(out, 3, dm);
-    if (st.kind == MK_STORE_DENSE) {
-        dense_diag_means(&st, REAL(dm));
-        UNPROTECT(1);
-        return out;
-    }
-    SEXP sc = allocVector(REALSXP, st.M);
-    SET_VECTOR_ELT(out, 0, sc);
-    int centre = st.norm == MK_NORM_CENTER_TRACE;
-    SEXP cm = centre ? allocMatrix(REALSXP, st.n, st.M) : R_NilValue;
-    SET_VECTOR_ELT(out, 1, cm);
-    SEXP gm = centre ? allocVector(REALSXP, st.M) : R_NilValue;
-    SET_VECTOR_ELT(out, 2, gm);
-    mk_store_train_stats(&st, REAL(sc), centre ? REAL(cm) : NULL, centre ? REAL(gm) : NULL,
-                         REAL(dm));
-    UNPROTECT(1);
-    return out;
-}
-
-SEXP mkc_store_mv(SEXP store, SEXP idx, SEXP v)
-{
-    mk_store st;
-    mk_store_read(store, &st);
-    int cnt;
-    const int *ix = kernel_index(idx, st.M, &cnt);
-    if (!isReal(v) || LENGTH(v) != st.n) error("'v' must have n doubles");
-    SEXP out = PROTECT(allocMatrix(REALSXP, st.nr, cnt));
-    mk_store_mv(&st, ix, cnt, REAL(v), REAL(out), (size_t) st.nr);
-    UNPROTECT(1);
-    return out;
-}
-
-SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v)
-{
-    mk_store st;
-    mk_store_read(store, &st);
-    if (st.nr != st.n) error("quadratic forms need square kernels");
-    int cnt;
-    const int *ix = kernel_index(idx, st.M, &cnt);
-    if (!isReal(v) || LENGTH(v) != st.n) error("'v' must have n doubles");
-    SEXP out = PROTECT(allocVector(REALSXP, cnt));
-    mk_store_quad(&st, ix, cnt, REAL(v), REAL(out));
-    UNPROTECT(1);
-    return out;
-}
-
-SEXP mkc_store_combine(SEXP store, SEXP d)
-{
-    mk_store st;
-    mk_store_read(store, &st);
-    if (!isReal(d) || LENGTH(d) != st.M) error("'d' must have M doubles");
-    SEXP out = PROTECT(allocMatrix(REALSXP, st.nr, st.n));
-    mk_store_combine(&st, REAL(d), REAL(out));
-    UNPROTECT(1);
-    return out;
-}
-
-SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha)
-{
-    mk_store st;
-    mk_store_read(store, &st);
-    int cnt;
-    const int *ix = kernel_index(idx, st.M, &cnt);
-    if (!isReal(alpha) || XLENGTH(alpha) != (R_xlen_t) st.n * cnt)
-        error("'alpha' must be n x length(idx)");
-    SEXP out = PROTECT(allocVector(REALSXP, st.nr));
-    mk_store_decision(&st, ix, cnt, REAL(alpha), REAL(out));
-    UNPROTECT(1);
-    return out;
-}
-
-SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j)
-{
-    mk_store st;
-    mk_store_read(store, &st);
-    int cnt, jj = asInteger(j) - 1;
-    const int *ix = kernel_index(idx, st.M, &cnt);
-    if (jj < 0 || jj >= st.n) error("column index out of range");
-    SEXP out = PROTECT(allocMatrix(REALSXP, st.nr, cnt));
-    mk_store_cols(&st, ix, cnt, jj, REAL(out));
-    UNPROTECT(1);
-    return out;
 }
