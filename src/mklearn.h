@@ -453,12 +453,13 @@ SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
 SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start);
 
 /* ====================================================================== mwu.c */
-/* MWUMKL (paper 003, ../shared/specs/mwumkl.md): matrix multiplicative weights on the kernels'
-   two-column updates, O(M n) memory. control: named list built by fit_mwu() (R/mwu.R:
-   epsilon, invC (1 / C, 0: hard margin), cutoff, T, nthreads, verbose, hist_every,
-   progress_fun (mk_progress: t of T iterations)); trace: NULL (computed from the store) or the M traces. Returns a
-   named list (alpha, sigma, mu, b, s, iterations, status (0 done, 1 infeasible), trace,
-   history, scale). */
+/* MWUMKL (Moeller, Raman, Saha & Venkatasubramanian 2014; inst/notes/NOTES-mwu.md): matrix
+   multiplicative weights on the kernels' two-column updates, O(M n) memory. control: named
+   list built by fit_mwu() (R/mwu.R: epsilon, invC (1 / C, 0: hard margin), cutoff, T,
+   nthreads, verbose, hist_every, fmap, chain, block, progress_fun (mk_progress: t of T
+   iterations)); trace: NULL (computed from the store) or the M traces. Returns a named list
+   (alpha, sigma, mu, b, s, iterations, status (0 done, 1 infeasible), trace, history, scale,
+   h, kernels (mapped, chained)). */
 SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace);
 
 #endif

@@ -1,5 +1,5 @@
-/* MWUMKL: matrix multiplicative weights for MKL (paper 003, Algorithms 2-4; the iteration as
- * ../shared/specs/mwumkl.md writes it out).
+/* MWUMKL: matrix multiplicative weights for MKL (Moeller, Raman, Saha & Venkatasubramanian
+ * 2014, Algorithms 2-4; the iteration written out in inst/notes/NOTES-mwu.md).
  *
  * State, O(M n): alpha (n), and for every kernel m the vector Ga_m = G_m alpha and the scalar
  * s_m = alpha' G_m alpha, with G_m = Y K_m Y / r_m + I / C (r_m the trace of K_m, C the 2-norm
@@ -462,31 +462,43 @@ static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y
     *nextn = b;
 }
 
-/* The fit. tr: traces of the M kernels. Out: alpha (n, the paper's alpha scaled for the
-   decision function), mu (M, weights on the unit-trace kernels, sum 1), sigma (M, weights on the
-   stored kernels: mu / tr), b, s (M, alpha' G_m alpha of the final alpha / T), *iter, *gsum (the
-   scale P + Q), hout (n: sum_m mu_m G_m alpha / T, before the scaling), counts (mapped and
-   chained kernels). Returns MWU_DONE or MWU_INFEASIBLE (at iteration *iter + 1). */
-static int mwu_fit(const mk_store *st, const double *y, const double *tr, const mwu_opts *o,
-                   double *alpha, double *mu, double *sigma, double *b, double *s_out, int *iter,
-                   double *gsum, double *hout, int *counts, mk_hist *h, mk_progress *prog)
+/* The working state of a fit: the per-kernel arrays in position order (the state kernels in
+   run order, then the mapped ones), Ga, the step design and its scratch. */
+typedef struct {
+    int n, M, Ns;      /* Ns kernels with O(n) state (Ga_k at Ga + k n) */
+    int rows, B, nb, nt;   /* row design (few kernels) or kernel design; row block, threads */
+    double epsp;       /* eps' = -log(1 - epsilon) */
+    double *g, *s, *p, *coef, *rinv, *Ga;
+    double *bmax, *gacc, *qmax, *csum, *rth, *chth, *buf;
+    int *barg, *sk, *perm;
+    mwu_map mp;
+    mwu_runs ru;
+    mk_store_pair pp;
+} mwu_work;
+
+/* Allocates the state (alpha and g at 0), splits the kernels into mapped and state ones,
+   chooses the step design and plans the pair runs; counts: mapped and chained kernels. */
+static void mwu_setup(const mk_store *st, const double *y, const double *tr, const mwu_opts *o,
+                      double *alpha, mwu_work *w, int *counts)
 {
     const int n = st->n, M = st->M;
-    const double epsp = -log(1.0 - o->eps);
-    double *g = (double *) R_alloc(n, sizeof(double));
+    w->n = n;
+    w->M = M;
+    w->epsp = -log(1.0 - o->eps);
+    w->g = (double *) R_alloc(n, sizeof(double));
     /* per-kernel arrays are in position order (set below) */
-    double *s = (double *) R_alloc(M, sizeof(double));
-    double *p = (double *) R_alloc(M, sizeof(double));
-    double *coef = (double *) R_alloc(M, sizeof(double));
-    double *rinv = (double *) R_alloc(M, sizeof(double));
-    for (int i = 0; i < n; i++) { g[i] = 0.0; alpha[i] = 0.0; }
-    for (int m = 0; m < M; m++) s[m] = 0.0;
+    w->s = (double *) R_alloc(M, sizeof(double));
+    w->p = (double *) R_alloc(M, sizeof(double));
+    w->coef = (double *) R_alloc(M, sizeof(double));
+    w->rinv = (double *) R_alloc(M, sizeof(double));
+    for (int i = 0; i < n; i++) { w->g[i] = 0.0; alpha[i] = 0.0; }
+    for (int m = 0; m < M; m++) w->s[m] = 0.0;
     /* the kernels with O(n) state (sk, Ns of them, Ga_k at Ga + k n) and the mapped ones */
-    int *sk = (int *) R_alloc(M, sizeof(int)), Ns;
-    mwu_map mp;
-    map_init(st, y, o->fmap, &mp, sk, &Ns);
-    double *Ga = (double *) R_alloc((size_t) n * (Ns > 0 ? Ns : 1), sizeof(double));
-    memset(Ga, 0, (size_t) n * Ns * sizeof(double));
+    w->sk = (int *) R_alloc(M, sizeof(int));
+    map_init(st, y, o->fmap, &w->mp, w->sk, &w->Ns);
+    const int Ns = w->Ns;
+    w->Ga = (double *) R_alloc((size_t) n * (Ns > 0 ? Ns : 1), sizeof(double));
+    memset(w->Ga, 0, (size_t) n * Ns * sizeof(double));
 
     /* few kernels: rows shared among the threads (row_step); else kernels shared, in one pass
        per step while a kernel's columns fit one block (fused_step), by row blocks beyond */
@@ -494,42 +506,50 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     int B = rows ? (n < 1024 ? n : 1024) : (n <= 8192 ? n : 4096);
     if (!rows && o->block > 0 && o->block < n) B = o->block;   /* (tests: the split step) */
     const int nb = (n + B - 1) / B;
-    /* work of a step: two exponentials per entry dominate (~200 units per entry per kernel
-       in the row design measured at n = 10,000: 0.2 ms per step on one thread) */
+    /* work of a step: two exponentials per entry dominate (inst/notes/NOTES-mwu.md) */
     int nt = mk_threads_for(o->nthreads, (rows ? 200.0 : 60.0) * (double) (Ns + 1) * n);
-    double *bmax = (double *) R_alloc(2 * (size_t) nb, sizeof(double));
-    int *barg = (int *) R_alloc(2 * (size_t) nb, sizeof(int));
-    int nextp = -1, nextn = -1;
-    double *gacc = (double *) R_alloc((size_t) nt * n, sizeof(double));
-    double *qmax = (double *) R_alloc(nt, sizeof(double));
-    double *csum = (double *) R_alloc(nt, sizeof(double));
-    double *rth = (double *) R_alloc(nt, sizeof(double));
-    double *chth = (double *) R_alloc(nt, sizeof(double));
-    mk_store_pair pp;
-    mk_store_pair_init(st, &pp);
+    w->rows = rows; w->B = B; w->nb = nb; w->nt = nt;
+    w->bmax = (double *) R_alloc(2 * (size_t) nb, sizeof(double));
+    w->barg = (int *) R_alloc(2 * (size_t) nb, sizeof(int));
+    w->gacc = (double *) R_alloc((size_t) nt * n, sizeof(double));
+    w->qmax = (double *) R_alloc(nt, sizeof(double));
+    w->csum = (double *) R_alloc(nt, sizeof(double));
+    w->rth = (double *) R_alloc(nt, sizeof(double));
+    w->chth = (double *) R_alloc(nt, sizeof(double));
+    mk_store_pair_init(st, &w->pp);
     /* kernel runs: the pair differences of a run come from one pass (fused and split steps) */
-    mwu_runs ru;
-    ru.rstart = (int *) R_alloc((size_t) Ns + 1, sizeof(int));
-    ru.nruns = mk_store_pair_runs(&pp, sk, Ns, !rows && o->chain, ru.rstart);
-    ru.maxlen = 1;
-    for (int r = 0; r < ru.nruns; r++)
-        if (ru.rstart[r + 1] - ru.rstart[r] > ru.maxlen) ru.maxlen = ru.rstart[r + 1] - ru.rstart[r];
+    mwu_runs *ru = &w->ru;
+    ru->rstart = (int *) R_alloc((size_t) Ns + 1, sizeof(int));
+    ru->nruns = mk_store_pair_runs(&w->pp, w->sk, Ns, !rows && o->chain, ru->rstart);
+    ru->maxlen = 1;
+    for (int r = 0; r < ru->nruns; r++)
+        if (ru->rstart[r + 1] - ru->rstart[r] > ru->maxlen)
+            ru->maxlen = ru->rstart[r + 1] - ru->rstart[r];
     /* positions: the state kernels in run order, then the mapped ones, so that the steps read
        s, p, coef and rinv in order (a million kernels: 8 MB each, out of cache) */
-    int *perm = (int *) R_alloc(M, sizeof(int));
-    for (int k = 0; k < Ns; k++) perm[k] = sk[k];
-    for (int i = 0; i < mp.nmap; i++) perm[Ns + i] = mp.km[i];
-    mp.off = Ns;
-    for (int k = 0; k < M; k++) rinv[k] = 1.0 / tr[perm[k]];
-    counts[0] = mp.nmap;
-    counts[1] = Ns - ru.nruns;   /* kernels whose columns come from a chain link */
-    double *buf = (double *) R_alloc((size_t) nt * (ru.maxlen + 2) * B, sizeof(double));
+    w->perm = (int *) R_alloc(M, sizeof(int));
+    for (int k = 0; k < Ns; k++) w->perm[k] = w->sk[k];
+    for (int i = 0; i < w->mp.nmap; i++) w->perm[Ns + i] = w->mp.km[i];
+    w->mp.off = Ns;
+    for (int k = 0; k < M; k++) w->rinv[k] = 1.0 / tr[w->perm[k]];
+    counts[0] = w->mp.nmap;
+    counts[1] = Ns - ru->nruns;   /* kernels whose columns come from a chain link */
+    w->buf = (double *) R_alloc((size_t) nt * (ru->maxlen + 2) * B, sizeof(double));
+}
 
-    /* The row design's results do not depend on the number of threads, so it adapts it: on a
-       machine busy with other work, threads that wait for each other at every step (thousands
-       of steps of a millisecond) can make two threads several times slower than one. Windows
-       of 32 steps time the full team and one thread, the faster runs for 16 windows, then both
-       are timed again. */
+/* The T iterations (oracle, step, history). Returns MWU_DONE, or MWU_INFEASIBLE with *iter the
+   iterations done before the infeasible one. */
+static int mwu_iterate(const mwu_opts *o, const double *y, double *alpha, mwu_work *w,
+                       int *iter, mk_hist *h, mk_progress *prog)
+{
+    const int n = w->n, M = w->M, rows = w->rows, nt = w->nt;
+    const double epsp = w->epsp;
+    double *g = w->g, *s = w->s;
+    int nextp = -1, nextn = -1;
+    /* The row design's results do not depend on the number of threads, so it adapts it (on a
+       busy machine, threads waiting at every step can be slower than one: NOTES-mwu.md).
+       Windows of 32 steps time the full team and one thread, the faster runs for 16 windows,
+       then both are timed again. */
     const int adapt = rows && nt > 1, W = 32;
     int nt_use = nt, phase = 0, win_it = 0, runs = 0;
     double win_t0 = mk_time(), t_full = 0.0;
@@ -541,15 +561,16 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
         if (nextp >= 0 && nextn >= 0) { jp = nextp; jn = nextn; }
         else oracle(g, y, n, &jp, &jn);
         if (g[jp] + g[jn] < -2.0) { status = MWU_INFEASIBLE; break; }
-        map_move(&mp, alpha, jp, jn);
+        map_move(&w->mp, alpha, jp, jn);
         alpha[jp] += 0.5;
         alpha[jn] += 0.5;
-        if (rows) pp.nthreads = nt_use;
-        mk_store_pair_set(&pp, jp, jn);
+        if (rows) w->pp.nthreads = nt_use;
+        mk_store_pair_set(&w->pp, jp, jn);
 
         if (rows) {
-            row_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, sk, Ns, &mp, alpha, n, M, nt_use, B,
-                     nb, buf, p, coef, bmax, barg, g, &nextp, &nextn);
+            row_step(&w->pp, o, y, w->rinv, epsp, jp, jn, s, w->Ga, w->sk, w->Ns, &w->mp, alpha,
+                     n, M, nt_use, w->B, w->nb, w->buf, w->p, w->coef, w->bmax, w->barg, g,
+                     &nextp, &nextn);
             if (adapt && ++win_it == W) {
                 double now = mk_time(), per = (now - win_t0) / W;
                 if (phase == 0) { t_full = per; nt_use = 1; phase = 1; }
@@ -559,16 +580,18 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
                 win_t0 = now;
             }
         }
-        else if (nb == 1) fused_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, &ru, &mp, alpha,
-                                     p, coef, n, M, nt, gacc, buf, rth, chth, g);
-        else split_step(&pp, o, y, rinv, epsp, jp, jn, s, Ga, sk, Ns, &ru, &mp, alpha, n, M, nt,
-                        B, nb, gacc, buf, qmax, csum, p, coef, g);
+        else if (w->nb == 1) fused_step(&w->pp, o, y, w->rinv, epsp, jp, jn, s, w->Ga, &w->ru,
+                                        &w->mp, alpha, w->p, w->coef, n, M, nt, w->gacc, w->buf,
+                                        w->rth, w->chth, g);
+        else split_step(&w->pp, o, y, w->rinv, epsp, jp, jn, s, w->Ga, w->sk, w->Ns, &w->ru,
+                        &w->mp, alpha, n, M, nt, w->B, w->nb, w->gacc, w->buf, w->qmax, w->csum,
+                        w->p, w->coef, g);
 
         /* history: iteration, time, objective max_m s_m of alpha / t, entropy of the weights */
         if (t % o->hist_every == 0 || t == o->T) {
             double smax = 0.0;
             for (int m = 0; m < M; m++) if (s[m] > smax) smax = s[m];
-            double ent = weights_of(s, M, epsp, o->cutoff, coef);
+            double ent = weights_of(s, M, epsp, o->cutoff, w->coef);
             double row[5] = { (double) t, mk_time() - t0, smax / ((double) t * t), smax, ent };
             mk_hist_add(h, row);
             if (o->verbose)
@@ -579,24 +602,26 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
         mk_progress_tick(prog, t, o->T, NA_REAL, 0.0);
     }
     *iter = t - 1;
-    const double T = (double) o->T;
-    if (status != MWU_DONE) {
-        for (int k = 0; k < M; k++) s_out[perm[k]] = s[k];
-        for (int m = 0; m < M; m++) mu[m] = sigma[m] = NA_REAL;
-        return status;
-    }
-    mk_progress_done(prog);
+    return status;
+}
 
-    /* the solution: mu_m = -2 l_m / sqrt(s_m) of the last weights (scale-free), alpha / T;
-       h = sum_m mu_m G_m alpha; bias and scale from its class sums */
-    weights_of(s, M, epsp, o->cutoff, coef);
+/* The solution after T iterations: mu_m = -2 l_m / sqrt(s_m) of the last weights (scale-free),
+   alpha / T; h = sum_m mu_m G_m alpha; bias and scale from its class sums. */
+static void mwu_solution(const mwu_opts *o, const double *y, const double *tr, mwu_work *w,
+                         double *alpha, double *mu, double *sigma, double *b, double *s_out,
+                         double *gsum, double *hout)
+{
+    const int n = w->n, M = w->M, Ns = w->Ns, nt = w->nt;
+    const double T = (double) o->T;
+    double *coef = w->coef, *gacc = w->gacc;
+    weights_of(w->s, M, w->epsp, o->cutoff, coef);
     double wsum = 0.0;
     for (int k = 0; k < M; k++) wsum += coef[k];
     for (int k = 0; k < M; k++) {
-        int m = perm[k];
+        int m = w->perm[k];
         mu[m] = coef[k] / wsum;
         sigma[m] = mu[m] * (1.0 / tr[m]);
-        s_out[m] = s[k] / (T * T);
+        s_out[m] = w->s[k] / (T * T);
     }
     memset(gacc, 0, (size_t) nt * n * sizeof(double));
 #ifdef _OPENMP
@@ -604,14 +629,14 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
 #endif
     for (int k = 0; k < Ns; k++) {
         int th = mk_thread_id();
-        const double *Gam = Ga + (size_t) k * n;
-        double *ga = gacc + (size_t) th * n, w = coef[k] / wsum / T;
-        for (int i = 0; i < n; i++) ga[i] += w * Gam[i];
+        const double *Gam = w->Ga + (size_t) k * n;
+        double *ga = gacc + (size_t) th * n, wk = coef[k] / wsum / T;
+        for (int i = 0; i < n; i++) ga[i] += wk * Gam[i];
     }
     /* the mapped kernels' sum_m mu_m G_m alpha / T, with alpha the sum of the steps */
     for (int i = 0; i < n; i++) hout[i] = 0.0;
-    map_mix(&mp, coef, 1.0 / (wsum * T), rinv, o->invC);
-    map_add(&mp, 1.0, alpha, 0, n, hout);
+    map_mix(&w->mp, coef, 1.0 / (wsum * T), w->rinv, o->invC);
+    map_add(&w->mp, 1.0, alpha, 0, n, hout);
     for (int i = 0; i < n; i++) alpha[i] /= T;
     double P = 0.0, Q = 0.0;
     for (int i = 0; i < n; i++) {
@@ -623,10 +648,50 @@ static int mwu_fit(const mk_store *st, const double *y, const double *tr, const 
     *b = (Q - P) / (P + Q);
     for (int i = 0; i < n; i++) alpha[i] /= (P + Q);
     *gsum = P + Q;
+}
+
+/* The fit. tr: traces of the M kernels. Out: alpha (n, the paper's alpha scaled for the
+   decision function), mu (M, weights on the unit-trace kernels, sum 1), sigma (M, weights on the
+   stored kernels: mu / tr), b, s (M, alpha' G_m alpha of the final alpha / T), *iter, *gsum (the
+   scale P + Q), hout (n: sum_m mu_m G_m alpha / T, before the scaling), counts (mapped and
+   chained kernels). Returns MWU_DONE or MWU_INFEASIBLE (at iteration *iter + 1). */
+static int mwu_fit(const mk_store *st, const double *y, const double *tr, const mwu_opts *o,
+                   double *alpha, double *mu, double *sigma, double *b, double *s_out, int *iter,
+                   double *gsum, double *hout, int *counts, mk_hist *h, mk_progress *prog)
+{
+    mwu_work w;
+    mwu_setup(st, y, tr, o, alpha, &w, counts);
+    int status = mwu_iterate(o, y, alpha, &w, iter, h, prog);
+    if (status != MWU_DONE) {
+        for (int k = 0; k < st->M; k++) s_out[w.perm[k]] = w.s[k];
+        for (int m = 0; m < st->M; m++) mu[m] = sigma[m] = NA_REAL;
+        return status;
+    }
+    mk_progress_done(prog);
+    mwu_solution(o, y, tr, &w, alpha, mu, sigma, b, s_out, gsum, hout);
     return MWU_DONE;
 }
 
 /* ------------------------------------------------------------------ .Call entry */
+
+/* The traces of the M training kernels from their diagonals. */
+static void mwu_traces(const mk_store *st, int nthreads, double *tr)
+{
+    int n = st->n, M = st->M;
+    int nt = mk_threads_for(nthreads, (double) n * M * (st->kind == MK_STORE_DENSE ? 1 : 8));
+    double *db = (double *) R_alloc((size_t) nt * n, sizeof(double));
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+#endif
+    for (int m = 0; m < M; m++) {
+        double *d = db + (size_t) mk_thread_id() * n;
+        mk_store_diag(st, m, d);
+        double v = 0.0;
+        for (int j = 0; j < n; j++) v += d[j];
+        tr[m] = v;
+    }
+}
 
 SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
 {
@@ -658,21 +723,8 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
     mk_progress_init(&prog, control);
 
     double *tr = (double *) R_alloc(M, sizeof(double));
-    if (isNull(trace)) {
-        int nt = mk_threads_for(o.nthreads, (double) n * M * (st.kind == MK_STORE_DENSE ? 1 : 8));
-        double *db = (double *) R_alloc((size_t) nt * n, sizeof(double));
-        (void) nt;
-#ifdef _OPENMP
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
-#endif
-        for (int m = 0; m < M; m++) {
-            double *d = db + (size_t) mk_thread_id() * n;
-            mk_store_diag(&st, m, d);
-            double v = 0.0;
-            for (int j = 0; j < n; j++) v += d[j];
-            tr[m] = v;
-        }
-    } else {
+    if (isNull(trace)) mwu_traces(&st, o.nthreads, tr);
+    else {
         if (!isReal(trace) || LENGTH(trace) != M) error("mwu: 'trace' must have M doubles");
         memcpy(tr, REAL(trace), (size_t) M * sizeof(double));
     }
@@ -684,32 +736,32 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
                          "history", "scale", "h", "kernels", NULL };
     SEXP out = mk_list_new(nm);
     SEXP a = allocVector(REALSXP, n);
-    SET_VECTOR_ELT(out, 0, a);
+    mk_list_set(out, "alpha", a);
     SEXP sg = allocVector(REALSXP, M);
-    SET_VECTOR_ELT(out, 1, sg);
+    mk_list_set(out, "sigma", sg);
     SEXP mu = allocVector(REALSXP, M);
-    SET_VECTOR_ELT(out, 2, mu);
+    mk_list_set(out, "mu", mu);
     SEXP s = allocVector(REALSXP, M);
-    SET_VECTOR_ELT(out, 4, s);
+    mk_list_set(out, "s", s);
     SEXP trs = allocVector(REALSXP, M);
-    SET_VECTOR_ELT(out, 7, trs);
+    mk_list_set(out, "trace", trs);
     memcpy(REAL(trs), tr, (size_t) M * sizeof(double));
     SEXP hv = allocVector(REALSXP, n);
-    SET_VECTOR_ELT(out, 10, hv);
+    mk_list_set(out, "h", hv);
+    SEXP cnt = allocVector(INTSXP, 2);
+    mk_list_set(out, "kernels", cnt);
     mk_hist h;
     mk_hist_init(&h, 5);
     double b = NA_REAL, gs = NA_REAL;
     int iter = 0;
-    SEXP cnt = allocVector(INTSXP, 2);
-    SET_VECTOR_ELT(out, 11, cnt);
     int status = mwu_fit(&st, yy, tr, &o, REAL(a), REAL(mu), REAL(sg), &b, REAL(s), &iter, &gs,
                          REAL(hv), INTEGER(cnt), &h, &prog);
-    SET_VECTOR_ELT(out, 3, ScalarReal(b));
-    SET_VECTOR_ELT(out, 5, ScalarInteger(iter));
-    SET_VECTOR_ELT(out, 6, ScalarInteger(status));
+    mk_list_set(out, "b", ScalarReal(b));
+    mk_list_set(out, "iterations", ScalarInteger(iter));
+    mk_list_set(out, "status", ScalarInteger(status));
     const char *hn[] = { "iteration", "time", "objective", "max_s", "entropy" };
-    SET_VECTOR_ELT(out, 8, mk_hist_sexp(&h, hn));
-    SET_VECTOR_ELT(out, 9, ScalarReal(gs));
+    mk_list_set(out, "history", mk_hist_sexp(&h, hn));
+    mk_list_set(out, "scale", ScalarReal(gs));
     UNPROTECT(1);
     return out;
 }

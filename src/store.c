@@ -50,15 +50,18 @@ static const int *int_of(SEXP v, R_xlen_t len, const char *name)
 
 static void fly_rowmeans(mk_store *s);
 
+/* a required entry of the store list */
+static SEXP entry(SEXP s, const char *name) { return mk_list_elt(s, name, "kernel store: entry"); }
+
 void mk_store_read(SEXP s, mk_store *st)
 {
     if (!isNewList(s)) error("kernel store: not a list");
     memset(st, 0, sizeof(*st));
-    st->kind = asInteger(mk_list_elt(s, "kind", "kernel store: entry"));
+    st->kind = asInteger(entry(s, "kind"));
     SEXP nt = mk_list_elt(s, "nthreads", NULL);
     st->nthreads = isNull(nt) ? 0 : asInteger(nt);
     if (st->kind == MK_STORE_DENSE) {
-        SEXP K = mk_list_elt(s, "K", "kernel store: entry");
+        SEXP K = entry(s, "K");
         SEXP dim = getAttrib(K, R_DimSymbol);
         if (!isReal(K) || (LENGTH(dim) != 3 && LENGTH(dim) != 2))
             error("kernel store: 'K' must be a double nr x n x M array");
@@ -68,7 +71,7 @@ void mk_store_read(SEXP s, mk_store *st)
         st->K = REAL(K);
         st->square = st->nr == st->n;
     } else if (st->kind == MK_STORE_FLY) {
-        SEXP x = mk_list_elt(s, "x", "kernel store: entry"), z = mk_list_elt(s, "z", NULL);
+        SEXP x = entry(s, "x"), z = mk_list_elt(s, "z", NULL);
         if (!isReal(x) || !isMatrix(x)) error("kernel store: 'x' must be a double matrix");
         st->n = nrows(x);
         st->p = ncols(x);
@@ -80,13 +83,13 @@ void mk_store_read(SEXP s, mk_store *st)
                 error("kernel store: 'z' must be a double matrix with the columns of 'x'");
             st->z = REAL(z); st->nr = nrows(z); st->square = 0;
         }
-        SEXP kt = mk_list_elt(s, "ktype", "kernel store: entry");
+        SEXP kt = entry(s, "ktype");
         st->M = LENGTH(kt);
         st->ktype = int_of(kt, st->M, "ktype");
-        st->kgroup = int_of(mk_list_elt(s, "kgroup", "kernel store: entry"), st->M, "kgroup");
-        st->kpar1 = real_of(mk_list_elt(s, "kpar1", "kernel store: entry"), st->M, "kpar1");
-        st->kpar2 = real_of(mk_list_elt(s, "kpar2", "kernel store: entry"), st->M, "kpar2");
-        SEXP gs = mk_list_elt(s, "gstart", "kernel store: entry"), gf = mk_list_elt(s, "gfeat", "kernel store: entry");
+        st->kgroup = int_of(entry(s, "kgroup"), st->M, "kgroup");
+        st->kpar1 = real_of(entry(s, "kpar1"), st->M, "kpar1");
+        st->kpar2 = real_of(entry(s, "kpar2"), st->M, "kpar2");
+        SEXP gs = entry(s, "gstart"), gf = entry(s, "gfeat");
         st->gstart = int_of(gs, -1, "gstart");
         st->gfeat = int_of(gf, -1, "gfeat");
         int ng = LENGTH(gs) - 1;
@@ -103,15 +106,14 @@ void mk_store_read(SEXP s, mk_store *st)
             if (st->ktype[m] < MK_LINEAR || st->ktype[m] > MK_CHISQ)
                 error("kernel store: unknown kernel type");
         }
-        st->norm = asInteger(mk_list_elt(s, "norm", "kernel store: entry"));
-        st->jitter = asReal(mk_list_elt(s, "jitter", "kernel store: entry"));
+        st->norm = asInteger(entry(s, "norm"));
+        st->jitter = asReal(entry(s, "jitter"));
         SEXP sc = mk_list_elt(s, "scale", NULL);
         if (!isNull(sc)) {
             st->scale = real_of(sc, st->M, "scale");
             if (st->norm == MK_NORM_CENTER_TRACE) {
-                st->colmeans = real_of(mk_list_elt(s, "colmeans", "kernel store: entry"), (R_xlen_t) st->n * st->M,
-                                       "colmeans");
-                st->grandmean = real_of(mk_list_elt(s, "grandmean", "kernel store: entry"), st->M, "grandmean");
+                st->colmeans = real_of(entry(s, "colmeans"), (R_xlen_t) st->n * st->M, "colmeans");
+                st->grandmean = real_of(entry(s, "grandmean"), st->M, "grandmean");
             }
             if (!st->square && st->norm == MK_NORM_CENTER_TRACE) fly_rowmeans(st);
         } else if (st->norm != MK_NORM_NONE && !st->square)
@@ -277,8 +279,8 @@ void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2,
     int nr = s->nr, n = s->n;
     for (int i = 0; i < nr; i++) y1[i] = 0.0;
     if (x2) for (int i = 0; i < nr; i++) y2[i] = 0.0;
-    /* dense columns are streamed, zeros of x1 included, unless most of x1 is zero: skipping
-       them made a product at half zeros 1.8x slower than at none (200 x 200 kernels) */
+    /* dense columns are streamed, zeros of x1 included, unless most of x1 is zero (skipping
+       a few zeros costs more than it saves: inst/notes/NOTES-store.md) */
     int stream = 0;
     if (!x2 && s->kind == MK_STORE_DENSE) {
         int nz = 0;
@@ -377,9 +379,8 @@ void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, 
 
 /* A combination adds kernels into out by blocks of columns of about COMB_DOUBLES doubles
    (256 KB, in cache), four kernels per sweep of the block (added one after the other: the
-   rounding of a kernel-by-kernel sum, as on the fly), each kernel's slab read contiguously.
-   Reading one column of every kernel in turn instead (320 KB apart at n = 200) made a pass
-   over 6000 kernels 2.0 s against 0.15-0.2 s now (a streaming read of the array: 0.2 s). */
+   rounding of a kernel-by-kernel sum, as on the fly), each kernel's slab read contiguously
+   (not one column of every kernel in turn: inst/notes/NOTES-store.md). */
 #define COMB_DOUBLES 32768
 
 /* out (= or +=) sum_k w[k] K_{idx[k]} (idx NULL: K_k), and if w2 != NULL also
@@ -490,7 +491,7 @@ void mk_store_axpy(const mk_store *s, int m, double t, double *A)
     }
 }
 
-/* ------------------------------------------------------------------ decision values, columns, diagonals */
+/* -------------------------------------------------------------- decisions, columns, diagonals */
 
 /* Decision values: threads take blocks of rows, each streaming every kernel's columns over its
    rows (no reduction, deterministic). On the fly, kernels of one feature group share the base
@@ -573,7 +574,8 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
                     }
                     if (s->ktype[m] == MK_RBF) {
                         /* ech: the raw Gaussian of this kernel, from the one before if linked */
-                        if (lq[t] > 0 && chained) store_chain_link1(gam[t] - gam[t - 1], lq[t], base, ech, len);
+                        if (lq[t] > 0 && chained)
+                            store_chain_link1(gam[t] - gam[t - 1], lq[t], base, ech, len);
                         else mk_vexp_ax(-gam[t], base, ech, len);
                         chained = 1;
                         memcpy(val, ech, (size_t) len * sizeof(double));

@@ -50,14 +50,14 @@ SEXP mkc_store_dense(SEXP store)
     }
     const char *nm[] = { "K", "scale", "colmeans", "grandmean", "nonfinite", NULL };
     SEXP out = mk_list_new(nm);
-    SET_VECTOR_ELT(out, 0, K);
+    mk_list_set(out, "K", K);
     int centre = st.norm == MK_NORM_CENTER_TRACE;
     SEXP sc = allocVector(REALSXP, st.M);
-    SET_VECTOR_ELT(out, 1, sc);
+    mk_list_set(out, "scale", sc);
     SEXP cm = centre ? allocMatrix(REALSXP, st.n, st.M) : R_NilValue;
-    SET_VECTOR_ELT(out, 2, cm);
+    mk_list_set(out, "colmeans", cm);
     SEXP gm = centre ? allocVector(REALSXP, st.M) : R_NilValue;
-    SET_VECTOR_ELT(out, 3, gm);
+    mk_list_set(out, "grandmean", gm);
     mk_normalize(REAL(K), st.n, st.M, st.norm, st.jitter, REAL(sc), centre ? REAL(cm) : NULL,
                  centre ? REAL(gm) : NULL, st.nthreads);
     /* finite raw values stay finite after normalisation unless a statistic overflowed */
@@ -66,12 +66,12 @@ SEXP mkc_store_dense(SEXP store)
         flag_nonfinite(REAL(cm), st.n, st.M, bad);
         flag_nonfinite(REAL(gm), 1, st.M, bad);
     }
-    SET_VECTOR_ELT(out, 4, flagged(bad, st.M));
+    mk_list_set(out, "nonfinite", flagged(bad, st.M));
     UNPROTECT(2);
     return out;
 }
 
-/* ------------------------------------------------------------------ .Call */
+/* ------------------------------------------------------------ statistics, batch operations */
 
 /* 1-based kernel indices from R (NULL: all) into 0-based C ones */
 static const int *kernel_index(SEXP idx, int M, int *cnt)
@@ -105,8 +105,8 @@ static void dense_diag_means(const mk_store *st, double *out)
 }
 
 /* The training statistics of a store: list(scale, colmeans, grandmean, diag_mean). A dense
-   store has only its mean diagonals (the rest NULL): n reads per kernel, where R's indexing of
-   the diagonals took 0.13 s for 6000 kernels of 200 x 200. */
+   store has only its mean diagonals (the rest NULL): n reads per kernel, in C because R's
+   indexing of the diagonals is slow at thousands of kernels (inst/notes/NOTES-store.md). */
 SEXP mkc_store_stats(SEXP store)
 {
     mk_store st;
@@ -115,19 +115,19 @@ SEXP mkc_store_stats(SEXP store)
     const char *nm[] = { "scale", "colmeans", "grandmean", "diag_mean", NULL };
     SEXP out = mk_list_new(nm);
     SEXP dm = allocVector(REALSXP, st.M);
-    SET_VECTOR_ELT(out, 3, dm);
+    mk_list_set(out, "diag_mean", dm);
     if (st.kind == MK_STORE_DENSE) {
         dense_diag_means(&st, REAL(dm));
         UNPROTECT(1);
         return out;
     }
     SEXP sc = allocVector(REALSXP, st.M);
-    SET_VECTOR_ELT(out, 0, sc);
+    mk_list_set(out, "scale", sc);
     int centre = st.norm == MK_NORM_CENTER_TRACE;
     SEXP cm = centre ? allocMatrix(REALSXP, st.n, st.M) : R_NilValue;
-    SET_VECTOR_ELT(out, 1, cm);
+    mk_list_set(out, "colmeans", cm);
     SEXP gm = centre ? allocVector(REALSXP, st.M) : R_NilValue;
-    SET_VECTOR_ELT(out, 2, gm);
+    mk_list_set(out, "grandmean", gm);
     mk_store_train_stats(&st, REAL(sc), centre ? REAL(cm) : NULL, centre ? REAL(gm) : NULL,
                          REAL(dm));
     UNPROTECT(1);

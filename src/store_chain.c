@@ -50,7 +50,10 @@ link2_q(double delta, const int q, const double *restrict b1, const double *rest
     for (int i = 0; i < len; i++) {
         double u1 = delta * b1[i], u2 = delta * b2[i];
         double p1 = exp_taylor[q], p2 = exp_taylor[q];
-        for (int j = q - 1; j >= 0; j--) { p1 = p1 * u1 + exp_taylor[j]; p2 = p2 * u2 + exp_taylor[j]; }
+        for (int j = q - 1; j >= 0; j--) {
+            p1 = p1 * u1 + exp_taylor[j];
+            p2 = p2 * u2 + exp_taylor[j];
+        }
         e1[i] *= p1;
         e2[i] *= p2;
     }
@@ -104,8 +107,14 @@ static double group_bmax(const mk_store *s, int g)
         const double *xc = s->x + (size_t) s->gfeat[f] * s->n;
         const double *zc = s->z + (size_t) s->gfeat[f] * s->nr;
         double lo = xc[0], hi = xc[0];
-        for (int i = 1; i < s->n; i++) { lo = xc[i] < lo ? xc[i] : lo; hi = xc[i] > hi ? xc[i] : hi; }
-        for (int i = 0; i < s->nr; i++) { lo = zc[i] < lo ? zc[i] : lo; hi = zc[i] > hi ? zc[i] : hi; }
+        for (int i = 1; i < s->n; i++) {
+            lo = xc[i] < lo ? xc[i] : lo;
+            hi = xc[i] > hi ? xc[i] : hi;
+        }
+        for (int i = 0; i < s->nr; i++) {
+            lo = zc[i] < lo ? zc[i] : lo;
+            hi = zc[i] > hi ? zc[i] : hi;
+        }
         v += (hi - lo) * (hi - lo);
     }
     return v;

@@ -244,7 +244,9 @@ int mk_store_pair_runs(mk_store_pair *pp, int *idx, int cnt, int chain, int *rst
         for (int k = 0; k < cnt; k++) {
             int m = idx[k];
             if (s->ktype[m] == MK_RBF) {
-                key[nrbf].m = m; key[nrbf].g = 2 * s->kgroup[m] + 1; key[nrbf].gam = rbf_gamma(s, m);
+                key[nrbf].m = m;
+                key[nrbf].g = 2 * s->kgroup[m] + 1;
+                key[nrbf].gam = rbf_gamma(s, m);
                 nrbf++;
             } else other[nother++] = m;
         }
