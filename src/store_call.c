@@ -134,15 +134,28 @@ SEXP mkc_store_stats(SEXP store)
     return out;
 }
 
+/* the doubles of v, which must be len of them (else the error msg) */
+static const double *reals(SEXP v, R_xlen_t len, const char *msg)
+{
+    if (!isReal(v) || XLENGTH(v) != len) error("%s", msg);
+    return REAL(v);
+}
+
+/* The store and its kernel indices (NULL: all kernels, cnt = M) */
+static const int *read_indexed(SEXP store, SEXP idx, mk_store *st, int *cnt)
+{
+    mk_store_read(store, st);
+    return kernel_index(idx, st->M, cnt);
+}
+
 SEXP mkc_store_mv(SEXP store, SEXP idx, SEXP v)
 {
     mk_store st;
-    mk_store_read(store, &st);
     int cnt;
-    const int *ix = kernel_index(idx, st.M, &cnt);
-    if (!isReal(v) || LENGTH(v) != st.n) error("'v' must have n doubles");
+    const int *ix = read_indexed(store, idx, &st, &cnt);
+    const double *vv = reals(v, st.n, "'v' must have n doubles");
     SEXP out = PROTECT(allocMatrix(REALSXP, st.nr, cnt));
-    mk_store_mv(&st, ix, cnt, REAL(v), REAL(out), (size_t) st.nr);
+    mk_store_mv(&st, ix, cnt, vv, REAL(out), (size_t) st.nr);
     UNPROTECT(1);
     return out;
 }
@@ -150,13 +163,12 @@ SEXP mkc_store_mv(SEXP store, SEXP idx, SEXP v)
 SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v)
 {
     mk_store st;
+    int cnt;
     mk_store_read(store, &st);
     if (st.nr != st.n) error("quadratic forms need square kernels");
-    int cnt;
     const int *ix = kernel_index(idx, st.M, &cnt);
-    if (!isReal(v) || LENGTH(v) != st.n) error("'v' must have n doubles");
     SEXP out = PROTECT(allocVector(REALSXP, cnt));
-    mk_store_quad(&st, ix, cnt, REAL(v), REAL(out));
+    mk_store_quad(&st, ix, cnt, reals(v, st.n, "'v' must have n doubles"), REAL(out));
     UNPROTECT(1);
     return out;
 }
@@ -165,9 +177,9 @@ SEXP mkc_store_combine(SEXP store, SEXP d)
 {
     mk_store st;
     mk_store_read(store, &st);
-    if (!isReal(d) || LENGTH(d) != st.M) error("'d' must have M doubles");
+    const double *dd = reals(d, st.M, "'d' must have M doubles");
     SEXP out = PROTECT(allocMatrix(REALSXP, st.nr, st.n));
-    mk_store_combine(&st, REAL(d), REAL(out));
+    mk_store_combine(&st, dd, REAL(out));
     UNPROTECT(1);
     return out;
 }
@@ -175,13 +187,11 @@ SEXP mkc_store_combine(SEXP store, SEXP d)
 SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha)
 {
     mk_store st;
-    mk_store_read(store, &st);
     int cnt;
-    const int *ix = kernel_index(idx, st.M, &cnt);
-    if (!isReal(alpha) || XLENGTH(alpha) != (R_xlen_t) st.n * cnt)
-        error("'alpha' must be n x length(idx)");
+    const int *ix = read_indexed(store, idx, &st, &cnt);
+    const double *a = reals(alpha, (R_xlen_t) st.n * cnt, "'alpha' must be n x length(idx)");
     SEXP out = PROTECT(allocVector(REALSXP, st.nr));
-    mk_store_decision(&st, ix, cnt, REAL(alpha), REAL(out));
+    mk_store_decision(&st, ix, cnt, a, REAL(out));
     UNPROTECT(1);
     return out;
 }
@@ -189,9 +199,8 @@ SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha)
 SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j)
 {
     mk_store st;
-    mk_store_read(store, &st);
     int cnt, jj = asInteger(j) - 1;
-    const int *ix = kernel_index(idx, st.M, &cnt);
+    const int *ix = read_indexed(store, idx, &st, &cnt);
     if (jj < 0 || jj >= st.n) error("column index out of range");
     SEXP out = PROTECT(allocMatrix(REALSXP, st.nr, cnt));
     mk_store_cols(&st, ix, cnt, jj, REAL(out));
