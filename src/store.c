@@ -287,6 +287,11 @@ void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2,
         for (int j = 0; j < n; j++) nz += x1[j] != 0.0;
         stream = 4 * nz >= n;
     }
+    /* a square dense kernel read whole: the shared sweep (linalg.c), the same sums */
+    if (s->kind == MK_STORE_DENSE && s->square && (x2 || stream)) {
+        mk_symv2_full(mk_store_kernel(s, m, NULL), n, x1, x2, y1, y2);
+        return;
+    }
     for (int j = 0; j < n; j++) {
         double a1 = x1[j];
         if (!x2 && a1 == 0.0 && !stream) continue;
