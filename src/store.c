@@ -18,15 +18,17 @@
  *    mk_store, filled by a branch of mk_store_read that checks them with error();
  *  - what every solver needs: mk_store_scratch (per-thread scratch of one single-kernel call),
  *    mk_store_col (column j of kernel m, nr rows, thread-safe, no R API) and mk_store_diag;
- *    a branch of each for the new kind, calling functions of store_<name>.c;
+ *    a branch of each for the new kind, calling functions of store_<name>.c, and of
+ *    col_scratch / pass_work (its scratch per column call and the cost of its columns);
  *  - mk_store_kernel, mk_store_kernel_upper, mk_store_decision and mk_store_cols have a fly path
  *    that reads the fly fields: the backend adds its branch there; mk_store_kmv2, mk_store_kquad,
  *    the batch operations (mv, quad, combine, axpy) read through mk_store_col and serve any
  *    backend unchanged, and the backend may specialise them (one branch, as dense does);
  *  - training statistics (mk_store_train_stats) and test stores where it has them;
- *  - MWUMKL's paths (store_pair.c) only if MWUMKL is to run on it.
- * Calls go one way: store_call.c and store_pair.c call store.c and store_chain.c; store.c calls
- * store_chain.c; store_chain.c calls none of them.
+ *  - MWUMKL's paths (store_pair.c) only if MWUMKL is to run on it (else R rejects the store
+ *    for that method: the pair paths read fly fields for any kind but dense).
+ * Calls go one way: store_call.c calls store.c; store.c and store_pair.c call store_chain.c
+ * (and kernels.c, linalg.c); store_chain.c calls none of them.
  */
 #include "store.h"
 #include <math.h>
