@@ -1,5 +1,5 @@
 /* MWUMKL: matrix multiplicative weights for MKL (Moeller, Raman, Saha & Venkatasubramanian
- * 2014, Algorithms 2-4; the iteration written out in inst/notes/NOTES-mwu.md).
+ * 2014, Algorithms 2-4, whose notation this writes out; measurements: inst/notes/NOTES-mwu.md).
  *
  * State, O(M n): alpha (n), and for every kernel m the vector Ga_m = G_m alpha and the scalar
  * s_m = alpha' G_m alpha, with G_m = Y K_m Y / r_m + I / C (r_m the trace of K_m, C the 2-norm
