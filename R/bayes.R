@@ -62,7 +62,7 @@ fit_bayes <- function(store, y, task, C, control, init) {
               safeguard = as.integer(isTRUE(control[["safeguard"]])),
               nthreads = as.integer(control[["nthreads"]]),
               verbose = as.integer(control[["verbose"]]),
-              progress_fun = fit_progress(control, "Empirical Bayes MKL"))
+              progress_fun = fit_progress(control, method_info("bayes")$label))
   r <- .Call(C_bayes, store, yc, ctl, start)
   stop_reason <- bayes_stop_reasons[r$stop + 1L]
 

@@ -101,10 +101,10 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
     x <- des$x
     y <- des$y
   } else if (missing(x)) x <- NULL
-  if (identical(dots[["method"]], "bayes"))
-    stop(paste0("cv.mkl cross-validates C, and method 'bayes' has none (it learns the kernel ",
-                "variances by maximising the marginal likelihood): fit it with mkl()"),
-         call. = FALSE)
+  m <- dots[["method"]]
+  if (is.character(m) && length(m) == 1L && m %in% mkl_methods() && !takes_C(m))
+    stop(sprintf("cv.mkl cross-validates C, and method '%s' has none (%s): fit it with mkl()",
+                 m, method_info(m)$no_C), call. = FALSE)
   common <- list(nfolds = nfolds, foldid = foldid, type.measure = type.measure,
                  formula = formula, data = data)
   out <- if (length(lambda) > 1L)
@@ -321,9 +321,10 @@ multiclass_auc <- function(P, y) {
 cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formula = NULL,
                       data = NULL) {
   args <- list(...)
-  if (!identical(args[["penalty"]], "elasticnet") || !identical(args[["method"]], "spicy"))
-    stop("a vector 'lambda' needs method = \"spicy\" and penalty = \"elasticnet\"",
-         call. = FALSE)
+  en <- methods_where(function(e) "elasticnet" %in% e$penalties)
+  if (!identical(args[["penalty"]], "elasticnet") || !isTRUE(args[["method"]] %in% en))
+    stop(sprintf("a vector 'lambda' needs method = %s and penalty = \"elasticnet\"",
+                 paste0("\"", en, "\"", collapse = " or ")), call. = FALSE)
   if (!is.numeric(lambda) || anyNA(lambda) || any(lambda < 0 | lambda > 1))
     stop("'lambda' must lie in [0, 1]", call. = FALSE)
   single <- length(C) == 1L

@@ -1,10 +1,8 @@
 # Kernel descriptions: data-independent objects that become matrices when a model is fit.
-# Type codes match the enum in src/mklearn.h.
-.kernel_codes <- .mk_codes$kernel
-.norm_codes <- .mk_codes$norm
+# Kernel type and normalisation codes: .mk_codes (R/codes.R).
 
 new_kernel <- function(type, par1, par2, label) {
-  structure(list(type = type, code = .kernel_codes[[type]], par1 = as.double(par1),
+  structure(list(type = type, code = .mk_codes$kernel[[type]], par1 = as.double(par1),
                  par2 = rep_len(as.double(par2), length(par1)), label = label),
             class = "mkl_kernel")
 }

@@ -60,7 +60,7 @@ fit_l01 <- function(store, y, task, C, control, init) {
   ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale, tol = control$tol, maxiter = control$maxiter,
               warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
               joint_wb = control$joint_wb, freeze_T = control$freeze_T)
-  prog <- fit_progress(control, "MKL-L0/1-SVM")
+  prog <- fit_progress(control, method_info("l01")$label)
   ctl["progress_fun"] <- list(progress_part(prog, 1L, control$restarts + 1L))
   Cs <- C / kscale
   start <- if (!is.null(init) && !is.null(init$w) && length(init$w) == n) {

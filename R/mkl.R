@@ -186,35 +186,11 @@ mkl.formula <- function(x, data, ...) {
   } else add_formula(fit)
 }
 
-#' The solvers available in this build
-#' @return A character vector of `method` values accepted by [mkl()].
-#' @examples
-#' mkl_methods()
-#' @export
-mkl_methods <- function() {
-  all <- c("uniform", "spicy", "simple", "hessian", "lp", "bayes", "l01", "mwu")
-  ns <- asNamespace("mklearn")
-  all[vapply(all, function(m) exists(paste0("fit_", m), envir = ns, inherits = FALSE),
-             logical(1))]
-}
-
-.method_losses <- list(
-  uniform = list(classification = "hinge", regression = "squared"),
-  spicy = list(classification = c("hinge", "logistic"), regression = c("squared", "epsilon")),
-  simple = list(classification = "hinge", regression = character()),
-  hessian = list(classification = "hinge", regression = character()),
-  lp = list(classification = "hinge", regression = character()),
-  l01 = list(classification = "l01", regression = character()),
-  bayes = list(classification = "squared", regression = "squared"),
-  mwu = list(classification = "squared_hinge", regression = character())
-)
-
 #' @rdname mkl
 #' @export
 mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
                                                    poly_kernel(1:2)),
-                        method = c("uniform", "spicy", "simple", "hessian", "lp", "bayes",
-                                   "l01", "mwu"), C = 1,
+                        method = mkl_methods(), C = 1,
                         loss = NULL, penalty = c("l1", "elasticnet"), lambda = 0.5, p = 2,
                         epsilon = NULL, standardize = TRUE, task = NULL,
                         control = mkl_control(), init = NULL, multiclass = c("ovr", "ovo"),
@@ -230,30 +206,12 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
     stop(family_not_set("kernels"), call. = FALSE)
   method <- match.arg(method)
   penalty <- match.arg(penalty)
-  if (method == "bayes" && !missing(C))
-    stop(paste0("method 'bayes' has no regularisation constant C: the kernel variances and the ",
-                "noise variance are learned by maximising the marginal likelihood (fix the ",
-                "noise variance with mkl_control(sigma2 = ) instead)"), call. = FALSE)
-  fitfun <- get0(paste0("fit_", method), envir = asNamespace("mklearn"), inherits = FALSE)
-  if (is.null(fitfun))
-    stop(sprintf("method '%s' is not available in this version; available: %s", method,
-                 paste(mkl_methods(), collapse = ", ")), call. = FALSE)
-  if (!is.numeric(C) || length(C) == 0L || anyNA(C) || any(C <= 0))
-    stop("'C' must be positive and finite", call. = FALSE)
-  if (any(!is.finite(C)) && method != "mwu")
-    stop(paste0("'C' must be positive and finite (C = Inf, the hard margin, is available with ",
-                "method = 'mwu')"), call. = FALSE)
-  if (length(C) > 1L && any(diff(C) >= 0))
-    stop("a vector 'C' must be strictly decreasing (it is fitted as a warm-started path)",
-         call. = FALSE)
+  fitfun <- method_fit(method)
+  check_method_C(method, C, !missing(C))
   if (!is.null(task)) task <- match.arg(task, c("classification", "regression"))
   lambda <- check_scalar(lambda, "lambda", 0, 1)
   p <- check_scalar(p, "p", 1)
-  if (is.null(epsilon)) epsilon <- if (method == "mwu") 0.2 else 0.1
-  epsilon <- if (method == "mwu") check_scalar(epsilon, "epsilon", 0, 1, lower_open = TRUE) else
-    check_scalar(epsilon, "epsilon", 0)
-  if (method == "mwu" && epsilon >= 1)
-    stop("'epsilon' of method 'mwu' must be below 1", call. = FALSE)
+  epsilon <- check_method_epsilon(method, epsilon)
   standardize <- check_standardize(standardize)
   if (!inherits(control, "mkl_control"))
     stop("'control' must be a list made by mkl_control()", call. = FALSE)
@@ -288,30 +246,11 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
     stop(sprintf(paste0("'multiclass' is for a response of more than two classes; this one %s"),
                  if (task == "regression") "is numeric (regression)" else "has two"),
          call. = FALSE)
-  allowed <- .method_losses[[method]][[task]]
-  if (length(allowed) == 0L)
-    stop(sprintf("method '%s' does not do %s", method, task), call. = FALSE)
-  if (is.null(loss)) loss <- allowed[1L]
-  if (!is.character(loss) || length(loss) != 1L || !(loss %in% allowed))
-    stop(sprintf("method '%s' with a %s response supports loss %s", method, task,
-                 paste0("'", allowed, "'", collapse = " or ")), call. = FALSE)
-  if (penalty == "elasticnet" && method != "spicy")
-    stop("penalty = 'elasticnet' is available with method = 'spicy' only", call. = FALSE)
-  # model arguments the chosen model does not read are refused, not ignored
-  if (given[["p"]] && method != "lp")
-    stop(sprintf("'p' is the norm of method 'lp'; method '%s' does not use it", method),
-         call. = FALSE)
-  if (given[["lambda"]] && method != "spicy")
-    stop(sprintf(paste0("'lambda' is the elastic-net mixing parameter of method 'spicy'; ",
-                        "method '%s' does not use it"), method), call. = FALSE)
-  if (given[["epsilon"]] && !(method %in% c("spicy", "mwu")))
-    stop(sprintf(paste0("'epsilon' is the width of SpicyMKL's epsilon-insensitive loss and ",
-                        "MWUMKL's approximation parameter; ",
-                        "method '%s' does not use it"), method), call. = FALSE)
+  loss <- check_method_model(method, task, loss, penalty, given[c("p", "lambda", "epsilon")])
   if (!is.null(init) && !inherits(init, "mkl"))
     stop("'init' must be a previous mkl fit", call. = FALSE)
-  if (!is.null(init) && method == "mwu")
-    stop("method 'mwu' has no warm start: it always runs its T iterations from alpha = 0",
+  if (!is.null(init) && !method_info(method)$warm_start)
+    stop(sprintf("method '%s' has no warm start: %s", method, method_info(method)$no_warm_start),
          call. = FALSE)
   if (!is.null(init) && multi)
     stop(paste0("'init' warm-starts a binary or regression fit; a multiclass fit warm-starts ",
@@ -355,11 +294,12 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
 
   ctl$loss <- loss; ctl$penalty <- penalty; ctl$lambda <- lambda; ctl$p <- p
   ctl$epsilon <- epsilon
+  e <- method_info(method)
   base <- list(method = method, task = task, loss = loss,
-               penalty = if (method == "spicy") penalty else NULL,
-               lambda = if (method == "spicy" && penalty == "elasticnet") lambda else NULL,
-               p = if (method == "lp") p else NULL,
-               epsilon = if (loss == "epsilon" || method == "mwu") epsilon else NULL,
+               penalty = if (!is.null(e$penalties)) penalty,
+               lambda = if (!is.null(e$args$lambda) && penalty == "elasticnet") lambda,
+               p = if (!is.null(e$args$p)) p,
+               epsilon = if (reads_epsilon(method, loss)) epsilon,
                kernels = kset, kernel_info = rk, labels = labels,
                store = if (precomputed) "dense" else c("dense", "fly")[store$kind + 1L],
                normalization = list(scale = store$scale, colmeans = store$colmeans,
@@ -407,9 +347,9 @@ fit_store_path <- function(fitfun, store, y, C, ctl, base, state, cl, t_kernels,
       colnames(res$alpha) <- base$labels   # in place: the result is not shared yet
     state <- res$state
     res$info$C_solver <- Cs
-    if (method == "spicy" && identical(base$penalty, "l1") && !is.null(res$info$sum_norms))
-      res$info$C_svm <- spicy_C_svm(res$info$sum_norms, Cs, kscale)
-    fits[[k]] <- new_mkl(res, base, if (method == "bayes") NA_real_ else C[k], store, cl,
+    finish <- method_info(method)$finish
+    if (!is.null(finish)) res$info <- finish(res$info, base, Cs)
+    fits[[k]] <- new_mkl(res, base, if (takes_C(method)) C[k] else NA_real_, store, cl,
                          c(kernels = t_kernels, fit = t_fit))
     if (!isTRUE(res$converged))
       warning(sprintf("%s did not converge%s%s within %d iterations (last relative gap %s): %s",
@@ -474,13 +414,12 @@ new_mkl <- function(res, base, C, store, call, timing) {
   obj
 }
 
-at_C <- function(method, C) if (method == "bayes") "" else sprintf(" at C = %s", format(C))
+at_C <- function(method, C) if (takes_C(method)) sprintf(" at C = %s", format(C)) else ""
 
 # What to change when a fit did not converge, naming only settings the method reads.
 nonconvergence_advice <- function(method, res, ctl) {
   info <- res$info
-  fam <- .control_family[[method]]
-  if (fam == "uniform")
+  if (method_info(method)$control == "uniform")
     return(sprintf(paste0("the SMO solver stopped at its iteration cap; raise ",
                           "mkl_control(svm_maxiter = ) (now %d)"), as.integer(ctl[["svm_maxiter"]])))
   tips <- character()
@@ -509,22 +448,17 @@ restore_state <- function(fit) {
   st
 }
 
-# Methods whose solvers work on any kernel store (dense array or columns on the fly).
-.fly_methods <- c("uniform", "spicy", "simple", "hessian", "lp", "l01", "bayes", "mwu")
-# Methods that read only a few kernel columns per step: on the fly by default.
-.fly_default <- "mwu"
-
 # The store backend: "dense" when the n x n x M array fits the memory budget (or is asked
 # for), otherwise on the fly where the method supports it, otherwise an error naming both
 # remedies.
 choose_store <- function(store, bytes, memory, method, n, M) {
-  fly_ok <- method %in% .fly_methods
+  fly_ok <- "fly" %in% method_info(method)$stores
   if (store == "fly") {
     if (!fly_ok) stop(sprintf("method '%s' cannot compute kernels on the fly", method),
                       call. = FALSE)
     return("fly")
   }
-  if (store == "auto" && method %in% .fly_default) return("fly")
+  if (store == "auto" && method_info(method)$store_default == "fly") return("fly")
   if (bytes <= memory) return("dense")
   if (store == "auto" && fly_ok) return("fly")
   stop(sprintf(paste0("the kernel array would need %s (%d x %d x %d doubles), above the memory ",
@@ -533,7 +467,8 @@ choose_store <- function(store, bytes, memory, method, n, M) {
                       "(mkl_control(store = \"fly\"))."),
                format_bytes(bytes), n, n, M, format_bytes(memory),
                if (fly_ok) "store = \"auto\" or \"fly\"" else
-                 paste0("a method that does (", paste(.fly_methods, collapse = ", "), ")")),
+                 paste0("a method that does (", paste(methods_where(function(e) "fly" %in% e$stores),
+                                                collapse = ", "), ")")),
        call. = FALSE)
 }
 

@@ -53,7 +53,7 @@ fit_mwu <- function(store, y, task, C, control, init) {
               fmap = as.integer(!isFALSE(control[["fmap"]])),
               chain = as.integer(!isFALSE(control[["chain"]])),
               block = as.integer(if (is.null(control[["block"]])) 0L else control[["block"]]),
-              progress_fun = fit_progress(control, "MWUMKL"))
+              progress_fun = fit_progress(control, method_info("mwu")$label))
   trace <- if (store$kind == 1L && !is.null(store$diag_mean)) n * store$diag_mean else NULL
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_mwu, store, y, ctl, trace)

@@ -24,8 +24,8 @@ store_dims <- function(store) {
 kernel_table <- function(rk, which = NULL) {
   tab <- if (is.null(which)) rk$table else rk$table[which, , drop = FALSE]
   list(gstart = rk$gstart, gfeat = rk$gfeat, kgroup = as.integer(tab$group - 1L),
-       ktype = unname(.kernel_codes[tab$type]), kpar1 = as.double(tab$par1),
-       kpar2 = as.double(tab$par2), norm = .norm_codes[[rk$normalize]],
+       ktype = unname(.mk_codes$kernel[tab$type]), kpar1 = as.double(tab$par1),
+       kpar2 = as.double(tab$par2), norm = .mk_codes$norm[[rk$normalize]],
        jitter = as.double(rk$jitter))
 }
 
