@@ -1,4 +1,4 @@
-# Empirical Bayesian MKL (Tomioka & Suzuki, paper 001, Section 3): the R front end of
+# Empirical Bayesian MKL (Tomioka & Suzuki, Section 3): the R front end of
 # src/bayes.c.
 #
 # Model: y = sum_m f_m + b + e, f_m ~ GP(0, d_m K_m), e ~ N(0, sigma2 I). The kernel variances

@@ -1,4 +1,4 @@
-# mkl_compare(): the regularisation strategies of Tomioka and Suzuki (paper 001, Table 1) fitted
+# mkl_compare(): the regularisation strategies of Tomioka and Suzuki (Table 1) fitted
 # on the same data and kernels, with print and plot methods (the paper's Figs. 1-3).
 
 # The strategies mkl_compare() knows: label, mkl() arguments, and whether it fits mkl_compare()'s

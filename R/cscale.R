@@ -14,16 +14,13 @@
 #   constant C_svm = sum_m ||f_m|| / C_spicy (spicy_C_svm()), which
 #   depends on the solution, so no fixed map can be exact. With unit-diagonal kernels the
 #   block norms of a useful hinge solution sum to the order of sqrt(n), so C_spicy =
-#   sqrt(n kscale) / (2 C) makes C act like the SVM box constant (the factor 2, from
-#   bench-defaults.R: at C = 1 the equivalent C_svm is 1.6-1.7 on Sonar and Pima; with factor
-#   1 it was 0.1-0.3 and Sonar lost 5 points). For unit-trace kernels C_spicy = 1 / (2 C):
-#   a former SpicyMKL C = 0.05 is C = 10 now. fit$info$C_svm gives the box constant (on the
-#   user's scale) that makes SimpleMKL solve the same problem.
+#   sqrt(n kscale) / (2 C) makes C act like the SVM box constant (the factor 2 was chosen by
+#   bench-defaults.R: inst/notes/NOTES-spicy.md). For unit-trace kernels C_spicy = 1 / (2 C).
+#   fit$info$C_svm gives the box constant (on the user's scale) that makes SimpleMKL solve the
+#   same problem.
 # * l01 converts its own C and penalties with the same kscale (R/l01.R) and receives C / 2: the
-#   (0,1) loss charges C for each margin violation where the hinge charges C times the slack,
-#   and on the default kernels the factor 1/2 is what brings default mkl(x, y, method = "l01")
-#   within 3 points of e1071's default SVM on Pima (0.648 -> 0.746 against 0.751; Sonar 0.842,
-#   Ionosphere 0.952, unchanged; bench-defaults.R, 5 splits).
+#   (0,1) loss charges C for each margin violation where the hinge charges C times the slack
+#   (the factor chosen by bench-defaults.R: inst/notes/NOTES-l01.md).
 # * MWUMKL's C is the 2-norm soft-margin constant (squared hinge), on the same unit-diagonal
 #   scale; it renormalises every kernel to unit trace itself (G_m = Y K_m Y / r_m + I / C_s),
 #   so for unit-diagonal kernels (r_m = n) C_s = C n whatever the store's normalisation.

@@ -67,7 +67,8 @@
 #'   within one standard error of the minimum: the smallest such C, for every method), `fit`
 #'   (the path on all data; its call is the [mkl()] call that refits it), `foldid`, `name`,
 #'   `nonconverged` (per C, the number of folds whose fit did not converge), `n_foldfits`
-#'   (the number of fold fits), `C_default` (whether `C` was the default grid). With a vector `lambda`, also `lambda`,
+#'   (the number of fold fits), `C_default` (whether `C` was the default grid). With a vector
+#'   `lambda`, also `lambda`,
 #'   `lambda.min` (the chosen value), `cvm_grid` (mean held-out loss, C x lambda); `cvm`, `fit`
 #'   etc. are those of `lambda.min`.
 #' @examples
@@ -340,7 +341,8 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
                                             formula = formula, data = data))
   grid <- vapply(cvs, function(cv) if (single) cv$cvm[1L] else cv$cvm, numeric(if (single) 1L
                                                                              else length(C)))
-  grid <- matrix(grid, ncol = length(lambda), dimnames = list(C = format(C), lambda = format(lambda)))
+  grid <- matrix(grid, ncol = length(lambda),
+                 dimnames = list(C = format(C), lambda = format(lambda)))
   best <- which(grid == (if (cvs[[1L]]$name == "auc") max(grid) else min(grid)),
                 arr.ind = TRUE)[1L, ]
   out <- cvs[[best[2L]]]

@@ -151,7 +151,8 @@ check_features <- function(features) {
 #'   \eqn{\gamma = 2^u}, `u` uniform on \[0, 4\] (the paper's "bandwidths" \eqn{2^0, 2^{0.5},
 #'   \dots, 2^4}, read as \eqn{\gamma} on features scaled to \[0, 1\], drawn continuously). The
 #'   paper's fixed set of 12 kernels per feature is
-#'   `kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))), features = "each")`.
+#'   `kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))),
+#'   features = "each")`.
 #'
 #' Each kernel's feature subset has a size drawn uniformly from `size` and columns drawn
 #' uniformly without replacement; with `size = 1` the kernels on the same column share their

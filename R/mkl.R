@@ -8,7 +8,8 @@
 #' @section Methods:
 #' * `"uniform"`: equal kernel weights \eqn{1/M}; an SVM (hinge loss) for classification,
 #'   kernel ridge regression (squared loss, ridge \eqn{1/C}) for a numeric response.
-#' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty.
+#' * `"spicy"`: SpicyMKL (Suzuki and Tomioka 2009), block 1-norm or elastic-net penalty; its
+#'   solver internals are set by [spicy_tuning()].
 #' * `"simple"`, `"hessian"`, `"lp"`: SimpleMKL, HessianMKL and lp-norm MKL on the SMO SVM.
 #' * `"l01"`: MKL-L0/1-SVM (Shi and Zhu), the 0/1 loss by ADMM, classification; `C` and the
 #'   penalties `rho1`-`rho3` are on the scale of kernels with unit mean diagonal (whatever the
@@ -29,8 +30,8 @@
 #'   they need a few numbers each; a million kernels on 200 points take 1.7 GB, or 1.25 GB
 #'   when a quarter are such polynomial kernels as in `random_kernels(design = "mwu")`; 12
 #'   kernels on 20,000 points 2 MB). Classification only. The sample coefficients are kept as
-#'   the two factors of their outer product ([mkl_outer]). The weights it learns on unit-trace kernels
-#'   stay close to uniform (within a few percent) unless a kernel's
+#'   the two factors of their outer product ([mkl_outer]). The weights it learns on unit-trace
+#'   kernels stay close to uniform (within a few percent) unless a kernel's
 #'   \eqn{\sqrt{\alpha' G_m \alpha}} is large; `mkl_control(refit = TRUE)` refits the hinge SVM
 #'   on the learned combination (the paper's two-stage use; better accuracy when the kernels
 #'   are many and weak, at the cost of an n x n kernel). See `vignette("mwu")`.
@@ -43,7 +44,8 @@
 #' forces either. `fit$store` says which was used. Predictions are always computed on the fly,
 #' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
 #'
-#' [mkl_methods()] lists the solvers of the installed version.
+#' [mkl_methods()] lists the methods; `mkl_methods(details = TRUE)` says what each supports (tasks,
+#' losses, penalties, stores, warm starts, multiclass, the conversion of C).
 #'
 #' @section Multiclass:
 #' A factor (or character) response of more than two classes is fitted by every
@@ -89,19 +91,19 @@
 #' `C = C_old / n` (box constants, more exactly `C_old * (1/n + jitter)`) or
 #' `C = 1 / (2 C_old)` (SpicyMKL).
 #'
-#' @param x a numeric matrix or data frame of numeric columns (n x p); may be `NULL` (or omitted) when
-#'   `kernels` are precomputed. For the formula method, a formula.
+#' @param x a numeric matrix or data frame of numeric columns (n x p); may be `NULL` (or omitted)
+#'   when `kernels` are precomputed. For the formula method, a formula.
 #' @param y the response: a two-level factor, a numeric vector in \{-1, 1\} or \{0, 1\}
 #'   (classification), or a numeric vector (regression).
 #' @param kernels a [kernel_set()], or precomputed training kernels: an n x n x M array or a
 #'   list of n x n matrices (symmetric, positive semidefinite; used as given). They are
 #'   checked at the cost of one pass over the array by default; `mkl_control(check_kernels =
 #'   "full")` adds an eigenvalue check (see [mkl_control()]).
-#' @param method the solver, see Methods.
+#' @param method the solver, one of [mkl_methods()] (default `"uniform"`), see Methods.
 #' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
 #'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
-#'   "The meaning of C"); `Inf` (the hard margin) with `method = "mwu"`. A strictly decreasing vector fits the whole path with warm starts
-#'   and returns an `"mkl_path"`.
+#'   "The meaning of C"); `Inf` (the hard margin) with `method = "mwu"`. A strictly decreasing
+#'   vector fits the whole path with warm starts and returns an `"mkl_path"`.
 #' @param loss `"hinge"` or `"logistic"` (classification), `"squared"` or `"epsilon"`
 #'   (regression). Default: hinge for classification, squared for regression.
 #' @param penalty `"l1"` (block 1-norm) or `"elasticnet"` (SpicyMKL).
@@ -131,8 +133,8 @@
 #'   is constant), `weights` (named kernel weights, on
 #'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
 #'   \alpha_m + b}; MWUMKL keeps them as the two factors of an outer product, see
-#'   [mkl_outer], and `as.matrix()` gives the matrix), `b`, `converged`, `iterations`, `history` (a data frame per iteration),
-#'   `objective`, `fitted` (training decision values), `timing`, `store` (`"dense"` or
+#'   [mkl_outer], and `as.matrix()` gives the matrix), `b`, `converged`, `iterations`,
+#'   `history` (a data frame per iteration), `objective`, `fitted` (training decision values), `timing`, `store` (`"dense"` or
 #'   `"fly"`), and what `predict` needs to rebuild the test kernels (the kernel set, the
 #'   training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
@@ -247,6 +249,8 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
                  if (task == "regression") "is numeric (regression)" else "has two"),
          call. = FALSE)
   loss <- check_method_model(method, task, loss, penalty, given[c("p", "lambda", "epsilon")])
+  if (multi && !method_info(method)$multiclass)
+    stop(sprintf("method '%s' does not fit more than two classes", method), call. = FALSE)
   if (!is.null(init) && !inherits(init, "mkl"))
     stop("'init' must be a previous mkl fit", call. = FALSE)
   if (!is.null(init) && !method_info(method)$warm_start)
@@ -381,9 +385,9 @@ new_mkl <- function(res, base, C, store, call, timing) {
   # a solver may give its active kernels and training decision values (mwu: every kernel is
   # active and a pass over all of them would cost O(n^2 M))
   act <- if (!is.null(res$active)) res$active else alpha_cols_nonzero(alpha)
-  fitted <- if (!is.null(res$fitted_decision)) res$fitted_decision else if (length(act)) store_decision(store, alpha_columns(alpha, act), act,
-                                            base$kernel_info, act, "the training data") + res$b
-            else rep(res$b, base$nobs)
+  fitted <- if (!is.null(res$fitted_decision)) res$fitted_decision else if (length(act))
+    store_decision(store, alpha_columns(alpha, act), act, base$kernel_info, act,
+                   "the training data") + res$b else rep(res$b, base$nobs)
   # the fit keeps alpha once: a solver state that holds it (warm starts) gets it back from
   # the fit's alpha (restore_state)
   state <- res$state
@@ -421,7 +425,8 @@ nonconvergence_advice <- function(method, res, ctl) {
   info <- res$info
   if (method_info(method)$control == "uniform")
     return(sprintf(paste0("the SMO solver stopped at its iteration cap; raise ",
-                          "mkl_control(svm_maxiter = ) (now %d)"), as.integer(ctl[["svm_maxiter"]])))
+                          "mkl_control(svm_maxiter = ) (now %d)"),
+                   as.integer(ctl[["svm_maxiter"]])))
   tips <- character()
   hits <- info[["svm_maxiter_hits"]]
   if (!is.null(hits) && hits > 0L)
@@ -433,7 +438,8 @@ nonconvergence_advice <- function(method, res, ctl) {
     tips <- c(tips, sprintf("the time limit was reached: raise mkl_control(max_time = ) (now %s)",
                             format(ctl[["max_time"]])))
   else if (is.null(hits) || hits == 0L || res$iterations >= ctl[["maxiter"]])
-    tips <- c(tips, sprintf("raise mkl_control(maxiter = ) (now %d) or loosen mkl_control(tol = ) (now %s)",
+    tips <- c(tips, sprintf(paste0("raise mkl_control(maxiter = ) (now %d) or loosen ",
+                                   "mkl_control(tol = ) (now %s)"),
                             as.integer(ctl[["maxiter"]]), format(ctl[["tol"]])))
   if (!is.null(info[["nonconvergence"]])) tips <- c(tips, info[["nonconvergence"]])
   paste(tips, collapse = "; ")
@@ -446,30 +452,6 @@ restore_state <- function(fit) {
     st$alpha <- unname(fit$alpha)
   }
   st
-}
-
-# The store backend: "dense" when the n x n x M array fits the memory budget (or is asked
-# for), otherwise on the fly where the method supports it, otherwise an error naming both
-# remedies.
-choose_store <- function(store, bytes, memory, method, n, M) {
-  fly_ok <- "fly" %in% method_info(method)$stores
-  if (store == "fly") {
-    if (!fly_ok) stop(sprintf("method '%s' cannot compute kernels on the fly", method),
-                      call. = FALSE)
-    return("fly")
-  }
-  if (store == "auto" && method_info(method)$store_default == "fly") return("fly")
-  if (bytes <= memory) return("dense")
-  if (store == "auto" && fly_ok) return("fly")
-  stop(sprintf(paste0("the kernel array would need %s (%d x %d x %d doubles), above the memory ",
-                      "budget of %s (mkl_control(memory = )). Raise the budget, or use %s, ",
-                      "which computes kernel columns on the fly in O(nM) memory ",
-                      "(mkl_control(store = \"fly\"))."),
-               format_bytes(bytes), n, n, M, format_bytes(memory),
-               if (fly_ok) "store = \"auto\" or \"fly\"" else
-                 paste0("a method that does (", paste(methods_where(function(e) "fly" %in% e$stores),
-                                                collapse = ", "), ")")),
-       call. = FALSE)
 }
 
 # Probabilities for hinge-loss classifiers: Platt's sigmoid on the training decision values,

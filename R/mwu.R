@@ -1,5 +1,5 @@
-# MWUMKL (Moeller, Raman, Saha & Venkatasubramanian 2014, paper 003): the R front end of
-# src/mwu.c; the iteration is written out in ../shared/specs/mwumkl.md.
+# MWUMKL (Moeller, Raman, Saha & Venkatasubramanian 2014, Algorithms 2-4): the R front end of
+# src/mwu.c.
 #
 # Problem: the 2-norm soft-margin MKL dual of the paper's Eq. 4.1 on unit-trace kernels,
 #   min over alpha >= 0, sum(alpha) = 1, y'alpha = 0 of max_m alpha' G_m alpha,

@@ -102,7 +102,7 @@ methods_where <- function(pred) names(Filter(pred, .mkl_registry))
 # The tasks a method fits.
 method_tasks <- function(e) names(Filter(length, e$losses))
 
-# The user's C of a fit: NA for a method that takes none.
+# Whether a method takes a C (a fit of one that does not records C = NA).
 takes_C <- function(method) method_info(method)$C != "none"
 
 #' The methods of mklearn

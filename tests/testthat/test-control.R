@@ -224,7 +224,8 @@ test_that("misspelt settings and model arguments the method does not read are re
 test_that("check_kernels is validated and refused where nothing reads it", {
   for (v in c("fast", "full", "none"))
     expect_identical(mkl_control(check_kernels = v)$check_kernels, v)
-  expect_error(mkl_control(check_kernels = "eigen"), "'check_kernels' must be \"fast\", \"full\" or \"none\"")
+  expect_error(mkl_control(check_kernels = "eigen"),
+               "'check_kernels' must be \"fast\", \"full\" or \"none\"")
   expect_error(mkl_control(check_kernels = c("fast", "full")), "'check_kernels' must be")
   expect_error(mkl_control(check_kernels = TRUE), "'check_kernels' must be")
   expect_identical(mc("spicy")$check_kernels, "fast")

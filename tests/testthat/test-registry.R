@@ -126,3 +126,26 @@ test_that("print() and summary() show a method's extras", {
   expect_null(summary(un)$extras)
   expect_output(print(un), "C = 1")
 })
+
+test_that("a new method is one entry: mkl() and mkl_methods() pick it up", {
+  d <- two_class(n = 30, p = 3, seed = 2)
+  ks <- kernel_set(rbf_kernel(1))
+  toy <- mklearn:::method_entry(label = "toy", paper = "none",
+                                losses = list(classification = "hinge"), control = "uniform",
+                                fit = "fit_uniform", multiclass = FALSE)
+  ns <- asNamespace("mklearn")
+  unlockBinding(".mkl_registry", ns)
+  assign(".mkl_registry", c(reg, list(toy = toy)), envir = ns)
+  on.exit({
+    assign(".mkl_registry", reg, envir = ns)
+    lockBinding(".mkl_registry", ns)
+  }, add = TRUE)
+  expect_true("toy" %in% mkl_methods())
+  f <- mkl(d$x, d$y, kernels = ks, method = "toy")
+  expect_identical(f$method, "toy")
+  expect_identical(f$weights, mkl(d$x, d$y, kernels = ks, method = "uniform")$weights)
+  expect_error(mkl(d$x, rnorm(30), kernels = ks, method = "toy"),
+               "method 'toy' does not do regression")
+  expect_error(mkl(iris[, 1:4], iris$Species, kernels = ks, method = "toy"),
+               "method 'toy' does not fit more than two classes")
+})

@@ -90,7 +90,8 @@ test_that("method_control() puts the knobs flat beside the settings; other metho
   expect_identical(mc("spicy", mkl_control(tuning = spicy_tuning())), mc("spicy"))
   for (m in setdiff(mkl_methods(), "spicy"))
     expect_error(mc(m, mkl_control(tuning = spicy_tuning(box_fraction = 0))),
-                 sprintf("spicy_tuning\\(\\) tunes method 'spicy'; method '%s' does not read it", m))
+                 sprintf(paste0("spicy_tuning\\(\\) tunes method 'spicy'; method '%s' does ",
+                                "not read it"), m))
   d <- two_class(n = 30, p = 3)
   expect_error(mkl(d$x, d$y, method = "hessian",
                    control = mkl_control(tuning = spicy_tuning(slack_ratio = 1))),
