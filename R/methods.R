@@ -478,3 +478,43 @@ plot.mkl_path <- function(x, ...) {
                     main = sprintf("%s: kernel weights along the path", x$method), ...)
   invisible(x)
 }
+
+# Probabilities for hinge-loss classifiers: Platt's sigmoid on the training decision values,
+# with his smoothed targets (which keep it finite on separable data).
+platt_fit <- function(f, y, loss) {
+  if (loss == "logistic") return(c(A = 1, B = 0))
+  np <- sum(y > 0); nn <- sum(y < 0)
+  t <- ifelse(y > 0, (np + 1) / (np + 2), 1 / (nn + 2))
+  nll <- function(par) {
+    z <- par[1] * f + par[2]
+    sum(-t * stats::plogis(z, log.p = TRUE) - (1 - t) * stats::plogis(-z, log.p = TRUE))
+  }
+  # Newton's method with a halving line search (Lin, Lin and Weng 2007): a handful of O(n)
+  # passes, where BFGS on numerical gradients took 0.4 s at n = 50,000
+  par <- c(1, 0)
+  val <- nll(par)
+  for (it in seq_len(100L)) {
+    p <- stats::plogis(par[1] * f + par[2])
+    r <- p - t
+    g <- c(sum(r * f), sum(r))
+    w <- p * (1 - p)
+    H <- matrix(c(sum(w * f * f), sum(w * f), sum(w * f), sum(w)), 2L) + diag(1e-12, 2L)
+    step <- tryCatch(solve(H, g), error = function(e) g)
+    if (!all(is.finite(step))) break
+    a <- 1
+    repeat {
+      cand <- par - a * step
+      v <- nll(cand)
+      if (is.finite(v) && v <= val - 1e-4 * a * sum(g * step)) break
+      a <- a / 2
+      if (a < 1e-10) break
+    }
+    if (a < 1e-10) break
+    par <- cand
+    done <- abs(val - v) <= 1e-12 * max(1, abs(v))
+    val <- v
+    if (done || max(abs(g)) < 1e-10 * length(f)) break
+  }
+  if (!all(is.finite(par))) par <- stats::optim(c(1, 0), nll, method = "BFGS")$par
+  c(A = par[1], B = par[2])
+}
