@@ -134,8 +134,8 @@
 #'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
 #'   \alpha_m + b}; MWUMKL keeps them as the two factors of an outer product, see
 #'   [mkl_outer], and `as.matrix()` gives the matrix), `b`, `converged`, `iterations`,
-#'   `history` (a data frame per iteration), `objective`, `fitted` (training decision values), `timing`, `store` (`"dense"` or
-#'   `"fly"`), and what `predict` needs to rebuild the test kernels (the kernel set, the
+#'   `history` (a data frame per iteration), `objective`, `fitted` (training decision values),
+#'   `timing`, `store` (`"dense"` or `"fly"`), and what `predict` needs to rebuild the test kernels (the kernel set, the
 #'   training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
 #' @examples
