@@ -1,4 +1,4 @@
-# Empirical Bayesian MKL (Tomioka & Suzuki, paper 001, Section 3): the R front end of
+# Empirical Bayesian MKL (Tomioka & Suzuki, Section 3): the R front end of
 # src/bayes.c.
 #
 # Model: y = sum_m f_m + b + e, f_m ~ GP(0, d_m K_m), e ~ N(0, sigma2 I). The kernel variances
@@ -62,7 +62,7 @@ fit_bayes <- function(store, y, task, C, control, init) {
               safeguard = as.integer(isTRUE(control[["safeguard"]])),
               nthreads = as.integer(control[["nthreads"]]),
               verbose = as.integer(control[["verbose"]]),
-              progress_fun = fit_progress(control, "Empirical Bayes MKL"))
+              progress_fun = fit_progress(control, method_info("bayes")$label))
   r <- .Call(C_bayes, store, yc, ctl, start)
   stop_reason <- bayes_stop_reasons[r$stop + 1L]
 

@@ -44,10 +44,9 @@ mkl_caret <- function(kernels = NULL, method = "uniform", ...) {
   if (length(taken))
     stop(sprintf(paste0("mkl_caret() sets %s itself (caret passes the data and tunes C); do ",
                         "not give them in '...'"), paste(taken, collapse = ", ")), call. = FALSE)
-  losses <- .method_losses[[method]]
-  type <- if (is.null(losses)) c("Classification", "Regression") else
-    c(if (length(losses$classification)) "Classification",
-      if (length(losses$regression)) "Regression")
+  type <- c(classification = "Classification",
+            regression = "Regression")[method_tasks(method_info(method))]
+  type <- unname(type)
   fit_one <- function(x, y, wts, param, lev, last, classProbs, ...) {
     if (!is.null(wts))
       stop("mklearn models do not take case weights", call. = FALSE)

@@ -1,14 +1,15 @@
-# mkl_compare(): the regularisation strategies of Tomioka and Suzuki (paper 001, Table 1) fitted
+# mkl_compare(): the regularisation strategies of Tomioka and Suzuki (Table 1) fitted
 # on the same data and kernels, with print and plot methods (the paper's Figs. 1-3).
 
-# The methods mkl_compare() knows: label, mkl() arguments, and whether it takes C and lambda.
+# The strategies mkl_compare() knows: label, mkl() arguments, and whether it fits mkl_compare()'s
+# loss (what an mkl() method supports, and whether it takes C, is in its registry entry).
 .compare_methods <- list(
   uniform = list(label = "Uniform", args = list(method = "uniform")),
-  l1 = list(label = "Block 1-norm", args = list(method = "spicy", penalty = "l1")),
+  l1 = list(label = "Block 1-norm", args = list(method = "spicy", penalty = "l1"), loss = TRUE),
   elastic = list(label = "Elastic (lambda)", args = list(method = "spicy",
-                                                         penalty = "elasticnet")),
+                                                         penalty = "elasticnet"), loss = TRUE),
   elastic_cv = list(label = "Elastic (CV)", args = list(method = "spicy",
-                                                        penalty = "elasticnet")),
+                                                        penalty = "elasticnet"), loss = TRUE),
   l2 = list(label = "l2-norm", args = list(method = "lp", p = 2)),
   bayes = list(label = "EB", args = list(method = "bayes"))
 )
@@ -110,9 +111,13 @@ mkl_compare <- function(x, y, kernels,
   n <- nrow(x)
   yc <- check_y(y, n, NULL)
   task <- yc$task
-  if (task == "regression" && "l2" %in% methods)
-    stop("l2-norm MKL (method 'lp') does classification only; drop \"l2\" from 'methods'",
-         call. = FALSE)
+  for (m in methods) {
+    mm <- .compare_methods[[m]]$args$method
+    tasks <- method_tasks(method_info(mm))
+    if (!(task %in% tasks))
+      stop(sprintf("%s (method '%s') does %s only; drop \"%s\" from 'methods'",
+                   method_info(mm)$label, mm, paste(tasks, collapse = " and "), m), call. = FALSE)
+  }
   if (is.null(loss)) loss <- if (task == "classification") "logistic" else "squared"
   lambda <- check_scalar(lambda, "lambda", 0, 1)
   if (!is.numeric(lambda_grid) || length(lambda_grid) < 2L || anyNA(lambda_grid) ||
@@ -202,12 +207,12 @@ compare_fit <- function(m, x, y, kernels, C, lambda, lambda_grid, loss, task, nf
                         control, dots = list()) {
   spec <- .compare_methods[[m]]
   args <- c(spec$args, dots)
-  if (args$method == "spicy") args$loss <- loss
+  if (isTRUE(spec$loss)) args$loss <- loss
   t0 <- proc.time()[["elapsed"]]
   lam <- NA_real_
   call_mkl <- function(extra) do.call(mkl, c(list(x = x, y = y, kernels = kernels,
                                                   control = control), args, extra))
-  if (m == "bayes") {
+  if (!takes_C(args$method)) {
     fit <- suppressWarnings(call_mkl(list()))
     Cv <- NA_real_
   } else if (m == "elastic_cv") {

@@ -1,6 +1,7 @@
-# Solver settings: every default lives here, in one table per method. mkl_control() records what
-# the user set; method_control() fills the rest for one method and refuses settings that method
-# does not read. The solvers' R front ends turn the complete list into the named list C reads.
+# Solver settings: every default lives here, in one table per control family (a method's entry in
+# R/registry.R names its family; tuning tables are in R/tuning.R). mkl_control() records what the
+# user set; method_control() fills the rest for one method and refuses settings that method does
+# not read. The solvers' R front ends turn the complete list into the named list C reads.
 
 # Settings every method reads.
 # progress: NA = automatic (fits that run longer than a couple of seconds), TRUE, FALSE
@@ -10,14 +11,7 @@
 # Method-specific settings with their defaults (NULL entries are derived, see method_control()).
 .control_methods <- list(
   uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L),
-  spicy = list(maxiter = 500L, inner_tol = 1e-6, inner_maxiter = 100L,
-               cg = NA, cg_threshold = 250L, newton_cache = FALSE, model_rounds = 5L,
-               cg_deflate = 32L, newton_float = TRUE,
-               slack_ratio = 0.01, inner_rel = 0.1, svm_dual = TRUE, box_fraction = 0.5,
-               screening = TRUE,
-               lazy_screening = TRUE,
-               gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10, gamma_max = 1e8,
-               warm_shrink = 100),
+  spicy = list(maxiter = 500L),   # and its tuning knobs, spicy_tuning() (R/tuning.R)
   svmfam = list(maxiter = 200L, svm_tol = 1e-5, svm_maxiter = 10000000L, newton_tol = NULL,
                 gold_tol = 0.1, line_search = "halving", max_time = Inf),
   # l01: tol is the largest relative change of the eight ADMM blocks; C, rho1-3 are on the
@@ -35,9 +29,6 @@
   # cutoff of the closed-form exponential; refit: the two-stage SVM (svm_tol, svm_maxiter)
   mwu = list(ratio = 1, cutoff = 20, refit = FALSE, svm_tol = 1e-4, svm_maxiter = 10000000L)
 )
-.control_family <- c(uniform = "uniform", spicy = "spicy", simple = "svmfam",
-                     hessian = "svmfam", lp = "svmfam", l01 = "l01", bayes = "bayes",
-                     mwu = "mwu")
 # Common settings a method does not read (refused like any other unused setting).
 .control_not_read <- list(mwu = "tol")
 
@@ -53,9 +44,6 @@
 #' @param svm_tol KKT tolerance of the inner SMO SVM (uniform 1e-4; SVM family 1e-5, tightened
 #'   automatically when the outer loop needs more accuracy).
 #' @param svm_maxiter maximum number of SMO iterations per SVM solve (1e7).
-#' @param inner_tol,inner_maxiter tolerance (1e-6) and iteration bound (100) of SpicyMKL's
-#'   inner Newton loop. The tolerance is relaxed while the certified gap is large (see
-#'   `inner_rel` under `...`).
 #' @param nthreads number of threads (0: the OpenMP default, `OMP_NUM_THREADS`, capped by
 #'   `OMP_THREAD_LIMIT` and the number of processors; one thread in a forked process); defaults
 #'   to `getOption("mklearn.threads", 0)`. A number above the processors available is capped
@@ -101,59 +89,6 @@
 #'   Each test bounds the smallest eigenvalue from above, and all use the same tolerance, so a
 #'   kernel that `"full"` accepts is never refused by `"fast"`.
 #' @param ... method-specific settings (unknown names are an error):
-#'   * SpicyMKL: `cg` (conjugate-gradient Newton solve: `TRUE`, `FALSE`, or `NA` = from
-#'     `cg_threshold` = 250 observations on), `newton_cache` (keep the kernel part of the
-#'     Newton matrix between Newton steps and rebuild it only when the kernels' weights in it
-#'     have moved by more than a tenth of their sum: one more n x n matrix in memory, and a
-#'     Newton step reads the active kernels only at a rebuild; `FALSE`, the default, since the
-#'     relaxed inner tolerance (`inner_rel`) makes the inner loops so short that it was rebuilt
-#'     at most steps; `NA` uses it with the conjugate-gradient solve), `model_rounds` (hinge
-#'     loss with the conjugate-gradient solve: the Newton direction is refined by up to this
-#'     many rounds of an active-set method on a model of the inner objective that keeps the
-#'     hinge's slack pieces exact, so that coordinates crossing a slack kink no longer cut the
-#'     Newton steps short; each round is one conjugate-gradient solve and reads no kernel; 5,
-#'     and 0 for the plain Newton direction), `cg_deflate` (the rounds' conjugate-gradient
-#'     solves start from, and stay conjugate to, the span of up to this many search directions
-#'     of the Newton step's earlier solves, whose matrices differ from theirs only on the
-#'     diagonal: a third to a half fewer conjugate-gradient iterations at 2000 observations; 32,
-#'     and 0 for plain solves), `newton_float` (with the conjugate-gradient solve from 512
-#'     observations, the Newton matrix is kept in single precision, its diagonal and the bias
-#'     term in double: half the memory and half the bytes per conjugate-gradient product;
-#'     gradient, line search and duality gap stay in double, so the certified optimum is the
-#'     same; `TRUE`, and `FALSE` for a double-precision matrix), `slack_ratio` (hinge loss with the
-#'     conjugate-gradient solve: the proximal parameter of the slack variables is
-#'     `slack_ratio` times the kernels' `gamma`, 0.01;
-#'     softer slack walls cut fewer Newton steps short; 1 gives them the kernels' parameter),
-#'     `inner_rel` (an inner Newton loop stops once the gradient norm is below
-#'     `max(inner_tol, inner_rel * (P - D) / n) * sqrt(n)` (from its second Newton step on),
-#'     with `P - D` the absolute duality gap of the previous outer iteration or of the starting
-#'     point: far from the optimum the inner problems need not be solved to `inner_tol`; 0.1,
-#'     tightened tenfold after any outer iteration that does not reduce the gap, and 0 for the
-#'     fixed `inner_tol`; the certified gap is exact either way), `svm_dual` (hinge loss with
-#'     the block 1-norm: when the certified gap is above `tol` by at most a factor of 2, a second
-#'     dual point is tried, the SVM dual on the kernels combined with the current weights, and the
-#'     better one certifies; it often saves the last outer iteration; `TRUE`), `box_fraction`
-#'     (hinge loss with the conjugate-gradient solve and the model direction: from the second
-#'     outer iteration on, once at most this fraction of the dual coordinates lies strictly
-#'     inside the hinge's box, the inner problems keep the dual variables in the box instead of
-#'     using slack variables, and each Newton direction solves its model on the box by an
-#'     active-set method on the coordinates not held at a bound, whose cost follows their number
-#'     rather than the number of observations; the switch costs one pass over the kernels;
-#'     0.5, and 0 for never; a Newton step whose active-set loop does not settle makes the fit
-#'     leave the box for good; `info$box_from` and `info$box_left` give the outer iterations of
-#'     the switch and of the leaving, 0 if none, `NA` where the box does not apply),
-#'     `screening`, `lazy_screening` (kernel screening;
-#'     `FALSE` is for testing), `gamma`, `gamma_b` (initial proximal parameters; `gamma = NA`
-#'     starts at `gamma_scale / C`, `gamma_scale` = 5, times `(n / 500)^0.75` for `n > 500`
-#'     observations, so that large problems need about as many outer iterations as small ones),
-#'     `gamma_mult` (their growth factor, 10,
-#'     applied after each outer iteration whose inner Newton loop converged, and after at most
-#'     two unconverged ones in a row), `gamma_max` (1e8; each outer iteration whose inner loop
-#'     was solved before its first Newton step and that still did not reduce the gap tightens
-#'     `inner_tol` tenfold, down to `1e-6 * inner_tol`; the first two such iterations of a fit
-#'     also step `gamma` and `gamma_b` back by `gamma_mult` and cap them there:
-#'     `info$gamma_backoffs`), `warm_shrink` (a warm start resumes at the previous final gamma
-#'     divided by this, 100).
 #'   * SimpleMKL, HessianMKL, lp-norm: `newton_tol` (HessianMKL: a predicted decrease below
 #'     `newton_tol * J` that the line search cannot realise makes the driver tighten the SVM
 #'     tolerance; default `1e-5 * min(1, (tol / 0.01)^2)`), `gold_tol` (SimpleMKL's golden-section
@@ -192,21 +127,27 @@
 #'     it the closed-form exponential is rescaled against overflow), `refit` (`FALSE`; `TRUE`
 #'     refits the hinge SVM on the learned combined kernel, the paper's two-stage use, with
 #'     `svm_tol` (1e-4) and `svm_maxiter`).
+#' @param tuning SpicyMKL's solver internals, from [spicy_tuning()] (`NULL`: its defaults);
+#'   a method other than SpicyMKL refuses it. A tuning knob given to `mkl_control()` itself is
+#'   an error that names [spicy_tuning()].
 #' @return A list of class `"mkl_control"` holding the settings given.
 #' @examples
 #' mkl_control(tol = 1e-3)
+#' mkl_control(maxiter = 100, tuning = spicy_tuning(box_fraction = 0))
 #' @export
 mkl_control <- function(tol = NULL, maxiter = NULL, svm_tol = NULL, svm_maxiter = NULL,
-                        inner_tol = NULL, inner_maxiter = NULL, nthreads = NULL,
-                        verbose = NULL, memory = NULL, store = NULL, ...,
-                        check_kernels = NULL, progress = NULL) {
+                        nthreads = NULL, verbose = NULL, memory = NULL, store = NULL, ...,
+                        check_kernels = NULL, progress = NULL, tuning = NULL) {
   set <- c(list(tol = tol, maxiter = maxiter, svm_tol = svm_tol, svm_maxiter = svm_maxiter,
-                inner_tol = inner_tol, inner_maxiter = inner_maxiter, nthreads = nthreads,
-                verbose = verbose, memory = memory, store = store,
+                nthreads = nthreads, verbose = verbose, memory = memory, store = store,
                 check_kernels = check_kernels, progress = progress), list(...))
   if (length(list(...)) && (is.null(names(list(...))) || any(!nzchar(names(list(...))))))
     stop("settings in '...' must be named", call. = FALSE)
-  known <- unique(c(names(.control_common), unlist(lapply(.control_methods, names))))
+  refuse_tuning_names(names(set))
+  if (!is.null(tuning) && !inherits(tuning, "mkl_tuning"))
+    stop("'tuning' must be made by spicy_tuning()", call. = FALSE)
+  set$tuning <- tuning
+  known <- unique(c(names(.control_common), unlist(lapply(.control_methods, names)), "tuning"))
   bad <- setdiff(names(set), known)
   if (length(bad))
     stop(sprintf("unknown setting(s) in mkl_control(): %s. Known settings: %s",
@@ -234,36 +175,18 @@ check_control_values <- function(s) {
       stop(sprintf("'%s' must be TRUE or FALSE%s", nm, if (na_ok) " (or NA)" else ""),
            call. = FALSE)
   }
-  for (nm in c("tol", "svm_tol", "inner_tol", "gamma_scale", "gamma_b", "gold_tol",
-               "warm_shrink", "gamma_max", "ratio", "cutoff", "slack_ratio")) pos(nm)
-  if (!is.null(s[["inner_rel"]]))
-    s[["inner_rel"]] <- check_scalar(s[["inner_rel"]], "inner_rel", 0)   # 0: inner_tol only
-  if (!is.null(s[["box_fraction"]]))
-    s[["box_fraction"]] <- check_scalar(s[["box_fraction"]], "box_fraction", 0, 1)   # 0: never
+  for (nm in c("tol", "svm_tol", "gold_tol", "ratio", "cutoff")) pos(nm)
   flag("refit")
   flag("progress", na_ok = TRUE)
   if (!is.null(s[["newton_tol"]]))
     s[["newton_tol"]] <- check_scalar(s[["newton_tol"]], "newton_tol", 0)   # 0: never
-  for (nm in c("maxiter", "svm_maxiter", "inner_maxiter", "cg_threshold")) count(nm)
-  for (nm in c("model_rounds", "cg_deflate")) if (!is.null(s[[nm]])) {
-    v <- s[[nm]]
-    if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0 || v > 1000 || v != round(v))
-      stop(sprintf("'%s' must be a whole number from 0 to 1000", nm), call. = FALSE)
-    s[[nm]] <- as.integer(v)
-  }
-  for (nm in c("screening", "lazy_screening", "svm_dual")) flag(nm)
+  for (nm in c("maxiter", "svm_maxiter")) count(nm)
   if (!is.null(s[["verbose"]])) {
     v <- s[["verbose"]]
     if (!(is.logical(v) || is.numeric(v)) || length(v) != 1L || is.na(v) || v < 0 || v != round(v))
       stop("'verbose' must be TRUE, FALSE or a trace level 0, 1, 2, ...", call. = FALSE)
   }
-  flag("cg", na_ok = TRUE)
-  flag("newton_cache", na_ok = TRUE)
-  flag("newton_float")
   if (!is.null(s[["nthreads"]])) s[["nthreads"]] <- check_threads(s[["nthreads"]])
-  if (!is.null(s[["gamma_mult"]])) s[["gamma_mult"]] <- check_scalar(s[["gamma_mult"]], "gamma_mult", 1)
-  if (!is.null(s[["gamma"]]) && !(length(s[["gamma"]]) == 1L && is.na(s[["gamma"]])))
-    s[["gamma"]] <- check_scalar(s[["gamma"]], "gamma", 0, lower_open = TRUE)
   if (!is.null(s[["max_time"]]) && !(is.numeric(s[["max_time"]]) && length(s[["max_time"]]) == 1L &&
                                 !is.na(s[["max_time"]]) && s[["max_time"]] > 0))
     stop("'max_time' must be one positive number of seconds (Inf: no limit)", call. = FALSE)
@@ -279,28 +202,40 @@ check_control_values <- function(s) {
   }
   s <- check_l01_control(s)
   s <- check_bayes_control(s)
+  s <- check_spicy_tuning(s)   # the knobs, flat in the plain lists of internal calls
   if (!is.null(s[["line_search"]]))
     s[["line_search"]] <- match.arg(s[["line_search"]], c("halving", "first"))
   s
 }
 
 # The complete settings of one method: the user's (a list from mkl_control(), or a plain list
-# for internal calls), then the method's defaults, then the common ones. A setting the user
-# gave that the method does not read is an error.
+# for internal calls, where tuning knobs are flat), then the method's defaults and tuning
+# defaults, then the common ones. A setting the user gave that the method does not read is an
+# error; the result is flat (method_control() is idempotent).
 method_control <- function(method, control = NULL) {
-  fam <- .control_family[[method]]
+  fam <- method_info(method)$control
   user <- if (is.null(control)) list() else unclass(control)
   if (inherits(control, "mkl_control")) {
+    tuning <- user$tuning
+    user$tuning <- NULL
     unused <- setdiff(names(user), c(setdiff(names(.control_common), .control_not_read[[fam]]),
                                      names(.control_methods[[fam]])))
     if (length(unused))
       stop(sprintf("method '%s' does not use the setting(s) %s", method,
                    paste(unused, collapse = ", ")), call. = FALSE)
+    if (!is.null(tuning)) {
+      if (!identical(attr(tuning, "family"), fam))
+        stop(sprintf("%s() tunes method %s; method '%s' does not read it",
+                     .control_tuning[[attr(tuning, "family")]]$fun,
+                     paste0("'", methods_where(function(e) e$control == attr(tuning, "family")),
+                            "'", collapse = ", "), method), call. = FALSE)
+      user <- c(user, unclass(tuning)[names(tuning)])
+    }
   } else user <- check_control_values(user[!vapply(user, is.null, logical(1))])
   # a method's table may override a common default (l01: tol)
   out <- c(.control_common[setdiff(names(.control_common), c(names(.control_methods[[fam]]),
                                                              .control_not_read[[fam]]))],
-           .control_methods[[fam]])
+           .control_methods[[fam]], .control_tuning[[fam]]$defaults)
   for (nm in names(user)) out[[nm]] <- user[[nm]]
   if (is.null(user[["nthreads"]])) out$nthreads <- check_threads(NULL)
   if (fam == "svmfam" && is.null(out[["newton_tol"]]))

@@ -11,45 +11,40 @@
 #   regression): the problem on the stored kernels c K is the problem on K with the constant
 #   divided by c, so C_solver = C / kscale. For unit-trace kernels C_solver is about C n.
 # * SpicyMKL minimises loss + C_spicy sum_m ||f_m||. It solves the SVM-family problem with box
-#   constant C_svm = sum_m ||f_m|| / C_spicy (the spec's conversion: spicy_C_svm()), which
+#   constant C_svm = sum_m ||f_m|| / C_spicy (spicy_C_svm()), which
 #   depends on the solution, so no fixed map can be exact. With unit-diagonal kernels the
 #   block norms of a useful hinge solution sum to the order of sqrt(n), so C_spicy =
-#   sqrt(n kscale) / (2 C) makes C act like the SVM box constant (the factor 2, from
-#   bench-defaults.R: at C = 1 the equivalent C_svm is 1.6-1.7 on Sonar and Pima; with factor
-#   1 it was 0.1-0.3 and Sonar lost 5 points). For unit-trace kernels C_spicy = 1 / (2 C):
-#   a former SpicyMKL C = 0.05 is C = 10 now. fit$info$C_svm gives the box constant (on the
-#   user's scale) that makes SimpleMKL solve the same problem.
+#   sqrt(n kscale) / (2 C) makes C act like the SVM box constant (the factor 2 was chosen by
+#   bench-defaults.R: inst/notes/NOTES-spicy.md). For unit-trace kernels C_spicy = 1 / (2 C).
+#   fit$info$C_svm gives the box constant (on the user's scale) that makes SimpleMKL solve the
+#   same problem.
 # * l01 converts its own C and penalties with the same kscale (R/l01.R) and receives C / 2: the
-#   (0,1) loss charges C for each margin violation where the hinge charges C times the slack,
-#   and on the default kernels the factor 1/2 is what brings default mkl(x, y, method = "l01")
-#   within 3 points of e1071's default SVM on Pima (0.648 -> 0.746 against 0.751; Sonar 0.842,
-#   Ionosphere 0.952, unchanged; bench-defaults.R, 5 splits).
+#   (0,1) loss charges C for each margin violation where the hinge charges C times the slack
+#   (the factor chosen by bench-defaults.R: inst/notes/NOTES-l01.md).
 # * MWUMKL's C is the 2-norm soft-margin constant (squared hinge), on the same unit-diagonal
 #   scale; it renormalises every kernel to unit trace itself (G_m = Y K_m Y / r_m + I / C_s),
 #   so for unit-diagonal kernels (r_m = n) C_s = C n whatever the store's normalisation.
 #   C = Inf is the hard margin.
-solver_C <- function(method, C, kscale, n) {
-  switch(method,
-         mwu = C * n,
-         spicy = sqrt(n * kscale) / (2 * C),
-         l01 = C / 2,
-         bayes = C,     # no regularisation constant (mkl() refuses a C for it)
-         C / kscale)
-}
+#
+# Each conversion (a method's entry names it, R/registry.R): `to` the solver's constant from the
+# user's C, `from` its inverse; "none" for a method without C.
+.C_scales <- list(
+  box = list(to = function(C, kscale, n) C / kscale,
+             from = function(C_solver, kscale, n) C_solver * kscale),
+  spicy = list(to = function(C, kscale, n) sqrt(n * kscale) / (2 * C),
+               from = function(C_solver, kscale, n) sqrt(n * kscale) / (2 * C_solver)),
+  l01 = list(to = function(C, kscale, n) C / 2, from = function(C_solver, kscale, n) 2 * C_solver),
+  mwu = list(to = function(C, kscale, n) C * n, from = function(C_solver, kscale, n) C_solver / n),
+  none = list(to = function(C, kscale, n) C, from = function(C_solver, kscale, n) C_solver)
+)
+
+solver_C <- function(method, C, kscale, n) .C_scales[[method_info(method)$C]]$to(C, kscale, n)
 
 # The user's C that gives a solver constant (the inverse of solver_C()).
-user_C <- function(method, C_solver, kscale, n) {
-  switch(method,
-         mwu = C_solver / n,
-         spicy = sqrt(n * kscale) / (2 * C_solver),
-         l01 = 2 * C_solver,
-         bayes = C_solver,
-         C_solver * kscale)
-}
+user_C <- function(method, C_solver, kscale, n)
+  .C_scales[[method_info(method)$C]]$from(C_solver, kscale, n)
 
 # The SVM box constant, on the user's scale, of the SVM-family problem that a SpicyMKL
 # solution with penalty weight C_spicy also solves (block 1-norm, hinge): C_svm = sum_m
 # ||f_m|| / C_spicy on the stored kernels.
-spicy_C_svm <- function(sum_norms, C_spicy, kscale) {
-  user_C("simple", sum_norms / C_spicy, kscale)
-}
+spicy_C_svm <- function(sum_norms, C_spicy, kscale) .C_scales$box$from(sum_norms / C_spicy, kscale)

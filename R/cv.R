@@ -67,7 +67,8 @@
 #'   within one standard error of the minimum: the smallest such C, for every method), `fit`
 #'   (the path on all data; its call is the [mkl()] call that refits it), `foldid`, `name`,
 #'   `nonconverged` (per C, the number of folds whose fit did not converge), `n_foldfits`
-#'   (the number of fold fits), `C_default` (whether `C` was the default grid). With a vector `lambda`, also `lambda`,
+#'   (the number of fold fits), `C_default` (whether `C` was the default grid). With a vector
+#'   `lambda`, also `lambda`,
 #'   `lambda.min` (the chosen value), `cvm_grid` (mean held-out loss, C x lambda); `cvm`, `fit`
 #'   etc. are those of `lambda.min`.
 #' @examples
@@ -101,10 +102,10 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
     x <- des$x
     y <- des$y
   } else if (missing(x)) x <- NULL
-  if (identical(dots[["method"]], "bayes"))
-    stop(paste0("cv.mkl cross-validates C, and method 'bayes' has none (it learns the kernel ",
-                "variances by maximising the marginal likelihood): fit it with mkl()"),
-         call. = FALSE)
+  m <- dots[["method"]]
+  if (is.character(m) && length(m) == 1L && m %in% mkl_methods() && !takes_C(m))
+    stop(sprintf("cv.mkl cross-validates C, and method '%s' has none (%s): fit it with mkl()",
+                 m, method_info(m)$no_C), call. = FALSE)
   common <- list(nfolds = nfolds, foldid = foldid, type.measure = type.measure,
                  formula = formula, data = data)
   out <- if (length(lambda) > 1L)
@@ -321,9 +322,10 @@ multiclass_auc <- function(P, y) {
 cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formula = NULL,
                       data = NULL) {
   args <- list(...)
-  if (!identical(args[["penalty"]], "elasticnet") || !identical(args[["method"]], "spicy"))
-    stop("a vector 'lambda' needs method = \"spicy\" and penalty = \"elasticnet\"",
-         call. = FALSE)
+  en <- methods_where(function(e) "elasticnet" %in% e$penalties)
+  if (!identical(args[["penalty"]], "elasticnet") || !isTRUE(args[["method"]] %in% en))
+    stop(sprintf("a vector 'lambda' needs method = %s and penalty = \"elasticnet\"",
+                 paste0("\"", en, "\"", collapse = " or ")), call. = FALSE)
   if (!is.numeric(lambda) || anyNA(lambda) || any(lambda < 0 | lambda > 1))
     stop("'lambda' must lie in [0, 1]", call. = FALSE)
   single <- length(C) == 1L
@@ -339,7 +341,8 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
                                             formula = formula, data = data))
   grid <- vapply(cvs, function(cv) if (single) cv$cvm[1L] else cv$cvm, numeric(if (single) 1L
                                                                              else length(C)))
-  grid <- matrix(grid, ncol = length(lambda), dimnames = list(C = format(C), lambda = format(lambda)))
+  grid <- matrix(grid, ncol = length(lambda),
+                 dimnames = list(C = format(C), lambda = format(lambda)))
   best <- which(grid == (if (cvs[[1L]]$name == "auc") max(grid) else min(grid)),
                 arr.ind = TRUE)[1L, ]
   out <- cvs[[best[2L]]]

@@ -1,10 +1,8 @@
 # Kernel descriptions: data-independent objects that become matrices when a model is fit.
-# Type codes match the enum in src/mklearn.h.
-.kernel_codes <- .mk_codes$kernel
-.norm_codes <- .mk_codes$norm
+# Kernel type and normalisation codes: .mk_codes (R/codes.R).
 
 new_kernel <- function(type, par1, par2, label) {
-  structure(list(type = type, code = .kernel_codes[[type]], par1 = as.double(par1),
+  structure(list(type = type, code = .mk_codes$kernel[[type]], par1 = as.double(par1),
                  par2 = rep_len(as.double(par2), length(par1)), label = label),
             class = "mkl_kernel")
 }
@@ -153,7 +151,8 @@ check_features <- function(features) {
 #'   \eqn{\gamma = 2^u}, `u` uniform on \[0, 4\] (the paper's "bandwidths" \eqn{2^0, 2^{0.5},
 #'   \dots, 2^4}, read as \eqn{\gamma} on features scaled to \[0, 1\], drawn continuously). The
 #'   paper's fixed set of 12 kernels per feature is
-#'   `kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))), features = "each")`.
+#'   `kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))),
+#'   features = "each")`.
 #'
 #' Each kernel's feature subset has a size drawn uniformly from `size` and columns drawn
 #' uniformly without replacement; with `size = 1` the kernels on the same column share their

@@ -57,10 +57,11 @@ fit_l01 <- function(store, y, task, C, control, init) {
   kscale <- mean(diag(Kc))
   rho2 <- if (is.null(control$rho2)) 0.3 * control$rho1 * n else control$rho2
   rho3 <- if (is.null(control$rho3)) 0.3 * control$rho1 * n else control$rho3
-  ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale, tol = control$tol, maxiter = control$maxiter,
+  ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale,
+              tol = control$tol, maxiter = control$maxiter,
               warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
               joint_wb = control$joint_wb, freeze_T = control$freeze_T)
-  prog <- fit_progress(control, "MKL-L0/1-SVM")
+  prog <- fit_progress(control, method_info("l01")$label)
   ctl["progress_fun"] <- list(progress_part(prog, 1L, control$restarts + 1L))
   Cs <- C / kscale
   start <- if (!is.null(init) && !is.null(init$w) && length(init$w) == n) {
@@ -125,7 +126,8 @@ check_l01_control <- function(s) {
       stop(sprintf("'%s' must be one finite number", nm), call. = FALSE)
   for (nm in c("warmup", "restarts", "freeze_T"))
     if (!is.null(s[[nm]])) s[[nm]] <- as.integer(check_scalar(s[[nm]], nm, 0))
-  if (!is.null(s[["warmup_size"]]) && !(length(s[["warmup_size"]]) == 1L && is.na(s[["warmup_size"]])))
+  ws <- s[["warmup_size"]]
+  if (!is.null(ws) && !(length(ws) == 1L && is.na(ws)))
     s[["warmup_size"]] <- as.integer(check_scalar(s[["warmup_size"]], "warmup_size", 2))
   if (!is.null(s[["start"]])) s[["start"]] <- match.arg(s[["start"]], c("svm", "reference"))
   if (!is.null(s[["wstep"]])) s[["wstep"]] <- match.arg(s[["wstep"]], c("cg", "chol"))

@@ -1,5 +1,5 @@
-# MWUMKL (Moeller, Raman, Saha & Venkatasubramanian 2014, paper 003): the R front end of
-# src/mwu.c; the iteration is written out in ../shared/specs/mwumkl.md.
+# MWUMKL (Moeller, Raman, Saha & Venkatasubramanian 2014, Algorithms 2-4): the R front end of
+# src/mwu.c.
 #
 # Problem: the 2-norm soft-margin MKL dual of the paper's Eq. 4.1 on unit-trace kernels,
 #   min over alpha >= 0, sum(alpha) = 1, y'alpha = 0 of max_m alpha' G_m alpha,
@@ -53,7 +53,7 @@ fit_mwu <- function(store, y, task, C, control, init) {
               fmap = as.integer(!isFALSE(control[["fmap"]])),
               chain = as.integer(!isFALSE(control[["chain"]])),
               block = as.integer(if (is.null(control[["block"]])) 0L else control[["block"]]),
-              progress_fun = fit_progress(control, "MWUMKL"))
+              progress_fun = fit_progress(control, method_info("mwu")$label))
   trace <- if (store$kind == 1L && !is.null(store$diag_mean)) n * store$diag_mean else NULL
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_mwu, store, y, ctl, trace)

@@ -28,9 +28,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   if (length(y) != n) stop("length(y) must match the kernel dimension", call. = FALSE)
   if (!all(y %in% c(-1, 1))) stop("y must be coded -1/+1", call. = FALSE)
   code <- .mk_codes$svmfam[[method]]
-  control["progress_fun"] <- list(fit_progress(control, c(simple = "SimpleMKL",
-                                                          hessian = "HessianMKL",
-                                                          lp = "lp-norm MKL")[[method]]))
+  control["progress_fun"] <- list(fit_progress(control, method_info(method)$label))
   res <- .Call(C_svmfam, code, store, y, as.double(C), control, init)
 
   d <- res$weights          # simplex (simple, hessian) or unit lp sphere (lp)

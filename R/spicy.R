@@ -5,50 +5,18 @@
 # Losses: "hinge", "logistic" (classification, y in {-1, +1}), "squared" ((y - z)^2 / 2) and
 # "epsilon" (max(|y - z| - epsilon, 0)) for regression.
 
-# Loss codes (R/codes.R): the index of the loss in the C loss table.
-spicy_loss_codes <- .mk_codes$loss
-
 # fit_spicy(store, y, task, C, control, init): see DEVELOPERS.md for the contract.
 # store: a kernel store or a plain n x n x M array (wrapped as a dense store).
-# control: solver settings (defaults in R/control.R, .control_methods$spicy) plus the model:
-#   loss (default hinge for classification, squared for regression), penalty ("l1"),
-#   lambda (elastic-net mixing, 0.5), epsilon (epsilon-insensitive loss, 0.1).
-# Settings: tol (relative duality gap), maxiter (outer iterations), inner_tol (RMS of the
-#   gradient of the augmented Lagrangian at which a Newton loop stops), inner_maxiter, nthreads,
-#   verbose, cg (TRUE/FALSE: conjugate-gradient Newton solve; NA = automatic, used when
-#   n >= cg_threshold, where a Cholesky factorisation per Newton step costs more than the
-#   truncated CG solve), newton_cache (TRUE/FALSE: keep the kernel part of the Newton matrix
-#   between steps, rebuilt when its weights drift; NA = with CG; FALSE by default),
-#   model_rounds (hinge with CG: rounds of the model direction that keeps the slack pieces
-#   exact; 0 = plain Newton direction; see sp_model_direction in src/spicy.c), cg_deflate
-#   (directions kept to deflate the model rounds' CG solves; 0 = none), newton_float (the
-#   Newton matrix in single precision with CG from 512 observations), slack_ratio
-#   (hinge with CG: slack proximal parameter / gamma), inner_rel (inner tolerance relative to
-#   the last absolute gap; 0 = inner_tol only), box_fraction (hinge with the model direction:
-#   the inner problems keep rho in the box from the outer iteration at whose start at most this
-#   share of rho is inside it, until a step's active-set loop does not settle, see
-#   sp_box_switch and sp_box_direction in src/spicy.c; 0 = never), svm_dual (hinge, block
-#   1-norm: an SVM dual point on the weighted kernel sum when tol < gap <= 2 tol), gamma,
-#   gamma_b (initial
-#   proximal parameters), gamma_mult (their growth
-#   factor, applied after a solved inner loop or two unsolved ones in a row), gamma_max (cap;
-#   after a loop without a Newton step that did not reduce the gap, inner_tol is tightened and,
-#   at most twice a fit, the cap in use is lowered below gamma_max), gamma_scale (gamma = NA, the default, starts at gamma_scale / C1,
-#   times (n / 500)^0.75 above 500 observations),
-#   warm_shrink (a warm start resumes at the previous fit's final gamma divided by this),
-#   screening (FALSE keeps every kernel in the Newton working set: for testing only),
-#   lazy_screening (TRUE: kernels outside the working set are screened on the step the line
-#   search accepts, not on the whole Newton step; same iterates up to rounding).
+# control: the settings (R/control.R) and tuning knobs (spicy_tuning(), R/tuning.R, whose help
+#   page says what each does), flat as method_control() returns them, plus the model: loss
+#   (default hinge for classification, squared for regression), penalty ("l1"), lambda
+#   (elastic-net mixing, 0.5), epsilon (epsilon-insensitive loss, 0.1).
 # Initial gamma: with alpha = 0 a kernel is active when ||rho||_{K_m} > C1, and the first Newton
 # problems penalise the excess with weight gamma: gamma C1 sets how far rho overshoots the
 # C1-balls, hence the size of the first active set, so gamma starts at gamma_scale / C1 (10
-# without a threshold, C1 = 0). Above spicy_gamma_n0 observations it is scaled by
-# (n / spicy_gamma_n0)^spicy_gamma_pow: the proximal point method's relative gap after a
-# schedule of gammas is bounded by ||alpha* - alpha0||^2 / (P* sum(gamma)), and on ringnorm
-# draws (20 random kernels, hinge, C = 0.005 / 0.05 / 0.5) that ratio ||alpha*||^2 / P* grows
-# like n^0.6-0.7 (x 2.1-2.6 from n = 500 to 2000). With a fixed gamma_scale the fits at n =
-# 1000-2000 needed a fifth outer iteration (a fifth inner loop of 6-7 Newton steps) where
-# n = 500 needed four; see DEVELOPERS.md (issue 12, thirteenth attempt).
+# without a threshold, C1 = 0), times (n / spicy_gamma_n0)^spicy_gamma_pow above
+# spicy_gamma_n0 observations, so that large problems need about as many outer iterations as
+# small ones (the measurements: inst/notes/NOTES-spicy.md).
 # Warm start: `init` is the `state` of a previous fit_spicy() result with the same loss and sizes
 # (alpha, b, rho, slack variables, gamma); any C or penalty may differ.
 # info$kernel_bounds (M x 2): the screening constants of each kernel from the solver's first
@@ -74,7 +42,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   n <- d[2L]; M <- d[3L]
   y <- as.double(y)
   if (length(y) != n) stop("length(y) must equal the number of rows of the kernels")
-  loss <- match.arg(control[["loss"]], names(spicy_loss_codes))
+  loss <- match.arg(control[["loss"]], names(.mk_codes$loss))
   penalty <- match.arg(control[["penalty"]], c("l1", "elasticnet"))
   lambda <- if (penalty == "l1") 0 else as.double(control[["lambda"]])
   if (!is.numeric(C) || length(C) != 1L || !(C > 0)) stop("C must be a positive scalar")
@@ -86,7 +54,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
     gamma <- if (C1 > 0) control[["gamma_scale"]] * spicy_gamma_size(n) / C1 else 10
   cg <- control[["cg"]]
   cache <- control[["newton_cache"]]
-  ctl <- list(loss = spicy_loss_codes[[loss]], C1 = C1, C2 = C2,
+  ctl <- list(loss = .mk_codes$loss[[loss]], C1 = C1, C2 = C2,
               eps = as.double(control[["epsilon"]]), tol = control[["tol"]],
               maxiter = as.integer(control[["maxiter"]]), inner_tol = control[["inner_tol"]],
               inner_maxiter = as.integer(control[["inner_maxiter"]]),
@@ -107,7 +75,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               gamma0 = gamma, gamma_b = as.double(control[["gamma_b"]]),
               gamma_mult = as.double(control[["gamma_mult"]]),
               gamma_max = as.double(control[["gamma_max"]]),
-              progress_fun = fit_progress(control, "SpicyMKL"))
+              progress_fun = fit_progress(control, method_info("spicy")$label))
 
   cinit <- NULL
   if (!is.null(init) && identical(init$method, "spicy") && identical(init$loss, loss) &&

@@ -24,8 +24,8 @@ store_dims <- function(store) {
 kernel_table <- function(rk, which = NULL) {
   tab <- if (is.null(which)) rk$table else rk$table[which, , drop = FALSE]
   list(gstart = rk$gstart, gfeat = rk$gfeat, kgroup = as.integer(tab$group - 1L),
-       ktype = unname(.kernel_codes[tab$type]), kpar1 = as.double(tab$par1),
-       kpar2 = as.double(tab$par2), norm = .norm_codes[[rk$normalize]],
+       ktype = unname(.mk_codes$kernel[tab$type]), kpar1 = as.double(tab$par1),
+       kpar2 = as.double(tab$par2), norm = .mk_codes$norm[[rk$normalize]],
        jitter = as.double(rk$jitter))
 }
 
@@ -93,4 +93,29 @@ store_decision <- function(store, alpha, idx, rk = NULL, labels_idx = idx, where
 kernel_scale <- function(store) {
   if (store$kind == 0L) return(mean(.Call(C_store_stats, store)$diag_mean))
   mean(store$diag_mean)
+}
+
+# The store backend: "dense" when the n x n x M array fits the memory budget (or is asked
+# for), otherwise on the fly where the method supports it, otherwise an error naming both
+# remedies.
+choose_store <- function(store, bytes, memory, method, n, M) {
+  fly_ok <- "fly" %in% method_info(method)$stores
+  if (store == "fly") {
+    if (!fly_ok) stop(sprintf("method '%s' cannot compute kernels on the fly", method),
+                      call. = FALSE)
+    return("fly")
+  }
+  if (store == "auto" && method_info(method)$store_default == "fly") return("fly")
+  if (bytes <= memory) return("dense")
+  if (store == "auto" && fly_ok) return("fly")
+  stop(sprintf(paste0("the kernel array would need %s (%d x %d x %d doubles), above the memory ",
+                      "budget of %s (mkl_control(memory = )). Raise the budget, or use %s, ",
+                      "which computes kernel columns on the fly in O(nM) memory ",
+                      "(mkl_control(store = \"fly\"))."),
+               format_bytes(bytes), n, n, M, format_bytes(memory),
+               if (fly_ok) "store = \"auto\" or \"fly\"" else
+                 paste0("a method that does (",
+                        paste(methods_where(function(e) "fly" %in% e$stores), collapse = ", "),
+                        ")")),
+       call. = FALSE)
 }

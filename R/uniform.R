@@ -7,7 +7,7 @@ fit_uniform <- function(store, y, task, C, control, init) {
   M <- store_dims(store)[3L]
   n <- length(y)
   d <- rep(1 / M, M)
-  prog <- fit_progress(control, "uniform")
+  prog <- fit_progress(control, method_info("uniform")$label)
   t0 <- proc.time()[["elapsed"]]
   Kc <- .Call(C_store_combine, store, d)
   if (!is.null(prog)) prog(0.5)

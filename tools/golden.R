@@ -41,7 +41,9 @@ scenarios <- function(mk) {
     golden_tag(tag)
     suppressWarnings(mk$mkl(...))
   }
-  sp <- function(...) mk$mkl_control(store = "dense", ...)
+  sp <- function(..., tol = NULL)   # SpicyMKL's knobs go through spicy_tuning() when it exists
+    if (is.null(mk$spicy_tuning)) mk$mkl_control(store = "dense", tol = tol, ...) else
+      mk$mkl_control(store = "dense", tol = tol, tuning = mk$spicy_tuning(...))
   list(
     fit("spicy hinge dense", s1$x, s1$y, kernels = ks, method = "spicy", control = dense),
     fit("spicy hinge fly", s1$x, s1$y, kernels = ks, method = "spicy", control = fly),
@@ -148,9 +150,10 @@ if (mode == "record") {
   library(mklearn, lib.loc = lib)
   ns <- asNamespace("mklearn")
   golden_tag <- get("golden_tag", ns)
-  mk <- lapply(c("kernel_set", "rbf_kernel", "poly_kernel", "mkl", "mkl_control", "mkl_compare"),
-               getExportedValue, ns = "mklearn")
-  names(mk) <- c("kernel_set", "rbf_kernel", "poly_kernel", "mkl", "mkl_control", "mkl_compare")
+  fns <- c("kernel_set", "rbf_kernel", "poly_kernel", "mkl", "mkl_control", "mkl_compare",
+           "spicy_tuning")
+  mk <- lapply(intersect(fns, getNamespaceExports("mklearn")), getExportedValue, ns = "mklearn")
+  names(mk) <- intersect(fns, getNamespaceExports("mklearn"))
   invisible(scenarios(mk))
   calls <- get("golden_log", ns)$calls
   # large arguments (kernel stores) are kept once and referred to by index

@@ -1,15 +1,13 @@
 # Solver settings (R/control.R): mkl_control() checks names and values, method_control() fills
-# every default from the one table and refuses settings the method does not read.
+# every default from the one table and refuses settings the method does not read. SpicyMKL's
+# tuning knobs (spicy_tuning(), R/tuning.R) are tested in test-tuning.R.
 
 mc <- function(method, control = NULL) mklearn:::method_control(method, control)
 
 # One acceptable (non-default) value for the settings these tests know; any other setting (a
 # newer method's) is tried with its table default, which must be acceptable too.
 valid_value <- list(tol = 1e-3, nthreads = 1L, verbose = FALSE, memory = 1e9, store = "dense",
-                    maxiter = 5L, inner_tol = 1e-3, inner_maxiter = 5L, cg = TRUE,
-                    cg_threshold = 10L, screening = FALSE, lazy_screening = FALSE, gamma = 1,
-                    gamma_scale = 2, gamma_b = 2, gamma_mult = 2, gamma_max = 10,
-                    warm_shrink = 2, svm_tol = 1e-3, svm_maxiter = 10L, newton_tol = 1e-3,
+                    maxiter = 5L, svm_tol = 1e-3, svm_maxiter = 10L, newton_tol = 1e-3,
                     gold_tol = 0.2, line_search = "first", max_time = 5,
                     check_kernels = "full")
 test_value <- function(nm) {
@@ -26,7 +24,7 @@ test_that("mkl_control() refuses unknown names, naming them", {
   expect_error(mkl_control(tol = 0.1, svmtol = 1e-3, gama = 2), "svmtol, gama")
   # the message lists the known settings
   expect_error(mkl_control(maxiters = 1), "Known settings:.*maxiter")
-  expect_error(mkl_control(1e-3, 10, 1e-4, 100, 1e-6, 10, 1, FALSE, 1e9, "auto", 5),
+  expect_error(mkl_control(1e-3, 10, 1e-4, 100, 1, FALSE, 1e9, "auto", 5),
                "must be named")
   # every name of every table is known, and its test value (or its default) accepted
   known <- unique(c(names(mklearn:::.control_common),
@@ -48,64 +46,21 @@ test_that("mkl_control() refuses bad values and records only what was set", {
   for (bad in list(-1, 0, NA, Inf, "0.1", c(0.1, 0.2)))
     expect_error(mkl_control(tol = bad), "'tol' must be one finite number > 0")
   expect_error(mkl_control(svm_tol = 0), "'svm_tol'")
-  expect_error(mkl_control(inner_tol = -1e-6), "'inner_tol'")
   expect_error(mkl_control(gold_tol = NA), "'gold_tol'")
   expect_error(mkl_control(newton_tol = -1), "'newton_tol'")
   expect_identical(mkl_control(newton_tol = 0)[["newton_tol"]], 0)
   expect_error(mkl_control(maxiter = 0), "'maxiter' must be one finite number >= 1")
   expect_error(mkl_control(svm_maxiter = -5), "'svm_maxiter'")
-  expect_error(mkl_control(inner_maxiter = NA), "'inner_maxiter'")
-  expect_error(mkl_control(cg_threshold = 0.5), "'cg_threshold'")
   for (v in list(TRUE, FALSE, 0, 1L, 3)) expect_identical(mkl_control(verbose = v)$verbose, v)
   for (bad in list(NA, "yes", -1, 1.5, c(TRUE, FALSE)))
     expect_error(mkl_control(verbose = bad), "'verbose' must be TRUE, FALSE or a trace level")
-  expect_error(mkl_control(screening = 1), "'screening' must be TRUE or FALSE")
-  expect_error(mkl_control(lazy_screening = c(TRUE, FALSE)), "'lazy_screening'")
-  expect_error(mkl_control(svm_dual = NA), "'svm_dual' must be TRUE or FALSE")
-  expect_identical(mkl_control(cg = NA)$cg, NA)
-  expect_error(mkl_control(cg = "no"), "'cg' must be TRUE or FALSE \\(or NA\\)")
-  expect_error(mkl_control(newton_cache = 1), "'newton_cache' must be TRUE or FALSE \\(or NA\\)")
-  for (bad in list(NA, 1, "yes", c(TRUE, FALSE)))
-    expect_error(mkl_control(newton_float = bad), "'newton_float' must be TRUE or FALSE")
-  expect_error(mkl(matrix(rnorm(40), 20), rep(c(-1, 1), 10), method = "simple",
-                   control = mkl_control(newton_float = FALSE)), "newton_float")
-  for (nm in c("model_rounds", "cg_deflate")) {
-    for (bad in list(-1, 2.5, NA, "5", 1001, c(1, 2)))
-      expect_error(do.call(mkl_control, setNames(list(bad), nm)),
-                   sprintf("'%s' must be a whole number from 0 to 1000", nm))
-    expect_identical(do.call(mkl_control, setNames(list(0), nm))[[nm]], 0L)
-  }
-  for (bad in list(0, -0.1, NA, "0.1", Inf, c(0.1, 1)))
-    expect_error(mkl_control(slack_ratio = bad), "'slack_ratio' must be one finite number > 0")
-  for (bad in list(-1, NA, "0.1", Inf, c(0, 1)))
-    expect_error(mkl_control(inner_rel = bad), "'inner_rel' must be one finite number >= 0")
-  expect_identical(mkl_control(inner_rel = 0)$inner_rel, 0)
-  for (bad in list(-0.1, 1.5, NA, "0.5", Inf, c(0, 1)))
-    expect_error(mkl_control(box_fraction = bad),
-                 "'box_fraction' must be one finite number >= 0 and <= 1")
-  expect_identical(mkl_control(box_fraction = 0)$box_fraction, 0)
-  expect_identical(mkl_control(box_fraction = 1L)$box_fraction, 1)
-  expect_error(mkl(matrix(rnorm(40), 20), rep(c(-1, 1), 10), method = "simple",
-                   control = mkl_control(box_fraction = 0.2)),
-               "method 'simple' does not use the setting\\(s\\) box_fraction")
-  expect_identical(mkl_control(slack_ratio = 1L)$slack_ratio, 1)
-  expect_error(mkl(matrix(rnorm(40), 20), rep(c(-1, 1), 10), method = "hessian",
-                   control = mkl_control(slack_ratio = 1)),
-               "method 'hessian' does not use the setting\\(s\\) slack_ratio")
-  expect_identical(mkl_control(gamma = NA)$gamma, NA)
-  expect_error(mkl_control(gamma = -1), "'gamma'")
-  expect_error(mkl_control(gamma_mult = 0.5), "'gamma_mult' must be one finite number >= 1")
   expect_identical(mkl_control(max_time = Inf)$max_time, Inf)
   expect_error(mkl_control(max_time = 0), "'max_time' must be one positive number")
   expect_error(mkl_control(max_time = NA), "'max_time'")
   # names are matched exactly: a setting never stands in for another it is a prefix of
-  ctl <- mkl_control(gamma_mult = 20, cg_threshold = 100)
-  expect_identical(names(ctl), c("gamma_mult", "cg_threshold"))
-  full <- mc("spicy", ctl)
-  expect_identical(full$gamma, NA_real_)
-  expect_identical(full$gamma_mult, 20)
-  expect_identical(full$cg, NA)
-  expect_identical(full$cg_threshold, 100L)
+  ctl <- mkl_control(svm_tol = 1e-3)
+  expect_identical(names(ctl), "svm_tol")
+  expect_identical(mc("uniform", ctl)$svm_maxiter, mklearn:::.control_methods$uniform$svm_maxiter)
   expect_identical(mc("spicy", list(gamma_max = 1e3))$gamma, NA_real_)
   expect_identical(mkl_control(line_search = "first")$line_search, "first")
   expect_error(mkl_control(line_search = "golden"), "should be one of")
@@ -162,15 +117,13 @@ test_that("nthreads is validated, and defaults to the option mklearn.threads", {
 test_that("method_control() fills every default from the one table", {
   tabs <- mklearn:::.control_methods
   common <- mklearn:::.control_common
-  fam <- mklearn:::.control_family
-  expect_true(all(c("uniform", "spicy", "simple", "hessian", "lp") %in% names(fam)))
+  fam <- vapply(mkl_methods(), function(m) mklearn:::method_info(m)$control, "")
   expect_true(all(fam %in% names(tabs)))
-  expect_true(all(mkl_methods() %in% names(fam)))   # every available method has a table
   old <- options(mklearn.max_bytes = 1e9, mklearn.threads = 0L)
   on.exit(options(old), add = TRUE)
   for (m in names(fam)) {
     ctl <- mc(m)
-    tab <- tabs[[fam[[m]]]]
+    tab <- c(tabs[[fam[[m]]]], mklearn:::.control_tuning[[fam[[m]]]]$defaults)
     not_read <- mklearn:::.control_not_read[[fam[[m]]]]
     expect_setequal(names(ctl), union(setdiff(names(common), not_read), names(tab)))
     for (nm in setdiff(names(common), c(names(tab), not_read))) {   # a table may override one
@@ -190,11 +143,12 @@ test_that("method_control() fills every default from the one table", {
   expect_equal(mc("lp", mkl_control(tol = 0.1))$newton_tol, 1e-5)
   expect_identical(mc("lp", mkl_control(newton_tol = 3e-4))$newton_tol, 3e-4)
   # user values override the table, the rest keep their defaults
-  ctl <- mc("spicy", mkl_control(maxiter = 9, inner_tol = 1e-4, store = "fly"))
+  ctl <- mc("spicy", mkl_control(maxiter = 9, store = "fly",
+                                 tuning = spicy_tuning(inner_tol = 1e-4)))
   expect_identical(ctl$maxiter, 9L)
   expect_identical(ctl$inner_tol, 1e-4)
   expect_identical(ctl$store, "fly")
-  expect_identical(ctl$gamma_max, tabs$spicy$gamma_max)
+  expect_identical(ctl$gamma_max, mklearn:::.spicy_tuning$gamma_max)
   expect_identical(ctl$tol, common$tol)
   # a table entry overrides the common default where a method has its own (tol of l01)
   for (m in names(fam)) if ("tol" %in% names(tabs[[fam[[m]]]]))
@@ -208,7 +162,8 @@ test_that("a plain list works for internal calls and is checked the same way", {
   expect_identical(ctl$maxiter, 3L)           # coerced like mkl_control() does
   expect_identical(ctl$inner_tol, 1e-5)
   expect_identical(ctl$verbose, FALSE)         # NULL entries mean "default"
-  expect_identical(ctl$inner_maxiter, mklearn:::.control_methods$spicy$inner_maxiter)
+  expect_identical(ctl$inner_maxiter, mklearn:::.spicy_tuning$inner_maxiter)
+  expect_error(mc("spicy", list(box_fraction = 2)), "'box_fraction'")   # knobs checked too
   # internal lists may carry extra entries without an error (the front ends add loss, C, ...)
   expect_identical(mc("uniform", list(loss = "hinge"))$loss, "hinge")
   expect_error(mc("uniform", list(tol = -1)), "'tol'")
@@ -219,18 +174,18 @@ test_that("mkl() refuses a setting the chosen method does not read", {
   d <- two_class(n = 30, p = 3)
   ks <- kernel_set(rbf_kernel(1))
   expect_error(mkl(d$x, d$y, kernels = ks, method = "uniform",
-                   control = mkl_control(inner_tol = 1e-3)),
-               "method 'uniform' does not use the setting\\(s\\) inner_tol")
+                   control = mkl_control(tuning = spicy_tuning(inner_tol = 1e-3))),
+               "spicy_tuning\\(\\) tunes method 'spicy'; method 'uniform' does not read it")
   expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
                    control = mkl_control(gold_tol = 0.2)),
                "method 'spicy' does not use the setting\\(s\\) gold_tol")
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
-                   control = mkl_control(screening = FALSE, inner_maxiter = 5)),
-               "method 'simple' does not use the setting\\(s\\) inner_maxiter, screening")
+                   control = mkl_control(sigma2 = 1, rho1 = 5)),
+               "method 'simple' does not use the setting\\(s\\) sigma2, rho1")
   expect_error(mkl(d$x, d$y, kernels = ks, method = "uniform", control = mkl_control(maxiter = 5)),
                "'uniform' does not use.*maxiter")
   # the same refusals from method_control() for every method: everything outside its table
-  fam <- mklearn:::.control_family
+  fam <- vapply(mkl_methods(), function(m) mklearn:::method_info(m)$control, "")
   for (m in names(fam)) {
     mine <- c(names(mklearn:::.control_common), names(mklearn:::.control_methods[[fam[[m]]]]))
     foreign <- setdiff(unlist(lapply(mklearn:::.control_methods, names)), mine)
@@ -269,7 +224,8 @@ test_that("misspelt settings and model arguments the method does not read are re
 test_that("check_kernels is validated and refused where nothing reads it", {
   for (v in c("fast", "full", "none"))
     expect_identical(mkl_control(check_kernels = v)$check_kernels, v)
-  expect_error(mkl_control(check_kernels = "eigen"), "'check_kernels' must be \"fast\", \"full\" or \"none\"")
+  expect_error(mkl_control(check_kernels = "eigen"),
+               "'check_kernels' must be \"fast\", \"full\" or \"none\"")
   expect_error(mkl_control(check_kernels = c("fast", "full")), "'check_kernels' must be")
   expect_error(mkl_control(check_kernels = TRUE), "'check_kernels' must be")
   expect_identical(mc("spicy")$check_kernels, "fast")

@@ -143,8 +143,8 @@ busy_C <- function(method) switch(method, bayes = NULL, spicy = 1e4, 1e7)
 # mwu has no tolerance: a small epsilon makes its fixed iteration count large
 busy_args <- function(method) if (method == "mwu") list(epsilon = 0.005) else NULL
 busy_control <- function(method, store) {
-  fam <- mklearn:::.control_family[method]
-  reads <- if (is.na(fam)) character() else names(mklearn:::.control_methods[[fam]])
+  fam <- mklearn:::method_info(method)$control
+  reads <- names(mklearn:::.control_methods[[fam]])
   set <- list(store = store)
   if (!("tol" %in% mklearn:::.control_not_read[[fam]])) set$tol <- 1e-12
   if ("maxiter" %in% reads) set$maxiter <- 1e6

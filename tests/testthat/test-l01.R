@@ -126,8 +126,9 @@ test_that("l01 settings are validated", {
   expect_error(mkl_control(joint_wb = NA), "'joint_wb' must be")
   x <- matrix(rnorm(40), 20)
   expect_error(mkl(x, rnorm(20), method = "l01"), "does not do regression")
-  expect_error(mkl(x, rep(c(-1, 1), 10), method = "l01", control = mkl_control(gamma = 1)),
-               "does not use the setting")
+  expect_error(mkl(x, rep(c(-1, 1), 10), method = "l01",
+                   control = mkl_control(tuning = spicy_tuning(gamma = 1))),
+               "spicy_tuning\\(\\) tunes method 'spicy'; method 'l01' does not read it")
   expect_error(mkl(x, rep(c(-1, 1), 10), method = "simple", control = mkl_control(rho1 = 1)),
                "does not use the setting")
 })

@@ -10,8 +10,7 @@ iris_split <- function(seed = 1) {
 
 # the classification methods of this build (a new method gets multiclass through mkl())
 class_methods <- function()
-  Filter(function(m) !identical(mklearn:::.method_losses[[m]]$classification, character()),
-         mkl_methods())
+  Filter(function(m) mklearn:::method_info(m)$multiclass, mkl_methods())
 
 test_that("one-vs-rest equals the binary fits done by hand, for every classification method", {
   d <- iris_split(1)

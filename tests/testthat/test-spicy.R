@@ -452,8 +452,8 @@ test_that("an SVM dual point certifies a gap just above tol (hinge, block 1-norm
   fit <- function(...) suppressWarnings(mkl(d$x, d$classes, kernels = ks, method = "spicy",
                                             C = 1, loss = "hinge", ...))
   a <- fit()
-  b <- fit(control = mkl_control(svm_dual = FALSE))
-  opt <- fit(control = mkl_control(tol = 1e-7, svm_dual = FALSE))
+  b <- fit(control = mkl_control(tuning = spicy_tuning(svm_dual = FALSE)))
+  opt <- fit(control = mkl_control(tol = 1e-7, tuning = spicy_tuning(svm_dual = FALSE)))
   expect_true(a$converged && b$converged && opt$converged)
   # after three outer iterations the projected rho certifies a gap in (tol, 2 tol]; the SVM on
   # the kernels combined with the current weights gives a better dual point, which certifies
