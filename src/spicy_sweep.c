@@ -1,0 +1,118 @@
+/* SpicyMKL: threads and kernel sweeps over the store: the kernels' products with rho and
+ * the Newton direction (fused, or by columns when they are sparse), the norms of the working set.
+ */
+#include "spicy.h"
+
+void sp_tick(sp_state *S, int j)
+{
+    double t = mk_time();
+    S->tm[j] += t - S->tq;
+    S->tq = t;
+}
+
+/* threads for a region of 'work' multiply-adds (at most nt_max, the size of the scratch) */
+int sp_threads(const sp_state *S, double work)
+{
+    int nt = mk_threads_for(S->o->nthreads, work);
+    return nt < S->nt_max ? nt : S->nt_max;
+}
+
+/* threads of a pass over the Newton matrix (its products, and forming it from na kernels): from
+   SP_CG_PAR_MIN rows always the solver's threads */
+int sp_nm_threads(const sp_state *S, double work)
+{
+    if (S->n >= SP_CG_PAR_MIN && work < MK_PAR_WORK) work = MK_PAR_WORK;
+    return sp_threads(S, work);
+}
+
+/* kernel m for the sweeps above: its upper triangle suffices from MK_TRI_MIN rows (an
+   on-the-fly store then computes only that) */
+const double *sp_kernel(const sp_state *S, int m)
+{
+    double *buf = sp_thread_buf(S->kbuf, S->scr);
+    return S->n >= MK_TRI_MIN ? mk_store_kernel_upper(S->st, m, buf)
+                              : mk_store_kernel(S->st, m, buf);
+}
+
+/* out = sum_k v[k] K_m[, idx[k]]: K_m x for a sparse x (n x nnz reads) */
+MK_CLONES
+static void sp_cols_mv(const sp_state *S, int m, const int *idx, const double *v, int nnz,
+                       double *out, double *buf)
+{
+    int n = S->n, k = 0;
+    for (int i = 0; i < n; i++) out[i] = 0.0;
+    if (S->st->kind == MK_STORE_DENSE)
+        for (; k + 2 <= nnz; k += 2) {
+            const double *c0 = mk_store_col(S->st, m, idx[k], buf),
+                *c1 = mk_store_col(S->st, m, idx[k + 1], buf);
+            double v0 = v[k], v1 = v[k + 1];
+            MK_SIMD
+            for (int i = 0; i < n; i++) out[i] += v0 * c0[i] + v1 * c1[i];
+        }
+    for (; k < nnz; k++) {
+        const double *c0 = mk_store_col(S->st, m, idx[k], buf);
+        double v0 = v[k];
+        MK_SIMD
+        for (int i = 0; i < n; i++) out[i] += v0 * c0[i];
+    }
+}
+
+/* the nonzeros of x into idx, v; returns their number */
+static int sp_nz(int n, const double *x, int *idx, double *v)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) if (x[i] != 0.0) { idx[k] = i; v[k] = x[i]; k++; }
+    return k;
+}
+
+/* Kernel products for list[0..cnt-1]; flag[j] = 1: Kr and KD (fused), 0: KD only, 2: Kr only.
+   In the box (S->box) rho and D are sparse and the products are sums of their columns. */
+void sp_products(sp_state *S, int cnt, const double *rho, const double *D)
+{
+    int n = S->n;
+    if (S->box && cnt > 0) {
+        S->nnzr = sp_nz(n, rho, S->nzr, S->vzr);
+        S->nnzd = sp_nz(n, D, S->nzd, S->vzd);
+    }
+    int nt = cnt > 1 ? sp_threads(S, (double) cnt * n * n) : 1;
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+#endif
+    for (int j = 0; j < cnt; j++) {
+        int m = S->list[j];
+        double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
+        if (S->box) {
+            /* rho and D are sparse in the box: sums of columns */
+            double *buf = sp_thread_buf(S->kbuf, S->scr);
+            if (S->flag[j] != 2) sp_cols_mv(S, m, S->nzd, S->vzd, S->nnzd, kd, buf);
+            if (S->flag[j] != 0) sp_cols_mv(S, m, S->nzr, S->vzr, S->nnzr, kr, buf);
+            continue;
+        }
+        const double *Km = sp_kernel(S, m);
+        if (S->flag[j] == 1) mk_symv2(Km, n, rho, D, kr, kd);
+        else if (S->flag[j] == 0) mk_symv2(Km, n, D, NULL, kd, NULL);
+        else mk_symv2(Km, n, rho, NULL, kr, NULL);
+    }
+    S->nprod += cnt;
+}
+
+/* r_m = ||alpha_m + gamma rho||_{K_m} for m in S at the current rho */
+void sp_norms(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    double gamma = S->gamma;
+    const double *rho = S->rho;
+    int nt = sp_threads(S, 2.0 * M * n);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int m = 0; m < M; m++) {
+        if (!S->inS[m]) continue;
+        const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
+        double r2 = gamma * gamma * mk_dot(n, rho, kr);
+        if (S->anz[m]) r2 += S->anorm[m] * S->anorm[m] + 2.0 * gamma * mk_dot(n, rho, ka);
+        S->r[m] = r2 > 0.0 ? sqrt(r2) : 0.0;
+    }
+}
