@@ -62,16 +62,16 @@ static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_l
     int nnewton = 0;
     *inner_ok = 0; *gnorm0 = 0.0; *gnorm_last = 0.0;
     S->fb.nprev = -1;   /* a new inner problem (gamma changed): no factor to reuse */
-    S->gvalid = 0;
+    S->nc.valid = 0;
     for (int k = 0; k < o->inner_maxiter; k++) {
         R_CheckUserInterrupt();
-        if (S->box) sp_box_snap(S);
+        if (S->bx.on) sp_box_snap(S);
         double gnorm = sp_gradient(S);
-        if (S->box) gnorm = S->gnorm = sp_box_free(S);
+        if (S->bx.on) gnorm = S->gnorm = sp_box_free(S);
         if (k == 0) *gnorm0 = gnorm;
         *gnorm_last = gnorm;
         if (gnorm <= sp_inner_tol(S, k)) { *inner_ok = 1; break; }
-        if ((S->box ? sp_box_direction(S) : sp_direction(S)) != 0) break;
+        if ((S->bx.on ? sp_box_direction(S) : sp_direction(S)) != 0) break;
         R_CheckUserInterrupt();   /* the Hessian and its solve dominate a step: check after */
         if (!sp_step_cap(S)) break;
         nnewton++;
@@ -114,8 +114,8 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
     }
     for (it = 0; it < o->maxiter; it++) {
         S->itcur = it;
-        if (S->boxok && !S->box && it > 0 && sp_box_switch(S)) {
-            S->boxfrom = it + 1;
+        if (S->bx.ok && !S->bx.on && it > 0 && sp_box_switch(S)) {
+            S->bx.from = it + 1;
             if (o->verbose) Rprintf("spicy: rho in the box from outer iteration %d\n", it + 1);
         }
         /* proximal parameter of the loss slack variables: the kernel one, or (epsilon-
@@ -147,7 +147,8 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
                           (double) nnewton };
         mk_hist_add(hist, row);
         if (o->verbose)
-            Rprintf("spicy %3d: primal %.6g dual %.6g gap %.3e active %d newton %d sweeps %ld gamma %.1e\n",
+            Rprintf("spicy %3d: primal %.6g dual %.6g gap %.3e active %d newton %d sweeps %ld "
+                    "gamma %.1e\n",
                     it + 1, S->primal, S->dual, S->gap, S->nactive, nnewton, S->nprod, S->gamma);
         if (S->gap <= o->tol) { status = 0; it++; break; }
         /* the relaxed inner tolerance must not stall the outer loop: an outer iteration that
@@ -198,11 +199,11 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
         Rprintf("spicy times: init %.3f grad %.3f hess %.3f solve %.3f model %.3f screen %.3f "
                 "prod %.3f ls %.3f outer %.3f\n", S->tm[0], S->tm[1], S->tm[2], S->tm[3], S->tm[8],
                 S->tm[4], S->tm[5], S->tm[6], S->tm[7]);
-    if (o->verbose && S->box)
+    if (o->verbose && S->bx.on)
         Rprintf("spicy box: free coordinates %ld (%.1f a step), set changes %ld, rounds %ld, "
                 "unsettled %ld\n",
-                S->bxfree, S->newton_total > 0 ? (double) S->bxfree / S->newton_total : 0.0,
-                S->bxclip, S->bxround, S->bxfail);
+                S->bx.nfree, S->newton_total > 0 ? (double) S->bx.nfree / S->newton_total : 0.0,
+                S->bx.nclip, S->bx.nround, S->bx.nfail);
     *iter = it;
     return status;
 }
@@ -235,31 +236,31 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.anz = (int *) R_alloc(M, sizeof(int));
     S.list = (int *) R_alloc(M, sizeof(int));
     S.flag = (int *) R_alloc(M, sizeof(int));
-    S.stamp = (int *) R_alloc(M, sizeof(int));
+    S.sc.stamp = (int *) R_alloc(M, sizeof(int));
     S.act = (int *) R_alloc(M, sizeof(int));
     /* n x M arrays: huge pages where the system gives them (first touch, see mk_alloc_huge) */
     S.Ka = (double *) mk_alloc_huge(nM * sizeof(double));
     S.Kr = (double *) mk_alloc_huge(nM * sizeof(double));
     S.KD = (double *) mk_alloc_huge(nM * sizeof(double));
-    S.REF = (double *) mk_alloc_huge(nM * sizeof(double));
-    S.nref = (double *) R_alloc(M, sizeof(double));
-    S.rmean = (double *) R_alloc(M, sizeof(double));
-    S.rc2 = (double *) R_alloc(M, sizeof(double));
-    S.rt = (double *) R_alloc(M, sizeof(double));
-    S.K1 = (double *) mk_alloc_huge(nM * sizeof(double));
-    S.sqL = (double *) R_alloc(M, sizeof(double));
-    S.s1 = (double *) R_alloc(M, sizeof(double));
+    S.sc.REF = (double *) mk_alloc_huge(nM * sizeof(double));
+    S.sc.nref = (double *) R_alloc(M, sizeof(double));
+    S.sc.rmean = (double *) R_alloc(M, sizeof(double));
+    S.sc.rc2 = (double *) R_alloc(M, sizeof(double));
+    S.sc.rt = (double *) R_alloc(M, sizeof(double));
+    S.sc.K1 = (double *) mk_alloc_huge(nM * sizeof(double));
+    S.sc.sqL = (double *) R_alloc(M, sizeof(double));
+    S.sc.s1 = (double *) R_alloc(M, sizeof(double));
     S.anorm = (double *) R_alloc(M, sizeof(double));
     S.r = (double *) R_alloc(M, sizeof(double));
     S.sm = (double *) R_alloc(M, sizeof(double));
     S.Bq = (double *) R_alloc(M, sizeof(double));
     S.Dq = (double *) R_alloc(M, sizeof(double));
-    S.ubv = (double *) R_alloc(M, sizeof(double));
-    S.ua = (double *) R_alloc(M, sizeof(double));
-    S.cf = (double *) R_alloc(6 * (size_t) M, sizeof(double));
-    S.cfid = (int *) R_alloc(M, sizeof(int));
-    S.segid = 0; S.dsc = 1.0;
-    S.xa = (double *) R_alloc(n, sizeof(double));
+    S.sc.ubv = (double *) R_alloc(M, sizeof(double));
+    S.sc.ua = (double *) R_alloc(M, sizeof(double));
+    S.sc.cf = (double *) R_alloc(6 * (size_t) M, sizeof(double));
+    S.sc.cfid = (int *) R_alloc(M, sizeof(int));
+    S.sc.segid = 0; S.sc.dsc = 1.0;
+    S.sc.xa = (double *) R_alloc(n, sizeof(double));
     S.hc1 = (double *) R_alloc(M, sizeof(double));
     S.hc2 = (double *) R_alloc(M, sizeof(double));
     S.use_cg = o->cg < 0 ? (n >= o->cg_threshold) : o->cg;
@@ -281,12 +282,12 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.nm.H = S.H;
     /* the Newton matrix cache: one more n x n matrix */
     if (o->cache > 0 || (o->cache < 0 && S.use_cg)) {
-        S.G = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
-        S.gc1 = (double *) R_alloc(M, sizeof(double));
-        S.zn = (double *) R_alloc(n, sizeof(double));
-        S.zM = (double *) R_alloc(M, sizeof(double));
-        memset(S.zn, 0, sizeof(double) * (size_t) n);
-        memset(S.zM, 0, sizeof(double) * (size_t) M);
+        S.nc.G = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
+        S.nc.gc1 = (double *) R_alloc(M, sizeof(double));
+        S.nc.zn = (double *) R_alloc(n, sizeof(double));
+        S.nc.zM = (double *) R_alloc(M, sizeof(double));
+        memset(S.nc.zn, 0, sizeof(double) * (size_t) n);
+        memset(S.nc.zM, 0, sizeof(double) * (size_t) M);
     }
     /* Cholesky needs a copy of H to factor; CG only vectors, and the free block */
     int fcap = 0;
@@ -298,10 +299,10 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     mk_pcblock_init(&S.fb, fcap);
     /* the model direction: hinge-type losses with the CG solve */
     if (S.use_cg && S.L->pieces && o->model_rounds > 0)
-        S.mw = (double *) R_alloc(12 * (size_t) n, sizeof(double));
+        S.md.w = (double *) R_alloc(12 * (size_t) n, sizeof(double));
     /* ... whose CG solves are deflated by up to cg_deflate directions */
     memset(&S.df, 0, sizeof(S.df));
-    if (S.mw && o->deflate > 0) mk_defl_alloc(&S.df, n, o->deflate < n ? o->deflate : n);
+    if (S.md.w && o->deflate > 0) mk_defl_alloc(&S.df, n, o->deflate < n ? o->deflate : n);
     S.work = (double *) R_alloc((S.use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
                                 sizeof(double));
     S.qt = S.use_cg ? (double *) R_alloc((size_t) S.nt_max * n, sizeof(double)) : NULL;
@@ -313,22 +314,22 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.u = (double *) R_alloc(n, sizeof(double));
     S.primal = S.dual = S.gap = NA_REAL;
     /* the box (sp_box_direction): hinge with the CG solve and the model direction */
-    S.box = S.boxfrom = S.boxleft = S.itcur = 0;
-    S.boxok = o->box_fraction > 0.0 && S.L == &sp_losses[MK_LOSS_HINGE] && S.mw != NULL;
-    int boxable = S.boxok;
-    S.bxclip = S.bxfree = S.bxfail = S.bxround = 0;
-    S.bxcap = 0;
-    S.bxH = NULL;
-    if (S.boxok) {
-        S.bxi = (int *) R_alloc(n, sizeof(int));
-        S.bxc = (int *) R_alloc(n, sizeof(int));
-        S.bxs = (int *) R_alloc(n, sizeof(int));
-        S.nzr = (int *) R_alloc(n, sizeof(int));
-        S.nzd = (int *) R_alloc(n, sizeof(int));
-        S.vzr = (double *) R_alloc(n, sizeof(double));
-        S.vzd = (double *) R_alloc(n, sizeof(double));
-        S.bxd = (double *) R_alloc(n, sizeof(double));
-        S.bxF = (double *) R_alloc(7 * (size_t) n, sizeof(double));
+    S.bx.on = S.bx.from = S.bx.left = S.itcur = 0;
+    S.bx.ok = o->box_fraction > 0.0 && S.L == &sp_losses[MK_LOSS_HINGE] && S.md.w != NULL;
+    int boxable = S.bx.ok;
+    S.bx.nclip = S.bx.nfree = S.bx.nfail = S.bx.nround = 0;
+    S.bx.cap = 0;
+    S.bx.H = NULL;
+    if (S.bx.ok) {
+        S.bx.idx = (int *) R_alloc(n, sizeof(int));
+        S.bx.state = (int *) R_alloc(n, sizeof(int));
+        S.bx.open = (int *) R_alloc(n, sizeof(int));
+        S.bx.nzr = (int *) R_alloc(n, sizeof(int));
+        S.bx.nzd = (int *) R_alloc(n, sizeof(int));
+        S.bx.vzr = (double *) R_alloc(n, sizeof(double));
+        S.bx.vzd = (double *) R_alloc(n, sizeof(double));
+        S.bx.d = (double *) R_alloc(n, sizeof(double));
+        S.bx.F = (double *) R_alloc(7 * (size_t) n, sizeof(double));
     }
 
     int it;
@@ -338,19 +339,19 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     for (int m = 0; m < M; m++) norms[m] = S.anz[m] ? S.anorm[m] : 0.0;
     /* the screening constants of the first sweep (M x 2 column-major: sqrt(1'K 1), the bound of
        sqrt(lambda_max(PKP))) */
-    for (int m = 0; m < M; m++) { kbounds[m] = S.s1[m]; kbounds[M + m] = S.sqL[m]; }
+    for (int m = 0; m < M; m++) { kbounds[m] = S.sc.s1[m]; kbounds[M + m] = S.sc.sqL[m]; }
     res->primal = S.primal; res->dual = S.dual; res->gap = S.gap; res->iter = it;
     res->status = status; res->sumnorm = S.sumnorm; res->n_active = S.nactive;
     res->newton = S.newton_total; res->cgit = S.cgit; res->cgblock = S.fb.used;
-    res->rebuilds = S.G ? S.grefresh : NA_INTEGER;
-    res->model = S.mw ? S.nmodel : NA_INTEGER;
+    res->rebuilds = S.nc.G ? S.nc.rebuilds : NA_INTEGER;
+    res->model = S.md.w ? S.md.rounds : NA_INTEGER;
     res->deflated = S.df.kmax > 0 ? S.df.used : NA_INTEGER;
     res->single = S.nm.P != NULL;
     res->ls_fail = S.ls_fail; res->floor = S.nfloor;
-    res->svm = S.nsvm; res->svm_won = S.nsvm_won;
+    res->svm = S.sv.tried; res->svm_won = S.sv.won;
     res->nprod = S.nprod; res->rejected = S.nrejected; res->backoff = S.nbackoff;
-    res->box = boxable ? S.boxfrom : NA_INTEGER;
-    res->boxleft = boxable ? S.boxleft : NA_INTEGER;
+    res->box = boxable ? S.bx.from : NA_INTEGER;
+    res->boxleft = boxable ? S.bx.left : NA_INTEGER;
     return status;
 }
 
@@ -416,7 +417,8 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     if (!(o.eps >= 0.0)) error("epsilon must be >= 0");
     const double *yy = REAL(y);
     if (sp_losses[loss].binary)
-        for (int i = 0; i < n; i++) if (yy[i] != 1.0 && yy[i] != -1.0) error("y must be in {-1, +1}");
+        for (int i = 0; i < n; i++)
+            if (yy[i] != 1.0 && yy[i] != -1.0) error("y must be in {-1, +1}");
 
     size_t nM = (size_t) n * M;
     SEXP alpha = PROTECT(allocMatrix(REALSXP, n, M)); nprot++;
@@ -455,37 +457,37 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
                                       "deflated", "single", "svm_dual", "kernel_bounds",
                                       "backoff", "box", "box_left", NULL };
     SEXP out = mk_list_new(nm); nprot++;
-    SET_VECTOR_ELT(out, 0, alpha);
-    SET_VECTOR_ELT(out, 1, ScalarReal(b));
-    SET_VECTOR_ELT(out, 2, rho);
-    SET_VECTOR_ELT(out, 3, aux);
-    SET_VECTOR_ELT(out, 4, gv);
-    SET_VECTOR_ELT(out, 5, ScalarReal(res.primal));
-    SET_VECTOR_ELT(out, 6, ScalarReal(res.dual));
-    SET_VECTOR_ELT(out, 7, ScalarReal(res.gap));
-    SET_VECTOR_ELT(out, 8, ScalarLogical(res.status == 0));
-    SET_VECTOR_ELT(out, 9, ScalarInteger(res.iter));
-    SET_VECTOR_ELT(out, 10, ScalarInteger(res.n_active));
-    SET_VECTOR_ELT(out, 11, ScalarReal(res.sumnorm));
-    SET_VECTOR_ELT(out, 12, ScalarInteger(res.newton));
-    SET_VECTOR_ELT(out, 13, ScalarInteger(res.cgit));
-    SET_VECTOR_ELT(out, 14, ScalarReal((double) res.nprod));
-    SET_VECTOR_ELT(out, 15, mk_hist_sexp(&hist, sp_hist_names));
-    SET_VECTOR_ELT(out, 16, norms);
-    SET_VECTOR_ELT(out, 17, ScalarInteger(res.rejected));
-    SET_VECTOR_ELT(out, 18, ScalarInteger(res.cgblock));
-    SET_VECTOR_ELT(out, 19, ScalarInteger(res.floor));
-    SET_VECTOR_ELT(out, 20, ScalarInteger(res.rebuilds));
-    SET_VECTOR_ELT(out, 21, ScalarInteger(res.model));
-    SET_VECTOR_ELT(out, 22, ScalarInteger(res.deflated));
-    SET_VECTOR_ELT(out, 23, ScalarLogical(res.single));
+    mk_list_set(out, "alpha", alpha);
+    mk_list_set(out, "b", ScalarReal(b));
+    mk_list_set(out, "rho", rho);
+    mk_list_set(out, "aux", aux);
+    mk_list_set(out, "gamma", gv);
+    mk_list_set(out, "primal", ScalarReal(res.primal));
+    mk_list_set(out, "dual", ScalarReal(res.dual));
+    mk_list_set(out, "gap", ScalarReal(res.gap));
+    mk_list_set(out, "converged", ScalarLogical(res.status == 0));
+    mk_list_set(out, "iterations", ScalarInteger(res.iter));
+    mk_list_set(out, "n_active", ScalarInteger(res.n_active));
+    mk_list_set(out, "sumnorm", ScalarReal(res.sumnorm));
+    mk_list_set(out, "newton", ScalarInteger(res.newton));
+    mk_list_set(out, "cg_iter", ScalarInteger(res.cgit));
+    mk_list_set(out, "kernel_sweeps", ScalarReal((double) res.nprod));
+    mk_list_set(out, "history", mk_hist_sexp(&hist, sp_hist_names));
+    mk_list_set(out, "norms", norms);
+    mk_list_set(out, "rejected", ScalarInteger(res.rejected));
+    mk_list_set(out, "cg_block", ScalarInteger(res.cgblock));
+    mk_list_set(out, "floor", ScalarInteger(res.floor));
+    mk_list_set(out, "rebuilds", ScalarInteger(res.rebuilds));
+    mk_list_set(out, "model", ScalarInteger(res.model));
+    mk_list_set(out, "deflated", ScalarInteger(res.deflated));
+    mk_list_set(out, "single", ScalarLogical(res.single));
     SEXP sv = PROTECT(allocVector(INTSXP, 2)); nprot++;
     INTEGER(sv)[0] = res.svm; INTEGER(sv)[1] = res.svm_won;
-    SET_VECTOR_ELT(out, 24, sv);
-    SET_VECTOR_ELT(out, 25, kb);
-    SET_VECTOR_ELT(out, 26, ScalarInteger(res.backoff));
-    SET_VECTOR_ELT(out, 27, ScalarInteger(res.box));
-    SET_VECTOR_ELT(out, 28, ScalarInteger(res.boxleft));
+    mk_list_set(out, "svm_dual", sv);
+    mk_list_set(out, "kernel_bounds", kb);
+    mk_list_set(out, "backoff", ScalarInteger(res.backoff));
+    mk_list_set(out, "box", ScalarInteger(res.box));
+    mk_list_set(out, "box_left", ScalarInteger(res.boxleft));
     UNPROTECT(nprot);
     return out;
 }

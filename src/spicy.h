@@ -38,8 +38,9 @@
  *         with the CG solve: softer walls, fewer Newton steps cut by them)
  *  epsilon-insensitive: a slack copy s of the fitted values (constraint s = K alpha + b, multiplier
  *         rho) with its own proximal term ||s - s_t||^2 / (2 g); the term of phi is
- *         -min_s [ loss(s) + rho s + (s - s_t)^2 / (2 g) ], whose gradient is -prox(s_t - g rho) and
- *         whose Hessian is g * prox'(.) in {0, g}; s is updated to the prox like xi, zeta above.
+ *         -min_s [ loss(s) + rho s + (s - s_t)^2 / (2 g) ], whose gradient is -prox(s_t - g rho)
+ *         and whose Hessian is g * prox'(.) in {0, g}; s is updated to the prox like xi, zeta
+ *         above.
  *         This g has its own schedule (start <= 10, multiplied only after short Newton loops):
  *         the smoothed kink at rho = 0 has width 2 eps / g, and with g = gamma -> 1e8 Newton could
  *         no longer resolve it. A small Levenberg-Marquardt term keeps its Newton steps bounded.
@@ -109,7 +110,7 @@
                                model, not its minimiser (the exact line minimum follows) */
 #define SP_BACKOFF_MAX 2    /* gamma steps back from a drift at most this many times a fit */
 #define SP_ITOL_FLOOR 1e-6  /* ... and inner_tol tightens down to this fraction of itself */
-#define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops in a row */
+#define SP_HOLD_MAX 2       /* gamma is held after at most this many unsolved inner loops */
 #define SP_FLOOR (64.0 * DBL_EPSILON) /* rounding allowance of the line search, relative to
                                |phi|: steps whose decrease phi cannot resolve are accepted */
 #define SP_BLOCK_KAPPA 1.0  /* CG preconditioner: the free block is factored when nf^3 / 3 <=
@@ -138,8 +139,9 @@
 #define SP_CG_PAR_MIN 600
 #define SP_PANEL 48        /* Newton matrix: columns per cache-resident panel (sp_hess_cols) */
 
-/* One entry per loss, indexed by the loss codes MK_LOSS_* (mklearn.h). aux holds the loss's multipliers:
-   hinge xi[0..n-1], zeta[n..2n-1]; epsilon-insensitive s[0..n-1]; nothing for the others. */
+/* One entry per loss, indexed by the loss codes MK_LOSS_* (mklearn.h). aux holds the loss's
+   multipliers: hinge xi[0..n-1], zeta[n..2n-1]; epsilon-insensitive s[0..n-1]; nothing for
+   the others. */
 typedef struct {
     const char *name;
     int binary;       /* labels in {-1, +1} */
@@ -171,7 +173,7 @@ typedef struct {
 } sp_loss;
 
 typedef struct {
-    double C1, C2, eps;                 /* penalty psi(x) = C1 x + C2 x^2 / 2; epsilon of the loss */
+    double C1, C2, eps;                 /* penalty psi(x) = C1 x + C2 x^2 / 2; the loss's epsilon */
     double tol, inner_tol, gamma_mult, gamma_max;
     int maxiter, inner_maxiter, nthreads, verbose, cg, cg_threshold, screen, lazy;
     int cache;                          /* Newton matrix cache: 1 on, 0 off, -1 with CG */
@@ -192,6 +194,59 @@ typedef struct {
         model, deflated, single, svm, svm_won, backoff, box, boxleft;
     long nprod;
 } sp_result;
+
+/* Screening (spicy_screen.c): per kernel m outside the working set, a reference point REF_m
+   with K_m REF_m in Kr and the constants of the bound mk_kbound (kstats.c), the anchor point of
+   the O(1) test, and the dots of a Newton segment. */
+typedef struct {
+    double *REF;   /* n x M: reference points for the screening bound */
+    double *nref;  /* ||REF_m||_{K_m}; for m outside S, Kr holds K_m REF_m */
+    double *rmean, *rc2, *rt;   /* mean(REF_m), ||REF_m - mean||^2, 1'K_m REF_m */
+    double *K1;    /* n x M: K_m 1 (column sums, from the first sweep) */
+    double *sqL;   /* sqrt(lambda_max) bound on the centred subspace (mk_kernel_stats) */
+    double *s1;    /* sqrt(1'K_m 1) */
+    double *ubv;   /* screening bounds */
+    double *xa, *ua;  /* anchor point and, per kernel, an upper bound of ||xa||_{K_m} (Inf: none) */
+    double *cf;       /* 6 x M: x'r, x'k1, x'Kr for x = rho and x = D0 (segment of a Newton step) */
+    int *cfid, segid; /* segment for which cf[, m] holds; the current segment */
+    double dsc;       /* D = dsc D0 (the trust region halves D) */
+    int *stamp;    /* Newton step at which m left S */
+    int stepid;
+} sp_screening;
+
+/* Cached kernel part of the Newton matrix (spicy_newton.c), G = sum_m gc1[m] K_m (upper
+   triangle; NULL: no cache), rebuilt when the weights drift (SP_CACHE_DRIFT); zn, zM: n and M
+   zeros (the kernel part alone is built with hl = 0 and hc2 = 0); rebuilds: times built. */
+typedef struct {
+    double *G, *gc1, *zn, *zM;
+    int valid, rebuilds;
+} sp_ncache;
+
+/* Model direction (sp_model_direction): 12 n doubles of scratch (NULL: not used); rounds taken */
+typedef struct {
+    double *w;
+    int rounds;
+} sp_model;
+
+/* SVM dual points (sp_svm_dual): the combined kernel (n x n), alpha, gradient and dual point
+   (3n), the kernels' weights (M); tried, and certifying better than the projected rho */
+typedef struct {
+    double *Kd, *a, *w;
+    int tried, won;
+} sp_svmdual;
+
+/* Hinge in the box (sp_box_direction): rho stays in 0 <= y rho <= 1, no slack variables.
+   on: in the box now; ok: the fit may (still) switch to it; from, left: the outer iterations it
+   started and was left (0: not yet). idx: the step's free coordinates (nf of them,
+   sp_box_free); state: their states; open: those not held; H: the free block of H (cap
+   doubles); F: 7 n scratch; d: n; nzr, vzr, nzd, vzd: the nonzeros of rho and D for the
+   products by columns; counters of set changes, free coordinates, unsettled loops, rounds. */
+typedef struct {
+    int on, ok, from, left, nf, *idx, *state, *open, *nzr, *nzd, nnzr, nnzd;
+    double *H, *F, *d, *vzr, *vzd;
+    size_t cap;
+    long nclip, nfree, nfail, nround;
+} sp_box;
 
 typedef struct {
     /* problem */
@@ -222,42 +277,21 @@ typedef struct {
     double *Ka;    /* n x M: K_m alpha_m     (valid for m in S) */
     double *Kr;    /* n x M: K_m rho         (valid for m in S) */
     double *KD;    /* n x M: K_m Delta       (scratch for m in S) */
-    double *REF;   /* n x M: reference points for the screening bound */
-    double *nref;  /* ||REF_m||_{K_m}; for m outside S, Kr holds K_m REF_m */
-    double *rmean, *rc2, *rt;   /* mean(REF_m), ||REF_m - mean||^2, 1'K_m REF_m */
-    double *K1;    /* n x M: K_m 1 (column sums, from the first sweep) */
-    double *sqL;   /* sqrt(lambda_max) bound on the centred subspace (mk_kernel_stats) */
-    double *s1;    /* sqrt(1'K_m 1) */
     double *anorm; /* ||alpha_m||_{K_m} */
     double *r;     /* ||alpha_m + gamma rho||_{K_m} at the current rho (m in S) */
     double *sm;    /* ||u||_{K_m} of the dual point (-1: certified <= C1) */
-    double *Bq, *Dq, *ubv;   /* line search coefficients; screening bounds */
-    double *xa, *ua;  /* anchor point and, per kernel, an upper bound of ||xa||_{K_m} (Inf: none) */
-    double *cf;       /* 6 x M: x'r, x'k1, x'Kr for x = rho and x = D0 (segment of a Newton step) */
-    int *cfid, segid; /* segment for which cf[, m] holds; the current segment */
-    double dsc;       /* D = dsc D0 (the trust region halves D) */
+    double *Bq, *Dq;   /* line search coefficients */
+    sp_screening sc;
     int *list, *flag; /* scratch lists for threaded products */
-    int *stamp;    /* Newton step at which m left S */
-    int stepid;
     /* Newton step */
     double *g, *hl, *D, *tmp, *z, *u, *H, *work, *hc1, *hc2;
     /* the Newton matrix as the solves see it (H, or its single-precision form with nt_max
        panels of SP_PANEL x n doubles to sum its columns in) */
     mk_symmat nm;
     double *hpan;
-    /* cached kernel part of the Newton matrix, G = sum_m gc1[m] K_m (upper triangle; NULL: no
-       cache), rebuilt when the weights drift (SP_CACHE_DRIFT); zn, zM: n and M zeros (the kernel
-       part alone is built with hl = 0 and hc2 = 0) */
-    double *G, *gc1, *zn, *zM;
-    int gvalid, grefresh;
-    /* model direction (sp_model_direction): 12 n doubles of scratch (NULL: not used); rounds
-       taken */
-    double *mw;
-    int nmodel;
-    /* SVM dual points (sp_svm_dual): the combined kernel (n x n), alpha, gradient and dual point
-       (3n), the kernels' weights (M); tried, and certifying better than the projected rho */
-    double *Kd, *sva, *svw;
-    int nsvm, nsvm_won;
+    sp_ncache nc;
+    sp_model md;
+    sp_svmdual sv;
     int *act, na, cnt, use_cg, nhold;
     mk_pcblock fb;
     mk_defl df;
@@ -267,16 +301,8 @@ typedef struct {
     int newton_total, cgit, ls_fail, nrejected, nactive, nfloor, nbackoff;
     double primal, dual, gap, sumnorm;
     double t0, tq, tm[9];   /* section timers, reported when verbose */
-    /* hinge in the box (sp_box_direction): rho stays in 0 <= y rho <= 1, no slack variables.
-       box: in the box now; boxok: the fit may (still) switch to it; boxfrom, boxleft: the
-       outer iterations it started and was left (0: not yet); itcur: the current one. bxi: the
-       step's free coordinates (bxnf of them, sp_box_free); bxc: their states; bxs: those not
-       held; bxH: the free block of H (bxcap doubles); bxF: 7 n scratch; bxd: n; nzr, vzr, nzd,
-       vzd: the nonzeros of rho and D for the products by columns */
-    int box, boxok, boxfrom, boxleft, itcur, bxnf, *bxi, *bxc, *bxs, *nzr, *nzd, nnzr, nnzd;
-    double *bxH, *bxF, *bxd, *vzr, *vzd;
-    size_t bxcap;
-    long bxclip, bxfree, bxfail, bxround;
+    int itcur;     /* the current outer iteration */
+    sp_box bx;
 } sp_state;
 
 /* this thread's block of a per-thread scratch array (NULL for a dense store) */

@@ -20,7 +20,7 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
     L->project(n, y, u);
     /* upper bounds of ||u||^2_{K_m}: kernels of S from rho (K_m rho is exact there), the others
        from their reference points */
-    double *ub = S->ubv, *key = S->Dq;   /* Dq: free outside the line search */
+    double *ub = S->sc.ubv, *key = S->Dq;   /* Dq: free outside the line search */
     int nt = sp_threads(S, 3.0 * M * n);
     (void) nt;
     double umx, uxc2, rmx, rxc2;
@@ -34,8 +34,8 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
         const double *kr = S->Kr + (size_t) m * n;
         double rt = 0.0;
         for (int i = 0; i < n; i++) rt += kr[i];
-        mk_kref R = { S->rho, kr, S->K1 + (size_t) m * n, sp_sqrt0(mk_dot(n, S->rho, kr)), rmx,
-                      rxc2, rt, S->s1[m] * S->s1[m], S->sqL[m] };
+        mk_kref R = { S->rho, kr, S->sc.K1 + (size_t) m * n, sp_sqrt0(mk_dot(n, S->rho, kr)), rmx,
+                      rxc2, rt, S->sc.s1[m] * S->sc.s1[m], S->sc.sqL[m] };
         ub[m] = mk_kbound(n, u, umx, uxc2, &R);
     }
     for (int m = 0; m < M; m++) if (S->inS[m]) key[m] = ub[m];
@@ -85,7 +85,8 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
         if (batch < 64 * S->nt_max) batch *= 2;
     }
     S->nprod += nread;
-    if (S->o->verbose > 1) Rprintf("   dual: %d kernel sweeps (%d above C1 by the bound)\n", nread, cnt);
+    if (S->o->verbose > 1)
+        Rprintf("   dual: %d kernel sweeps (%d above C1 by the bound)\n", nread, cnt);
     double maxn = 0.0, dual;
     for (int m = 0; m < M; m++) if (sm[m] > maxn) maxn = sm[m];
     double kap = (C1 > 0.0 && maxn > C1) ? C1 / maxn : 1.0;
@@ -135,33 +136,33 @@ void sp_dual_gap(sp_state *S)
 void sp_svm_dual(sp_state *S)
 {
     int n = S->n, M = S->M;
-    if (!S->Kd) {
-        S->Kd = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
-        S->sva = (double *) R_alloc(3 * (size_t) n, sizeof(double));
-        S->svw = (double *) R_alloc(M, sizeof(double));
+    if (!S->sv.Kd) {
+        S->sv.Kd = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
+        S->sv.a = (double *) R_alloc(3 * (size_t) n, sizeof(double));
+        S->sv.w = (double *) R_alloc(M, sizeof(double));
     }
     int nk = 0;
     for (int m = 0; m < M; m++) {
-        S->svw[m] = S->anz[m] ? S->anorm[m] / S->sumnorm : 0.0;
+        S->sv.w[m] = S->anz[m] ? S->anorm[m] / S->sumnorm : 0.0;
         nk += S->anz[m] != 0;
     }
     if (nk == 0) return;
-    S->nsvm++;
-    mk_store_combine(S->st, S->svw, S->Kd);
+    S->sv.tried++;
+    mk_store_combine(S->st, S->sv.w, S->sv.Kd);
     S->nprod += nk;
-    double csvm = S->sumnorm / S->C1, *a = S->sva, *g = S->sva + n, *u = S->sva + 2 * (size_t) n;
+    double csvm = S->sumnorm / S->C1, *a = S->sv.a, *g = S->sv.a + n, *u = S->sv.a + 2 * (size_t) n;
     for (int i = 0; i < n; i++) {
         double t = S->y[i] * S->rho[i];
         a[i] = (t > 0.0 ? (t < 1.0 ? t : 1.0) : 0.0) * csvm;
     }
     mk_svm_result res;
-    mk_smo(S->Kd, n, S->y, csvm, SP_SVM_TOL, SP_SVM_ITER * n, a, g, &res);
+    mk_smo(S->sv.Kd, n, S->y, csvm, SP_SVM_TOL, SP_SVM_ITER * n, a, g, &res);
     for (int i = 0; i < n; i++) u[i] = S->y[i] * a[i] / csvm;
     double d0 = S->dual, ag0 = S->absgap, g0 = S->gap;
     sp_dual_gap_at(S, u);
     if (S->o->verbose)
         Rprintf("spicy      SVM dual point: %d SMO iterations, gap %.3e -> %.3e\n", res.iter, g0,
                 S->gap);
-    if (S->dual > d0) S->nsvm_won++;
+    if (S->dual > d0) S->sv.won++;
     else { S->dual = d0; S->absgap = ag0; S->gap = g0; }
 }

@@ -67,7 +67,7 @@ void sp_model_direction(sp_state *S)
 {
     int n = S->n;
     mk_symmat *A = &S->nm;
-    double *D = S->D, *w = S->mw;
+    double *D = S->D, *w = S->md.w;
     double *gl0 = w, *gl1 = w + n, *hl1 = w + 2 * (size_t) n, *hkd = w + 3 * (size_t) n,
         *hkp = w + 4 * (size_t) n, *gm = w + 5 * (size_t) n, *p = w + 6 * (size_t) n,
         *x = w + 7 * (size_t) n, *tmp = w + 8 * (size_t) n, *gl2 = w + 9 * (size_t) n,
@@ -96,7 +96,7 @@ void sp_model_direction(sp_state *S)
             A->fast = 0;
             for (int i = 0; i < n; i++) mk_symmat_set_diag(A, i, hd[i]);
             if (info != 0) break;
-            S->nmodel++;
+            S->md.rounds++;
         }
         mk_symmat_mv(A, p, hkp, nt, S->qt);
         for (int i = 0; i < n; i++) hkp[i] -= hl[i] * p[i];
@@ -160,7 +160,7 @@ static void sp_box_block_cols(const sp_state *S, const int *fi, int nf, int j0, 
     }
 }
 
-/* The free set of the step (bxi[0..bxnf-1]: the coordinates not held at a bound, where the
+/* The free set of the step (bx.idx[0..bx.nf-1]: the coordinates not held at a bound, where the
    gradient does not point out of the box) and the gradient's norm on it */
 double sp_box_free(sp_state *S)
 {
@@ -169,10 +169,10 @@ double sp_box_free(sp_state *S)
     for (int i = 0; i < S->n; i++) {
         double t = S->y[i] * S->rho[i], yg = S->y[i] * S->g[i];
         if ((t <= 0.0 && yg > 0.0) || (t >= 1.0 && yg < 0.0)) continue;
-        S->bxi[nf++] = i;
+        S->bx.idx[nf++] = i;
         s += S->g[i] * S->g[i];
     }
-    S->bxnf = nf;
+    S->bx.nf = nf;
     return sqrt(s);
 }
 
@@ -203,17 +203,17 @@ int sp_box_direction(sp_state *S)
     sp_tick(S, 1);
     sp_newton_coefs(S);
     /* the free set, from sp_box_free at this rho and gradient */
-    int nf = S->bxnf, *fi = S->bxi;
+    int nf = S->bx.nf, *fi = S->bx.idx;
     memset(D, 0, sizeof(double) * (size_t) n);
-    S->bxfree += nf;
+    S->bx.nfree += nf;
     if (nf == 0) { sp_tick(S, 2); return 0; }
-    if ((size_t) nf * nf > S->bxcap) {
+    if ((size_t) nf * nf > S->bx.cap) {
         /* the block grows with the largest free set so far (scratch until the fit returns) */
         size_t want = (size_t) nf * nf + (size_t) nf * nf / 2, full = (size_t) n * n;
-        S->bxcap = want < full ? want : full;
-        S->bxH = (double *) mk_alloc_huge(S->bxcap * sizeof(double));
+        S->bx.cap = want < full ? want : full;
+        S->bx.H = (double *) mk_alloc_huge(S->bx.cap * sizeof(double));
     }
-    double *Hb = S->bxH;
+    double *Hb = S->bx.H;
     int nt = sp_nm_threads(S, (double) S->na * nf * nf + (double) nf * n);
     (void) nt;
 #ifdef _OPENMP
@@ -231,7 +231,7 @@ int sp_box_direction(sp_state *S)
                                         S->gnorm / sqrt((double) n) : 1.0) + 1e-10 * dmax;
     sp_tick(S, 2);
     /* the primal-dual active set method on the box (Hintermueller, Ito and Kunisch 2002):
-       bxc[ii] = 0 free, -1 / 1 held at the lower / upper bound; the free coordinates are
+       bx.state[ii] = 0 free, -1 / 1 held at the lower / upper bound; the free coordinates are
        solved with the held ones at their bounds (CG on the free block, from the last
        solution), then coordinates carried out of the box are held and held ones whose
        multiplier (the model's gradient) points into the box are let go, until no set changes
@@ -239,8 +239,8 @@ int sp_box_direction(sp_state *S)
        if it lowers the model, else a projected diagonal Newton step. The block's products
        (sp_box_mv: whole columns against a vector with zeros off the free list) run on the
        solver's threads. */
-    int *st = S->bxc, *fr = S->bxs;
-    double *d = S->bxd, *cg = S->bxF;
+    int *st = S->bx.state, *fr = S->bx.open;
+    double *d = S->bx.d, *cg = S->bx.F;
     double *cr = cg, *cz = cg + nf, *cp = cg + 2 * (size_t) nf, *cq = cg + 3 * (size_t) nf,
         *dv = cg + 4 * (size_t) nf, *pf = cg + 5 * (size_t) nf, *hd = cg + 6 * (size_t) nf;
     int ntc = sp_nm_threads(S, (double) nf * nf);
@@ -305,8 +305,8 @@ int sp_box_direction(sp_state *S)
             change += ns != st[ii];
             st[ii] = ns;
         }
-        S->bxclip += change;
-        S->bxround++;
+        S->bx.nclip += change;
+        S->bx.nround++;
         if (change == 0) { settled = 1; break; }
     }
     for (int ii = 0; ii < nf; ii++) {
@@ -326,7 +326,7 @@ int sp_box_direction(sp_state *S)
         double gd = 0.0;
         for (int i = 0; i < n; i++) gd += g[i] * D[i];
         Rprintf("      box: nf %d ok %d settled %d gd %.3e ridge %.3e rounds %ld cg %d\n", nf, ok,
-                settled, gd, ridge, S->bxround, S->cgit);
+                settled, gd, ridge, S->bx.nround, S->cgit);
     }
     sp_tick(S, 3);
     if (!ok || !settled) {
@@ -335,11 +335,11 @@ int sp_box_direction(sp_state *S)
            unsettled loops cost 89 more Newton steps and ten times the CG iterations). rho is
            in the box and the slack variables are zero, a valid state of the slack path; this
            step keeps the box's direction if it descends, else takes the slack path's. */
-        S->bxfail++;
-        S->box = 0;
-        S->boxok = 0;
-        S->boxleft = S->itcur + 1;
-        if (S->o->verbose) Rprintf("spicy: the box is left at outer iteration %d\n", S->boxleft);
+        S->bx.nfail++;
+        S->bx.on = 0;
+        S->bx.ok = 0;
+        S->bx.left = S->itcur + 1;
+        if (S->o->verbose) Rprintf("spicy: the box is left at outer iteration %d\n", S->bx.left);
         if (!ok) return sp_direction(S);
     }
     return 0;
@@ -369,9 +369,9 @@ int sp_box_switch(sp_state *S)
         double t = y[i] * rho[i];
         if (t < 0.0) rho[i] = 0.0; else if (t > 1.0) rho[i] = y[i];
     }
-    S->box = 1;
+    S->bx.on = 1;
     S->warm = 1;
     sp_start(S);
-    S->gvalid = 0;
+    S->nc.valid = 0;
     return 1;
 }

@@ -133,7 +133,10 @@ static void logistic_cap(int n, const double *y, const double *rho, const double
     } else {
         for (int i = 0; i < n; i++) {
             double t = y[i] * rho[i], dt = y[i] * D[i];
-            if (dt > 0.0 && t + dt >= 1.0) { double cc = 0.995 * (1.0 - t) / dt; if (cc < c) c = cc; }
+            if (dt > 0.0 && t + dt >= 1.0) {
+                double cc = 0.995 * (1.0 - t) / dt;
+                if (cc < c) c = cc;
+            }
             if (dt < 0.0 && t + dt <= 0.0) { double cc = 0.995 * t / (-dt); if (cc < c) c = cc; }
         }
     }

@@ -174,8 +174,8 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
    (CG). cg: 0 Cholesky, 1 CG (mk_cg_solve) preconditioned by the diagonal and the free block B
    (coordinates with hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df
    (kmax = 0: none): the deflation directions, recorded by this solve and deflating it unless
-   Df->rec, which starts a new set. CG stops after cgmax iterations (and 2n) at the latest. Returns 0 on
-   success. */
+   Df->rec, which starts a new set. CG stops after cgmax iterations (and 2n) at the latest.
+   Returns 0 on success. */
 int sp_solve(const mk_symmat *A, int n, const double *g, double *d, double *work, int cg,
              int equil, double gnorm, int *cgit, mk_pcblock *B, const double *hl, int nt,
              double *qt, mk_defl *Df, int cgmax)
@@ -272,7 +272,7 @@ double sp_gradient(sp_state *S)
 static void sp_newton_matrix(sp_state *S)
 {
     S->nm.gb = S->gammab;
-    if (!S->G) {
+    if (!S->nc.G) {
         sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, &S->nm);
         return;
     }
@@ -280,16 +280,16 @@ static void sp_newton_matrix(sp_state *S)
     for (int m = 0, a = 0; m < S->M; m++) {
         double c = (a < S->na && S->act[a] == m) ? S->hc1[a++] : 0.0;
         tot += c;
-        drift += fabs(c - (S->gvalid ? S->gc1[m] : 0.0));
+        drift += fabs(c - (S->nc.valid ? S->nc.gc1[m] : 0.0));
     }
-    if (!S->gvalid || drift > SP_CACHE_DRIFT * tot) {
-        mk_symmat Gm = { S->n, S->G, NULL, NULL, 0.0, 0, NULL, NULL };
-        sp_hessian(S, S->na, S->act, S->hc1, S->zM, 0.0, S->zn, &Gm);
-        for (int m = 0; m < S->M; m++) S->gc1[m] = 0.0;
-        for (int a = 0; a < S->na; a++) S->gc1[S->act[a]] = S->hc1[a];
-        S->gvalid = 1; S->grefresh++;
+    if (!S->nc.valid || drift > SP_CACHE_DRIFT * tot) {
+        mk_symmat Gm = { S->n, S->nc.G, NULL, NULL, 0.0, 0, NULL, NULL };
+        sp_hessian(S, S->na, S->act, S->hc1, S->nc.zM, 0.0, S->nc.zn, &Gm);
+        for (int m = 0; m < S->M; m++) S->nc.gc1[m] = 0.0;
+        for (int a = 0; a < S->na; a++) S->nc.gc1[S->act[a]] = S->hc1[a];
+        S->nc.valid = 1; S->nc.rebuilds++;
     }
-    sp_hess_lowrank(S, S->G, S->na, S->act, S->hc2, S->gammab, S->hl, &S->nm);
+    sp_hess_lowrank(S, S->nc.G, S->na, S->act, S->hc2, S->gammab, S->hl, &S->nm);
 }
 
 /* The active kernels' Newton coefficients (hc1: of K_m, hc2: of the rank-one term w w') and
@@ -331,7 +331,7 @@ int sp_direction(sp_state *S)
                         &S->cgit, &S->fb, S->hl, S->use_cg ? sp_nm_threads(S, (double) n * n) : 1,
                         S->qt, &S->df, SP_CG_MAXIT);
     sp_tick(S, 3);
-    if (info == 0 && S->mw) {
+    if (info == 0 && S->md.w) {
         sp_model_direction(S);
         sp_tick(S, 8);
     }

@@ -12,11 +12,11 @@ void sp_set_ref_c(sp_state *S, int m, const double *v, double vm, double vc2)
     const double *kr = S->Kr + (size_t) m * n;
     double t = 0.0;
     for (int i = 0; i < n; i++) t += kr[i];
-    S->nref[m] = sp_sqrt0(mk_dot(n, v, kr));
-    S->rt[m] = t;
-    S->cfid[m] = -1;
-    S->rmean[m] = vm; S->rc2[m] = vc2;
-    memcpy(S->REF + (size_t) m * n, v, sizeof(double) * n);
+    S->sc.nref[m] = sp_sqrt0(mk_dot(n, v, kr));
+    S->sc.rt[m] = t;
+    S->sc.cfid[m] = -1;
+    S->sc.rmean[m] = vm; S->sc.rc2[m] = vc2;
+    memcpy(S->sc.REF + (size_t) m * n, v, sizeof(double) * n);
 }
 
 void sp_set_ref(sp_state *S, int m, const double *v)
@@ -30,8 +30,9 @@ void sp_set_ref(sp_state *S, int m, const double *v)
 static mk_kref sp_kref(const sp_state *S, int m)
 {
     size_t o = (size_t) m * S->n;
-    mk_kref R = { S->REF + o, S->Kr + o, S->K1 + o, S->nref[m], S->rmean[m], S->rc2[m],
-                  S->rt[m], S->s1[m] * S->s1[m], S->sqL[m] };
+    const sp_screening *c = &S->sc;
+    mk_kref R = { c->REF + o, S->Kr + o, c->K1 + o, c->nref[m], c->rmean[m], c->rc2[m], c->rt[m],
+                  c->s1[m] * c->s1[m], c->sqL[m] };
     return R;
 }
 
@@ -45,12 +46,12 @@ static double sp_bound(const sp_state *S, int m, const double *x, double mx, dou
 /* bound of kernel m (outside S) at rho + ce D0 from its segment dots (computed on first use) */
 static double sp_seg_bound(sp_state *S, int m, double ce, double mx, double xc2)
 {
-    double *cf = S->cf + 6 * (size_t) m;
+    double *cf = S->sc.cf + 6 * (size_t) m;
     mk_kref R = sp_kref(S, m);
-    if (S->cfid[m] != S->segid) {
+    if (S->sc.cfid[m] != S->sc.segid) {
         mk_kref_dots2(S->n, S->rho, S->D, &R, cf);
-        cf[3] = cf[3] / S->dsc; cf[4] = cf[4] / S->dsc; cf[5] = cf[5] / S->dsc;
-        S->cfid[m] = S->segid;
+        cf[3] = cf[3] / S->sc.dsc; cf[4] = cf[4] / S->sc.dsc; cf[5] = cf[5] / S->sc.dsc;
+        S->sc.cfid[m] = S->sc.segid;
     }
     return mk_kbound_dots(S->n, mx, xc2, cf[0] + ce * cf[3], cf[1] + ce * cf[4],
                           cf[2] + ce * cf[5], &R);
@@ -64,12 +65,12 @@ static double sp_seg_bound(sp_state *S, int m, double ce, double mx, double xc2)
    c >= 0: x = rho + c D, and the bounds come from the segment dots (O(1) per kernel). */
 int sp_bounds_all(sp_state *S, const double *x, double *ub, double lim, int reset, double c)
 {
-    double ce = c * S->dsc;
+    double ce = c * S->sc.dsc;
     int n = S->n, M = S->M;
     double mu = 0.0, ss = 0.0;
-    for (int i = 0; i < n; i++) mu += x[i] - S->xa[i];
+    for (int i = 0; i < n; i++) mu += x[i] - S->sc.xa[i];
     mu /= n;
-    for (int i = 0; i < n; i++) { double d = x[i] - S->xa[i] - mu; ss += d * d; }
+    for (int i = 0; i < n; i++) { double d = x[i] - S->sc.xa[i] - mu; ss += d * d; }
     double amu = fabs(mu), w = sqrt(ss), mx, xc2;
     mk_centred(n, x, &mx, &xc2);
     int nfull = 0, nover = 0;
@@ -80,7 +81,7 @@ int sp_bounds_all(sp_state *S, const double *x, double *ub, double lim, int rese
 #endif
     for (int m = 0; m < M; m++) {
         if (S->inS[m]) { ub[m] = 0.0; continue; }
-        double pre = S->ua[m] + amu * S->s1[m] + S->sqL[m] * w;
+        double pre = S->sc.ua[m] + amu * S->sc.s1[m] + S->sc.sqL[m] * w;
         if (pre * pre <= lim) { ub[m] = pre * pre; continue; }
         ub[m] = c >= 0.0 ? sp_seg_bound(S, m, ce, mx, xc2) : sp_bound(S, m, x, mx, xc2);
         nfull++;
@@ -91,13 +92,13 @@ int sp_bounds_all(sp_state *S, const double *x, double *ub, double lim, int rese
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
 #endif
         for (int m = 0; m < M; m++) {
-            if (S->inS[m]) { S->ua[m] = R_PosInf; continue; }
-            double pre = S->ua[m] + amu * S->s1[m] + S->sqL[m] * w;
+            if (S->inS[m]) { S->sc.ua[m] = R_PosInf; continue; }
+            double pre = S->sc.ua[m] + amu * S->sc.s1[m] + S->sc.sqL[m] * w;
             if (pre * pre <= lim)
                 ub[m] = c >= 0.0 ? sp_seg_bound(S, m, ce, mx, xc2) : sp_bound(S, m, x, mx, xc2);
-            S->ua[m] = sqrt(ub[m]);
+            S->sc.ua[m] = sqrt(ub[m]);
         }
-        memcpy(S->xa, x, sizeof(double) * n);
+        memcpy(S->sc.xa, x, sizeof(double) * n);
     }
     return nover;
 }
@@ -107,8 +108,8 @@ int sp_bounds_all(sp_state *S, const double *x, double *ub, double lim, int rese
 void sp_trust_region(sp_state *S)
 {
     int n = S->n, M = S->M;
-    S->segid++;   /* a new segment: rho or D changed */
-    S->dsc = 1.0;
+    S->sc.segid++;   /* a new segment: rho or D changed */
+    S->sc.dsc = 1.0;
     if (!(SP_BUDGET > 0.0) || !S->o->screen) return;
     double lim = S->C1 * S->C1 * (1.0 - SP_THR_EPS);
     int nS = 0;
@@ -116,11 +117,11 @@ void sp_trust_region(sp_state *S)
     double budget = SP_BUDGET * (nS > 16 ? nS : 16);
     for (int tr = 0; tr < 8; tr++) {
         for (int i = 0; i < n; i++) S->tmp[i] = S->rho[i] + S->D[i];
-        int nnew = sp_bounds_all(S, S->tmp, S->ubv, lim, 0, 1.0);
+        int nnew = sp_bounds_all(S, S->tmp, S->sc.ubv, lim, 0, 1.0);
         if (nnew <= budget) break;
         for (int i = 0; i < n; i++) S->D[i] *= 0.5;
         S->gd *= 0.5;
-        S->dsc *= 0.5;
+        S->sc.dsc *= 0.5;
     }
 }
 
@@ -141,7 +142,7 @@ void sp_screen(sp_state *S)
     double lim = S->C1 * S->C1 * (1.0 - SP_THR_EPS);
     int lazy = o->screen && o->lazy;
     int cnt = 0;
-    S->stepid++;
+    S->sc.stepid++;
     for (int i = 0; i < n; i++) S->tmp[i] = rho[i] + D[i];
     double tmx, txc2, rmx, rxc2;
     mk_centred(n, S->tmp, &tmx, &txc2);
@@ -158,11 +159,11 @@ void sp_screen(sp_state *S)
     for (int m = 0; m < M; m++) {
         if (S->inS[m]) {
             if (!S->anz[m]) {
-                if (lazy ? S->nref[m] * S->nref[m] <= lim :
+                if (lazy ? S->sc.nref[m] * S->sc.nref[m] <= lim :
                     (o->screen && sp_bound(S, m, S->tmp, tmx, txc2) <=
                      lim)) {
                     S->inS[m] = 0;
-                    S->stamp[m] = S->stepid;
+                    S->sc.stamp[m] = S->sc.stepid;
                     continue;
                 }
             }

@@ -24,7 +24,7 @@ void sp_start(sp_state *S)
         S->anz[m] = nz;
         S->inS[m] = 0;
         S->anorm[m] = 0.0;
-        S->stamp[m] = -1;
+        S->sc.stamp[m] = -1;
     }
     if (!S->warm) {
         /* balanced (sum(rho) = 0) and inside the loss's box: a feasible dual point, scaled
@@ -80,21 +80,22 @@ void sp_start(sp_state *S)
         /* from MK_TRI_MIN rows an on-the-fly kernel is computed on its upper triangle only */
         const double *Km = sp_kernel(S, m);
         if (ones)
-            mk_kernel_stats_tri(Km, n, rho, ones, kr, S->s1 + m, S->sqL + m, rs,
-                                S->K1 + (size_t) m * n);
+            mk_kernel_stats_tri(Km, n, rho, ones, kr, S->sc.s1 + m, S->sc.sqL + m, rs,
+                                S->sc.K1 + (size_t) m * n);
         else
-            mk_kernel_stats(Km, n, rho, kr, S->s1 + m, S->sqL + m, rs, S->K1 + (size_t) m * n);
-        S->nref[m] = sp_sqrt0(mk_dot(n, rho, kr));
+            mk_kernel_stats(Km, n, rho, kr, S->sc.s1 + m, S->sc.sqL + m, rs,
+                            S->sc.K1 + (size_t) m * n);
+        S->sc.nref[m] = sp_sqrt0(mk_dot(n, rho, kr));
     }
     S->nprod += M;
     if (!S->warm && C1 > 0.0) {
         /* scale the cold start so that only the strongest kernels are active */
         double maxn = 0.0;
-        for (int m = 0; m < M; m++) if (S->nref[m] > maxn) maxn = S->nref[m];
+        for (int m = 0; m < M; m++) if (S->sc.nref[m] > maxn) maxn = S->sc.nref[m];
         double kap = maxn > 0.0 ? SP_START_SCALE * C1 / maxn : 1.0;
         if (kap < 1.0) {
             for (int i = 0; i < n; i++) rho[i] *= kap;
-            for (int m = 0; m < M; m++) S->nref[m] *= kap;
+            for (int m = 0; m < M; m++) S->sc.nref[m] *= kap;
             for (int m = 0; m < M; m++) {
                 double *kr = S->Kr + (size_t) m * n;
                 for (int i = 0; i < n; i++) kr[i] *= kap;
@@ -103,17 +104,17 @@ void sp_start(sp_state *S)
     }
     for (int m = 0; m < M; m++) sp_set_ref(S, m, rho);
     /* the start is the first anchor of the screening bounds: every norm there is exact */
-    memcpy(S->xa, rho, sizeof(double) * n);
-    for (int m = 0; m < M; m++) S->ua[m] = S->nref[m];
+    memcpy(S->sc.xa, rho, sizeof(double) * n);
+    for (int m = 0; m < M; m++) S->sc.ua[m] = S->sc.nref[m];
     /* zero blocks that are active at rho0 join S (K_m rho0 is already in Kr) */
     for (int m = 0; m < M; m++)
-        if (!S->anz[m] && (S->nref[m] > C1 * (1.0 - SP_THR_EPS) || !S->o->screen)) S->inS[m] = 1;
+        if (!S->anz[m] && (S->sc.nref[m] > C1 * (1.0 - SP_THR_EPS) || !S->o->screen)) S->inS[m] = 1;
     sp_tick(S, 0);
 
     /* z (with the primal value at the start) and the slack variables consistent with it */
     sp_primal(S);
     if (!S->warm && L->aux_start) L->aux_start(n, y, S->z, S->aux);
-    if (S->box) {
+    if (S->bx.on) {
         /* the box holds rho itself: no slack multipliers */
         memset(S->aux, 0, 2 * sizeof(double) * (size_t) n);
     }
@@ -177,14 +178,14 @@ int sp_line_search(sp_state *S, double *cstep)
                 /* kernels outside S that may be active on [rho, rho + c D] (tmp is the end
                    point; at rho itself they are certified inactive) */
                 int cnew = 0;
-                sp_bounds_all(S, tmp, S->ubv, lim, 1, c);
+                sp_bounds_all(S, tmp, S->sc.ubv, lim, 1, c);
                 for (int m = 0; m < M; m++) {
                     if (S->inS[m]) continue;
-                    if (S->ubv[m] > lim) {
+                    if (S->sc.ubv[m] > lim) {
                         S->inS[m] = 1;
                         memset(S->Ka + (size_t) m * n, 0, sizeof(double) * n);
                         /* K_m rho is still exact if m left S in this Newton step */
-                        S->list[cnew] = m; S->flag[cnew] = S->stamp[m] == S->stepid ? 0 : 1;
+                        S->list[cnew] = m; S->flag[cnew] = S->sc.stamp[m] == S->sc.stepid ? 0 : 1;
                         cnew++;
                     }
                 }
@@ -202,7 +203,7 @@ int sp_line_search(sp_state *S, double *cstep)
                         int m = S->list[j];
                         const double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
                         sp_set_ref_c(S, m, rho, rmx, rxc2);
-                        S->r[m] = gamma * S->nref[m];
+                        S->r[m] = gamma * S->sc.nref[m];
                         Bq[m] = gamma * mk_dot(n, D, kr);
                         Dq[m] = mk_dot(n, D, kd);
                     }

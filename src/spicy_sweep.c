@@ -66,13 +66,13 @@ static int sp_nz(int n, const double *x, int *idx, double *v)
 }
 
 /* Kernel products for list[0..cnt-1]; flag[j] = 1: Kr and KD (fused), 0: KD only, 2: Kr only.
-   In the box (S->box) rho and D are sparse and the products are sums of their columns. */
+   In the box (S->bx.on) rho and D are sparse and the products are sums of their columns. */
 void sp_products(sp_state *S, int cnt, const double *rho, const double *D)
 {
     int n = S->n;
-    if (S->box && cnt > 0) {
-        S->nnzr = sp_nz(n, rho, S->nzr, S->vzr);
-        S->nnzd = sp_nz(n, D, S->nzd, S->vzd);
+    if (S->bx.on && cnt > 0) {
+        S->bx.nnzr = sp_nz(n, rho, S->bx.nzr, S->bx.vzr);
+        S->bx.nnzd = sp_nz(n, D, S->bx.nzd, S->bx.vzd);
     }
     int nt = cnt > 1 ? sp_threads(S, (double) cnt * n * n) : 1;
     (void) nt;
@@ -82,11 +82,11 @@ void sp_products(sp_state *S, int cnt, const double *rho, const double *D)
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
         double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
-        if (S->box) {
+        if (S->bx.on) {
             /* rho and D are sparse in the box: sums of columns */
             double *buf = sp_thread_buf(S->kbuf, S->scr);
-            if (S->flag[j] != 2) sp_cols_mv(S, m, S->nzd, S->vzd, S->nnzd, kd, buf);
-            if (S->flag[j] != 0) sp_cols_mv(S, m, S->nzr, S->vzr, S->nnzr, kr, buf);
+            if (S->flag[j] != 2) sp_cols_mv(S, m, S->bx.nzd, S->bx.vzd, S->bx.nnzd, kd, buf);
+            if (S->flag[j] != 0) sp_cols_mv(S, m, S->bx.nzr, S->bx.vzr, S->bx.nnzr, kr, buf);
             continue;
         }
         const double *Km = sp_kernel(S, m);
