@@ -218,119 +218,19 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
 {
     sp_state S;
     memset(&S, 0, sizeof(S));
-    int n = st->n, M = st->M;
-    size_t nM = (size_t) n * M;
+    int M = st->M;
     S.t0 = mk_time(); S.tq = S.t0;
-    S.st = st; S.n = n; S.M = M; S.y = y; S.L = &sp_losses[loss]; S.o = o;
+    S.st = st; S.n = st->n; S.M = M; S.y = y; S.L = &sp_losses[loss]; S.o = o;
     S.C1 = o->C1; S.C2 = o->C2; S.eps = o->eps;
     S.alpha = alpha; S.b = b; S.rho = rho; S.aux = aux; S.warm = warm;
     S.gamma = gam[0]; S.gammab = gam[1];
-    S.nt_max = mk_threads(o->nthreads);
-    S.scr = mk_store_scratch(st);
-    if (S.scr > 0) {
-        S.kbuf = (double *) R_alloc((size_t) S.nt_max * S.scr, sizeof(double));
-        S.hbuf = (double *) R_alloc((size_t) S.nt_max * 4 * S.scr, sizeof(double));
-    }
-    S.rsbuf = (double *) R_alloc((size_t) S.nt_max * n, sizeof(double));
-    S.inS = (int *) R_alloc(M, sizeof(int));
-    S.anz = (int *) R_alloc(M, sizeof(int));
-    S.list = (int *) R_alloc(M, sizeof(int));
-    S.flag = (int *) R_alloc(M, sizeof(int));
-    S.sc.stamp = (int *) R_alloc(M, sizeof(int));
-    S.act = (int *) R_alloc(M, sizeof(int));
-    /* n x M arrays: huge pages where the system gives them (first touch, see mk_alloc_huge) */
-    S.Ka = (double *) mk_alloc_huge(nM * sizeof(double));
-    S.Kr = (double *) mk_alloc_huge(nM * sizeof(double));
-    S.KD = (double *) mk_alloc_huge(nM * sizeof(double));
-    S.sc.REF = (double *) mk_alloc_huge(nM * sizeof(double));
-    S.sc.nref = (double *) R_alloc(M, sizeof(double));
-    S.sc.rmean = (double *) R_alloc(M, sizeof(double));
-    S.sc.rc2 = (double *) R_alloc(M, sizeof(double));
-    S.sc.rt = (double *) R_alloc(M, sizeof(double));
-    S.sc.K1 = (double *) mk_alloc_huge(nM * sizeof(double));
-    S.sc.sqL = (double *) R_alloc(M, sizeof(double));
-    S.sc.s1 = (double *) R_alloc(M, sizeof(double));
-    S.anorm = (double *) R_alloc(M, sizeof(double));
-    S.r = (double *) R_alloc(M, sizeof(double));
-    S.sm = (double *) R_alloc(M, sizeof(double));
-    S.Bq = (double *) R_alloc(M, sizeof(double));
-    S.Dq = (double *) R_alloc(M, sizeof(double));
-    S.sc.ubv = (double *) R_alloc(M, sizeof(double));
-    S.sc.ua = (double *) R_alloc(M, sizeof(double));
-    S.sc.cf = (double *) R_alloc(6 * (size_t) M, sizeof(double));
-    S.sc.cfid = (int *) R_alloc(M, sizeof(int));
-    S.sc.segid = 0; S.sc.dsc = 1.0;
-    S.sc.xa = (double *) R_alloc(n, sizeof(double));
-    S.hc1 = (double *) R_alloc(M, sizeof(double));
-    S.hc2 = (double *) R_alloc(M, sizeof(double));
-    S.use_cg = o->cg < 0 ? (n >= o->cg_threshold) : o->cg;
-    /* the Newton matrix: in single precision with the CG solve from MK_TRI_MIN rows (its CG
-       products read half the bytes; the exact gradient and line search keep the iterates'
-       accuracy), else H in double */
-    memset(&S.nm, 0, sizeof(S.nm));
-    S.nm.n = n;
-    if (o->single && S.use_cg && n >= MK_TRI_MIN) {
-        S.nm.P = (float *) mk_alloc_huge((size_t) n * (n + 1) / 2 * sizeof(float));
-        S.nm.dg = (double *) R_alloc(n, sizeof(double));
-        S.nm.xf = (float *) R_alloc(n, sizeof(float));
-        S.nm.yf = (float *) R_alloc((size_t) S.nt_max * n, sizeof(float));
-        S.hpan = (double *) R_alloc((size_t) S.nt_max * SP_PANEL * n, sizeof(double));
-    } else {
-        S.H = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
-        S.hpan = NULL;
-    }
-    S.nm.H = S.H;
-    /* the Newton matrix cache: one more n x n matrix */
-    if (o->cache > 0 || (o->cache < 0 && S.use_cg)) {
-        S.nc.G = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
-        S.nc.gc1 = (double *) R_alloc(M, sizeof(double));
-        S.nc.zn = (double *) R_alloc(n, sizeof(double));
-        S.nc.zM = (double *) R_alloc(M, sizeof(double));
-        memset(S.nc.zn, 0, sizeof(double) * (size_t) n);
-        memset(S.nc.zM, 0, sizeof(double) * (size_t) M);
-    }
-    /* Cholesky needs a copy of H to factor; CG only vectors, and the free block */
-    int fcap = 0;
-    if (S.use_cg) {
-        double cap = cbrt(6.0 * SP_BLOCK_KAPPA * (double) n * (double) n);
-        if (cap < SP_BLOCK_MIN) cap = SP_BLOCK_MIN;
-        fcap = cap < n ? (int) cap : n;
-    }
-    mk_pcblock_init(&S.fb, fcap);
-    /* the model direction: hinge-type losses with the CG solve */
-    if (S.use_cg && S.L->pieces && o->model_rounds > 0)
-        S.md.w = (double *) R_alloc(12 * (size_t) n, sizeof(double));
-    /* ... whose CG solves are deflated by up to cg_deflate directions */
-    memset(&S.df, 0, sizeof(S.df));
-    if (S.md.w && o->deflate > 0) mk_defl_alloc(&S.df, n, o->deflate < n ? o->deflate : n);
-    S.work = (double *) R_alloc((S.use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
-                                sizeof(double));
-    S.qt = S.use_cg ? (double *) R_alloc((size_t) S.nt_max * n, sizeof(double)) : NULL;
-    S.g = (double *) R_alloc(n, sizeof(double));
-    S.hl = (double *) R_alloc(n, sizeof(double));
-    S.D = (double *) R_alloc(n, sizeof(double));
-    S.tmp = (double *) R_alloc(n, sizeof(double));
-    S.z = (double *) R_alloc(n, sizeof(double));
-    S.u = (double *) R_alloc(n, sizeof(double));
-    S.primal = S.dual = S.gap = NA_REAL;
-    /* the box (sp_box_direction): hinge with the CG solve and the model direction */
-    S.bx.on = S.bx.from = S.bx.left = S.itcur = 0;
-    S.bx.ok = o->box_fraction > 0.0 && S.L == &sp_losses[MK_LOSS_HINGE] && S.md.w != NULL;
+    sp_sweep_alloc(&S);
+    sp_screen_alloc(&S);
+    sp_step_alloc(&S);
+    sp_gap_alloc(&S);
+    sp_newton_alloc(&S);
+    sp_hinge_alloc(&S);
     int boxable = S.bx.ok;
-    S.bx.nclip = S.bx.nfree = S.bx.nfail = S.bx.nround = 0;
-    S.bx.cap = 0;
-    S.bx.H = NULL;
-    if (S.bx.ok) {
-        S.bx.idx = (int *) R_alloc(n, sizeof(int));
-        S.bx.state = (int *) R_alloc(n, sizeof(int));
-        S.bx.open = (int *) R_alloc(n, sizeof(int));
-        S.bx.nzr = (int *) R_alloc(n, sizeof(int));
-        S.bx.nzd = (int *) R_alloc(n, sizeof(int));
-        S.bx.vzr = (double *) R_alloc(n, sizeof(double));
-        S.bx.vzd = (double *) R_alloc(n, sizeof(double));
-        S.bx.d = (double *) R_alloc(n, sizeof(double));
-        S.bx.F = (double *) R_alloc(7 * (size_t) n, sizeof(double));
-    }
 
     int it;
     int status = sp_run(&S, hist, &it);

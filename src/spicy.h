@@ -324,6 +324,8 @@ static inline double sp_sqrt0(double q)
 /* the loss table (spicy_loss.c), one entry per loss code */
 extern const sp_loss sp_losses[MK_NLOSS];
 
+/* Each file's *_alloc: the scratch of its phase (R_alloc), called once by sp_fit. */
+
 /* spicy_sweep.c: threads, timers and kernel sweeps over the store */
 void sp_tick(sp_state *S, int j);
 int sp_threads(const sp_state *S, double work);
@@ -331,6 +333,7 @@ int sp_nm_threads(const sp_state *S, double work);
 const double *sp_kernel(const sp_state *S, int m);
 void sp_products(sp_state *S, int cnt, const double *rho, const double *D);
 void sp_norms(sp_state *S);
+void sp_sweep_alloc(sp_state *S);
 
 /* spicy_screen.c: screening bounds, the working set S, the trust region on it */
 void sp_set_ref_c(sp_state *S, int m, const double *v, double vm, double vc2);
@@ -338,6 +341,7 @@ void sp_set_ref(sp_state *S, int m, const double *v);
 int sp_bounds_all(sp_state *S, const double *x, double *ub, double lim, int reset, double c);
 void sp_trust_region(sp_state *S);
 void sp_screen(sp_state *S);
+void sp_screen_alloc(sp_state *S);
 
 /* spicy_newton.c: gradient, Newton matrix and solve, the Newton direction */
 int sp_solve(const mk_symmat *A, int n, const double *g, double *d, double *work, int cg,
@@ -346,6 +350,7 @@ int sp_solve(const mk_symmat *A, int n, const double *g, double *d, double *work
 double sp_gradient(sp_state *S);
 void sp_newton_coefs(sp_state *S);
 int sp_direction(sp_state *S);
+void sp_newton_alloc(sp_state *S);
 
 /* spicy_hinge.c: the hinge's model direction and box direction, the switch to the box */
 void sp_model_direction(sp_state *S);
@@ -353,6 +358,7 @@ void sp_box_snap(sp_state *S);
 double sp_box_free(sp_state *S);
 int sp_box_direction(sp_state *S);
 int sp_box_switch(sp_state *S);
+void sp_hinge_alloc(sp_state *S);
 
 /* spicy_step.c: start, step cap, line search, accepted step, proximal update */
 void sp_start(sp_state *S);
@@ -360,9 +366,11 @@ int sp_step_cap(sp_state *S);
 int sp_line_search(sp_state *S, double *cstep);
 void sp_accept(sp_state *S, double c);
 void sp_prox_update(sp_state *S);
+void sp_step_alloc(sp_state *S);
 
 /* spicy_gap.c: dual value and duality gap, the SVM dual point */
 void sp_dual_gap(sp_state *S);
 void sp_svm_dual(sp_state *S);
+void sp_gap_alloc(sp_state *S);
 
 #endif

@@ -166,3 +166,10 @@ void sp_svm_dual(sp_state *S)
     if (S->dual > d0) S->sv.won++;
     else { S->dual = d0; S->absgap = ag0; S->gap = g0; }
 }
+
+/* The dual point's norms (the SVM dual point allocates its own on first use) */
+void sp_gap_alloc(sp_state *S)
+{
+    S->sm = (double *) R_alloc(S->M, sizeof(double));
+    S->primal = S->dual = S->gap = NA_REAL;
+}

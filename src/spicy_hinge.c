@@ -375,3 +375,28 @@ int sp_box_switch(sp_state *S)
     S->nc.valid = 0;
     return 1;
 }
+
+/* The model direction (hinge-type losses with the CG solve), the deflation of its CG solves by
+   up to cg_deflate directions, and the box (the hinge with the model direction). Call after
+   sp_newton_alloc (use_cg). */
+void sp_hinge_alloc(sp_state *S)
+{
+    int n = S->n;
+    const sp_opts *o = S->o;
+    if (S->use_cg && S->L->pieces && o->model_rounds > 0)
+        S->md.w = (double *) R_alloc(12 * (size_t) n, sizeof(double));
+    if (S->md.w && o->deflate > 0) mk_defl_alloc(&S->df, n, o->deflate < n ? o->deflate : n);
+    sp_box *B = &S->bx;
+    memset(B, 0, sizeof(*B));
+    B->ok = o->box_fraction > 0.0 && S->L == &sp_losses[MK_LOSS_HINGE] && S->md.w != NULL;
+    if (!B->ok) return;
+    B->idx = (int *) R_alloc(n, sizeof(int));
+    B->state = (int *) R_alloc(n, sizeof(int));
+    B->open = (int *) R_alloc(n, sizeof(int));
+    B->nzr = (int *) R_alloc(n, sizeof(int));
+    B->nzd = (int *) R_alloc(n, sizeof(int));
+    B->vzr = (double *) R_alloc(n, sizeof(double));
+    B->vzd = (double *) R_alloc(n, sizeof(double));
+    B->d = (double *) R_alloc(n, sizeof(double));
+    B->F = (double *) R_alloc(7 * (size_t) n, sizeof(double));
+}

@@ -337,3 +337,53 @@ int sp_direction(sp_state *S)
     }
     return info;
 }
+
+/* The Newton system: its coefficients, the matrix (single precision with the CG solve from
+   MK_TRI_MIN rows: its CG products read half the bytes, while the exact gradient and line search
+   keep the iterates' accuracy; else H in double), the cache of its kernel part, the solve's
+   preconditioner and vectors (Cholesky needs a copy of H to factor; CG only vectors). */
+void sp_newton_alloc(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    const sp_opts *o = S->o;
+    S->act = (int *) R_alloc(M, sizeof(int));
+    S->hc1 = (double *) R_alloc(M, sizeof(double));
+    S->hc2 = (double *) R_alloc(M, sizeof(double));
+    S->use_cg = o->cg < 0 ? (n >= o->cg_threshold) : o->cg;
+    memset(&S->nm, 0, sizeof(S->nm));
+    S->nm.n = n;
+    if (o->single && S->use_cg && n >= MK_TRI_MIN) {
+        S->nm.P = (float *) mk_alloc_huge((size_t) n * (n + 1) / 2 * sizeof(float));
+        S->nm.dg = (double *) R_alloc(n, sizeof(double));
+        S->nm.xf = (float *) R_alloc(n, sizeof(float));
+        S->nm.yf = (float *) R_alloc((size_t) S->nt_max * n, sizeof(float));
+        S->hpan = (double *) R_alloc((size_t) S->nt_max * SP_PANEL * n, sizeof(double));
+    } else {
+        S->H = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
+        S->hpan = NULL;
+    }
+    S->nm.H = S->H;
+    /* the cache: one more n x n matrix */
+    if (o->cache > 0 || (o->cache < 0 && S->use_cg)) {
+        S->nc.G = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
+        S->nc.gc1 = (double *) R_alloc(M, sizeof(double));
+        S->nc.zn = (double *) R_alloc(n, sizeof(double));
+        S->nc.zM = (double *) R_alloc(M, sizeof(double));
+        memset(S->nc.zn, 0, sizeof(double) * (size_t) n);
+        memset(S->nc.zM, 0, sizeof(double) * (size_t) M);
+    }
+    int fcap = 0;
+    if (S->use_cg) {
+        double cap = cbrt(6.0 * SP_BLOCK_KAPPA * (double) n * (double) n);
+        if (cap < SP_BLOCK_MIN) cap = SP_BLOCK_MIN;
+        fcap = cap < n ? (int) cap : n;
+    }
+    mk_pcblock_init(&S->fb, fcap);
+    memset(&S->df, 0, sizeof(S->df));   /* no deflation unless sp_hinge_alloc sets it up */
+    S->work = (double *) R_alloc((S->use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
+                                 sizeof(double));
+    S->qt = S->use_cg ? (double *) R_alloc((size_t) S->nt_max * n, sizeof(double)) : NULL;
+    S->g = (double *) R_alloc(n, sizeof(double));
+    S->hl = (double *) R_alloc(n, sizeof(double));
+    S->D = (double *) R_alloc(n, sizeof(double));
+}

@@ -183,3 +183,27 @@ void sp_screen(sp_state *S)
     sp_norms(S);
     S->cnt = cnt;
 }
+
+/* The reference points, bound constants, anchor and segment dots of every kernel */
+void sp_screen_alloc(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    size_t nM = (size_t) n * M;
+    sp_screening *c = &S->sc;
+    c->stamp = (int *) R_alloc(M, sizeof(int));
+    c->REF = (double *) mk_alloc_huge(nM * sizeof(double));
+    c->K1 = (double *) mk_alloc_huge(nM * sizeof(double));
+    c->nref = (double *) R_alloc(M, sizeof(double));
+    c->rmean = (double *) R_alloc(M, sizeof(double));
+    c->rc2 = (double *) R_alloc(M, sizeof(double));
+    c->rt = (double *) R_alloc(M, sizeof(double));
+    c->sqL = (double *) R_alloc(M, sizeof(double));
+    c->s1 = (double *) R_alloc(M, sizeof(double));
+    c->ubv = (double *) R_alloc(M, sizeof(double));
+    c->ua = (double *) R_alloc(M, sizeof(double));
+    c->cf = (double *) R_alloc(6 * (size_t) M, sizeof(double));
+    c->cfid = (int *) R_alloc(M, sizeof(int));
+    c->segid = 0;
+    c->dsc = 1.0;
+    c->xa = (double *) R_alloc(n, sizeof(double));
+}

@@ -299,3 +299,14 @@ static void sp_primal(sp_state *S)
     S->nactive = nactive;
     S->sumnorm = sumnorm;
 }
+
+/* The line search's coefficients and the step's vectors */
+void sp_step_alloc(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    S->Bq = (double *) R_alloc(M, sizeof(double));
+    S->Dq = (double *) R_alloc(M, sizeof(double));
+    S->tmp = (double *) R_alloc(n, sizeof(double));
+    S->z = (double *) R_alloc(n, sizeof(double));
+    S->u = (double *) R_alloc(n, sizeof(double));
+}

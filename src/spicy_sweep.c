@@ -116,3 +116,27 @@ void sp_norms(sp_state *S)
         S->r[m] = r2 > 0.0 ? sqrt(r2) : 0.0;
     }
 }
+
+/* Threads, kernel scratch, and the per-kernel products and norms of the working set */
+void sp_sweep_alloc(sp_state *S)
+{
+    int n = S->n, M = S->M;
+    size_t nM = (size_t) n * M;
+    S->nt_max = mk_threads(S->o->nthreads);
+    S->scr = mk_store_scratch(S->st);
+    if (S->scr > 0) {
+        S->kbuf = (double *) R_alloc((size_t) S->nt_max * S->scr, sizeof(double));
+        S->hbuf = (double *) R_alloc((size_t) S->nt_max * 4 * S->scr, sizeof(double));
+    }
+    S->rsbuf = (double *) R_alloc((size_t) S->nt_max * n, sizeof(double));
+    S->inS = (int *) R_alloc(M, sizeof(int));
+    S->anz = (int *) R_alloc(M, sizeof(int));
+    S->list = (int *) R_alloc(M, sizeof(int));
+    S->flag = (int *) R_alloc(M, sizeof(int));
+    /* n x M arrays: huge pages where the system gives them (first touch, see mk_alloc_huge) */
+    S->Ka = (double *) mk_alloc_huge(nM * sizeof(double));
+    S->Kr = (double *) mk_alloc_huge(nM * sizeof(double));
+    S->KD = (double *) mk_alloc_huge(nM * sizeof(double));
+    S->anorm = (double *) R_alloc(M, sizeof(double));
+    S->r = (double *) R_alloc(M, sizeof(double));
+}
