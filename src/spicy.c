@@ -41,9 +41,8 @@ static void sp_trace(const sp_state *S, int k, double c)
    sqrt(n) with the absolute gap P - D of the last outer iteration (or of the starting
    point). The certificate is exact whatever the inner accuracy,
    and an inner problem far from the optimum need not be solved to 1e-6: the outer iteration
-   moves its solution anyway (inexact proximal point). A loop that stopped before its first step
-   would spend an outer iteration on the same rho (ringnorm N = 2000, C = 0.5: 27 -> 30 Newton
-   steps, against 25 with one step at least). */
+   moves its solution anyway (inexact proximal point). The first step keeps the tight tolerance:
+   a loop that stopped before it would spend an outer iteration on the same rho. */
 static double sp_inner_tol(const sp_state *S, int k)
 {
     double rn = sqrt((double) S->n), t = S->itol * rn;
@@ -97,9 +96,8 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
     int status = 1, it;
     sp_start(S);
     S->gam_s = S->gamma < SP_GS_MAX ? S->gamma : SP_GS_MAX;
-    /* hinge with the CG solve: softer slack walls than the kernels' gamma (at n = 2000 the
-       stiff walls cut the Newton steps; below cg_threshold the Cholesky Newton copes, and
-       with many kernels softer walls let rho wander out of the box and wake more kernels) */
+    /* hinge with the CG solve: softer slack walls than the kernels' gamma (stiff walls cut
+       the Newton steps at large n; the Cholesky Newton below cg_threshold copes with them) */
     S->slack = (S->L->pieces && S->use_cg) ? o->slack_ratio : 1.0;
     S->irel = o->inner_rel;
     S->absgap = 0.0;
@@ -161,10 +159,7 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
            without a Newton step that did not reduce the gap therefore tightens itol tenfold
            (down to SP_ITOL_FLOOR inner_tol), and steps gamma and gamma_b back by gamma_mult,
            keeping them below that (at most SP_BACKOFF_MAX times a fit: a tighter tolerance may
-           be out of reach at gamma = 1e8). Hinge, n = 300, 10 kernels, C1 = 10, tol 1e-8, CG:
-           the gap rose from 1.8e-8 to 1.4e-7 at gamma = 1e8 and the fit ran to maxiter (500);
-           either change alone left it there (inner loops at their limit at 1e8; or the gap
-           drifting up at 1e6); both converge in 10 outer iterations. */
+           be out of reach at gamma = 1e8). Both changes are needed (inst/notes/NOTES-spicy.md). */
         if (nnewton == 0 && inner_ok && !(S->gap < gap_prev)) {
             if (S->itol * 0.1 >= SP_ITOL_FLOOR * o->inner_tol) S->itol *= 0.1;
             if (S->nbackoff < SP_BACKOFF_MAX && o->gamma_mult > 1.0) {
@@ -180,8 +175,7 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
         gap_prev = S->gap;
         /* The proximal parameters grow only after an inner problem that was solved: the
            proximal iteration converges at any fixed gamma, and a larger gamma makes the next
-           inner problem harder (hinge at n = 2000, C = 0.5: inner loops at the iteration limit
-           from gamma = 1e4 on, the gap oscillating for six more outer iterations). At most
+           inner problem harder. At most
            SP_HOLD_MAX times in a row: inner problems that stay unsolved at a fixed gamma (an
            inner iteration limit far too small) must not stop the schedule */
         S->nhold = unsolved ? S->nhold + 1 : 0;

@@ -114,10 +114,9 @@
 #define SP_FLOOR (64.0 * DBL_EPSILON) /* rounding allowance of the line search, relative to
                                |phi|: steps whose decrease phi cannot resolve are accepted */
 #define SP_BLOCK_KAPPA 1.0  /* CG preconditioner: the free block is factored when nf^3 / 3 <=
-                               kappa 2 n^2 flops, about ten products with H: R's reference dpotrf
-                               runs at 2.3-2.8 GFlop/s here, a product with H (upper triangle,
-                               two threads) at about 20 */
-#define SP_BLOCK_MIN 200    /* ... and always up to this size (a factor takes about 1 ms) */
+                               kappa 2 n^2 flops, about ten products with H (the factorisation
+                               runs at about a tenth of a product's speed; see the notes) */
+#define SP_BLOCK_MIN 200    /* ... and always up to this size (a small factor is cheap) */
 #define SP_SVM_GAP 2.0      /* hinge: an SVM dual point is tried when tol < gap <= this x tol */
 #define SP_SVM_TOL 1e-3     /* ... its SMO tolerance (any feasible point certifies) */
 #define SP_SVM_ITER 20      /* ... and at most this many SMO iterations per observation */
@@ -131,11 +130,8 @@
 #define SP_BOX_CGMAX 200   /* box: CG iterations of a round */
 #define SP_BOX_CGTOL 1e-4  /* box: ... relative to |g| on the free set */
 /* Products with the Newton matrix (CG solves and model rounds), and forming it, run on the
-   solver's threads from SP_CG_PAR_MIN rows, below MK_PAR_WORK too: a product is short (0.1-0.3
-   ms at n = 700-1000) but an OpenMP region costs microseconds, and the threads split the packed
-   triangle. Ringnorm, 20 kernels (Fig. 4's draw), CG and model time of the fit on two threads
-   against one: n = 700 -19%, n = 1000 -25%; n = 500 (the double triangle, 1 MB) no gain (0.026
-   against 0.025 s). */
+   solver's threads from SP_CG_PAR_MIN rows, below MK_PAR_WORK too: a product is short but an
+   OpenMP region costs only microseconds (measurements: inst/notes/NOTES-spicy.md). */
 #define SP_CG_PAR_MIN 600
 #define SP_PANEL 48        /* Newton matrix: columns per cache-resident panel (sp_hess_cols) */
 

@@ -129,9 +129,8 @@ void sp_dual_gap(sp_state *S)
    that SVM's y a / C_svm), by SMO warm-started from the projected rho; u = y a / C_svm lies in
    the box with sum(u) = 0 whatever the SMO accuracy, and sp_dual_gap_at scales it into the
    C1-balls. The better of the two dual values is kept. The projected rho loses most where a few
-   active kernels overshoot their C1-ball: bench-spicy's seed-1 data (ringnorm N = 2000, 20
-   kernels, C = 0.5), after four outer iterations, gap 1.06e-2 -> 4.0e-3 (tol 0.01), which saves
-   the fifth outer iteration. Cost: the combined kernel (mk_store_combine: a pass over the active
+   active kernels overshoot their C1-ball (an outer iteration saved: inst/notes/NOTES-spicy.md).
+   Cost: the combined kernel (mk_store_combine: a pass over the active
    kernels into an n x n matrix, allocated on first use) and the SMO. */
 void sp_svm_dual(sp_state *S)
 {

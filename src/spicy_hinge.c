@@ -6,28 +6,21 @@
 
 /* Hinge with the CG solve: the Newton direction D minimises the quadratic model of phi with the
    loss curvature of the slack pieces at rho. Coordinates between the kinks have only the kernels'
-   curvature, so D moves many of them across a kink, where the slack term adds curvature gamma:
-   along such a D phi rose like c^2 with thousands of times the predicted curvature, and the line
-   search cut the steps to 1/8-1/64 (N = 2000, C = 0.5: 344 Newton steps, 60-80 coordinates
-   crossing a kink at c = 1 while the kernel part matched its quadratic model to 1%). The model
+   curvature, so D moves many of them across a kink, where the slack term adds curvature gamma,
+   and the line search cuts such steps short. The model
      m(d) = phi_L(rho + d) - phi_L(rho) + (g - gL)'d + d'H_K d / 2,
    H_K = H - diag(hl) (kernels, low rank, gamma_b 11'), keeps the loss part phi_L exact. D is
    refined on it by rounds of an active-set (semismooth) Newton method: the exact minimum of m
    along the current direction (from d = 0 along the Newton direction first), then the pieces at
    the new point and a CG solve of (H_K + diag(their curvature)) delta = -grad m. m decreases in
    every round, so the result is a descent direction of phi (m(d) < 0 gives g'd < 0: the other
-   terms are >= 0). The rounds stop when no piece changes at a full step, when grad m is below 1e-3
-   |g|, or after model_rounds rounds. A round costs a CG solve and one product with H, no
+   terms are >= 0). The rounds stop when no piece changes at a full step, when grad m is below
+   1e-3 |g|, or after model_rounds rounds. A round costs a CG solve and one product with H, no
    kernel reads; its CG solve is deflated by the search directions of the step's earlier solves
-   (mk_defl: ringnorm N = 2000, seed 1, C = 0.005 / 0.05 / 0.5: 1881 / 1367 / 2466 -> 1345 /
-   806 / 1246 CG iterations in all, the same Newton steps) and truncated at SP_ROUND_MAXIT
-   iterations: any CG iterate lowers the quadratic part, so a truncated round still descends.
-   With the single-precision Newton matrix the rounds' CG products are also done in
-   single-precision arithmetic (mk_symmat.fast; the growth benchmark's 15 fits at N = 2000, medians
-   of five alternating runs: 7.47 -> 7.25 s in all, C = 0.5 2.39 -> 2.27 s, the same Newton
-   steps, objectives within 1.3e-5 at gap 0.01). The Newton direction's solve keeps double
-   arithmetic: in float its own CG iterations rose by 19-33% (two draws, N = 1000 and 2000),
-   which took most of the gain, while the rounds' counts stayed within 2%. */
+   (mk_defl) and truncated at SP_ROUND_MAXIT iterations: any CG iterate lowers the quadratic
+   part, so a truncated round still descends. With the single-precision Newton matrix the
+   rounds' CG products are also done in single-precision arithmetic (mk_symmat.fast); the Newton
+   direction's own solve keeps double arithmetic. Measurements: inst/notes/NOTES-spicy.md. */
 
 /* slope of m along dd at x + t dd (x = rho + d): h = a + t b + sum_i dd_i (gL_i(x + t dd) -
    gL_i(x)); *dh its derivative. gl1: gL at x; tmp, gl2, hh: n scratch */
@@ -194,21 +187,13 @@ static void sp_box_mv(const double *Hb, int nf, const int *rows, int nr, const d
     }
 }
 
-int sp_box_direction(sp_state *S)
+/* The free block H_II of the step (grown to the largest free set so far; scratch until the fit
+   returns) from the columns of the free coordinates; returns the ridge added to it */
+static double sp_box_block(sp_state *S, int nf, const int *fi)
 {
     int n = S->n;
-    const double *y = S->y, *rho = S->rho, *g = S->g;
-    double *D = S->D;
     double gamma = S->gamma;
-    sp_tick(S, 1);
-    sp_newton_coefs(S);
-    /* the free set, from sp_box_free at this rho and gradient */
-    int nf = S->bx.nf, *fi = S->bx.idx;
-    memset(D, 0, sizeof(double) * (size_t) n);
-    S->bx.nfree += nf;
-    if (nf == 0) { sp_tick(S, 2); return 0; }
     if ((size_t) nf * nf > S->bx.cap) {
-        /* the block grows with the largest free set so far (scratch until the fit returns) */
         size_t want = (size_t) nf * nf + (size_t) nf * nf / 2, full = (size_t) n * n;
         S->bx.cap = want < full ? want : full;
         S->bx.H = (double *) mk_alloc_huge(S->bx.cap * sizeof(double));
@@ -230,22 +215,27 @@ int sp_box_direction(sp_state *S)
     double ridge = SP_BOX_LM * gamma * (S->gnorm / sqrt((double) n) < 1.0 ?
                                         S->gnorm / sqrt((double) n) : 1.0) + 1e-10 * dmax;
     sp_tick(S, 2);
-    /* the primal-dual active set method on the box (Hintermueller, Ito and Kunisch 2002):
-       bx.state[ii] = 0 free, -1 / 1 held at the lower / upper bound; the free coordinates are
-       solved with the held ones at their bounds (CG on the free block, from the last
-       solution), then coordinates carried out of the box are held and held ones whose
-       multiplier (the model's gradient) points into the box are let go, until no set changes
-       (at most SP_BOX_MAXIT rounds). The last solution clipped into the box is the direction
-       if it lowers the model, else a projected diagonal Newton step. The block's products
-       (sp_box_mv: whole columns against a vector with zeros off the free list) run on the
-       solver's threads. */
+    return ridge;
+}
+
+/* The primal-dual active set method on the box (Hintermueller, Ito and Kunisch 2002) for the
+   Newton model on the free set: bx.state[ii] = 0 free, -1 / 1 held at the lower / upper bound;
+   the free coordinates are solved with the held ones at their bounds (CG on the free block, from
+   the last solution), then coordinates carried out of the box are held and held ones whose
+   multiplier (the model's gradient) points into the box are let go, until no set changes (at
+   most SP_BOX_MAXIT rounds). The block's products (sp_box_mv: whole columns against a vector
+   with zeros off the free list) run on the solver's threads. The solution goes to bx.d;
+   returns 1 when the sets settled. */
+static int sp_box_active_set(sp_state *S, int nf, const int *fi, double ridge)
+{
+    const double *y = S->y, *rho = S->rho, *g = S->g, *Hb = S->bx.H;
     int *st = S->bx.state, *fr = S->bx.open;
     double *d = S->bx.d, *cg = S->bx.F;
     double *cr = cg, *cz = cg + nf, *cp = cg + 2 * (size_t) nf, *cq = cg + 3 * (size_t) nf,
-        *dv = cg + 4 * (size_t) nf, *pf = cg + 5 * (size_t) nf, *hd = cg + 6 * (size_t) nf;
+        *pf = cg + 5 * (size_t) nf, *hd = cg + 6 * (size_t) nf;
     int ntc = sp_nm_threads(S, (double) nf * nf);
     for (int ii = 0; ii < nf; ii++) { st[ii] = 0; d[ii] = 0.0; }
-    int ok = 0, settled = 0;
+    int settled = 0;
     double r0 = 0.0;
     for (int ii = 0; ii < nf; ii++) r0 += g[fi[ii]] * g[fi[ii]];
     double tol2 = SP_BOX_CGTOL * SP_BOX_CGTOL * r0;
@@ -309,6 +299,29 @@ int sp_box_direction(sp_state *S)
         S->bx.nround++;
         if (change == 0) { settled = 1; break; }
     }
+    return settled;
+}
+
+/* The box direction: the Newton model on the box solved on the free set (sp_box_active_set),
+   clipped into the box; it must lower the model, else the fit leaves the box. */
+int sp_box_direction(sp_state *S)
+{
+    int n = S->n;
+    const double *y = S->y, *rho = S->rho, *g = S->g;
+    double *D = S->D;
+    sp_tick(S, 1);
+    sp_newton_coefs(S);
+    /* the free set, from sp_box_free at this rho and gradient */
+    int nf = S->bx.nf, *fi = S->bx.idx;
+    memset(D, 0, sizeof(double) * (size_t) n);
+    S->bx.nfree += nf;
+    if (nf == 0) { sp_tick(S, 2); return 0; }
+    double ridge = sp_box_block(S, nf, fi);
+    int settled = sp_box_active_set(S, nf, fi, ridge), ok = 0;
+    const double *Hb = S->bx.H, *d = S->bx.d;
+    double *dv = S->bx.F + 4 * (size_t) nf, *hd = S->bx.F + 6 * (size_t) nf;
+    int ntc = sp_nm_threads(S, (double) nf * nf);
+    /* the last solution clipped into the box is the direction if it lowers the model */
     for (int ii = 0; ii < nf; ii++) {
         int i = fi[ii];
         double t = y[i] * (rho[i] + d[ii]);
@@ -331,10 +344,10 @@ int sp_box_direction(sp_state *S)
     sp_tick(S, 3);
     if (!ok || !settled) {
         /* The active-set loop did not settle in SP_BOX_MAXIT rounds, or its point does not lower
-           the model: the fit leaves the box for good (in one test fit under another rounding,
-           unsettled loops cost 89 more Newton steps and ten times the CG iterations). rho is
-           in the box and the slack variables are zero, a valid state of the slack path; this
-           step keeps the box's direction if it descends, else takes the slack path's. */
+           the model: the fit leaves the box for good (unsettled loops are costly, see
+           inst/notes/NOTES-spicy.md). rho is in the box and the slack variables are zero, a
+           valid state of the slack path; this step keeps the box's direction if it descends,
+           else takes the slack path's. */
         S->bx.nfail++;
         S->bx.on = 0;
         S->bx.ok = 0;

@@ -196,7 +196,7 @@ int sp_solve(const mk_symmat *A, int n, const double *g, double *d, double *work
             if (h > dmax) dmax = h;
         }
         double mu = equil ? 1e-13 : 1e-13 * (dmax > 0.0 ? dmax : 1.0);
-        for (int attempt = 0; attempt < 8; attempt++) {
+        for (int tries = 0; tries < 8; tries++) {
             for (int j = 0; j < n; j++) {
                 const double *hj = H + (size_t) j * n;
                 double *fj = F + (size_t) j * n;

@@ -67,8 +67,8 @@ void sp_start(sp_state *S)
     }
     nt = M > 1 ? sp_threads(S, (double) M * n * n) : 1;
     if (nt > M) nt = M;
-    /* chunks of 8 kernels keep the scheduling cheap for thousands of small kernels, but with few
-       large ones they leave a thread idle: 20 kernels on two threads went 8 + 4 against 8 */
+    /* chunks of 8 kernels keep the scheduling cheap for thousands of small kernels; with few
+       large ones, one kernel at a time keeps every thread busy */
     int chunk = M >= 64 * nt ? 8 : 1;
     (void) chunk;
 #ifdef _OPENMP
