@@ -249,6 +249,48 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     return status;
 }
 
+/* The options from the control list, by name, checked (R validates them first); gam0: the
+   starting gamma and gamma_b. */
+static void sp_read_opts(SEXP control, sp_opts *o, double *gam0)
+{
+    o->C1 = mk_ctl_real(control, "C1");
+    o->C2 = mk_ctl_real(control, "C2");
+    o->eps = mk_ctl_real(control, "eps");
+    o->tol = mk_ctl_real(control, "tol");
+    o->maxiter = mk_ctl_int(control, "maxiter");
+    o->inner_tol = mk_ctl_real(control, "inner_tol");
+    o->inner_maxiter = mk_ctl_int(control, "inner_maxiter");
+    o->nthreads = mk_ctl_int(control, "nthreads");
+    o->verbose = mk_ctl_int(control, "verbose");
+    o->cg = mk_ctl_int(control, "cg");
+    o->cg_threshold = mk_ctl_int(control, "cg_threshold");
+    o->cache = mk_ctl_int(control, "newton_cache");
+    o->model_rounds = mk_ctl_int(control, "model_rounds");
+    o->deflate = mk_ctl_int(control, "cg_deflate");
+    o->single = mk_ctl_int(control, "newton_float");
+    o->slack_ratio = mk_ctl_real(control, "slack_ratio");
+    o->inner_rel = mk_ctl_real(control, "inner_rel");
+    o->box_fraction = mk_ctl_real(control, "box_fraction");
+    o->svm_dual = mk_ctl_int(control, "svm_dual");
+    o->screen = mk_ctl_int(control, "screening");
+    o->lazy = mk_ctl_int(control, "lazy_screening");
+    gam0[0] = mk_ctl_real(control, "gamma0");
+    gam0[1] = mk_ctl_real(control, "gamma_b");
+    o->gamma_mult = mk_ctl_real(control, "gamma_mult");
+    o->gamma_max = mk_ctl_real(control, "gamma_max");
+    if (o->maxiter < 1) o->maxiter = 1;
+    if (o->model_rounds < 0 || o->deflate < 0) error("model_rounds and cg_deflate must be >= 0");
+    if (!(o->slack_ratio > 0.0) || !(o->inner_rel >= 0.0))
+        error("invalid slack_ratio or inner_rel");
+    if (!(o->box_fraction >= 0.0 && o->box_fraction <= 1.0))
+        error("box_fraction must be in [0, 1]");
+    if (o->inner_maxiter < 1) o->inner_maxiter = 1;
+    if (!(o->C1 >= 0.0) || !(o->C2 >= 0.0) || !(o->C1 + o->C2 > 0.0)) error("invalid C1, C2");
+    if (!(gam0[0] > 0.0) || !(gam0[1] > 0.0) || !(o->gamma_mult >= 1.0))
+        error("invalid gamma schedule");
+    if (!(o->eps >= 0.0)) error("epsilon must be >= 0");
+}
+
 /* mkc_spicy(store, y, control, init)
    control (named, R/spicy.R): loss (code), C1, C2, eps, tol, maxiter, inner_tol, inner_maxiter,
      nthreads, verbose, cg (-1 auto, 0 Cholesky, 1 CG), cg_threshold, newton_cache (-1 with
@@ -273,42 +315,11 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     int loss = mk_ctl_int(control, "loss");
     if (loss < 0 || loss >= MK_NLOSS) error("unknown loss code %d", loss);
     sp_opts o;
-    o.C1 = mk_ctl_real(control, "C1");
-    o.C2 = mk_ctl_real(control, "C2");
-    o.eps = mk_ctl_real(control, "eps");
-    o.tol = mk_ctl_real(control, "tol");
-    o.maxiter = mk_ctl_int(control, "maxiter");
-    o.inner_tol = mk_ctl_real(control, "inner_tol");
-    o.inner_maxiter = mk_ctl_int(control, "inner_maxiter");
-    o.nthreads = mk_ctl_int(control, "nthreads");
-    o.verbose = mk_ctl_int(control, "verbose");
-    o.cg = mk_ctl_int(control, "cg");
-    o.cg_threshold = mk_ctl_int(control, "cg_threshold");
-    o.cache = mk_ctl_int(control, "newton_cache");
-    o.model_rounds = mk_ctl_int(control, "model_rounds");
-    o.deflate = mk_ctl_int(control, "cg_deflate");
-    o.single = mk_ctl_int(control, "newton_float");
-    o.slack_ratio = mk_ctl_real(control, "slack_ratio");
-    o.inner_rel = mk_ctl_real(control, "inner_rel");
-    o.box_fraction = mk_ctl_real(control, "box_fraction");
-    o.svm_dual = mk_ctl_int(control, "svm_dual");
-    o.screen = mk_ctl_int(control, "screening");
-    o.lazy = mk_ctl_int(control, "lazy_screening");
-    double gamma0 = mk_ctl_real(control, "gamma0"), gammab0 = mk_ctl_real(control, "gamma_b");
-    o.gamma_mult = mk_ctl_real(control, "gamma_mult");
-    o.gamma_max = mk_ctl_real(control, "gamma_max");
+    double gam0[2];
+    sp_read_opts(control, &o, gam0);
     mk_progress prog;
     mk_progress_init(&prog, control);
     o.prog = &prog;
-    if (o.maxiter < 1) o.maxiter = 1;
-    if (o.model_rounds < 0 || o.deflate < 0) error("model_rounds and cg_deflate must be >= 0");
-    if (!(o.slack_ratio > 0.0) || !(o.inner_rel >= 0.0)) error("invalid slack_ratio or inner_rel");
-    if (!(o.box_fraction >= 0.0 && o.box_fraction <= 1.0)) error("box_fraction must be in [0, 1]");
-    if (o.inner_maxiter < 1) o.inner_maxiter = 1;
-    if (!(o.C1 >= 0.0) || !(o.C2 >= 0.0) || !(o.C1 + o.C2 > 0.0)) error("invalid C1, C2");
-    if (!(gamma0 > 0.0) || !(gammab0 > 0.0) || !(o.gamma_mult >= 1.0))
-        error("invalid gamma schedule");
-    if (!(o.eps >= 0.0)) error("epsilon must be >= 0");
     const double *yy = REAL(y);
     if (sp_losses[loss].binary)
         for (int i = 0; i < n; i++)
@@ -325,7 +336,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     memset(al, 0, sizeof(double) * nM);
     memset(REAL(rho), 0, sizeof(double) * n);
     memset(REAL(aux), 0, sizeof(double) * 2 * n);
-    gam[0] = gamma0; gam[1] = gammab0;
+    gam[0] = gam0[0]; gam[1] = gam0[1];
     int warm = 0;
     if (!isNull(init)) {
         if (!isNewList(init)) error("'init' must be NULL or a named list");
@@ -341,8 +352,8 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     mk_hist_init(&hist, 6);
     sp_result res;
     memset(&res, 0, sizeof(res));
-    sp_fit(&st, yy, loss, &o, al, &b, REAL(rho), REAL(aux), gam, warm, &hist, REAL(norms), REAL(kb),
-           &res);
+    sp_fit(&st, yy, loss, &o, al, &b, REAL(rho), REAL(aux), gam, warm, &hist, REAL(norms),
+           REAL(kb), &res);
 
     static const char *const nm[] = { "alpha", "b", "rho", "aux", "gamma", "primal", "dual",
                                       "gap", "converged", "iterations", "n_active", "sumnorm",
