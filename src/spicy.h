@@ -327,6 +327,8 @@ void sp_tick(sp_state *S, int j);
 int sp_threads(const sp_state *S, double work);
 int sp_nm_threads(const sp_state *S, double work);
 const double *sp_kernel(const sp_state *S, int m);
+void sp_kernel_mv(sp_state *S, int cnt, const double *x1, const double *x2, size_t s2,
+                  double *Y1, double *Y2, int sparse);
 void sp_products(sp_state *S, int cnt, const double *rho, const double *D);
 void sp_norms(sp_state *S);
 void sp_sweep_alloc(sp_state *S);

@@ -79,6 +79,73 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
     }
 }
 
+/* H = G + gb 11' + diag(hl) + sum_a c2[a] w_a w_a' (upper triangles; w_a = KD column of
+   m_a), from the cached kernel part G: one pass over the triangle. Plain C. */
+MK_CLONES
+static void sp_hess_lowrank_cols(const sp_state *S, const double *G, int na, const int *act,
+                                 const double *c2, double gb, const double *hl, const mk_symmat *A,
+                                 int j0, int j1, double *col)
+{
+    int n = S->n;
+    for (int j = j0; j < j1; j++) {
+        const double *gj = G + (size_t) j * n;
+        double *hj = A->P ? col : A->H + (size_t) j * n, h0 = A->P ? 0.0 : gb;
+        MK_SIMD
+        for (int i = 0; i <= j; i++) hj[i] = gj[i] + h0;
+        if (!A->P) hj[j] += hl[j];
+        for (int a = 0; a < na; a++) {
+            const double *w = S->KD + (size_t) act[a] * n;
+            double e = c2[a] * w[j];
+            if (e == 0.0) continue;
+            MK_SIMD
+            for (int i = 0; i <= j; i++) hj[i] += e * w[i];
+        }
+        if (A->P) sp_nm_store_col(A, j, hj, gb, hl);
+    }
+}
+
+/* The terms of a Newton matrix: gb 11' + diag(hl) + sum_a c1[a] K_{m_a} + c2[a] w_a w_a' (m_a =
+   act[a]), or with G (the cached kernel part) in place of the c1 terms; into A. */
+typedef struct {
+    int na;
+    const int *act;
+    const double *c1, *c2;
+    double gb;
+    const double *hl, *G;
+    const mk_symmat *A;
+} sp_hterms;
+
+/* columns j0 <= j < j1 of the upper triangle (cb, pan: the thread's scratch) */
+static void sp_hess_part(const sp_state *S, const sp_hterms *T, int j0, int j1, double *cb,
+                         double *pan)
+{
+    if (T->G)
+        sp_hess_lowrank_cols(S, T->G, T->na, T->act, T->c2, T->gb, T->hl, T->A, j0, j1, pan);
+    else
+        sp_hess_cols(S, T->na, T->act, T->c1, T->c2, T->gb, T->hl, T->A, j0, j1, cb, pan);
+}
+
+/* the whole upper triangle on nt threads, column ranges of equal triangle area */
+static void sp_hess_tri(const sp_state *S, const sp_hterms *T, int nt)
+{
+    int n = S->n;
+#ifdef _OPENMP
+    if (nt > 1) {
+#pragma omp parallel num_threads(nt)
+        {
+            int j0, j1;
+            mk_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
+            if (j1 > j0)
+                sp_hess_part(S, T, j0, j1, sp_thread_buf(S->hbuf, 4 * S->scr),
+                             sp_thread_buf(S->hpan, SP_PANEL * n));
+        }
+        return;
+    }
+#endif
+    (void) nt;
+    sp_hess_part(S, T, 0, n, S->hbuf, S->hpan);
+}
+
 /* The whole upper triangle; threads take column ranges of equal triangle area. */
 static void sp_hessian(const sp_state *S, int na, const int *act, const double *c1,
                        const double *c2, double gb, const double *hl, const mk_symmat *A)
@@ -105,47 +172,8 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
         }
         return;
     }
-#ifdef _OPENMP
-    if (nt > 1) {
-#pragma omp parallel num_threads(nt)
-        {
-            int j0, j1;
-            mk_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
-            if (j1 > j0)
-                sp_hess_cols(S, na, act, c1, c2, gb, hl, A, j0, j1,
-                             sp_thread_buf(S->hbuf, 4 * S->scr),
-                             sp_thread_buf(S->hpan, SP_PANEL * n));
-        }
-        return;
-    }
-#endif
-    (void) nt;
-    sp_hess_cols(S, na, act, c1, c2, gb, hl, A, 0, n, S->hbuf, S->hpan);
-}
-
-/* H = G + gb 11' + diag(hl) + sum_a c2[a] w_a w_a' (upper triangles; w_a = KD column of
-   m_a), from the cached kernel part G: one pass over the triangle. Plain C. */
-MK_CLONES
-static void sp_hess_lowrank_cols(const sp_state *S, const double *G, int na, const int *act,
-                                 const double *c2, double gb, const double *hl, const mk_symmat *A,
-                                 int j0, int j1, double *col)
-{
-    int n = S->n;
-    for (int j = j0; j < j1; j++) {
-        const double *gj = G + (size_t) j * n;
-        double *hj = A->P ? col : A->H + (size_t) j * n, h0 = A->P ? 0.0 : gb;
-        MK_SIMD
-        for (int i = 0; i <= j; i++) hj[i] = gj[i] + h0;
-        if (!A->P) hj[j] += hl[j];
-        for (int a = 0; a < na; a++) {
-            const double *w = S->KD + (size_t) act[a] * n;
-            double e = c2[a] * w[j];
-            if (e == 0.0) continue;
-            MK_SIMD
-            for (int i = 0; i <= j; i++) hj[i] += e * w[i];
-        }
-        if (A->P) sp_nm_store_col(A, j, hj, gb, hl);
-    }
+    sp_hterms T = { na, act, c1, c2, gb, hl, NULL, A };
+    sp_hess_tri(S, &T, nt);
 }
 
 static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const int *act,
@@ -153,21 +181,8 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
 {
     int n = S->n;
     int nt = sp_nm_threads(S, (double) (na + 1) * n * n / 2);
-#ifdef _OPENMP
-    if (nt > 1) {
-#pragma omp parallel num_threads(nt)
-        {
-            int j0, j1;
-            mk_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
-            if (j1 > j0)
-                sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, A, j0, j1,
-                                     sp_thread_buf(S->hpan, SP_PANEL * n));
-        }
-        return;
-    }
-#endif
-    (void) nt;
-    sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, A, 0, n, S->hpan);
+    sp_hterms T = { na, act, NULL, c2, gb, hl, G, A };
+    sp_hess_tri(S, &T, nt);
 }
 
 /* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles (Cholesky), 5n

@@ -41,18 +41,7 @@ void sp_start(sp_state *S)
     /* K_m alpha_m for nonzero blocks, K_m rho0 for them too (fused) */
     int cnt = 0;
     for (int m = 0; m < M; m++) if (S->anz[m]) { S->list[cnt] = m; S->flag[cnt] = 1; cnt++; }
-    int nt = cnt > 1 ? sp_threads(S, (double) cnt * n * n) : 1;
-    (void) nt;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
-#endif
-    for (int j = 0; j < cnt; j++) {
-        int m = S->list[j];
-        const double *Km = sp_kernel(S, m);
-        mk_symv2(Km, n, rho, alpha + (size_t) m * n, S->Kr + (size_t) m * n,
-                 S->Ka + (size_t) m * n);
-    }
-    S->nprod += cnt;
+    sp_kernel_mv(S, cnt, rho, alpha, (size_t) n, S->Kr, S->Ka, 0);
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
         S->anorm[m] = sp_sqrt0(mk_dot(n, alpha + (size_t) m * n, S->Ka + (size_t) m * n));
@@ -65,7 +54,7 @@ void sp_start(sp_state *S)
         ones = (double *) R_alloc(n, sizeof(double));
         for (int i = 0; i < n; i++) ones[i] = 1.0;
     }
-    nt = M > 1 ? sp_threads(S, (double) M * n * n) : 1;
+    int nt = M > 1 ? sp_threads(S, (double) M * n * n) : 1;
     if (nt > M) nt = M;
     /* chunks of 8 kernels keep the scheduling cheap for thousands of small kernels; with few
        large ones, one kernel at a time keeps every thread busy */

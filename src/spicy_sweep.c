@@ -65,15 +65,14 @@ static int sp_nz(int n, const double *x, int *idx, double *v)
     return k;
 }
 
-/* Kernel products for list[0..cnt-1]; flag[j] = 1: Kr and KD (fused), 0: KD only, 2: Kr only.
-   In the box (S->bx.on) rho and D are sparse and the products are sums of their columns. */
-void sp_products(sp_state *S, int cnt, const double *rho, const double *D)
+/* Kernel products for list[0..cnt-1] with x1 and x2 (x2 + m s2 for kernel m), into column m of
+   the n x M arrays Y1, Y2: flag[j] = 1 both (one fused sweep), 0 Y2 only, 2 Y1 only. sparse
+   (the box): x1 = rho and x2 = D are sparse and the products are sums of the columns of their
+   nonzeros (bx.nzr, bx.nzd). */
+void sp_kernel_mv(sp_state *S, int cnt, const double *x1, const double *x2, size_t s2,
+                  double *Y1, double *Y2, int sparse)
 {
     int n = S->n;
-    if (S->bx.on && cnt > 0) {
-        S->bx.nnzr = sp_nz(n, rho, S->bx.nzr, S->bx.vzr);
-        S->bx.nnzd = sp_nz(n, D, S->bx.nzd, S->bx.vzd);
-    }
     int nt = cnt > 1 ? sp_threads(S, (double) cnt * n * n) : 1;
     (void) nt;
 #ifdef _OPENMP
@@ -81,20 +80,31 @@ void sp_products(sp_state *S, int cnt, const double *rho, const double *D)
 #endif
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
-        double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
-        if (S->bx.on) {
-            /* rho and D are sparse in the box: sums of columns */
+        double *y1 = Y1 + (size_t) m * n, *y2 = Y2 + (size_t) m * n;
+        if (sparse) {
             double *buf = sp_thread_buf(S->kbuf, S->scr);
-            if (S->flag[j] != 2) sp_cols_mv(S, m, S->bx.nzd, S->bx.vzd, S->bx.nnzd, kd, buf);
-            if (S->flag[j] != 0) sp_cols_mv(S, m, S->bx.nzr, S->bx.vzr, S->bx.nnzr, kr, buf);
+            if (S->flag[j] != 2) sp_cols_mv(S, m, S->bx.nzd, S->bx.vzd, S->bx.nnzd, y2, buf);
+            if (S->flag[j] != 0) sp_cols_mv(S, m, S->bx.nzr, S->bx.vzr, S->bx.nnzr, y1, buf);
             continue;
         }
-        const double *Km = sp_kernel(S, m);
-        if (S->flag[j] == 1) mk_symv2(Km, n, rho, D, kr, kd);
-        else if (S->flag[j] == 0) mk_symv2(Km, n, D, NULL, kd, NULL);
-        else mk_symv2(Km, n, rho, NULL, kr, NULL);
+        const double *Km = sp_kernel(S, m), *x2m = x2 + (size_t) m * s2;
+        if (S->flag[j] == 1) mk_symv2(Km, n, x1, x2m, y1, y2);
+        else if (S->flag[j] == 0) mk_symv2(Km, n, x2m, NULL, y2, NULL);
+        else mk_symv2(Km, n, x1, NULL, y1, NULL);
     }
     S->nprod += cnt;
+}
+
+/* K_m rho into Kr and K_m D into KD for list[0..cnt-1] (flag as in sp_kernel_mv); in the box
+   rho and D are sparse and the products are sums of their columns. */
+void sp_products(sp_state *S, int cnt, const double *rho, const double *D)
+{
+    int n = S->n;
+    if (S->bx.on && cnt > 0) {
+        S->bx.nnzr = sp_nz(n, rho, S->bx.nzr, S->bx.vzr);
+        S->bx.nnzd = sp_nz(n, D, S->bx.nzd, S->bx.vzd);
+    }
+    sp_kernel_mv(S, cnt, rho, D, 0, S->Kr, S->KD, S->bx.on);
 }
 
 /* r_m = ||alpha_m + gamma rho||_{K_m} for m in S at the current rho */
