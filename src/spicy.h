@@ -15,14 +15,13 @@
  * and a remainder w orthogonal to both; ||rho'||^2_{K_m} is exact but for w'K_m w, bounded by
  * lambda_max(P K_m P) ||w||^2, with lambda_max(PKP) bounded by min(tr, Frobenius, Gershgorin)
  * computed in the first sweep (mk_kbound, kstats.c). A test in O(1) per kernel from a shared
- * anchor point
- * comes first, and along a Newton segment the bound costs O(1) per kernel and step length once
- * its dots with rho and D are known. ||.||_{K_m} is convex, so a kernel certified below C1 at
- * both ends of a Newton segment is inactive along the whole segment and is not read at all.
- * Lazy screening: kernels
- * outside S are tested on [rho, rho + c D] only for the step c that passes the Armijo test with
- * the kernels of S (a lower bound of phi), and those that fail join S before the test is
- * repeated at the same c; kernels of S found inactive at rho leave S with their exact K_m rho.
+ * anchor point comes first, and along a Newton segment the bound costs O(1) per kernel and step
+ * length once its dots with rho and D are known. ||.||_{K_m} is convex, so a kernel certified
+ * below C1 at both ends of a Newton segment is inactive along the whole segment and is not read
+ * at all. Lazy screening: kernels outside S are tested on [rho, rho + c D] only for the step c
+ * that passes the Armijo test with the kernels of S (a lower bound of phi), and those that fail
+ * join S before the test is repeated at the same c; kernels of S found inactive at rho leave S
+ * with their exact K_m rho.
  * The Newton matrix sums c_m K_m + c'_m w_m w_m' over active kernels, four kernels per pass over
  * a cache-resident panel of H, threads on column ranges of equal triangle area. With the CG solve
  * from MK_TRI_MIN rows it is kept in single precision (mk_symmat: packed triangle, diagonal and
@@ -44,8 +43,8 @@
  *         This g has its own schedule (start <= 10, multiplied only after short Newton loops):
  *         the smoothed kink at rho = 0 has width 2 eps / g, and with g = gamma -> 1e8 Newton could
  *         no longer resolve it. A small Levenberg-Marquardt term keeps its Newton steps bounded.
- * Every loss-specific operation is one entry of the loss table sp_losses[] (below): adding a
- * loss is adding its functions and one entry.
+ * Every loss-specific operation is one entry of the loss table sp_losses[] (spicy_loss.c):
+ * adding a loss is adding its code (MK_LOSS_*, mklearn.h), its functions and one entry.
  * Hinge with the CG solve: the Newton direction is refined on a model of phi that keeps the slack
  * pieces exact (sp_model_direction), so that coordinates crossing a kink do not cut the steps.
  * Inner tolerance: ||gradient|| <= max(itol, inner_rel (P - D) / n) sqrt(n) after the first
