@@ -11,7 +11,7 @@
  *   svm.c              SMO C-SVM on a dense matrix
  *   svmfam.c           SVM-family driver (outer loop, certificate, line kernel, .Call entry)
  *   simple.c, hessian.c, lpnorm.c   its step strategies
- *   spicy.c            SpicyMKL (phases over a state struct, loss table)
+ *   spicy*.c           SpicyMKL (spicy.h: state, loss table; one file per phase)
  *   uniform.c          kernel ridge (the regression branch of the uniform method)
  * Calls go one way down this list's dependency order: store.c uses kernels.c, the solvers use
  * store.c and svm.c, the strategies are reached from the driver through a function table only.
@@ -484,7 +484,7 @@ typedef struct {
    interrupts every 32 iterations: call outside OpenMP regions. */
 int mk_cg_solve(const mk_cg *c, double *x, double *r, int *iters);
 
-/* ====================================================================== spicy.c */
+/* ====================================================================== spicy*.c */
 /* SpicyMKL: dual augmented Lagrangian MKL (block 1-norm / elastic net; hinge, logistic,
    squared, epsilon-insensitive losses) on a square training store. control: named list built
    by fit_spicy() (R/spicy.R), read by name; init: NULL (cold start) or a named list alpha
