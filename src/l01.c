@@ -1,4 +1,5 @@
-/* MKL-L0/1-SVM by ADMM (Shi & Zhu; /work/shared/specs/l01-admm.md, steps 1-9).
+/* MKL-L0/1-SVM by ADMM (Shi & Zhu; steps 1-9 of the algorithm as restated in
+ * inst/notes/NOTES-l01.md).
  *
  *   minimise (1/2) w' K(d) w + C #{i : u_i > 0}
  *   s.t.     u + Y K(d) w + b y = 1,  d >= 0,  sum(d) = 1,      K(d) = sum_m d_m K_m
@@ -83,8 +84,8 @@ static void simplex_project(double *v, int M, double *srt)
     for (int m = 0; m < M; m++) v[m] = v[m] > tau ? v[m] - tau : 0.0;
 }
 
-/* q = A p for a full n x n column-major matrix, one streaming pass over its columns (faster
-   here than the reference BLAS dsymv, which walks a triangle) */
+/* q = A p for a full n x n column-major matrix, one streaming pass over its columns (the
+   reference BLAS dsymv walks a triangle) */
 static void matvec(const double *A, int n, const double *p, double *q)
 {
     for (int i = 0; i < n; i++) q[i] = 0.0;
@@ -473,13 +474,6 @@ static double *vec_copy(SEXP lst, const char *name, int len)
     return out;
 }
 
-static SEXP num_vec(const double *x, int len)
-{
-    SEXP v = allocVector(REALSXP, len);
-    memcpy(REAL(v), x, (size_t) len * sizeof(double));
-    return v;
-}
-
 SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start)
 {
     mk_store st;
@@ -545,14 +539,14 @@ SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start)
         "iterations", "history", "change", "worst_block", "n_T", "n_S", "chol_factorizations",
         "cg_iterations", "time", "T_frozen", NULL };
     SEXP res = mk_list_new(rnames);
-    mk_list_set(res, "w", num_vec(x.w, n));
+    mk_list_set(res, "w", mk_real_vec(x.w, n));
     mk_list_set(res, "b", ScalarReal(x.b));
-    mk_list_set(res, "d", num_vec(x.d, M));
-    mk_list_set(res, "z", num_vec(x.z, M));
-    mk_list_set(res, "theta", num_vec(x.theta, M));
+    mk_list_set(res, "d", mk_real_vec(x.d, M));
+    mk_list_set(res, "z", mk_real_vec(x.z, M));
+    mk_list_set(res, "theta", mk_real_vec(x.theta, M));
     mk_list_set(res, "a", ScalarReal(x.a));
-    mk_list_set(res, "lambda", num_vec(x.lambda, n));
-    mk_list_set(res, "u", num_vec(x.u, n));
+    mk_list_set(res, "lambda", mk_real_vec(x.lambda, n));
+    mk_list_set(res, "u", mk_real_vec(x.u, n));
     SEXP Tout = allocVector(LGLSXP, n);
     mk_list_set(res, "T", Tout);
     for (int i = 0; i < n; i++) LOGICAL(Tout)[i] = x.T[i];

@@ -490,7 +490,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
 
 /* ------------------------------------------------------------------ .Call entry */
 
-/* The element of a list by name, or R_NilValue. */
+/* The family's options, by name, with their ranges checked. */
 static void read_opts(SEXP control, mk_sf_opts *o)
 {
     o->tol = mk_ctl_real(control, "tol");
@@ -597,18 +597,18 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
                                          "iterations", "converged", "reason", "history",
                                          "weights_path", "counts", "times", NULL };
     SEXP out = mk_list_new(names); nprot++;
-    SET_VECTOR_ELT(out, 0, d);
-    SET_VECTOR_ELT(out, 1, a);
-    SET_VECTOR_ELT(out, 2, ScalarReal(b));
-    SET_VECTOR_ELT(out, 3, ScalarReal(J));
-    SET_VECTOR_ELT(out, 4, ScalarReal(gap));
-    SET_VECTOR_ELT(out, 5, ScalarInteger(iter));
-    SET_VECTOR_ELT(out, 6, ScalarLogical(gap <= o.tol));
-    SET_VECTOR_ELT(out, 7, ScalarInteger(reason));
-    SET_VECTOR_ELT(out, 8, hs);
-    SET_VECTOR_ELT(out, 9, wps);
-    SET_VECTOR_ELT(out, 10, counts);
-    SET_VECTOR_ELT(out, 11, times);
+    mk_list_set(out, "weights", d);
+    mk_list_set(out, "alpha", a);
+    mk_list_set(out, "b", ScalarReal(b));
+    mk_list_set(out, "objective", ScalarReal(J));
+    mk_list_set(out, "gap", ScalarReal(gap));
+    mk_list_set(out, "iterations", ScalarInteger(iter));
+    mk_list_set(out, "converged", ScalarLogical(gap <= o.tol));
+    mk_list_set(out, "reason", ScalarInteger(reason));
+    mk_list_set(out, "history", hs);
+    mk_list_set(out, "weights_path", wps);
+    mk_list_set(out, "counts", counts);
+    mk_list_set(out, "times", times);
     UNPROTECT(nprot);
     return out;
 }

@@ -291,6 +291,13 @@ void mk_list_set(SEXP list, const char *name, SEXP value)
     error("result list has no element '%s'", name);
 }
 
+SEXP mk_real_vec(const double *x, R_xlen_t len)
+{
+    SEXP v = allocVector(REALSXP, len);
+    if (len > 0) memcpy(REAL(v), x, (size_t) len * sizeof(double));
+    return v;
+}
+
 /* The option codes by name, in the order of the enums in mklearn.h. */
 static SEXP mk_codes_vec(const char *const *names, int n)
 {
