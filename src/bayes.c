@@ -310,8 +310,8 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
         out->iterations = it;
         out->residual = r;
         if (o->verbose)
-            Rprintf("bayes %4d  J %.10g  max|dJ/dlog d| %.3e  active %d  sigma2 %.4g%s\n", it, p->J, r,
-                    w->na, p->s2, step == EB_STEP_MM ? "  (MM step)" :
+            Rprintf("bayes %4d  J %.10g  max|dJ/dlog d| %.3e  active %d  sigma2 %.4g%s\n", it,
+                    p->J, r, w->na, p->s2, step == EB_STEP_MM ? "  (MM step)" :
                     (step == EB_STEP_ACCEL ? "  (accelerated)" : ""));
         if (r <= o->tol) { out->stop = EB_STOP_FP; break; }
         if (it >= o->maxiter) { out->stop = EB_STOP_LIMIT; break; }

@@ -4,7 +4,8 @@
  * At the SVM solution a (signed alpha = y.a), with S the free support vectors (0 < a_i < C)
  * and Kbar = K(d)_{SS}, differentiating the margin equations K(d)_{S,:} alpha + b = y_S gives
  *   H_{ml} = q_m' Abar q_l,  q_m = (K_m alpha)_S,
- *   Abar = top-left block of [[Kbar, 1], [1', 0]]^{-1} = Kbar^{-1} - Kbar^{-1} 1 1' Kbar^{-1} / (1'Kbar^{-1}1).
+ *   Abar = top-left block of [[Kbar, 1], [1', 0]]^{-1}
+ *        = Kbar^{-1} - Kbar^{-1} 1 1' Kbar^{-1} / (1'Kbar^{-1}1).
  * (q_m uses the whole alpha, bounded support vectors included: they move the margin of S even
  * though their own alpha does not change; the paper's K^m_{sv,sv} alpha_sv is the special case
  * with no bounded support vectors.)  With Kbar = L L' (Cholesky), Z = L^{-1} Q, z = L^{-1} 1:

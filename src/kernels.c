@@ -118,9 +118,12 @@ static void group_base(const double *x, int n, const double *z, int nz, const in
     for (int j = j0; j < j1; j++) {
         int i0 = sym ? j : 0;
         size_t o = (size_t) j * nz + i0;
-        if (need & MK_BASE_D2) mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_D2, D2 + o);
-        if (need & MK_BASE_IP) mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_IP, IP + o);
-        if (need & MK_BASE_CH) mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_CH, CH + o);
+        if (need & MK_BASE_D2)
+            mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_D2, D2 + o);
+        if (need & MK_BASE_IP)
+            mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_IP, IP + o);
+        if (need & MK_BASE_CH)
+            mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_CH, CH + o);
     }
 }
 

@@ -213,7 +213,7 @@ typedef struct {
     int n, M;
     double thr;                                /* sqrt(2 C / rho1), the u-step's threshold */
     double *G, *kdw, *s, *rhs, *v, *old, *oldM, *w0, *w1, *H, *rd, *srt;
-    int *S, *Tp, *Tpp;                         /* kernel working set; T one and two iterations ago */
+    int *S, *Tp, *Tpp;                   /* kernel working set; T one and two iterations ago */
     int frozen, ncycle;
     wsolver ws;
 } l01_work;

@@ -428,10 +428,10 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
 SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init);
 
 /* ====================================================================== l01.c */
-/* MKL-L0/1-SVM by ADMM (steps 1-9 of inst/notes/NOTES-l01.md). control: named list (R/l01.R: rho1, rho2,
-   rho3, tol, maxiter, warmup, wstep "cg" | "chol", cg_tol); start: named list of every
-   starting value (w, u, lambda: n; d, z, theta: M; b, a; T: n logicals, the warm-up working
-   set). */
+/* MKL-L0/1-SVM by ADMM (steps 1-9 of inst/notes/NOTES-l01.md). control: named list (R/l01.R:
+   rho1, rho2, rho3, tol, maxiter, warmup, wstep "cg" | "chol", cg_tol, joint_wb, freeze_T,
+   progress_fun); start: named list of every starting value (w, u, lambda: n; d, z, theta: M;
+   b, a; T: n logicals, the warm-up working set). */
 SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
 
 /* ====================================================================== bayes.c */

@@ -280,9 +280,9 @@ static void sf_screen_first(mk_sf_ctx *c, double *v)
 }
 
 /* v_m for the kernels with d_m > 0, and for the others either an upper bound below v_mu (the
-   value at the largest weight; among equal ones the largest value) or, when the bound does not show that, the exact value
-   with K_m x as its new reference point. The largest v, which the certificate uses, is always
-   an exact one. */
+   value at the largest weight; among equal ones the largest value) or, when the bound does not
+   show that, the exact value with K_m x as its new reference point. The largest v, which the
+   certificate uses, is always an exact one. */
 static void sf_screened_v(mk_sf_ctx *c, double *v)
 {
     sf_drv *w = (sf_drv *) c->drv;
