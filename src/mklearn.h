@@ -4,6 +4,9 @@
  *   runtime (utils.c)  threads, time, interrupts, the R <-> C contract (named lists)
  *   kernels.c          kernel functions, Gram arrays, normalisation
  *   store.c            the kernel store: the only way a solver reads kernels (dense or on the fly)
+ *   linalg.c           shared numerics: sweeps over symmetric matrices (kernels, Newton matrices)
+ *   kstats.c           shared numerics: kernel statistics and screening bounds of ||x||_K
+ *   cg.c               shared numerics: preconditioned (deflated) conjugate gradients
  *   svm.c              SMO C-SVM on a dense matrix
  *   svmfam.c           SVM-family driver (outer loop, certificate, line kernel, .Call entry)
  *   simple.c, hessian.c, lpnorm.c   its step strategies
@@ -305,6 +308,174 @@ SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter);
 /* Kernel ridge: (K + lambda I) beta = y - b, b chosen so that sum(beta) = 0. */
 int mk_kridge(const double *K, int n, const double *y, double lambda, double *beta, double *b);
 SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
+
+/* ====================================================================== shared numerics */
+/* Vectorised loops with a fixed reduction order (omp simd). A file with these loops also
+   disables contraction into fused multiply-adds (#pragma GCC optimize ("fp-contract=off") before
+   its first include), so that every MK_CLONES version rounds as the baseline build does. */
+#ifdef _OPENMP
+#define MK_STR(x) #x
+#define MK_SIMD _Pragma("omp simd")
+#define MK_SIMD_RED(...) _Pragma(MK_STR(omp simd reduction(+:__VA_ARGS__)))
+#else
+#define MK_SIMD
+#define MK_SIMD_RED(...)
+#endif
+
+/* ---------------------------------------------------------------- linalg.c: symmetric sweeps
+   Products and quadratic forms of a symmetric n x n matrix A (column-major). "Upper": only the
+   upper triangle is read (half the bytes; sweeps are bound by memory bandwidth); "full": whole
+   columns, faster below MK_TRI_MIN rows where the triangle's short columns cost more than the
+   bytes they save. Plain C (no R API): safe inside OpenMP regions. */
+#define MK_TRI_MIN 512
+/* y1 = A x1, and y2 = A x2 when x2 != NULL, in one sweep by whole columns */
+void mk_symv2_full(const double *A, int n, const double *x1, const double *x2, double *y1,
+                   double *y2);
+/* v'A v by whole columns */
+double mk_quad_full(const double *A, int n, const double *v);
+/* Column block j0 <= j < j1 of the upper triangle: y[0..j1) = that block times x[j0..j1) plus
+   its transpose; over a partition of 0..n the blocks' y sum to A x. Upper storage (double), or
+   packed upper storage (float, column j at j (j + 1) / 2, diagonal not read: kept apart) in
+   double or in single-precision arithmetic. */
+void mk_symv_upper_cols(const double *A, int n, const double *x, double *y, int j0, int j1);
+void mk_symv_packed_cols(const float *A, int n, const double *x, double *y, int j0, int j1);
+void mk_symv_packed_colsf(const float *A, int n, const float *x, float *y, int j0, int j1);
+/* y = A x from the upper triangle */
+void mk_symv_upper(const double *A, int n, const double *x, double *y);
+/* y1 = A x1 (and y2 = A x2, x2 may be NULL) in one sweep: upper triangle from MK_TRI_MIN rows
+   (only it needs to be filled then), whole columns below */
+void mk_symv2(const double *A, int n, const double *x1, const double *x2, double *y1,
+              double *y2);
+/* v'A v: upper triangle from MK_TRI_MIN rows, whole columns below */
+double mk_quad(const double *A, int n, const double *v);
+/* a'b, summed in index order */
+double mk_dot(int n, const double *a, const double *b);
+/* Columns [*j0, *j1) of thread t of T: column ranges of equal upper-triangle area over 0..n */
+void mk_tri_cols(int n, int t, int T, int *j0, int *j1);
+/* A symmetric matrix in one of two storages: H (n x n, upper triangle, double), or P (upper
+   triangle packed by column, float, without the diagonal) with the whole diagonal dg and a
+   rank-one term gb 11' (off the diagonal) in double, applied in the products: a float entry
+   holding a large gb would lose the rest. fast: P's products in float arithmetic, through xf
+   (n floats) and yf (n floats per thread). */
+typedef struct {
+    int n;
+    double *H;
+    float *P;
+    double *dg, gb;
+    int fast;
+    float *xf, *yf;
+} mk_symmat;
+double mk_symmat_diag(const mk_symmat *A, int i);
+void mk_symmat_set_diag(mk_symmat *A, int i, double v);
+/* entry (i, j), i <= j; A is a const mk_symmat * (the signature of mk_pcblock_prepare) */
+double mk_symmat_entry(const void *A, int i, int j);
+/* q = A p on nt threads (column ranges of equal triangle area; qt: nt blocks of n doubles,
+   each thread's part, summed in thread order) */
+void mk_symmat_mv(const mk_symmat *A, const double *p, double *q, int nt, double *qt);
+/* mk_symmat_mv as a CG operator (mk_cg.mv): ctx is a mk_symmat_op */
+typedef struct {
+    const mk_symmat *A;
+    int nt;
+    double *qt;
+} mk_symmat_op;
+void mk_symmat_op_mv(void *ctx, const double *p, double *q);
+
+/* ---------------------------------------------------------------- kstats.c: kernel statistics
+   Statistics of a kernel A (n x n) from one sweep, and upper bounds of ||x||^2_A = x'A x that
+   cost O(n) (or O(1) from dots) instead of a sweep: screening of kernels whose norm must stay
+   below a threshold. P is the centring projection I - 11'/n. State-free; plain C. */
+/* One sweep (plus a second over the cached kernel): Av = A v, s1 = sqrt(1'A1), lc = sqrt of the
+   least of tr A, ||PAP||_F and the largest Gershgorin sum of PAP (>= sqrt(lambda_max(PAP))),
+   k1 = A 1 (NULL: not kept). rs: n doubles of scratch. */
+void mk_kernel_stats(const double *A, int n, const double *v, double *Av, double *s1,
+                     double *lc, double *rs, double *k1);
+/* the same from the upper triangle in two triangle sweeps (for n >= MK_TRI_MIN, where a kernel
+   no longer stays in cache between passes); ones: n ones; t: n doubles of scratch; k1 needed */
+void mk_kernel_stats_tri(const double *A, int n, const double *v, const double *ones,
+                         double *Av, double *s1, double *lc, double *t, double *k1);
+/* mean of x and squared norm of x - mean (two passes) */
+void mk_centred(int n, const double *x, double *mx, double *xc2);
+/* A reference point r of kernel A for the bound: r, A r, A 1 (n each), ||r||_A, mean(r),
+   ||r - mean(r)||^2, 1'A r, 1'A 1 and lc (mk_kernel_stats). */
+typedef struct {
+    const double *r, *Kr, *k1;
+    double nr, rm, rc2, rt, s11, lc;
+} mk_kref;
+/* Upper bound of ||x||^2_A (x of mean mx, centred squared norm xc2): x = a 1 + b r + w with w
+   orthogonal to 1 and r; exact but for w'A w <= lc^2 ||w||^2. */
+double mk_kbound(int n, const double *x, double mx, double xc2, const mk_kref *R);
+/* the same from the dots xr = x'r, xk = x'k1, xq = x'Kr (a bound along a segment x + c d
+   costs O(1) per c once the dots of x and d are known) */
+double mk_kbound_dots(int n, double mx, double xc2, double xr, double xk, double xq,
+                      const mk_kref *R);
+/* the dots of x and d with r, k1 and Kr: out = (x'r, x'k1, x'Kr, d'r, d'k1, d'Kr) */
+void mk_kref_dots2(int n, const double *x, const double *d, const mk_kref *R, double *out);
+
+/* ---------------------------------------------------------------- cg.c: conjugate gradients
+   One preconditioned CG for a symmetric positive (semi)definite A given by its product. */
+typedef void (*mk_cg_op)(void *ctx, const double *in, double *out);
+/* Preconditioner: Jacobi (pre = inverse diagonal, n doubles the caller fills) and the Cholesky
+   factor of the block of coordinates whose key is 0 (in SpicyMKL those without loss curvature,
+   which Jacobi scaling cannot condition), up to cap coordinates; the factor is reused while the
+   block's coordinates do not change (a factor of an earlier matrix is still a preconditioner). */
+typedef struct {
+    int n;           /* order of the matrix (set by mk_pcblock_prepare) */
+    int cap;         /* largest block factored; 0: Jacobi only */
+    int nf;          /* size of the block in the current solve (0: Jacobi only) */
+    int nprev;       /* size of the block the factor F belongs to (-1: no valid factor) */
+    int *idx, *prev; /* its coordinates in this solve; those of F */
+    double *F, *zf;  /* cap x cap upper Cholesky factor; cap scratch */
+    const double *pre; /* n: the inverse diagonal (Jacobi), set by the caller before a solve */
+    int used;        /* solves that used the block */
+} mk_pcblock;
+/* zero it and allocate room for blocks of up to cap coordinates (R_alloc) */
+void mk_pcblock_init(mk_pcblock *B, int cap);
+/* the block of this solve: coordinates with key[i] == 0, factored from entry(ctx, i, j), i <= j
+   (or the previous factor when the coordinates are the same); none when more than cap */
+void mk_pcblock_prepare(mk_pcblock *B, int n, const double *key,
+                        double (*entry)(const void *, int, int), const void *ctx);
+/* z = P^{-1} r (an mk_cg_op: ctx is the mk_pcblock) */
+void mk_pcblock_apply(void *B, const double *r, double *z);
+/* Deflation (Saad, Yeung, Erhel and Guyomarc'h 2000) of a sequence of solves whose matrices
+   differ only on the diagonal, A = A0 + diag(s - s0): the search directions of a recording
+   solve (matrix A0, diagonal part s0) are kept, up to kmax; a later solve starts from the
+   Galerkin solution on their span and keeps its directions A-orthogonal to it. */
+typedef struct {
+    int kmax;        /* directions kept at most (0: no deflation) */
+    int k, kp;       /* directions held; those in use by the solve at hand */
+    int rec;         /* 1: the next solve records a new set (and is not deflated) */
+    int used;        /* solves deflated */
+    double *W, *Q;   /* n x kmax: directions w (w'A0 w = 1) and A0 w */
+    double *AW;      /* n x kmax: A W for the matrix of the solve at hand */
+    double *s0;      /* n: the recording solve's diagonal part */
+    double *dv;      /* n: s - s0 on the coordinates where it is nonzero (di) */
+    int *di;
+    double *G;       /* kmax x kmax: W'Q (column c filled in rows 0..c) */
+    double *E, *T;   /* k x k: W'AW and its eigenvectors; T: k x kd, the basis W T */
+    double *ev, *xv, *mu, *wk;   /* kmax each; wk: lwork (dsyev) */
+    int lwork;
+} mk_defl;
+/* room for km directions of length n (R_alloc); a zeroed mk_defl is "no deflation" */
+void mk_defl_alloc(mk_defl *Df, int n, int km);
+typedef struct {
+    int n, maxit;
+    double tol;          /* stop when ||r|| <= tol */
+    mk_cg_op mv;         /* q = A p */
+    void *mv_ctx;
+    mk_cg_op pc;         /* z = M^{-1} r; NULL: none */
+    void *pc_ctx;
+    int check_start;     /* 1: no iteration when the start's ||r|| <= tol already */
+    int take_first;      /* 1: when A has no curvature along the first direction p (p'Ap <= 0),
+                            x += p (a descent direction for a caller's line search) */
+    mk_defl *defl;       /* NULL or kmax = 0: no deflation */
+    const double *shift; /* with defl: this solve's diagonal part s */
+    double *work;        /* 3n doubles */
+} mk_cg;
+/* Solve A x = b: on entry x is the start and r = b - A x its residual; on return x the
+   solution, r its residual, *iters the iterations taken. Returns 0, or 1 when no iteration was
+   taken and no deflated start was made (A singular along the first direction). Checks for user
+   interrupts every 32 iterations: call outside OpenMP regions. */
+int mk_cg_solve(const mk_cg *c, double *x, double *r, int *iters);
 
 /* ====================================================================== spicy.c */
 /* SpicyMKL: dual augmented Lagrangian MKL (block 1-norm / elastic net; hinge, logistic,

@@ -13,7 +13,8 @@
  * K_m r, K_m 1 and ||r||_{K_m} stored, O(MN) memory), rho' is split into a part along 1 and r
  * and a remainder w orthogonal to both; ||rho'||^2_{K_m} is exact but for w'K_m w, bounded by
  * lambda_max(P K_m P) ||w||^2, with lambda_max(PKP) bounded by min(tr, Frobenius, Gershgorin)
- * computed in the first sweep (sp_ub3). A test in O(1) per kernel from a shared anchor point
+ * computed in the first sweep (mk_kbound, kstats.c). A test in O(1) per kernel from a shared
+ * anchor point
  * comes first, and along a Newton segment the bound costs O(1) per kernel and step length once
  * its dots with rho and D are known. ||.||_{K_m} is convex, so a kernel certified below C1 at
  * both ends of a Newton segment is inactive along the whole segment and is not read at all.
@@ -23,7 +24,7 @@
  * repeated at the same c; kernels of S found inactive at rho leave S with their exact K_m rho.
  * The Newton matrix sums c_m K_m + c'_m w_m w_m' over active kernels, four kernels per pass over
  * a cache-resident panel of H, threads on column ranges of equal triangle area. With the CG solve
- * from SP_TRI_MIN rows it is kept in single precision (sp_nmat: packed triangle, diagonal and
+ * from MK_TRI_MIN rows it is kept in single precision (mk_symmat: packed triangle, diagonal and
  * bias term in double): its CG products read a quarter of the bytes of the double n x n array,
  * while gradient, line search and gap stay exact; the model rounds' CG products are done in
  * single-precision arithmetic too.
@@ -92,15 +93,6 @@
 #define FCONE
 #endif
 
-#ifdef _OPENMP
-#define SP_SIMD _Pragma("omp simd")
-#define SP_SIMD_RED(...) _Pragma(SP_STR(omp simd reduction(+:__VA_ARGS__)))
-#define SP_STR(x) #x
-#else
-#define SP_SIMD
-#define SP_SIMD_RED(...)
-#endif
-
 /* Internal tuning constants (the R front end does not expose them). */
 #define SP_STEP_CAP 1.0     /* max |Newton step| of the box-type dual variables */
 #define SP_START_SCALE 1.0  /* cold start: rho0 scaled to max_m ||rho0||_{K_m} = C1 */
@@ -127,20 +119,6 @@
 #define SP_CACHE_DRIFT 0.1  /* Newton matrix cache: the kernel part is rebuilt when its weights
                                moved by more than this fraction of their sum */
 
-/* ------------------------------------------------------------------ small kernel sweeps */
-
-/* The sweeps below read only the upper triangle of a symmetric matrix (a kernel, or the Newton
-   matrix): half the bytes of a full sweep, and the sweeps are bound by memory bandwidth. Columns
-   are taken four at a time, so that each row above the 4-column block loads and stores y once for
-   four kernel entries, and each column's dot product with x runs in the same loop; the 4 x 4
-   diagonal blocks are finished separately. With the columns one at a time, the loads and stores
-   of y bound the loop instead, and a whole-column sweep (twice the bytes) was as fast (N = 2000,
-   20 kernels, two threads: 14 ms for K rho and K D against 27 ms one column at a time and 36-40
-   ms for whole columns). Below SP_TRI_MIN rows the short columns of the triangle cost more than
-   the bytes they save, and kernels are swept by whole columns (the same 0.96 GB of kernels, two
-   threads: n = 200, K D 24-32 ms by whole columns, 36-39 ms by the triangle; n = 400-500 the
-   same; n = 700 35 against 27 ms). Plain C (no BLAS, no R API): safe inside OpenMP regions. */
-#define SP_TRI_MIN 512
 #define SP_BOX_SNAP 1e-12  /* box: coordinates this close to a bound are put on it */
 #define SP_BOX_INNER 1e-3  /* box: y rho in (SP_BOX_INNER, 1 - SP_BOX_INNER) counts as inside */
 #define SP_BOX_LM 1e-6     /* box: ridge of the free block, relative to gamma and the gradient */
@@ -154,348 +132,6 @@
    against one: n = 700 -19%, n = 1000 -25%; n = 500 (the double triangle, 1 MB) no gain (0.026
    against 0.025 s). */
 #define SP_CG_PAR_MIN 600
-
-/* y1 = A x1 (and y2 = A x2 if x2 != NULL) by whole columns, one sweep over A */
-MK_CLONES
-static void sp_symv2_full(const double *A, int n, const double *x1, const double *x2,
-                          double *y1, double *y2)
-{
-    for (int i = 0; i < n; i++) y1[i] = 0.0;
-    if (x2) {
-        for (int i = 0; i < n; i++) y2[i] = 0.0;
-        for (int j = 0; j < n; j++) {
-            const double *aj = A + (size_t) j * n;
-            double a1 = x1[j], a2 = x2[j];
-            SP_SIMD
-            for (int i = 0; i < n; i++) { y1[i] += aj[i] * a1; y2[i] += aj[i] * a2; }
-        }
-    } else {
-        for (int j = 0; j < n; j++) {
-            const double *aj = A + (size_t) j * n;
-            double a1 = x1[j];
-            SP_SIMD
-            for (int i = 0; i < n; i++) y1[i] += aj[i] * a1;
-        }
-    }
-}
-
-/* v' A v by whole columns */
-MK_CLONES
-static double sp_quad_full(const double *A, int n, const double *v)
-{
-    double s = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double t = 0.0;
-        SP_SIMD_RED(t)
-        for (int i = 0; i < n; i++) t += aj[i] * v[i];
-        s += v[j] * t;
-    }
-    return s;
-}
-
-/* y[0..j1) = A[, j0..j1) x[j0..j1), the upper triangle of columns j0 <= j < j1 of A (rows of
-   the triangle above them and their transposes: together over a partition of 0..n, y = A x).
-   One template for two storages: COL(j) points to rows 0..j of column j (type T), R is the type
-   of x, y and the arithmetic, and DIAG(aj, j, xj) is the diagonal term (a packed single-precision
-   Newton matrix keeps its diagonal apart, see sp_nmat). */
-#define SP_SYMV_COLS(NAME, T, R, COL, DIAG)                                                  \
-MK_CLONES                                                                                   \
-static void NAME(const T *A, int n, const R *x, R *y, int j0, int j1)                        \
-{                                                                                           \
-    (void) n;                                                                               \
-    for (int i = 0; i < j1; i++) y[i] = 0;                                                  \
-    int j = j0;                                                                             \
-    for (; j + 4 <= j1; j += 4) {                                                           \
-        const T *a0 = COL(j), *a1 = COL(j + 1), *a2 = COL(j + 2), *a3 = COL(j + 3);         \
-        R p0 = x[j], p1 = x[j + 1], p2 = x[j + 2], p3 = x[j + 3];                           \
-        R s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                   \
-        SP_SIMD_RED(s0, s1, s2, s3)                                                         \
-        for (int i = 0; i < j; i++) {                                                       \
-            R b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x[i];                     \
-            y[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);                              \
-            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;                         \
-        }                                                                                   \
-        R sc[4] = { s0, s1, s2, s3 };                                                       \
-        for (int c = 0; c < 4; c++) {                                                       \
-            const T *ac = COL(j + c);                                                       \
-            R xc = x[j + c];                                                                \
-            for (int i = j; i < j + c; i++) { y[i] += ac[i] * xc; sc[c] += ac[i] * x[i]; }  \
-            y[j + c] += sc[c] DIAG(ac, j + c, xc);                                          \
-        }                                                                                   \
-    }                                                                                       \
-    for (; j < j1; j++) {                                                                   \
-        const T *aj = COL(j);                                                               \
-        R xj = x[j], s = 0;                                                                 \
-        for (int i = 0; i < j; i++) { y[i] += aj[i] * xj; s += aj[i] * x[i]; }              \
-        y[j] += s DIAG(aj, j, xj);                                                          \
-    }                                                                                       \
-}
-#define SP_COL_FULL(j) (A + (size_t) (j) * n)
-#define SP_COL_PACKED(j) (A + (size_t) (j) * ((j) + 1) / 2)
-#define SP_DIAG_IN(a, j, x) + (a)[j] * (x)
-#define SP_DIAG_APART(a, j, x)
-SP_SYMV_COLS(sp_symv_upper_cols, double, double, SP_COL_FULL, SP_DIAG_IN)
-/* the packed single-precision triangle without its diagonal, in double arithmetic */
-SP_SYMV_COLS(sp_symv_packed_cols, float, double, SP_COL_PACKED, SP_DIAG_APART)
-/* and in single-precision arithmetic, for the model rounds' CG solves (sp_nmat.fast): these
-   products are bound by the arithmetic, which float does at twice the width (n = 2000 on one
-   core: 0.32 -> 0.15 ms; the result within 6e-7 of the double arithmetic's, relative to its
-   largest entry) */
-SP_SYMV_COLS(sp_symv_packed_colsf, float, float, SP_COL_PACKED, SP_DIAG_APART)
-
-/* y = A x, upper triangle of A */
-static void sp_symv_upper(const double *A, int n, const double *x, double *y)
-{
-    sp_symv_upper_cols(A, n, x, y, 0, n);
-}
-
-/* y1 = A x1 and y2 = A x2 in one sweep over a kernel A (x2 == NULL: y1 only): its upper
-   triangle from SP_TRI_MIN rows, whole columns below */
-MK_CLONES
-static void sp_symv2(const double *A, int n, const double *x1, const double *x2,
-                     double *y1, double *y2)
-{
-    if (n < SP_TRI_MIN) { sp_symv2_full(A, n, x1, x2, y1, y2); return; }
-    if (!x2) { sp_symv_upper(A, n, x1, y1); return; }
-    for (int i = 0; i < n; i++) { y1[i] = 0.0; y2[i] = 0.0; }
-    int j = 0;
-    for (; j + 4 <= n; j += 4) {
-        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
-        double p0 = x1[j], p1 = x1[j + 1], p2 = x1[j + 2], p3 = x1[j + 3];
-        double q0 = x2[j], q1 = x2[j + 1], q2 = x2[j + 2], q3 = x2[j + 3];
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
-        SP_SIMD_RED(s0, s1, s2, s3, t0, t1, t2, t3)
-        for (int i = 0; i < j; i++) {
-            double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x1[i], w = x2[i];
-            y1[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);
-            y2[i] += (b0 * q0 + b1 * q1) + (b2 * q2 + b3 * q3);
-            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;
-            t0 += b0 * w; t1 += b1 * w; t2 += b2 * w; t3 += b3 * w;
-        }
-        double sc[4] = { s0, s1, s2, s3 }, tc[4] = { t0, t1, t2, t3 };
-        for (int c = 0; c < 4; c++) {
-            const double *ac = A + (size_t) (j + c) * n;
-            double uc = x1[j + c], wc = x2[j + c];
-            for (int i = j; i < j + c; i++) {
-                y1[i] += ac[i] * uc; y2[i] += ac[i] * wc;
-                sc[c] += ac[i] * x1[i]; tc[c] += ac[i] * x2[i];
-            }
-            y1[j + c] += sc[c] + ac[j + c] * uc;
-            y2[j + c] += tc[c] + ac[j + c] * wc;
-        }
-    }
-    for (; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double uj = x1[j], wj = x2[j], s = 0.0, t = 0.0;
-        for (int i = 0; i < j; i++) {
-            y1[i] += aj[i] * uj; y2[i] += aj[i] * wj; s += aj[i] * x1[i]; t += aj[i] * x2[i];
-        }
-        y1[j] += s + aj[j] * uj;
-        y2[j] += t + aj[j] * wj;
-    }
-}
-
-/* v' A v for a kernel A: from its upper triangle from SP_TRI_MIN rows, whole columns below */
-MK_CLONES
-static double sp_quad(const double *A, int n, const double *v)
-{
-    if (n < SP_TRI_MIN) return sp_quad_full(A, n, v);
-    double off = 0.0, dg = 0.0;
-    int j = 0;
-    for (; j + 4 <= n; j += 4) {
-        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        SP_SIMD_RED(s0, s1, s2, s3)
-        for (int i = 0; i < j; i++) {
-            double u = v[i];
-            s0 += a0[i] * u; s1 += a1[i] * u; s2 += a2[i] * u; s3 += a3[i] * u;
-        }
-        double sc[4] = { s0, s1, s2, s3 };
-        for (int c = 0; c < 4; c++) {
-            const double *ac = A + (size_t) (j + c) * n;
-            for (int i = j; i < j + c; i++) sc[c] += ac[i] * v[i];
-            off += v[j + c] * sc[c];
-            dg += ac[j + c] * v[j + c] * v[j + c];
-        }
-    }
-    for (; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double s = 0.0;
-        for (int i = 0; i < j; i++) s += aj[i] * v[i];
-        off += v[j] * s;
-        dg += aj[j] * v[j] * v[j];
-    }
-    return 2.0 * off + dg;
-}
-
-/* The constants from the sums of a kernel's sweeps: g = 1'A1, rr = ||A1||^2, tr = tr A,
-   fr = ||A||_F^2 and gmax the largest Gershgorin sum of PAP; s1 = sqrt(1'A1) and lc the square
-   root of the least of ||PAP||_F (plus a rounding allowance), tr A and gmax. */
-static void sp_stats_finish(int n, double g, double rr, double tr, double fr, double gmax,
-                            double *s1, double *lc)
-{
-    double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
-    if (pf < 0.0) pf = 0.0;
-    pf = sqrt(pf) + 1e-12 * sqrt(fr);   /* ||PAP||_F plus a rounding allowance */
-    if (tr < pf) pf = tr;
-    gmax *= 1.0 + 1e-12;
-    if (gmax < pf) pf = gmax;
-    *s1 = sqrt(g > 0.0 ? g : 0.0);
-    *lc = sqrt(pf > 0.0 ? pf : 0.0);
-}
-
-/* One sweep over a kernel: v'Av, sqrt(1'A1) and sqrt(min(tr A, ||PAP||_F)) with P the centring
-   projection; the last two bound ||c 1 + w||_A <= |c| sqrt(1'A1) + sqrt(lambda_max(PAP)) ||w||
-   for w orthogonal to 1 (lambda_max(PAP) <= ||PAP||_F, <= lambda_max(A) <= tr A).
-   rs: n doubles of scratch. */
-MK_CLONES
-static void sp_kernel_stats(const double *A, int n, const double *v, double *Av, double *s1,
-                            double *lc, double *rs, double *k1)
-{
-    double g = 0.0, fr = 0.0, rr = 0.0, tr = 0.0;
-    for (int i = 0; i < n; i++) Av[i] = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double cs = 0.0, f = 0.0, vj = v[j];
-        SP_SIMD_RED(cs, f)
-        for (int i = 0; i < n; i++) { double a = aj[i]; Av[i] += a * vj; cs += a; f += a * a; }
-        g += cs; rr += cs * cs; tr += aj[j]; fr += f;
-        rs[j] = cs / n;   /* column (= row) means */
-        k1[j] = cs;       /* A 1 */
-    }
-    /* Gershgorin bound of PAP (tight for the near-diagonal kernels of narrow widths); a second
-       pass over the kernel, which is still in cache */
-    double gm = g / ((double) n * n), gmax = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double c = gm - rs[j], t = 0.0;
-        SP_SIMD_RED(t)
-        for (int i = 0; i < n; i++) t += fabs(aj[i] - rs[i] + c);
-        if (t > gmax) gmax = t;
-    }
-    sp_stats_finish(n, g, rr, tr, fr, gmax, s1, lc);
-}
-
-/* sp_kernel_stats from the upper triangle (from SP_TRI_MIN rows): the same statistics in two
-   triangle sweeps instead of two whole-kernel sweeps. From SP_TRI_MIN rows a kernel no longer
-   stays in cache between the passes (N = 2000: 32 MB, and the threads sweep different kernels),
-   so each pass reads it from memory; the triangles halve that. Pass 1 is the two-vector product
-   [A v, A 1] (sp_symv2; ones: n ones); pass 2 the squares and the Gershgorin sums of PAP, whose
-   entries a_ij - m_i - m_j + gm (m: row means, gm: mean entry) are symmetric, so each entry of
-   the triangle adds to the sums of its row and of its column. t: n doubles of scratch. */
-MK_CLONES
-static void sp_kernel_stats_tri(const double *A, int n, const double *v, const double *ones,
-                                double *Av, double *s1, double *lc, double *t, double *k1)
-{
-    sp_symv2(A, n, v, ones, Av, k1);
-    double g = 0.0, rr = 0.0, tr = 0.0, inv = 1.0 / n;
-    for (int j = 0; j < n; j++) {
-        g += k1[j]; rr += k1[j] * k1[j]; tr += A[(size_t) j * n + j];
-        t[j] = 0.0;
-    }
-    double gm = g / ((double) n * n), fo = 0.0, fd = 0.0;
-    int j = 0;
-    for (; j + 4 <= n; j += 4) {
-        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
-        double c0 = gm - k1[j] * inv, c1 = gm - k1[j + 1] * inv, c2 = gm - k1[j + 2] * inv,
-            c3 = gm - k1[j + 3] * inv;
-        double s0 = 0.0, s1c = 0.0, s2 = 0.0, s3 = 0.0, f = 0.0;
-        SP_SIMD_RED(s0, s1c, s2, s3, f)
-        for (int i = 0; i < j; i++) {
-            double r = k1[i] * inv, b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i];
-            double e0 = fabs(b0 - r + c0), e1 = fabs(b1 - r + c1), e2 = fabs(b2 - r + c2),
-                e3 = fabs(b3 - r + c3);
-            t[i] += (e0 + e1) + (e2 + e3);
-            s0 += e0; s1c += e1; s2 += e2; s3 += e3;
-            f += (b0 * b0 + b1 * b1) + (b2 * b2 + b3 * b3);
-        }
-        fo += f;
-        double sc[4] = { s0, s1c, s2, s3 }, cc[4] = { c0, c1, c2, c3 };
-        for (int c = 0; c < 4; c++) {
-            const double *ac = A + (size_t) (j + c) * n;
-            for (int i = j; i < j + c; i++) {
-                double e = fabs(ac[i] - k1[i] * inv + cc[c]);
-                t[i] += e; sc[c] += e; fo += ac[i] * ac[i];
-            }
-            double d = ac[j + c];
-            t[j + c] += sc[c] + fabs(d - k1[j + c] * inv + cc[c]);
-            fd += d * d;
-        }
-    }
-    for (; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double cj = gm - k1[j] * inv, sj = 0.0;
-        for (int i = 0; i < j; i++) {
-            double e = fabs(aj[i] - k1[i] * inv + cj);
-            t[i] += e; sj += e; fo += aj[i] * aj[i];
-        }
-        t[j] += sj + fabs(aj[j] - k1[j] * inv + cj);
-        fd += aj[j] * aj[j];
-    }
-    double gmax = 0.0;
-    for (int i = 0; i < n; i++) if (t[i] > gmax) gmax = t[i];
-    sp_stats_finish(n, g, rr, tr, 2.0 * fo + fd, gmax, s1, lc);
-}
-
-static double sp_dot(int n, const double *a, const double *b)
-{
-    double s = 0.0;
-    for (int i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
-}
-
-/* mean and squared norm of the centred x (two passes: no cancellation) */
-static void sp_centred(int n, const double *x, double *mx, double *xc2)
-{
-    double mu = 0.0, ss = 0.0;
-    for (int i = 0; i < n; i++) mu += x[i];
-    mu /= n;
-    for (int i = 0; i < n; i++) { double d = x[i] - mu; ss += d * d; }
-    *mx = mu; *xc2 = ss;
-}
-
-/* Upper bound of ||x||^2_{K_m} from a reference point r. With r (K_m r = Kr known, ||r||_K = nr),
-   k1 = K_m 1 (s11 = 1'K_m 1) and r_c, x_c the centred vectors, x is split as
-     x = a 1 + b r + w,  b = x_c'r_c / ||r_c||^2,  w = x_c - b r_c  (w orthogonal to 1),
-   and ||x||^2_K = ||a 1 + b r||^2_K + 2 (a k1 + b Kr)'w + w'K w, where only the last term is
-   bounded, by lambda_max(P K P) ||w||^2 <= lc^2 ||w||^2; the others are exact. The part of x
-   along the reference point and along 1 costs nothing, so growth of rho along itself or a shift
-   of its mean (the first Newton steps) keep the bound tight. It is never above the earlier
-   bound from e = x - r,
-   nr^2 + 2 Kr'e + (|mean(e)| sqrt(1'K1) + lc ||e_c||)^2 (up to rounding: ||w|| <= ||x_c - r_c||),
-   which took 15% more kernel sweeps at M = 6000.
-   mx, xc2: mean and ||x_c||^2 (sp_centred); rm, rc2, rt: mean(r), ||r_c||^2 and 1'Kr. */
-static double sp_ub3_dots(int n, double mx, double xc2, double xr, double xk, double xq, double nr,
-                          double rm, double rc2, double rt, double s11, double lc);
-MK_CLONES
-static double sp_ub3(int n, const double *x, double mx, double xc2, const double *r,
-                     const double *Kr, const double *k1, double nr, double rm, double rc2,
-                     double rt, double s11, double lc)
-{
-    double xr = 0.0, xk = 0.0, xq = 0.0;
-    SP_SIMD_RED(xr, xk, xq)
-    for (int i = 0; i < n; i++) { xr += x[i] * r[i]; xk += x[i] * k1[i]; xq += x[i] * Kr[i]; }
-    return sp_ub3_dots(n, mx, xc2, xr, xk, xq, nr, rm, rc2, rt, s11, lc);
-}
-
-/* the same from the dots xr = x'r, xk = x'k1, xq = x'Kr */
-static double sp_ub3_dots(int n, double mx, double xc2, double xr, double xk, double xq, double nr,
-                          double rm, double rc2, double rt, double s11, double lc)
-{
-    double p = xr - n * mx * rm;          /* x_c' r_c */
-    double b = rc2 > 0.0 ? p / rc2 : 0.0;
-    double w2 = xc2 - b * p;              /* ||w||^2 */
-    /* rounding allowance of the split (p and w2 lose digits when x is close to a multiple of r) */
-    w2 += 1e-13 * (xc2 + fabs(b) * (fabs(xr) + n * fabs(mx * rm)));
-    if (w2 < 0.0) w2 = 0.0;
-    double a = mx - b * rm;
-    double vkv = a * a * s11 + 2.0 * a * b * rt + b * b * nr * nr;
-    double k1w = (xk - mx * s11) - b * (rt - rm * s11);
-    double krw = (xq - mx * rt) - b * (nr * nr - rm * rt);
-    double v = vkv + 2.0 * (a * k1w + b * krw) + lc * lc * w2;
-    return v > 0.0 ? v : 0.0;
-}
 
 /* ------------------------------------------------------------------ losses */
 
@@ -834,57 +470,6 @@ static const sp_loss sp_losses[] = {
 
 /* ------------------------------------------------------------------ solver state */
 
-/* The CG preconditioner's free block: the coordinates without loss curvature (hinge: between the
-   slack kinks), whose only curvature is the kernels' and gamma_b 11'. Jacobi scaling cannot
-   condition that block; its Cholesky factor can, and is reused while the block's coordinates
-   do not change within an inner loop (a factor of an earlier Newton matrix is still a valid
-   preconditioner). */
-typedef struct {
-    int cap;         /* largest block factored (SP_BLOCK_KAPPA); 0: none */
-    int nf;          /* size of the block in use in the current solve (0: Jacobi only) */
-    int nprev;       /* size of the block the factor F belongs to (-1: no valid factor) */
-    int *idx, *prev; /* its coordinates in this solve; those of F */
-    double *F, *zf;  /* cap x cap upper Cholesky factor; cap scratch */
-    int used;        /* Newton directions solved with the block (reported) */
-} sp_fblock;
-
-/* Deflation of the model rounds' CG solves (sp_solve). The rounds of a Newton step solve
-   systems that differ from the Newton direction's only on the diagonal (the pieces that changed)
-   and in the right-hand side, and each solve rebuilt the same Krylov space: the directions where
-   the kernel part of H has its large eigenvalues (ringnorm N = 2000, 20 kernels: about 24 CG
-   iterations per round). The search directions of the Newton solve and of the rounds are kept,
-   up to kmax, and a round starts from the Galerkin solution on their span and keeps its search
-   directions A-orthogonal to it (deflated CG, Saad, Yeung, Erhel and Guyomarc'h 2000). */
-typedef struct {
-    int kmax;        /* directions kept at most (0: no deflation) */
-    int k, kp;       /* directions held; those in use by the solve at hand */
-    int rec;         /* 1: the next solve (the Newton direction's) starts a new set */
-    int used;        /* solves deflated (reported) */
-    double *W, *Q;   /* n x kmax: directions w (w'Aw = 1 for the matrix A of their solve) and
-                        A0 w, with A0 = H_K + diag(hl0) the Newton direction's matrix */
-    double *AW;      /* n x kmax: A W for the matrix of the solve at hand */
-    double *hl0;     /* n: the Newton direction's loss curvature */
-    double *dv;      /* n: hl - hl0 on the coordinates where it is nonzero (di) */
-    int *di;
-    double *G;       /* kmax x kmax: W'Q (column c filled in rows 0..c) */
-    double *E, *T;   /* k x k: W'AW and its eigenvectors; T: k x kd, the basis W T */
-    double *ev, *xv, *mu, *wk;   /* kmax each; wk: lwork (dsyev) */
-    int lwork;
-} sp_defl;
-
-/* The Newton matrix: either H (n x n, upper triangle, double), or in single precision, P (the
-   kernel part sum_a c1 K + c2 w w', upper triangle packed by column: column j at j (j + 1) / 2)
-   with the whole diagonal dg in double and the bias term gb 11' applied in the products: the
-   bias term can dwarf the kernel part, and a float entry holding both would lose the latter. */
-typedef struct {
-    int n;
-    double *H;
-    float *P;
-    double *dg, gb;
-    int fast;        /* with P: products in single-precision arithmetic (the model rounds) */
-    float *xf, *yf;  /* their vector in float (n) and each thread's result (n per thread) */
-} sp_nmat;
-
 typedef struct {
     double C1, C2, eps;                 /* penalty psi(x) = C1 x + C2 x^2 / 2; epsilon of the loss */
     double tol, inner_tol, gamma_mult, gamma_max;
@@ -941,7 +526,7 @@ typedef struct {
     double *nref;  /* ||REF_m||_{K_m}; for m outside S, Kr holds K_m REF_m */
     double *rmean, *rc2, *rt;   /* mean(REF_m), ||REF_m - mean||^2, 1'K_m REF_m */
     double *K1;    /* n x M: K_m 1 (column sums, from the first sweep) */
-    double *sqL;   /* sqrt(lambda_max) bound on the centred subspace (sp_kernel_stats) */
+    double *sqL;   /* sqrt(lambda_max) bound on the centred subspace (mk_kernel_stats) */
     double *s1;    /* sqrt(1'K_m 1) */
     double *anorm; /* ||alpha_m||_{K_m} */
     double *r;     /* ||alpha_m + gamma rho||_{K_m} at the current rho (m in S) */
@@ -958,7 +543,7 @@ typedef struct {
     double *g, *hl, *D, *tmp, *z, *u, *H, *work, *hc1, *hc2;
     /* the Newton matrix as the solves see it (H, or its single-precision form with nt_max
        panels of SP_PANEL x n doubles to sum its columns in) */
-    sp_nmat nm;
+    mk_symmat nm;
     double *hpan;
     /* cached kernel part of the Newton matrix, G = sum_m gc1[m] K_m (upper triangle; NULL: no
        cache), rebuilt when the weights drift (SP_CACHE_DRIFT); zn, zM: n and M zeros (the kernel
@@ -974,8 +559,8 @@ typedef struct {
     double *Kd, *sva, *svw;
     int nsvm, nsvm_won;
     int *act, na, cnt, use_cg, nhold;
-    sp_fblock fb;
-    sp_defl df;
+    mk_pcblock fb;
+    mk_defl df;
     double phi0, gnorm, gd, sr, thr, den;
     /* counters and results */
     long nprod;    /* kernel sweeps performed (products and quadratic forms) */
@@ -1027,12 +612,12 @@ static int sp_nm_threads(const sp_state *S, double work)
     return sp_threads(S, work);
 }
 
-/* kernel m for the sweeps above: its upper triangle suffices from SP_TRI_MIN rows (an
+/* kernel m for the sweeps above: its upper triangle suffices from MK_TRI_MIN rows (an
    on-the-fly store then computes only that) */
 static const double *sp_kernel(const sp_state *S, int m)
 {
     double *buf = sp_thread_buf(S->kbuf, S->scr);
-    return S->n >= SP_TRI_MIN ? mk_store_kernel_upper(S->st, m, buf)
+    return S->n >= MK_TRI_MIN ? mk_store_kernel_upper(S->st, m, buf)
                               : mk_store_kernel(S->st, m, buf);
 }
 
@@ -1042,14 +627,14 @@ static double sp_sqrt0(double q)
 }
 
 /* the reference point of kernel m becomes v, whose K_m v is in Kr; vm, vc2: mean of v and
-   squared norm of the centred v (sp_centred). Plain C: safe in OpenMP regions. */
+   squared norm of the centred v (mk_centred). Plain C: safe in OpenMP regions. */
 static void sp_set_ref_c(sp_state *S, int m, const double *v, double vm, double vc2)
 {
     int n = S->n;
     const double *kr = S->Kr + (size_t) m * n;
     double t = 0.0;
     for (int i = 0; i < n; i++) t += kr[i];
-    S->nref[m] = sp_sqrt0(sp_dot(n, v, kr));
+    S->nref[m] = sp_sqrt0(mk_dot(n, v, kr));
     S->rt[m] = t;
     S->cfid[m] = -1;
     S->rmean[m] = vm; S->rc2[m] = vc2;
@@ -1059,17 +644,24 @@ static void sp_set_ref_c(sp_state *S, int m, const double *v, double vm, double 
 static void sp_set_ref(sp_state *S, int m, const double *v)
 {
     double vm, vc2;
-    sp_centred(S->n, v, &vm, &vc2);
+    mk_centred(S->n, v, &vm, &vc2);
     sp_set_ref_c(S, m, v, vm, vc2);
+}
+
+/* the screening reference of kernel m (outside S) */
+static mk_kref sp_kref(const sp_state *S, int m)
+{
+    size_t o = (size_t) m * S->n;
+    mk_kref R = { S->REF + o, S->Kr + o, S->K1 + o, S->nref[m], S->rmean[m], S->rc2[m],
+                  S->rt[m], S->s1[m] * S->s1[m], S->sqL[m] };
+    return R;
 }
 
 /* screening bound of kernel m (outside S) at x (mean mx, centred squared norm xc2) */
 static double sp_bound(const sp_state *S, int m, const double *x, double mx, double xc2)
 {
-    int n = S->n;
-    return sp_ub3(n, x, mx, xc2, S->REF + (size_t) m * n, S->Kr + (size_t) m * n,
-                  S->K1 + (size_t) m * n, S->nref[m], S->rmean[m], S->rc2[m], S->rt[m],
-                  S->s1[m] * S->s1[m], S->sqL[m]);
+    mk_kref R = sp_kref(S, m);
+    return mk_kbound(S->n, x, mx, xc2, &R);
 }
 
 /* Screening bounds at x of every kernel outside S into ub[] (0 for the kernels of S); returns how
@@ -1078,27 +670,17 @@ static double sp_bound(const sp_state *S, int m, const double *x, double mx, dou
    bound from its reference point (O(n)). reset: when more than an eighth of the kernels needed
    that bound, x becomes the anchor (the bounds of all are computed). */
 /* bound of kernel m (outside S) at rho + ce D0 from its segment dots (computed on first use) */
-MK_CLONES
 static double sp_seg_bound(sp_state *S, int m, double ce, double mx, double xc2)
 {
-    int n = S->n;
     double *cf = S->cf + 6 * (size_t) m;
+    mk_kref R = sp_kref(S, m);
     if (S->cfid[m] != S->segid) {
-        const double *r = S->REF + (size_t) m * n, *k1 = S->K1 + (size_t) m * n,
-            *kr = S->Kr + (size_t) m * n, *x = S->rho, *d = S->D;
-        double a0 = 0.0, a1 = 0.0, a2 = 0.0, b0 = 0.0, b1 = 0.0, b2 = 0.0;
-        SP_SIMD_RED(a0, a1, a2, b0, b1, b2)
-        for (int i = 0; i < n; i++) {
-            a0 += x[i] * r[i]; a1 += x[i] * k1[i]; a2 += x[i] * kr[i];
-            b0 += d[i] * r[i]; b1 += d[i] * k1[i]; b2 += d[i] * kr[i];
-        }
-        cf[0] = a0; cf[1] = a1; cf[2] = a2;
-        cf[3] = b0 / S->dsc; cf[4] = b1 / S->dsc; cf[5] = b2 / S->dsc;
+        mk_kref_dots2(S->n, S->rho, S->D, &R, cf);
+        cf[3] = cf[3] / S->dsc; cf[4] = cf[4] / S->dsc; cf[5] = cf[5] / S->dsc;
         S->cfid[m] = S->segid;
     }
-    return sp_ub3_dots(n, mx, xc2, cf[0] + ce * cf[3], cf[1] + ce * cf[4], cf[2] + ce * cf[5],
-                       S->nref[m], S->rmean[m], S->rc2[m], S->rt[m], S->s1[m] * S->s1[m],
-                       S->sqL[m]);
+    return mk_kbound_dots(S->n, mx, xc2, cf[0] + ce * cf[3], cf[1] + ce * cf[4],
+                          cf[2] + ce * cf[5], &R);
 }
 
 /* c >= 0: x = rho + c D, and the bounds come from the segment dots (O(1) per kernel) */
@@ -1111,7 +693,7 @@ static int sp_bounds_all(sp_state *S, const double *x, double *ub, double lim, i
     mu /= n;
     for (int i = 0; i < n; i++) { double d = x[i] - S->xa[i] - mu; ss += d * d; }
     double amu = fabs(mu), w = sqrt(ss), mx, xc2;
-    sp_centred(n, x, &mx, &xc2);
+    mk_centred(n, x, &mx, &xc2);
     int nfull = 0, nover = 0;
     int nt = sp_threads(S, 3.0 * M * n);
     (void) nt;
@@ -1154,13 +736,13 @@ static void sp_cols_mv(const sp_state *S, int m, const int *idx, const double *v
             const double *c0 = mk_store_col(S->st, m, idx[k], buf),
                 *c1 = mk_store_col(S->st, m, idx[k + 1], buf);
             double v0 = v[k], v1 = v[k + 1];
-            SP_SIMD
+            MK_SIMD
             for (int i = 0; i < n; i++) out[i] += v0 * c0[i] + v1 * c1[i];
         }
     for (; k < nnz; k++) {
         const double *c0 = mk_store_col(S->st, m, idx[k], buf);
         double v0 = v[k];
-        SP_SIMD
+        MK_SIMD
         for (int i = 0; i < n; i++) out[i] += v0 * c0[i];
     }
 }
@@ -1198,9 +780,9 @@ static void sp_products(sp_state *S, int cnt, const double *rho, const double *D
             continue;
         }
         const double *Km = sp_kernel(S, m);
-        if (S->flag[j] == 1) sp_symv2(Km, n, rho, D, kr, kd);
-        else if (S->flag[j] == 0) sp_symv2(Km, n, D, NULL, kd, NULL);
-        else sp_symv2(Km, n, rho, NULL, kr, NULL);
+        if (S->flag[j] == 1) mk_symv2(Km, n, rho, D, kr, kd);
+        else if (S->flag[j] == 0) mk_symv2(Km, n, D, NULL, kd, NULL);
+        else mk_symv2(Km, n, rho, NULL, kr, NULL);
     }
     S->nprod += cnt;
 }
@@ -1219,34 +801,17 @@ static void sp_norms(sp_state *S)
     for (int m = 0; m < M; m++) {
         if (!S->inS[m]) continue;
         const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
-        double r2 = gamma * gamma * sp_dot(n, rho, kr);
-        if (S->anz[m]) r2 += S->anorm[m] * S->anorm[m] + 2.0 * gamma * sp_dot(n, rho, ka);
+        double r2 = gamma * gamma * mk_dot(n, rho, kr);
+        if (S->anz[m]) r2 += S->anorm[m] * S->anorm[m] + 2.0 * gamma * mk_dot(n, rho, ka);
         S->r[m] = r2 > 0.0 ? sqrt(r2) : 0.0;
     }
 }
 
 /* ------------------------------------------------------------------ Newton system */
 
-static double sp_nm_diag(const sp_nmat *A, int i)
-{
-    return A->P ? A->dg[i] : A->H[(size_t) i * A->n + i];
-}
-
-static void sp_nm_set_diag(sp_nmat *A, int i, double v)
-{
-    if (A->P) A->dg[i] = v; else A->H[(size_t) i * A->n + i] = v;
-}
-
-/* entry (i, j), i <= j */
-static double sp_nm_entry(const sp_nmat *A, int i, int j)
-{
-    if (!A->P) return A->H[(size_t) j * A->n + i];
-    return i == j ? A->dg[i] : (double) A->P[(size_t) j * (j + 1) / 2 + i] + A->gb;
-}
-
 /* Columns j0 <= j < j1 of the upper triangle of
      H = gb 11' + diag(hl) + sum_a c1[a] K_{m_a} + c2[a] w_a w_a'   (w_a = KD column of m_a)
-   into A (sp_nmat): H itself, or in single precision the part without gb 11' and diag(hl),
+   into A (mk_symmat): H itself, or in single precision the part without gb 11' and diag(hl),
    rounded once per entry, and the whole diagonal in double. Kernels are taken four at a time, so
    that each H entry is loaded and stored once per four kernel entries, and the columns are cut
    into panels that stay in cache while every kernel streams through them (single precision:
@@ -1257,18 +822,18 @@ static double sp_nm_entry(const sp_nmat *A, int i, int j)
 
 /* column j of a single-precision Newton matrix from hj, its kernel part summed in double:
    rounded once into the packed triangle, the whole diagonal (with gb and hl) kept in double */
-static inline void sp_nm_store_col(const sp_nmat *A, int j, const double *hj, double gb,
+static inline void sp_nm_store_col(const mk_symmat *A, int j, const double *hj, double gb,
                                    const double *hl)
 {
     float *pj = A->P + (size_t) j * (j + 1) / 2;
-    SP_SIMD
+    MK_SIMD
     for (int i = 0; i <= j; i++) pj[i] = (float) hj[i];
     A->dg[j] = hj[j] + gb + hl[j];
 }
 
 MK_CLONES
 static void sp_hess_cols(const sp_state *S, int na, const int *act, const double *c1,
-                         const double *c2, double gb, const double *hl, const sp_nmat *A,
+                         const double *c2, double gb, const double *hl, const mk_symmat *A,
                          int j0, int j1, double *cb, double *pan)
 {
     int n = S->n;
@@ -1297,7 +862,7 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
                     *p2 = mk_store_col(st, m2, j, b2), *p3 = mk_store_col(st, m3, j, b3);
                 double e0 = c2[a] * w0[j], e1 = c2[a + 1] * w1[j], e2 = c2[a + 2] * w2[j],
                     e3 = c2[a + 3] * w3[j];
-                SP_SIMD
+                MK_SIMD
                 for (int i = 0; i <= j; i++)
                     hj[i] += (a0 * p0[i] + e0 * w0[i]) + (a1 * p1[i] + e1 * w1[i]) +
                         (a2 * p2[i] + e2 * w2[i]) + (a3 * p3[i] + e3 * w3[i]);
@@ -1311,7 +876,7 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
                 double *hj = hb + (size_t) j * n;
                 const double *p0 = mk_store_col(st, m0, j, b0);
                 double e0 = c2[a] * w0[j];
-                SP_SIMD
+                MK_SIMD
                 for (int i = 0; i <= j; i++) hj[i] += a0 * p0[i] + e0 * w0[i];
             }
         }
@@ -1320,17 +885,9 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
     }
 }
 
-/* Columns [*j0, *j1) of thread t of T: ranges of equal upper-triangle area over 0..n */
-static void sp_tri_cols(int n, int t, int T, int *j0, int *j1)
-{
-    *j0 = t == 0 ? 0 : (int) (n * sqrt((double) t / T));
-    *j1 = t == T - 1 ? n : (int) (n * sqrt((double) (t + 1) / T));
-    if (*j1 < *j0) *j1 = *j0;
-}
-
 /* The whole upper triangle; threads take column ranges of equal triangle area. */
 static void sp_hessian(const sp_state *S, int na, const int *act, const double *c1,
-                       const double *c2, double gb, const double *hl, const sp_nmat *A)
+                       const double *c2, double gb, const double *hl, const mk_symmat *A)
 {
     int n = S->n;
     int nt = sp_nm_threads(S, (double) na * n * n);
@@ -1359,7 +916,7 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
 #pragma omp parallel num_threads(nt)
         {
             int j0, j1;
-            sp_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
+            mk_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
             if (j1 > j0)
                 sp_hess_cols(S, na, act, c1, c2, gb, hl, A, j0, j1,
                              sp_thread_buf(S->hbuf, 4 * S->scr),
@@ -1376,21 +933,21 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
    m_a), from the cached kernel part G: one pass over the triangle. Plain C. */
 MK_CLONES
 static void sp_hess_lowrank_cols(const sp_state *S, const double *G, int na, const int *act,
-                                 const double *c2, double gb, const double *hl, const sp_nmat *A,
+                                 const double *c2, double gb, const double *hl, const mk_symmat *A,
                                  int j0, int j1, double *col)
 {
     int n = S->n;
     for (int j = j0; j < j1; j++) {
         const double *gj = G + (size_t) j * n;
         double *hj = A->P ? col : A->H + (size_t) j * n, h0 = A->P ? 0.0 : gb;
-        SP_SIMD
+        MK_SIMD
         for (int i = 0; i <= j; i++) hj[i] = gj[i] + h0;
         if (!A->P) hj[j] += hl[j];
         for (int a = 0; a < na; a++) {
             const double *w = S->KD + (size_t) act[a] * n;
             double e = c2[a] * w[j];
             if (e == 0.0) continue;
-            SP_SIMD
+            MK_SIMD
             for (int i = 0; i <= j; i++) hj[i] += e * w[i];
         }
         if (A->P) sp_nm_store_col(A, j, hj, gb, hl);
@@ -1398,7 +955,7 @@ static void sp_hess_lowrank_cols(const sp_state *S, const double *G, int na, con
 }
 
 static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const int *act,
-                            const double *c2, double gb, const double *hl, const sp_nmat *A)
+                            const double *c2, double gb, const double *hl, const mk_symmat *A)
 {
     int n = S->n;
     int nt = sp_nm_threads(S, (double) (na + 1) * n * n / 2);
@@ -1407,7 +964,7 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
 #pragma omp parallel num_threads(nt)
         {
             int j0, j1;
-            sp_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
+            mk_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
             if (j1 > j0)
                 sp_hess_lowrank_cols(S, G, na, act, c2, gb, hl, A, j0, j1,
                                      sp_thread_buf(S->hpan, SP_PANEL * n));
@@ -1421,209 +978,15 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
 
 /* ------------------------------------------------------------------ Newton solve */
 
-/* q[0..j1) = the columns j0 <= j < j1 of the upper triangle times p (see SP_SYMV_COLS); fast:
-   from A->xf (p in float) through yf, the thread's float result */
-static void sp_nm_cols(const sp_nmat *A, const double *p, double *q, float *yf, int j0, int j1)
-{
-    if (A->P && A->fast) {
-        sp_symv_packed_colsf(A->P, A->n, A->xf, yf, j0, j1);
-        for (int i = 0; i < j1; i++) q[i] = yf[i];
-    } else if (A->P) sp_symv_packed_cols(A->P, A->n, p, q, j0, j1);
-    else sp_symv_upper_cols(A->H, A->n, p, q, j0, j1);
-}
-
-/* q += diag and bias parts of a single-precision Newton matrix */
-static void sp_nm_finish(const sp_nmat *A, const double *p, double *q)
-{
-    if (!A->P) return;
-    int n = A->n;
-    double sp = 0.0;
-    for (int i = 0; i < n; i++) sp += p[i];
-    for (int i = 0; i < n; i++) q[i] += A->gb * (sp - p[i]) + A->dg[i] * p[i];
-}
-
-/* q = H p on nt threads: column ranges of equal triangle area, each thread's part in its own
-   n doubles of qt, summed after */
-static void sp_hv(const sp_nmat *A, const double *p, double *q, int nt, double *qt)
-{
-    int n = A->n;
-    if (A->P && A->fast) for (int i = 0; i < n; i++) A->xf[i] = (float) p[i];
-#ifdef _OPENMP
-    if (nt > 1) {
-        int used = 1;
-#pragma omp parallel num_threads(nt)
-        {
-            int t = omp_get_thread_num(), T = omp_get_num_threads(), j0, j1;
-            sp_tri_cols(n, t, T, &j0, &j1);
-            double *qp = qt + (size_t) t * n;
-            if (t == 0) used = T;
-            sp_nm_cols(A, p, qp, A->yf ? A->yf + (size_t) t * n : NULL, j0, j1);
-            for (int i = j1; i < n; i++) qp[i] = 0.0;
-        }
-        for (int i = 0; i < n; i++) {
-            double v = 0.0;
-            for (int t = 0; t < used; t++) v += qt[(size_t) t * n + i];
-            q[i] = v;
-        }
-        sp_nm_finish(A, p, q);
-        return;
-    }
-#endif
-    (void) nt; (void) qt;
-    sp_nm_cols(A, p, q, A->yf, 0, n);
-    sp_nm_finish(A, p, q);
-}
-
-/* The free block of the preconditioner for this solve: the coordinates with hl = 0, factored
-   (or the factor of the previous solve when the coordinates are the same); sets B->nf. */
-static void sp_block_prepare(sp_fblock *B, const sp_nmat *A, int n, const double *hl)
-{
-    B->nf = 0;
-    if (B->cap <= 0) return;
-    int nf = 0;
-    for (int i = 0; i < n; i++)
-        if (hl[i] == 0.0) {
-            if (nf == B->cap) return;   /* too large to factor */
-            B->idx[nf++] = i;
-        }
-    if (nf == 0) return;
-    int same = nf == B->nprev;
-    for (int b = 0; same && b < nf; b++) same = B->prev[b] == B->idx[b];
-    if (!same) {
-        double *F = B->F;
-        for (int b = 0; b < nf; b++) {
-            double *fb = F + (size_t) b * nf;
-            for (int a = 0; a <= b; a++) fb[a] = sp_nm_entry(A, B->idx[a], B->idx[b]);
-            fb[b] *= 1.0 + 1e-12;
-        }
-        int info = 0;
-        F77_CALL(dpotrf)("U", &nf, F, &nf, &info FCONE);
-        if (info != 0) { B->nprev = -1; return; }   /* singular block: Jacobi only */
-        B->nprev = nf;
-        memcpy(B->prev, B->idx, sizeof(int) * (size_t) nf);
-    }
-    B->nf = nf;
-    B->used++;
-}
-
-/* z = P^{-1} r: Jacobi (pre = 1 / diag H), then the free block solved with its factor */
-static void sp_precond(const sp_fblock *B, int n, const double *pre, const double *r, double *z)
-{
-    for (int i = 0; i < n; i++) z[i] = pre[i] * r[i];
-    int nf = B->nf;
-    if (nf == 0) return;
-    int one = 1, info = 0;
-    for (int b = 0; b < nf; b++) B->zf[b] = r[B->idx[b]];
-    F77_CALL(dpotrs)("U", &nf, &one, B->F, &nf, B->zf, &nf, &info FCONE);
-    for (int b = 0; b < nf; b++) z[B->idx[b]] = B->zf[b];
-}
-
-/* Room for km directions of length n: one block of doubles, carved */
-static void sp_defl_alloc(sp_defl *Df, int n, int km)
-{
-    int info = 0, lw = -1;
-    double wq = 0.0;
-    F77_CALL(dsyev)("V", "U", &km, &wq, &km, &wq, &wq, &lw, &info FCONE FCONE);
-    Df->lwork = info == 0 && wq > 3.0 * km ? (int) wq : 3 * km;
-    size_t kn = (size_t) km * n, kk = (size_t) km * km;
-    double *b = (double *) R_alloc(3 * kn + 2 * (size_t) n + 3 * kk + 3 * (size_t) km +
-                                   (size_t) Df->lwork, sizeof(double));
-    Df->kmax = km;
-    Df->W = b; Df->Q = b + kn; Df->AW = b + 2 * kn; b += 3 * kn;
-    Df->hl0 = b; Df->dv = b + n; b += 2 * (size_t) n;
-    Df->G = b; Df->E = b + kk; Df->T = b + 2 * kk; b += 3 * kk;
-    Df->ev = b; Df->xv = b + km; Df->mu = b + 2 * km; b += 3 * (size_t) km;
-    Df->wk = b;
-    Df->di = (int *) R_alloc(n, sizeof(int));
-}
-
-/* For the solve at hand (loss curvature hl): A W = Q + diag(hl - hl0) W and W'AW = G +
-   W'diag(hl - hl0) W (the difference lives on the coordinates whose piece changed). The
-   eigenvectors of W'AW with eigenvalues above 1e-8 of the largest, scaled by eigenvalue^(-1/2),
-   go to T: W T is an A-orthonormal basis of the well-conditioned part of span W (the kept
-   directions lose their conjugacy in floating point, and a round's matrix is not that of the
-   solve that produced them). Returns kd, the size of that basis (0: no deflation). */
-static int sp_defl_prepare(sp_defl *Df, int n, const double *hl)
-{
-    int k = Df->k, nd = 0;
-    Df->kp = k;
-    for (int i = 0; i < n; i++) {
-        double dl = hl[i] - Df->hl0[i];
-        if (dl != 0.0) { Df->di[nd] = i; Df->dv[nd++] = dl; }
-    }
-    for (int c = 0; c < k; c++) {
-        const double *wc = Df->W + (size_t) c * n, *qc = Df->Q + (size_t) c * n;
-        double *ac = Df->AW + (size_t) c * n;
-        memcpy(ac, qc, sizeof(double) * n);
-        for (int t = 0; t < nd; t++) ac[Df->di[t]] += Df->dv[t] * wc[Df->di[t]];
-    }
-    double *E = Df->E;
-    for (int b = 0; b < k; b++) {
-        const double *wb = Df->W + (size_t) b * n;
-        for (int a = 0; a <= b; a++) {
-            const double *wa = Df->W + (size_t) a * n;
-            double e = Df->G[(size_t) b * Df->kmax + a];
-            for (int t = 0; t < nd; t++) e += Df->dv[t] * wa[Df->di[t]] * wb[Df->di[t]];
-            E[(size_t) b * k + a] = e; E[(size_t) a * k + b] = e;
-        }
-    }
-    int info = 0, lw = Df->lwork;
-    double *ev = Df->ev;
-    F77_CALL(dsyev)("V", "U", &k, E, &k, ev, Df->wk, &lw, &info FCONE FCONE);
-    if (info != 0 || !(ev[k - 1] > 0.0)) return 0;
-    int c0 = 0;
-    while (c0 < k && !(ev[c0] > 1e-8 * ev[k - 1])) c0++;
-    int kd = k - c0;
-    for (int c = 0; c < kd; c++) {
-        const double *v = E + (size_t) (c0 + c) * k;
-        double sc = 1.0 / sqrt(ev[c0 + c]), *tc = Df->T + (size_t) c * k;
-        for (int j = 0; j < k; j++) tc[j] = v[j] * sc;
-    }
-    return kd;
-}
-
-/* mu = T'X'v (X = W or AW) */
-static void sp_defl_coef(sp_defl *Df, int n, int kd, const double *X, const double *v)
-{
-    int k = Df->kp;
-    for (int j = 0; j < k; j++) Df->xv[j] = sp_dot(n, X + (size_t) j * n, v);
-    for (int c = 0; c < kd; c++) {
-        const double *tc = Df->T + (size_t) c * k;
-        double m = 0.0;
-        for (int j = 0; j < k; j++) m += tc[j] * Df->xv[j];
-        Df->mu[c] = m;
-    }
-}
-
-/* v += s W T mu */
-static void sp_defl_add(sp_defl *Df, int n, int kd, const double *X, double s, double *v)
-{
-    int k = Df->kp;
-    for (int j = 0; j < k; j++) {
-        double f = 0.0;
-        for (int c = 0; c < kd; c++) f += Df->T[(size_t) c * k + j] * Df->mu[c];
-        f *= s;
-        const double *xj = X + (size_t) j * n;
-        for (int i = 0; i < n; i++) v[i] += f * xj[i];
-    }
-}
-
-/* p -= W T T'(AW)'z: the search direction A-orthogonal to W */
-static void sp_defl_project(sp_defl *Df, int n, int kd, const double *z, double *p)
-{
-    sp_defl_coef(Df, n, kd, Df->AW, z);
-    sp_defl_add(Df, n, kd, Df->W, -1.0, p);
-}
-
 /* Solve H d = -g. H is n x n (upper triangle filled); work: n*n + 5n doubles (Cholesky), 5n
-   (CG). cg: 0 Cholesky, 1 CG preconditioned by the diagonal and the free block B (coordinates with
-   hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df (NULL or kmax = 0:
-   none): the deflation directions, recorded by this solve and deflating it unless Df->rec,
-   which starts a new set. CG stops after cgmax iterations (and 2n) at the latest. Returns 0 on
+   (CG). cg: 0 Cholesky, 1 CG (mk_cg_solve) preconditioned by the diagonal and the free block B
+   (coordinates with hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df
+   (kmax = 0: none): the deflation directions, recorded by this solve and deflating it unless
+   Df->rec, which starts a new set. CG stops after cgmax iterations (and 2n) at the latest. Returns 0 on
    success. */
-static int sp_solve(const sp_nmat *A, int n, const double *g, double *d, double *work, int cg,
-                    int equil, double gnorm, int *cgit, sp_fblock *B, const double *hl, int nt,
-                    double *qt, sp_defl *Df, int cgmax)
+static int sp_solve(const mk_symmat *A, int n, const double *g, double *d, double *work, int cg,
+                    int equil, double gnorm, int *cgit, mk_pcblock *B, const double *hl, int nt,
+                    double *qt, mk_defl *Df, int cgmax)
 {
     int info = 0;
     const int one = 1;
@@ -1658,70 +1021,27 @@ static int sp_solve(const sp_nmat *A, int n, const double *g, double *d, double 
         for (int i = 0; i < n; i++) d[i] *= sc[i];
         return info;
     }
-    /* PCG on the explicit H; deflated, it starts from the Galerkin solution on span W and
-       keeps its search directions A-orthogonal to W */
-    double *r = work, *z = work + n, *p = work + 2 * n, *q = work + 3 * n, *pre = work + 4 * n;
-    sp_block_prepare(B, A, n, hl);
+    /* PCG on the explicit H, Jacobi and free-block preconditioner, deflated by Df */
+    double *r = work, *pre = work + 4 * n;
+    mk_pcblock_prepare(B, n, hl, mk_symmat_entry, A);
     for (int i = 0; i < n; i++) {
-        double h = sp_nm_diag(A, i);
+        double h = mk_symmat_diag(A, i);
         pre[i] = h > 0.0 ? 1.0 / h : 1.0;
         d[i] = 0.0; r[i] = -g[i];
     }
+    B->pre = pre;
     double eta = gnorm < 0.25 ? sqrt(gnorm) : 0.5;
     if (eta > 1e-2) eta = 1e-2;
-    double target = eta * gnorm;
-    int kd = (Df && !Df->rec && Df->k > 0) ? sp_defl_prepare(Df, n, hl) : 0;
-    if (kd) {
-        sp_defl_coef(Df, n, kd, Df->W, r);
-        sp_defl_add(Df, n, kd, Df->W, 1.0, d);
-        sp_defl_add(Df, n, kd, Df->AW, -1.0, r);
-        Df->used++;
-        if (sqrt(sp_dot(n, r, r)) <= target) return 0;
-    }
-    if (Df && Df->rec) { Df->k = 0; memcpy(Df->hl0, hl, sizeof(double) * n); }
-    sp_precond(B, n, pre, r, z);
-    for (int i = 0; i < n; i++) p[i] = z[i];
-    if (kd) sp_defl_project(Df, n, kd, z, p);
-    double rz = sp_dot(n, r, z);
-    int it, maxit = 2 * n < cgmax ? 2 * n : cgmax;
-    double tlast = mk_time();
-    for (it = 0; it < maxit; it++) {
-        if ((it & 31) == 31) mk_interrupt_every(&tlast, 0.02);   /* long CG solves at large n */
-        sp_hv(A, p, q, nt, qt);
-        double pq = sp_dot(n, p, q);
-        if (!(pq > 0.0)) {
-            /* no curvature along the first (preconditioned steepest-descent) direction: H is
-               singular there. Hinge cold start with balanced classes: no slack piece and no
-               kernel active yet, H = gamma_b 11' and 1'g = 0, so p'Hp = 0 exactly, and without
-               a direction the solver could never leave that point. Take that direction: the
-               step cap and the line search scale it, as the ridge does in the Cholesky branch.
-               A later breakdown keeps the iterate reached so far. */
-            if (it == 0) { for (int i = 0; i < n; i++) d[i] += p[i]; it = 1; }
-            break;
-        }
-        if (Df && Df->k < Df->kmax) {
-            /* keep p, scaled to p'Hp = 1, with A0 p = q - (hl - hl0) p */
-            double sc = 1.0 / sqrt(pq);
-            double *wc = Df->W + (size_t) Df->k * n, *qc = Df->Q + (size_t) Df->k * n;
-            for (int i = 0; i < n; i++) {
-                wc[i] = sc * p[i]; qc[i] = sc * (q[i] - (hl[i] - Df->hl0[i]) * p[i]);
-            }
-            for (int a = 0; a <= Df->k; a++)
-                Df->G[(size_t) Df->k * Df->kmax + a] = sp_dot(n, Df->W + (size_t) a * n, qc);
-            Df->k++;
-        }
-        double a = rz / pq;
-        for (int i = 0; i < n; i++) { d[i] += a * p[i]; r[i] -= a * q[i]; }
-        if (sqrt(sp_dot(n, r, r)) <= target) { it++; break; }
-        sp_precond(B, n, pre, r, z);
-        double rz2 = sp_dot(n, r, z), beta = rz2 / rz;
-        rz = rz2;
-        for (int i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
-        if (kd) sp_defl_project(Df, n, kd, z, p);
-    }
-    if (Df) Df->rec = 0;
+    /* take_first: no curvature along the first direction (hinge cold start with balanced
+       classes: H = gamma_b 11' and 1'g = 0); that direction is taken, and the step cap and the
+       line search scale it, as the ridge does in the Cholesky branch */
+    mk_symmat_op op = { A, nt, qt };
+    mk_cg c = { n, 2 * n < cgmax ? 2 * n : cgmax, eta * gnorm, mk_symmat_op_mv, &op,
+                mk_pcblock_apply, B, 0, 1, Df, hl, work + n };
+    int it = 0;
+    info = mk_cg_solve(&c, d, r, &it);
     *cgit += it;
-    return (it == 0 && !kd) ? 1 : 0;
+    return info;
 }
 
 /* ------------------------------------------------------------------ phase: start */
@@ -1772,19 +1092,19 @@ static void sp_start(sp_state *S)
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
         const double *Km = sp_kernel(S, m);
-        sp_symv2(Km, n, rho, alpha + (size_t) m * n, S->Kr + (size_t) m * n,
+        mk_symv2(Km, n, rho, alpha + (size_t) m * n, S->Kr + (size_t) m * n,
                  S->Ka + (size_t) m * n);
     }
     S->nprod += cnt;
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
-        S->anorm[m] = sp_sqrt0(sp_dot(n, alpha + (size_t) m * n, S->Ka + (size_t) m * n));
+        S->anorm[m] = sp_sqrt0(mk_dot(n, alpha + (size_t) m * n, S->Ka + (size_t) m * n));
         S->inS[m] = 1;
     }
     /* norms of rho0 and the screening constants of every kernel: one full sweep (two triangle
-       sweeps from SP_TRI_MIN rows) */
+       sweeps from MK_TRI_MIN rows) */
     double *ones = NULL;
-    if (n >= SP_TRI_MIN) {
+    if (n >= MK_TRI_MIN) {
         ones = (double *) R_alloc(n, sizeof(double));
         for (int i = 0; i < n; i++) ones[i] = 1.0;
     }
@@ -1800,14 +1120,14 @@ static void sp_start(sp_state *S)
     for (int m = 0; m < M; m++) {
         double *rs = sp_thread_buf(S->rsbuf, (size_t) n);
         double *kr = S->Kr + (size_t) m * n;
-        /* from SP_TRI_MIN rows an on-the-fly kernel is computed on its upper triangle only */
+        /* from MK_TRI_MIN rows an on-the-fly kernel is computed on its upper triangle only */
         const double *Km = sp_kernel(S, m);
         if (ones)
-            sp_kernel_stats_tri(Km, n, rho, ones, kr, S->s1 + m, S->sqL + m, rs,
+            mk_kernel_stats_tri(Km, n, rho, ones, kr, S->s1 + m, S->sqL + m, rs,
                                 S->K1 + (size_t) m * n);
         else
-            sp_kernel_stats(Km, n, rho, kr, S->s1 + m, S->sqL + m, rs, S->K1 + (size_t) m * n);
-        S->nref[m] = sp_sqrt0(sp_dot(n, rho, kr));
+            mk_kernel_stats(Km, n, rho, kr, S->s1 + m, S->sqL + m, rs, S->K1 + (size_t) m * n);
+        S->nref[m] = sp_sqrt0(mk_dot(n, rho, kr));
     }
     S->nprod += M;
     if (!S->warm && C1 > 0.0) {
@@ -1870,7 +1190,7 @@ static double sp_gradient(sp_state *S)
         for (int i = 0; i < n; i++) g[i] += s * (ka[i] + gamma * kr[i]);
     }
     S->sr = sr; S->phi0 = phi0; S->na = na; S->thr = thr; S->den = den;
-    S->gnorm = sqrt(sp_dot(n, g, g));
+    S->gnorm = sqrt(mk_dot(n, g, g));
     return S->gnorm;
 }
 
@@ -1891,7 +1211,7 @@ static void sp_newton_matrix(sp_state *S)
         drift += fabs(c - (S->gvalid ? S->gc1[m] : 0.0));
     }
     if (!S->gvalid || drift > SP_CACHE_DRIFT * tot) {
-        sp_nmat Gm = { S->n, S->G, NULL, NULL, 0.0 };
+        mk_symmat Gm = { S->n, S->G, NULL, NULL, 0.0, 0, NULL, NULL };
         sp_hessian(S, S->na, S->act, S->hc1, S->zM, 0.0, S->zn, &Gm);
         for (int m = 0; m < S->M; m++) S->gc1[m] = 0.0;
         for (int a = 0; a < S->na; a++) S->gc1[S->act[a]] = S->hc1[a];
@@ -1917,11 +1237,11 @@ static void sp_newton_matrix(sp_state *S)
    terms are >= 0). The rounds stop when no piece changes at a full step, when grad m is below 1e-3
    |g|, or after model_rounds rounds. A round costs a CG solve and one product with H, no
    kernel reads; its CG solve is deflated by the search directions of the step's earlier solves
-   (sp_defl: ringnorm N = 2000, seed 1, C = 0.005 / 0.05 / 0.5: 1881 / 1367 / 2466 -> 1345 /
+   (mk_defl: ringnorm N = 2000, seed 1, C = 0.005 / 0.05 / 0.5: 1881 / 1367 / 2466 -> 1345 /
    806 / 1246 CG iterations in all, the same Newton steps) and truncated at SP_ROUND_MAXIT
    iterations: any CG iterate lowers the quadratic part, so a truncated round still descends.
    With the single-precision Newton matrix the rounds' CG products are also done in
-   single-precision arithmetic (sp_nmat.fast; the growth benchmark's 15 fits at N = 2000, medians
+   single-precision arithmetic (mk_symmat.fast; the growth benchmark's 15 fits at N = 2000, medians
    of five alternating runs: 7.47 -> 7.25 s in all, C = 0.5 2.39 -> 2.27 s, the same Newton
    steps, objectives within 1.3e-5 at gap 0.01). The Newton direction's solve keeps double
    arithmetic: in float its own CG iterations rose by 19-33% (two draws, N = 1000 and 2000),
@@ -1964,7 +1284,7 @@ static double sp_model_linemin(sp_state *S, const double *x, const double *dd, d
 static void sp_model_direction(sp_state *S)
 {
     int n = S->n;
-    sp_nmat *A = &S->nm;
+    mk_symmat *A = &S->nm;
     double *D = S->D, *w = S->mw;
     double *gl0 = w, *gl1 = w + n, *hl1 = w + 2 * (size_t) n, *hkd = w + 3 * (size_t) n,
         *hkp = w + 4 * (size_t) n, *gm = w + 5 * (size_t) n, *p = w + 6 * (size_t) n,
@@ -1972,7 +1292,7 @@ static void sp_model_direction(sp_state *S)
         *hd = w + 10 * (size_t) n, *hh = w + 11 * (size_t) n;
     int nt = sp_nm_threads(S, (double) n * n);
     const double *hl = S->hl;
-    for (int i = 0; i < n; i++) hd[i] = sp_nm_diag(A, i);
+    for (int i = 0; i < n; i++) hd[i] = mk_symmat_diag(A, i);
     S->L->phi(n, S->y, S->rho, S->aux, S->gsl, S->eps, gl0, NULL);
     /* d = 0: x = rho, grad m (gm) = g; the first direction is the Newton direction */
     memcpy(p, D, sizeof(double) * n);
@@ -1985,20 +1305,20 @@ static void sp_model_direction(sp_state *S)
     int moved = 0;
     for (int r = 0; r <= S->o->model_rounds; r++) {
         if (r > 0) {
-            double gn = sqrt(sp_dot(n, gm, gm));
+            double gn = sqrt(mk_dot(n, gm, gm));
             if (gn <= gtol) break;
-            for (int i = 0; i < n; i++) sp_nm_set_diag(A, i, hd[i] - hl[i] + hl1[i]);
+            for (int i = 0; i < n; i++) mk_symmat_set_diag(A, i, hd[i] - hl[i] + hl1[i]);
             A->fast = A->P != NULL;
             int info = sp_solve(A, n, gm, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt, S->qt,
                                 &S->df, SP_ROUND_MAXIT);
             A->fast = 0;
-            for (int i = 0; i < n; i++) sp_nm_set_diag(A, i, hd[i]);
+            for (int i = 0; i < n; i++) mk_symmat_set_diag(A, i, hd[i]);
             if (info != 0) break;
             S->nmodel++;
         }
-        sp_hv(A, p, hkp, nt, S->qt);
+        mk_symmat_mv(A, p, hkp, nt, S->qt);
         for (int i = 0; i < n; i++) hkp[i] -= hl[i] * p[i];
-        double a = sp_dot(n, gm, p), b = sp_dot(n, p, hkp);
+        double a = mk_dot(n, gm, p), b = mk_dot(n, p, hkp);
         if (!(a < 0.0)) break;
         double t = sp_model_linemin(S, x, p, a, b, gl1, tmp, gl2, hh);
         /* the new point x = rho + d, its pieces (hl1) and grad m there */
@@ -2134,7 +1454,7 @@ static void sp_box_mv(const double *Hb, int nf, const int *rows, int nr, const d
     for (int a = 0; a < nr; a++) {
         const double *h = Hb + (size_t) (rows ? rows[a] : a) * nf;
         double q = 0.0;
-        SP_SIMD_RED(q)
+        MK_SIMD_RED(q)
         for (int k = 0; k < nf; k++) q += h[k] * x[k];
         out[a] = q;
     }
@@ -2297,7 +1617,7 @@ static int sp_box_direction(sp_state *S)
 static int sp_step_cap(sp_state *S)
 {
     if (S->L->cap) S->L->cap(S->n, S->y, S->rho, S->g, S->D, S->tmp);
-    S->gd = sp_dot(S->n, S->g, S->D);
+    S->gd = mk_dot(S->n, S->g, S->D);
     return S->gd < 0.0;
 }
 
@@ -2345,8 +1665,8 @@ static void sp_screen(sp_state *S)
     S->stepid++;
     for (int i = 0; i < n; i++) S->tmp[i] = rho[i] + D[i];
     double tmx, txc2, rmx, rxc2;
-    sp_centred(n, S->tmp, &tmx, &txc2);
-    sp_centred(n, rho, &rmx, &rxc2);
+    mk_centred(n, S->tmp, &tmx, &txc2);
+    mk_centred(n, rho, &rmx, &rxc2);
     /* kernels of S with a zero block: their exact norm at rho is known, so rho becomes their
        reference point */
     int nt = sp_threads(S, 4.0 * M * n);
@@ -2407,10 +1727,10 @@ static int sp_line_search(sp_state *S, double *cstep)
         if (!S->inS[m]) continue;
         const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n,
             *kd = S->KD + (size_t) m * n;
-        double bb = gamma * sp_dot(n, D, kr);
-        if (S->anz[m]) bb += sp_dot(n, D, ka);
+        double bb = gamma * mk_dot(n, D, kr);
+        if (S->anz[m]) bb += mk_dot(n, D, ka);
         Bq[m] = bb;
-        Dq[m] = sp_dot(n, D, kd);
+        Dq[m] = mk_dot(n, D, kd);
     }
     double sd = 0.0;
     for (int i = 0; i < n; i++) sd += D[i];
@@ -2452,7 +1772,7 @@ static int sp_line_search(sp_state *S, double *cstep)
                     sp_products(S, cnew, rho, D);
                     sp_tick(S, 5);
                     double rmx, rxc2;
-                    sp_centred(n, rho, &rmx, &rxc2);
+                    mk_centred(n, rho, &rmx, &rxc2);
                     nt = cnew > 1 ? sp_threads(S, 8.0 * cnew * n) : 1;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
@@ -2462,8 +1782,8 @@ static int sp_line_search(sp_state *S, double *cstep)
                         const double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
                         sp_set_ref_c(S, m, rho, rmx, rxc2);
                         S->r[m] = gamma * S->nref[m];
-                        Bq[m] = gamma * sp_dot(n, D, kr);
-                        Dq[m] = sp_dot(n, D, kd);
+                        Bq[m] = gamma * mk_dot(n, D, kr);
+                        Dq[m] = mk_dot(n, D, kd);
                     }
                     S->cnt += cnew;
                     continue;   /* the same c again, now with every kernel it needs */
@@ -2505,8 +1825,8 @@ static void sp_trace(const sp_state *S, int k, double c)
         if (!S->inS[m]) continue;
         if (S->anz[m]) { need++; continue; }
         const double *kr = S->Kr + (size_t) m * n, *kd = S->KD + (size_t) m * n;
-        double a0 = sp_dot(n, S->rho, kr),
-            a1 = a0 + 2.0 * sp_dot(n, S->D, kr) + sp_dot(n, S->D, kd);
+        double a0 = mk_dot(n, S->rho, kr),
+            a1 = a0 + 2.0 * mk_dot(n, S->D, kr) + mk_dot(n, S->D, kd);
         if (a0 > C1 * C1 || a1 > C1 * C1) need++;
     }
     /* box-type losses with slack multipliers (hinge): coordinates below / between / above the
@@ -2665,8 +1985,8 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
     int nt = sp_threads(S, 3.0 * M * n);
     (void) nt;
     double umx, uxc2, rmx, rxc2;
-    sp_centred(n, u, &umx, &uxc2);
-    sp_centred(n, S->rho, &rmx, &rxc2);
+    mk_centred(n, u, &umx, &uxc2);
+    mk_centred(n, S->rho, &rmx, &rxc2);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
 #endif
@@ -2675,9 +1995,9 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
         const double *kr = S->Kr + (size_t) m * n;
         double rt = 0.0;
         for (int i = 0; i < n; i++) rt += kr[i];
-        ub[m] = sp_ub3(n, u, umx, uxc2, S->rho, kr, S->K1 + (size_t) m * n,
-                       sp_sqrt0(sp_dot(n, S->rho, kr)), rmx, rxc2, rt, S->s1[m] * S->s1[m],
-                       S->sqL[m]);
+        mk_kref R = { S->rho, kr, S->K1 + (size_t) m * n, sp_sqrt0(mk_dot(n, S->rho, kr)), rmx,
+                      rxc2, rt, S->s1[m] * S->s1[m], S->sqL[m] };
+        ub[m] = mk_kbound(n, u, umx, uxc2, &R);
     }
     for (int m = 0; m < M; m++) if (S->inS[m]) key[m] = ub[m];
     sp_bounds_all(S, u, ub, lim, 0, -1.0);
@@ -2707,14 +2027,14 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
         for (int j = done; j < j1; j++) {
             int m = S->list[j];
             const double *Km = sp_kernel(S, m);
-            if (S->inS[m]) sm[m] = sp_sqrt0(sp_quad(Km, n, u));
+            if (S->inS[m]) sm[m] = sp_sqrt0(mk_quad(Km, n, u));
             else {
                 /* K_m rho in the same read: rho, where the next Newton loop starts, becomes
                    the reference point (u, the projection of rho, can be far from it) */
                 double *ku = sp_thread_buf(S->rsbuf, (size_t) n);
-                sp_symv2(Km, n, S->rho, u, S->Kr + (size_t) m * n, ku);
+                mk_symv2(Km, n, S->rho, u, S->Kr + (size_t) m * n, ku);
                 sp_set_ref(S, m, S->rho);
-                sm[m] = sp_sqrt0(sp_dot(n, u, ku));
+                sm[m] = sp_sqrt0(mk_dot(n, u, ku));
             }
         }
         for (int j = done; j < j1; j++) {
@@ -2964,7 +2284,7 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
 /* The solver on plain arrays. alpha: n x M (in/out), b, rho (n, in/out), aux (2n, in/out),
    gam (2: gamma, gamma_b; in/out); warm: rho and aux hold a previous state. History rows go to
    hist; norms[m] = ||alpha_m||_{K_m}; kbounds (M x 2) the kernels' screening constants
-   (sp_kernel_stats). Scratch from R_alloc. Returns 0 converged, 1 limit. */
+   (mk_kernel_stats). Scratch from R_alloc. Returns 0 converged, 1 limit. */
 static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *o,
                   double *alpha, double *b, double *rho, double *aux, double *gam, int warm,
                   mk_hist *hist, double *norms, double *kbounds, sp_result *res)
@@ -3017,12 +2337,12 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
     S.hc1 = (double *) R_alloc(M, sizeof(double));
     S.hc2 = (double *) R_alloc(M, sizeof(double));
     S.use_cg = o->cg < 0 ? (n >= o->cg_threshold) : o->cg;
-    /* the Newton matrix: in single precision with the CG solve from SP_TRI_MIN rows (its CG
+    /* the Newton matrix: in single precision with the CG solve from MK_TRI_MIN rows (its CG
        products read half the bytes; the exact gradient and line search keep the iterates'
        accuracy), else H in double */
     memset(&S.nm, 0, sizeof(S.nm));
     S.nm.n = n;
-    if (o->single && S.use_cg && n >= SP_TRI_MIN) {
+    if (o->single && S.use_cg && n >= MK_TRI_MIN) {
         S.nm.P = (float *) mk_alloc_huge((size_t) n * (n + 1) / 2 * sizeof(float));
         S.nm.dg = (double *) R_alloc(n, sizeof(double));
         S.nm.xf = (float *) R_alloc(n, sizeof(float));
@@ -3043,23 +2363,19 @@ static int sp_fit(const mk_store *st, const double *y, int loss, const sp_opts *
         memset(S.zM, 0, sizeof(double) * (size_t) M);
     }
     /* Cholesky needs a copy of H to factor; CG only vectors, and the free block */
-    memset(&S.fb, 0, sizeof(S.fb));
-    S.fb.nprev = -1;
+    int fcap = 0;
     if (S.use_cg) {
         double cap = cbrt(6.0 * SP_BLOCK_KAPPA * (double) n * (double) n);
         if (cap < SP_BLOCK_MIN) cap = SP_BLOCK_MIN;
-        S.fb.cap = cap < n ? (int) cap : n;
-        S.fb.idx = (int *) R_alloc(S.fb.cap, sizeof(int));
-        S.fb.prev = (int *) R_alloc(S.fb.cap, sizeof(int));
-        S.fb.zf = (double *) R_alloc(S.fb.cap, sizeof(double));
-        S.fb.F = (double *) R_alloc((size_t) S.fb.cap * S.fb.cap, sizeof(double));
+        fcap = cap < n ? (int) cap : n;
     }
+    mk_pcblock_init(&S.fb, fcap);
     /* the model direction: hinge-type losses with the CG solve */
     if (S.use_cg && S.L->pieces && o->model_rounds > 0)
         S.mw = (double *) R_alloc(12 * (size_t) n, sizeof(double));
     /* ... whose CG solves are deflated by up to cg_deflate directions */
     memset(&S.df, 0, sizeof(S.df));
-    if (S.mw && o->deflate > 0) sp_defl_alloc(&S.df, n, o->deflate < n ? o->deflate : n);
+    if (S.mw && o->deflate > 0) mk_defl_alloc(&S.df, n, o->deflate < n ? o->deflate : n);
     S.work = (double *) R_alloc((S.use_cg ? 0 : (size_t) n * n) + 5 * (size_t) n,
                                 sizeof(double));
     S.qt = S.use_cg ? (double *) R_alloc((size_t) S.nt_max * n, sizeof(double)) : NULL;

@@ -1,0 +1,180 @@
+/* Shared numerics: statistics of a kernel from one sweep (sqrt(1'K1), a bound of
+ * sqrt(lambda_max(PKP)), K 1) and upper bounds of ||x||_K from them and a reference point, in
+ * O(n) or, from dots, O(1) per kernel: screening of kernels whose norm stays below a threshold
+ * without reading them. State-free plain C: safe inside OpenMP regions.
+ */
+#include "mklearn.h"
+/* no contraction into fused multiply-adds in the MK_CLONES versions: every version rounds as
+   the baseline build does (see inst/notes/NOTES-spicy.md) */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize ("fp-contract=off")
+#endif
+#include <math.h>
+
+/* The constants from the sums of a kernel's sweeps: g = 1'A1, rr = ||A1||^2, tr = tr A,
+   fr = ||A||_F^2 and gmax the largest Gershgorin sum of PAP; s1 = sqrt(1'A1) and lc the square
+   root of the least of ||PAP||_F (plus a rounding allowance), tr A and gmax. */
+static void kstats_finish(int n, double g, double rr, double tr, double fr, double gmax,
+                          double *s1, double *lc)
+{
+    double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
+    if (pf < 0.0) pf = 0.0;
+    pf = sqrt(pf) + 1e-12 * sqrt(fr);   /* ||PAP||_F plus a rounding allowance */
+    if (tr < pf) pf = tr;
+    gmax *= 1.0 + 1e-12;
+    if (gmax < pf) pf = gmax;
+    *s1 = sqrt(g > 0.0 ? g : 0.0);
+    *lc = sqrt(pf > 0.0 ? pf : 0.0);
+}
+
+/* One sweep over a kernel: A v, sqrt(1'A1) and sqrt(min(tr A, ||PAP||_F)) with P the centring
+   projection; the last two bound ||c 1 + w||_A <= |c| sqrt(1'A1) + sqrt(lambda_max(PAP)) ||w||
+   for w orthogonal to 1 (lambda_max(PAP) <= ||PAP||_F, <= lambda_max(A) <= tr A); the
+   Gershgorin bound of PAP lowers it further. rs: n doubles of scratch; k1 (or NULL): A 1. */
+MK_CLONES
+void mk_kernel_stats(const double *A, int n, const double *v, double *Av, double *s1,
+                     double *lc, double *rs, double *k1)
+{
+    double g = 0.0, fr = 0.0, rr = 0.0, tr = 0.0;
+    for (int i = 0; i < n; i++) Av[i] = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double cs = 0.0, f = 0.0, vj = v[j];
+        MK_SIMD_RED(cs, f)
+        for (int i = 0; i < n; i++) { double a = aj[i]; Av[i] += a * vj; cs += a; f += a * a; }
+        g += cs; rr += cs * cs; tr += aj[j]; fr += f;
+        rs[j] = cs / n;   /* column (= row) means */
+        if (k1) k1[j] = cs;   /* A 1 */
+    }
+    /* Gershgorin bound of PAP (tight for the near-diagonal kernels of narrow widths); a second
+       pass over the kernel, which is still in cache */
+    double gm = g / ((double) n * n), gmax = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double c = gm - rs[j], t = 0.0;
+        MK_SIMD_RED(t)
+        for (int i = 0; i < n; i++) t += fabs(aj[i] - rs[i] + c);
+        if (t > gmax) gmax = t;
+    }
+    kstats_finish(n, g, rr, tr, fr, gmax, s1, lc);
+}
+
+/* mk_kernel_stats from the upper triangle (from MK_TRI_MIN rows): the same statistics in two
+   triangle sweeps instead of two whole-kernel sweeps: from MK_TRI_MIN rows a kernel no longer
+   stays in cache between the passes, and the triangles halve the bytes read. Pass 1 is the two-vector product
+   [A v, A 1] (mk_symv2; ones: n ones); pass 2 the squares and the Gershgorin sums of PAP, whose
+   entries a_ij - m_i - m_j + gm (m: row means, gm: mean entry) are symmetric, so each entry of
+   the triangle adds to the sums of its row and of its column. t: n doubles of scratch. */
+MK_CLONES
+void mk_kernel_stats_tri(const double *A, int n, const double *v, const double *ones,
+                                double *Av, double *s1, double *lc, double *t, double *k1)
+{
+    mk_symv2(A, n, v, ones, Av, k1);
+    double g = 0.0, rr = 0.0, tr = 0.0, inv = 1.0 / n;
+    for (int j = 0; j < n; j++) {
+        g += k1[j]; rr += k1[j] * k1[j]; tr += A[(size_t) j * n + j];
+        t[j] = 0.0;
+    }
+    double gm = g / ((double) n * n), fo = 0.0, fd = 0.0;
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
+        double c0 = gm - k1[j] * inv, c1 = gm - k1[j + 1] * inv, c2 = gm - k1[j + 2] * inv,
+            c3 = gm - k1[j + 3] * inv;
+        double s0 = 0.0, s1c = 0.0, s2 = 0.0, s3 = 0.0, f = 0.0;
+        MK_SIMD_RED(s0, s1c, s2, s3, f)
+        for (int i = 0; i < j; i++) {
+            double r = k1[i] * inv, b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i];
+            double e0 = fabs(b0 - r + c0), e1 = fabs(b1 - r + c1), e2 = fabs(b2 - r + c2),
+                e3 = fabs(b3 - r + c3);
+            t[i] += (e0 + e1) + (e2 + e3);
+            s0 += e0; s1c += e1; s2 += e2; s3 += e3;
+            f += (b0 * b0 + b1 * b1) + (b2 * b2 + b3 * b3);
+        }
+        fo += f;
+        double sc[4] = { s0, s1c, s2, s3 }, cc[4] = { c0, c1, c2, c3 };
+        for (int c = 0; c < 4; c++) {
+            const double *ac = A + (size_t) (j + c) * n;
+            for (int i = j; i < j + c; i++) {
+                double e = fabs(ac[i] - k1[i] * inv + cc[c]);
+                t[i] += e; sc[c] += e; fo += ac[i] * ac[i];
+            }
+            double d = ac[j + c];
+            t[j + c] += sc[c] + fabs(d - k1[j + c] * inv + cc[c]);
+            fd += d * d;
+        }
+    }
+    for (; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double cj = gm - k1[j] * inv, sj = 0.0;
+        for (int i = 0; i < j; i++) {
+            double e = fabs(aj[i] - k1[i] * inv + cj);
+            t[i] += e; sj += e; fo += aj[i] * aj[i];
+        }
+        t[j] += sj + fabs(aj[j] - k1[j] * inv + cj);
+        fd += aj[j] * aj[j];
+    }
+    double gmax = 0.0;
+    for (int i = 0; i < n; i++) if (t[i] > gmax) gmax = t[i];
+    kstats_finish(n, g, rr, tr, 2.0 * fo + fd, gmax, s1, lc);
+}
+
+/* mean and squared norm of the centred x (two passes: no cancellation) */
+void mk_centred(int n, const double *x, double *mx, double *xc2)
+{
+    double mu = 0.0, ss = 0.0;
+    for (int i = 0; i < n; i++) mu += x[i];
+    mu /= n;
+    for (int i = 0; i < n; i++) { double d = x[i] - mu; ss += d * d; }
+    *mx = mu; *xc2 = ss;
+}
+
+/* Upper bound of ||x||^2_K from the reference point R->r (K r = R->Kr, ||r||_K = R->nr),
+   k1 = K 1 (s11 = 1'K 1) and r_c, x_c the centred vectors: x is split as
+     x = a 1 + b r + w,  b = x_c'r_c / ||r_c||^2,  w = x_c - b r_c  (w orthogonal to 1),
+   and ||x||^2_K = ||a 1 + b r||^2_K + 2 (a k1 + b Kr)'w + w'K w, where only the last term is
+   bounded, by lambda_max(P K P) ||w||^2 <= lc^2 ||w||^2; the others are exact. Growth of x
+   along r or a shift of its mean keeps the bound tight. mx, xc2: mean and ||x_c||^2
+   (mk_centred); R->rm, rc2, rt: mean(r), ||r_c||^2 and 1'Kr. */
+MK_CLONES
+double mk_kbound(int n, const double *x, double mx, double xc2, const mk_kref *R)
+{
+    const double *r = R->r, *k1 = R->k1, *Kr = R->Kr;
+    double xr = 0.0, xk = 0.0, xq = 0.0;
+    MK_SIMD_RED(xr, xk, xq)
+    for (int i = 0; i < n; i++) { xr += x[i] * r[i]; xk += x[i] * k1[i]; xq += x[i] * Kr[i]; }
+    return mk_kbound_dots(n, mx, xc2, xr, xk, xq, R);
+}
+
+/* the same from the dots xr = x'r, xk = x'k1, xq = x'Kr */
+double mk_kbound_dots(int n, double mx, double xc2, double xr, double xk, double xq,
+                      const mk_kref *R)
+{
+    double nr = R->nr, rm = R->rm, rc2 = R->rc2, rt = R->rt, s11 = R->s11, lc = R->lc;
+    double p = xr - n * mx * rm;          /* x_c' r_c */
+    double b = rc2 > 0.0 ? p / rc2 : 0.0;
+    double w2 = xc2 - b * p;              /* ||w||^2 */
+    /* rounding allowance of the split (p and w2 lose digits when x is close to a multiple of r) */
+    w2 += 1e-13 * (xc2 + fabs(b) * (fabs(xr) + n * fabs(mx * rm)));
+    if (w2 < 0.0) w2 = 0.0;
+    double a = mx - b * rm;
+    double vkv = a * a * s11 + 2.0 * a * b * rt + b * b * nr * nr;
+    double k1w = (xk - mx * s11) - b * (rt - rm * s11);
+    double krw = (xq - mx * rt) - b * (nr * nr - rm * rt);
+    double v = vkv + 2.0 * (a * k1w + b * krw) + lc * lc * w2;
+    return v > 0.0 ? v : 0.0;
+}
+
+/* out = (x'r, x'k1, x'Kr, d'r, d'k1, d'Kr): the dots of a segment x + c d */
+MK_CLONES
+void mk_kref_dots2(int n, const double *x, const double *d, const mk_kref *R, double *out)
+{
+    const double *r = R->r, *k1 = R->k1, *kr = R->Kr;
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, b0 = 0.0, b1 = 0.0, b2 = 0.0;
+    MK_SIMD_RED(a0, a1, a2, b0, b1, b2)
+    for (int i = 0; i < n; i++) {
+        a0 += x[i] * r[i]; a1 += x[i] * k1[i]; a2 += x[i] * kr[i];
+        b0 += d[i] * r[i]; b1 += d[i] * k1[i]; b2 += d[i] * kr[i];
+    }
+    out[0] = a0; out[1] = a1; out[2] = a2; out[3] = b0; out[4] = b1; out[5] = b2;
+}

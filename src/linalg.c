@@ -1,0 +1,279 @@
+/* Shared numerics: sweeps over symmetric matrices (kernels, Newton matrices), products and
+ * quadratic forms with one or two vectors, in full, upper or packed single-precision storage,
+ * threaded by column ranges of equal triangle area; mk_symmat and its product. Used by SpicyMKL
+ * and by any solver that multiplies by a kernel or a symmetric system matrix. Plain C (no R
+ * API): every function is safe inside OpenMP regions but mk_symmat_mv, which opens one.
+ */
+#include "mklearn.h"
+/* no contraction into fused multiply-adds in the MK_CLONES versions: every version rounds as
+   the baseline build does (see inst/notes/NOTES-spicy.md) */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize ("fp-contract=off")
+#endif
+#include <math.h>
+
+/* y1 = A x1 (and y2 = A x2 if x2 != NULL) by whole columns, one sweep over A */
+MK_CLONES
+void mk_symv2_full(const double *A, int n, const double *x1, const double *x2, double *y1,
+                   double *y2)
+{
+    for (int i = 0; i < n; i++) y1[i] = 0.0;
+    if (x2) {
+        for (int i = 0; i < n; i++) y2[i] = 0.0;
+        for (int j = 0; j < n; j++) {
+            const double *aj = A + (size_t) j * n;
+            double a1 = x1[j], a2 = x2[j];
+            MK_SIMD
+            for (int i = 0; i < n; i++) { y1[i] += aj[i] * a1; y2[i] += aj[i] * a2; }
+        }
+    } else {
+        for (int j = 0; j < n; j++) {
+            const double *aj = A + (size_t) j * n;
+            double a1 = x1[j];
+            MK_SIMD
+            for (int i = 0; i < n; i++) y1[i] += aj[i] * a1;
+        }
+    }
+}
+
+/* v' A v by whole columns */
+MK_CLONES
+double mk_quad_full(const double *A, int n, const double *v)
+{
+    double s = 0.0;
+    for (int j = 0; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double t = 0.0;
+        MK_SIMD_RED(t)
+        for (int i = 0; i < n; i++) t += aj[i] * v[i];
+        s += v[j] * t;
+    }
+    return s;
+}
+
+/* y[0..j1) = A[, j0..j1) x[j0..j1), the upper triangle of columns j0 <= j < j1 of A (rows of
+   the triangle above them and their transposes: together over a partition of 0..n, y = A x).
+   One template for two storages: COL(j) points to rows 0..j of column j (type T), R is the type
+   of x, y and the arithmetic, and DIAG(aj, j, xj) is the diagonal term (a packed single-precision
+   Newton matrix keeps its diagonal apart, see mk_symmat). */
+#define MK_SYMV_COLS(NAME, T, R, COL, DIAG)                                                        \
+MK_CLONES                                                                                          \
+void NAME(const T *A, int n, const R *x, R *y, int j0, int j1)                                     \
+{                                                                                                  \
+    (void) n;                                                                                      \
+    for (int i = 0; i < j1; i++) y[i] = 0;                                                         \
+    int j = j0;                                                                                    \
+    for (; j + 4 <= j1; j += 4) {                                                                  \
+        const T *a0 = COL(j), *a1 = COL(j + 1), *a2 = COL(j + 2), *a3 = COL(j + 3);                \
+        R p0 = x[j], p1 = x[j + 1], p2 = x[j + 2], p3 = x[j + 3];                                  \
+        R s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                          \
+        MK_SIMD_RED(s0, s1, s2, s3)                                                                \
+        for (int i = 0; i < j; i++) {                                                              \
+            R b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x[i];                            \
+            y[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);                                     \
+            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;                                \
+        }                                                                                          \
+        R sc[4] = { s0, s1, s2, s3 };                                                              \
+        for (int c = 0; c < 4; c++) {                                                              \
+            const T *ac = COL(j + c);                                                              \
+            R xc = x[j + c];                                                                       \
+            for (int i = j; i < j + c; i++) { y[i] += ac[i] * xc; sc[c] += ac[i] * x[i]; }         \
+            y[j + c] += sc[c] DIAG(ac, j + c, xc);                                                 \
+        }                                                                                          \
+    }                                                                                              \
+    for (; j < j1; j++) {                                                                          \
+        const T *aj = COL(j);                                                                      \
+        R xj = x[j], s = 0;                                                                        \
+        for (int i = 0; i < j; i++) { y[i] += aj[i] * xj; s += aj[i] * x[i]; }                     \
+        y[j] += s DIAG(aj, j, xj);                                                                 \
+    }                                                                                              \
+}
+#define MK_COL_FULL(j) (A + (size_t) (j) * n)
+#define MK_COL_PACKED(j) (A + (size_t) (j) * ((j) + 1) / 2)
+#define MK_DIAG_IN(a, j, x) + (a)[j] * (x)
+#define MK_DIAG_APART(a, j, x)
+MK_SYMV_COLS(mk_symv_upper_cols, double, double, MK_COL_FULL, MK_DIAG_IN)
+/* the packed single-precision triangle without its diagonal, in double arithmetic */
+MK_SYMV_COLS(mk_symv_packed_cols, float, double, MK_COL_PACKED, MK_DIAG_APART)
+/* and in single-precision arithmetic (mk_symmat.fast): these products are bound by the
+   arithmetic, which float does at twice the width (see inst/notes/NOTES-spicy.md) */
+MK_SYMV_COLS(mk_symv_packed_colsf, float, float, MK_COL_PACKED, MK_DIAG_APART)
+
+/* y = A x, upper triangle of A */
+void mk_symv_upper(const double *A, int n, const double *x, double *y)
+{
+    mk_symv_upper_cols(A, n, x, y, 0, n);
+}
+
+/* y1 = A x1 and y2 = A x2 in one sweep over a kernel A (x2 == NULL: y1 only): its upper
+   triangle from MK_TRI_MIN rows, whole columns below */
+MK_CLONES
+void mk_symv2(const double *A, int n, const double *x1, const double *x2, double *y1,
+              double *y2)
+{
+    if (n < MK_TRI_MIN) { mk_symv2_full(A, n, x1, x2, y1, y2); return; }
+    if (!x2) { mk_symv_upper(A, n, x1, y1); return; }
+    for (int i = 0; i < n; i++) { y1[i] = 0.0; y2[i] = 0.0; }
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
+        double p0 = x1[j], p1 = x1[j + 1], p2 = x1[j + 2], p3 = x1[j + 3];
+        double q0 = x2[j], q1 = x2[j + 1], q2 = x2[j + 2], q3 = x2[j + 3];
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+        MK_SIMD_RED(s0, s1, s2, s3, t0, t1, t2, t3)
+        for (int i = 0; i < j; i++) {
+            double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x1[i], w = x2[i];
+            y1[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);
+            y2[i] += (b0 * q0 + b1 * q1) + (b2 * q2 + b3 * q3);
+            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;
+            t0 += b0 * w; t1 += b1 * w; t2 += b2 * w; t3 += b3 * w;
+        }
+        double sc[4] = { s0, s1, s2, s3 }, tc[4] = { t0, t1, t2, t3 };
+        for (int c = 0; c < 4; c++) {
+            const double *ac = A + (size_t) (j + c) * n;
+            double uc = x1[j + c], wc = x2[j + c];
+            for (int i = j; i < j + c; i++) {
+                y1[i] += ac[i] * uc; y2[i] += ac[i] * wc;
+                sc[c] += ac[i] * x1[i]; tc[c] += ac[i] * x2[i];
+            }
+            y1[j + c] += sc[c] + ac[j + c] * uc;
+            y2[j + c] += tc[c] + ac[j + c] * wc;
+        }
+    }
+    for (; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double uj = x1[j], wj = x2[j], s = 0.0, t = 0.0;
+        for (int i = 0; i < j; i++) {
+            y1[i] += aj[i] * uj; y2[i] += aj[i] * wj; s += aj[i] * x1[i]; t += aj[i] * x2[i];
+        }
+        y1[j] += s + aj[j] * uj;
+        y2[j] += t + aj[j] * wj;
+    }
+}
+
+/* v' A v for a kernel A: from its upper triangle from MK_TRI_MIN rows, whole columns below */
+MK_CLONES
+double mk_quad(const double *A, int n, const double *v)
+{
+    if (n < MK_TRI_MIN) return mk_quad_full(A, n, v);
+    double off = 0.0, dg = 0.0;
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        MK_SIMD_RED(s0, s1, s2, s3)
+        for (int i = 0; i < j; i++) {
+            double u = v[i];
+            s0 += a0[i] * u; s1 += a1[i] * u; s2 += a2[i] * u; s3 += a3[i] * u;
+        }
+        double sc[4] = { s0, s1, s2, s3 };
+        for (int c = 0; c < 4; c++) {
+            const double *ac = A + (size_t) (j + c) * n;
+            for (int i = j; i < j + c; i++) sc[c] += ac[i] * v[i];
+            off += v[j + c] * sc[c];
+            dg += ac[j + c] * v[j + c] * v[j + c];
+        }
+    }
+    for (; j < n; j++) {
+        const double *aj = A + (size_t) j * n;
+        double s = 0.0;
+        for (int i = 0; i < j; i++) s += aj[i] * v[i];
+        off += v[j] * s;
+        dg += aj[j] * v[j] * v[j];
+    }
+    return 2.0 * off + dg;
+}
+
+double mk_symmat_diag(const mk_symmat *A, int i)
+{
+    return A->P ? A->dg[i] : A->H[(size_t) i * A->n + i];
+}
+
+void mk_symmat_set_diag(mk_symmat *A, int i, double v)
+{
+    if (A->P) A->dg[i] = v; else A->H[(size_t) i * A->n + i] = v;
+}
+
+/* entry (i, j), i <= j */
+double mk_symmat_entry(const void *Av, int i, int j)
+{
+    const mk_symmat *A = (const mk_symmat *) Av;
+    if (!A->P) return A->H[(size_t) j * A->n + i];
+    return i == j ? A->dg[i] : (double) A->P[(size_t) j * (j + 1) / 2 + i] + A->gb;
+}
+
+/* Columns [*j0, *j1) of thread t of T: ranges of equal upper-triangle area over 0..n */
+void mk_tri_cols(int n, int t, int T, int *j0, int *j1)
+{
+    *j0 = t == 0 ? 0 : (int) (n * sqrt((double) t / T));
+    *j1 = t == T - 1 ? n : (int) (n * sqrt((double) (t + 1) / T));
+    if (*j1 < *j0) *j1 = *j0;
+}
+
+/* q[0..j1) = the columns j0 <= j < j1 of the upper triangle times p (see MK_SYMV_COLS); fast:
+   from A->xf (p in float) through yf, the thread's float result */
+static void symmat_cols(const mk_symmat *A, const double *p, double *q, float *yf, int j0,
+                        int j1)
+{
+    if (A->P && A->fast) {
+        mk_symv_packed_colsf(A->P, A->n, A->xf, yf, j0, j1);
+        for (int i = 0; i < j1; i++) q[i] = yf[i];
+    } else if (A->P) mk_symv_packed_cols(A->P, A->n, p, q, j0, j1);
+    else mk_symv_upper_cols(A->H, A->n, p, q, j0, j1);
+}
+
+/* q += diag and bias parts of a packed matrix */
+static void symmat_finish(const mk_symmat *A, const double *p, double *q)
+{
+    if (!A->P) return;
+    int n = A->n;
+    double sp = 0.0;
+    for (int i = 0; i < n; i++) sp += p[i];
+    for (int i = 0; i < n; i++) q[i] += A->gb * (sp - p[i]) + A->dg[i] * p[i];
+}
+
+/* q = A p on nt threads: column ranges of equal triangle area, each thread's part in its own
+   n doubles of qt, summed after */
+void mk_symmat_mv(const mk_symmat *A, const double *p, double *q, int nt, double *qt)
+{
+    int n = A->n;
+    if (A->P && A->fast) for (int i = 0; i < n; i++) A->xf[i] = (float) p[i];
+#ifdef _OPENMP
+    if (nt > 1) {
+        int used = 1;
+#pragma omp parallel num_threads(nt)
+        {
+            int t = omp_get_thread_num(), T = omp_get_num_threads(), j0, j1;
+            mk_tri_cols(n, t, T, &j0, &j1);
+            double *qp = qt + (size_t) t * n;
+            if (t == 0) used = T;
+            symmat_cols(A, p, qp, A->yf ? A->yf + (size_t) t * n : NULL, j0, j1);
+            for (int i = j1; i < n; i++) qp[i] = 0.0;
+        }
+        for (int i = 0; i < n; i++) {
+            double v = 0.0;
+            for (int t = 0; t < used; t++) v += qt[(size_t) t * n + i];
+            q[i] = v;
+        }
+        symmat_finish(A, p, q);
+        return;
+    }
+#endif
+    (void) nt; (void) qt;
+    symmat_cols(A, p, q, A->yf, 0, n);
+    symmat_finish(A, p, q);
+}
+
+/* a'b, summed in index order */
+double mk_dot(int n, const double *a, const double *b)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+void mk_symmat_op_mv(void *ctx, const double *p, double *q)
+{
+    const mk_symmat_op *o = (const mk_symmat_op *) ctx;
+    mk_symmat_mv(o->A, p, q, o->nt, o->qt);
+}
