@@ -55,12 +55,7 @@ static double dist2(const double *a, const double *b, int n)
     return sqrt(s);
 }
 
-static double norm2(const double *a, int n)
-{
-    double s = 0.0;
-    for (int i = 0; i < n; i++) s += a[i] * a[i];
-    return sqrt(s);
-}
+static double norm2(const double *a, int n) { return sqrt(mk_dot(n, a, a)); }
 
 static int cmp_desc(const void *p, const void *q)
 {
@@ -84,18 +79,6 @@ static void simplex_project(double *v, int M, double *srt)
     for (int m = 0; m < M; m++) v[m] = v[m] > tau ? v[m] - tau : 0.0;
 }
 
-/* q = A p for a full n x n column-major matrix, one streaming pass over its columns (the
-   reference BLAS dsymv walks a triangle) */
-static void matvec(const double *A, int n, const double *p, double *q)
-{
-    for (int i = 0; i < n; i++) q[i] = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *a = A + (size_t) j * n;
-        double pj = p[j];
-        for (int i = 0; i < n; i++) q[i] += a[i] * pj;
-    }
-}
-
 /* kd = G d (n x M times M), over the kernels with d_m != 0 */
 static void comb_cols(const double *G, int n, int M, const double *d, double *kd)
 {
@@ -113,7 +96,7 @@ typedef struct {
     int n, M, mode, have_factor, nfact, cgit;
     double *Kd;        /* n x n: K(d) (CG) or the Cholesky factor of I + rho1 K(d) */
     double *dfac;      /* M: the d of Kd */
-    double *r, *p, *q, *r2, *p2, *q2; /* CG vectors of the two systems */
+    double *r, *q, *q2, *work;   /* residual, K(d) x of the two systems, CG scratch (3n) */
 } wsolver;
 
 /* Make ws->Kd current for d: K(d) (CG) or the Cholesky factor of I + rho1 K(d) (reused while
@@ -135,22 +118,20 @@ static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, dou
     ws->have_factor = 1;
 }
 
-/* q1 = A p1 and q2 = A p2 in one pass over A (p2 may be NULL) */
-static void matvec2(const double *A, int n, const double *p1, const double *p2, double *q1,
-                    double *q2)
+/* The CG operator of I + rho1 K(d): q = p + rho1 K(d) p. */
+typedef struct { const double *Kd; int n; double rho1; } wop;
+
+static void wop_mv(void *ctx, const double *p, double *q)
 {
-    if (!p2) { matvec(A, n, p1, q1); return; }
-    for (int i = 0; i < n; i++) { q1[i] = 0.0; q2[i] = 0.0; }
-    for (int j = 0; j < n; j++) {
-        const double *a = A + (size_t) j * n;
-        double c1 = p1[j], c2 = p2[j];
-        for (int i = 0; i < n; i++) { q1[i] += a[i] * c1; q2[i] += a[i] * c2; }
-    }
+    const wop *o = (const wop *) ctx;
+    mk_symv2_full(o->Kd, o->n, p, NULL, q, NULL);
+    for (int i = 0; i < o->n; i++) q[i] = p[i] + o->rho1 * q[i];
 }
 
 /* (I + rho1 K(d)) x_k = rhs_k for k < nrhs (1 or 2); x_k holds the previous solution (the CG
-   warm start) on entry. Conjugate gradients run side by side, sharing each pass over K(d);
-   a system stops on its own residual test. Cholesky: one dpotrs per system. */
+   warm start) on entry. Conjugate gradients (cg.c), one system after the other, each stopped by
+   its own residual test relative to ||rhs_k||; their starting products K(d) x_k share one
+   sweep. Cholesky: one dpotrs per system. */
 static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
                    double *const *x, double cg_tol, int cg_maxiter)
 {
@@ -163,42 +144,20 @@ static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
         }
         return;
     }
-    double *r[2] = { ws->r, ws->r2 }, *p[2] = { ws->p, ws->p2 }, *q[2] = { ws->q, ws->q2 };
-    double rr[2] = { 0.0, 0.0 }, stop[2] = { 0.0, 0.0 };
-    int act[2] = { 0, 0 };
-    matvec2(ws->Kd, n, x[0], nrhs > 1 ? x[1] : NULL, q[0], q[1]);
+    double *q[2] = { ws->q, ws->q2 };
+    mk_symv2_full(ws->Kd, n, x[0], nrhs > 1 ? x[1] : NULL, q[0], q[1]);
+    wop op = { ws->Kd, n, rho1 };
+    mk_cg cg;
+    memset(&cg, 0, sizeof(cg));
+    cg.n = n; cg.maxit = cg_maxiter; cg.mv = wop_mv; cg.mv_ctx = &op;
+    cg.check_start = 1; cg.work = ws->work;
     for (int k = 0; k < nrhs; k++) {
-        for (int i = 0; i < n; i++) {
-            r[k][i] = rhs[k][i] - x[k][i] - rho1 * q[k][i];
-            rr[k] += r[k][i] * r[k][i];
-        }
+        for (int i = 0; i < n; i++) ws->r[i] = rhs[k][i] - x[k][i] - rho1 * q[k][i];
         double bn = norm2(rhs[k], n);
-        stop[k] = cg_tol * (bn > 0 ? bn : 1.0);
-        memcpy(p[k], r[k], (size_t) n * sizeof(double));
-        act[k] = sqrt(rr[k]) > stop[k];
-    }
-    double tlast = mk_time();
-    for (int it = 0; it < cg_maxiter && (act[0] || act[1]); it++) {
-        if ((it & 15) == 15) mk_interrupt_every(&tlast, 0.02);   /* long solves at large n */
-        if (act[0] && act[1]) matvec2(ws->Kd, n, p[0], p[1], q[0], q[1]);
-        else if (act[0]) matvec(ws->Kd, n, p[0], q[0]);
-        else matvec(ws->Kd, n, p[1], q[1]);
-        for (int k = 0; k < 2; k++) {
-            if (!act[k]) continue;
-            double pq = 0.0, rr1 = 0.0, *pk = p[k], *qk = q[k], *rk = r[k], *xk = x[k];
-            for (int i = 0; i < n; i++) { qk[i] = pk[i] + rho1 * qk[i]; pq += pk[i] * qk[i]; }
-            double step = rr[k] / pq;
-            for (int i = 0; i < n; i++) {
-                xk[i] += step * pk[i];
-                rk[i] -= step * qk[i];
-                rr1 += rk[i] * rk[i];
-            }
-            double beta = rr1 / rr[k];
-            rr[k] = rr1;
-            for (int i = 0; i < n; i++) pk[i] = rk[i] + beta * pk[i];
-            act[k] = sqrt(rr[k]) > stop[k];
-            ws->cgit++;
-        }
+        cg.tol = cg_tol * (bn > 0 ? bn : 1.0);
+        int iters = 0;
+        mk_cg_solve(&cg, x[k], ws->r, &iters);
+        ws->cgit += iters;
     }
 }
 
@@ -239,8 +198,8 @@ static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, co
     ws->n = n; ws->M = M; ws->mode = o->wstep; ws->have_factor = 0; ws->nfact = 0; ws->cgit = 0;
     ws->Kd = dalloc((size_t) n * n);
     ws->dfac = dalloc(M);
-    ws->r = dalloc(n); ws->p = dalloc(n); ws->q = dalloc(n);
-    ws->r2 = dalloc(n); ws->p2 = dalloc(n); ws->q2 = dalloc(n);
+    ws->r = dalloc(n); ws->q = dalloc(n); ws->q2 = dalloc(n);
+    ws->work = dalloc(3 * (size_t) n);
 
     /* G = [K_m w], K(d) w for the starting point */
     mk_store_mv(st, NULL, M, x->w, k->G, (size_t) n);
