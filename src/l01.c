@@ -433,6 +433,94 @@ static double *vec_copy(SEXP lst, const char *name, int len)
     return out;
 }
 
+/* The options by name (R/l01.R fills every entry), with their ranges checked. */
+static void l01_read_opts(SEXP control, double C, int n, l01_opts *o)
+{
+    o->C = C;
+    o->rho1 = mk_ctl_real(control, "rho1");
+    o->rho2 = mk_ctl_real(control, "rho2");
+    o->rho3 = mk_ctl_real(control, "rho3");
+    o->tol = mk_ctl_real(control, "tol");
+    o->cg_tol = mk_ctl_real(control, "cg_tol");
+    o->maxiter = mk_ctl_int(control, "maxiter");
+    o->warmup = mk_ctl_int(control, "warmup");
+    o->cg_maxiter = n;
+    o->joint = mk_ctl_int(control, "joint_wb");
+    o->freeze_T = mk_ctl_int(control, "freeze_T");
+    SEXP wsx = mk_ctl(control, "wstep");
+    if (!isString(wsx) || LENGTH(wsx) != 1) error("control entry 'wstep' must be one string");
+    const char *wsn = CHAR(STRING_ELT(wsx, 0));
+    if (strcmp(wsn, "cg") == 0) o->wstep = 0;
+    else if (strcmp(wsn, "chol") == 0) o->wstep = 1;
+    else error("control entry 'wstep' must be \"cg\" or \"chol\"");
+    if (!(o->rho1 > 0 && o->rho2 > 0 && o->rho3 > 0)) error("rho1, rho2, rho3 must be positive");
+}
+
+/* Every starting value by name (copies: the ADMM updates them in place). */
+static void l01_read_start(SEXP start, int n, int M, l01_iter *x)
+{
+    if (!isNewList(start)) error("'start' must be a named list");
+    x->w = vec_copy(start, "w", n);
+    x->u = vec_copy(start, "u", n);
+    x->lambda = vec_copy(start, "lambda", n);
+    x->d = vec_copy(start, "d", M);
+    x->z = vec_copy(start, "z", M);
+    x->theta = vec_copy(start, "theta", M);
+    x->b = mk_ctl_real(start, "b");
+    x->a = mk_ctl_real(start, "a");
+    SEXP Tx = mk_ctl(start, "T");
+    if (!isLogical(Tx) || LENGTH(Tx) != n) error("start value 'T' must be %d logicals", n);
+    x->T = (int *) R_alloc(n, sizeof(int));
+    for (int i = 0; i < n; i++) x->T[i] = LOGICAL(Tx)[i] == TRUE;
+}
+
+/* The result list (returned protected once). */
+static SEXP l01_result(const l01_iter *x, const l01_out *out, const mk_hist *h, int n, int M)
+{
+    static const char *const hnames[L01_HCOL] = {
+        "iteration", "time", "objective", "gap", "n_active",
+        "change_u", "change_w", "change_b", "change_z", "change_d", "change_theta", "change_a",
+        "change_lambda", "n_T", "n_S", "d_1", "d_2", "d_3" };
+    static const char *const rnames[] = {
+        "w", "b", "d", "z", "theta", "a", "lambda", "u", "T", "objective", "converged",
+        "iterations", "history", "change", "worst_block", "n_T", "n_S", "chol_factorizations",
+        "cg_iterations", "time", "T_frozen", NULL };
+    SEXP res = mk_list_new(rnames);
+    mk_list_set(res, "w", mk_real_vec(x->w, n));
+    mk_list_set(res, "b", ScalarReal(x->b));
+    mk_list_set(res, "d", mk_real_vec(x->d, M));
+    mk_list_set(res, "z", mk_real_vec(x->z, M));
+    mk_list_set(res, "theta", mk_real_vec(x->theta, M));
+    mk_list_set(res, "a", ScalarReal(x->a));
+    mk_list_set(res, "lambda", mk_real_vec(x->lambda, n));
+    mk_list_set(res, "u", mk_real_vec(x->u, n));
+    SEXP Tout = allocVector(LGLSXP, n);
+    mk_list_set(res, "T", Tout);
+    for (int i = 0; i < n; i++) LOGICAL(Tout)[i] = x->T[i];
+    mk_list_set(res, "objective", ScalarReal(out->objective));
+    mk_list_set(res, "converged", ScalarLogical(out->converged));
+    mk_list_set(res, "iterations", ScalarInteger(out->iterations));
+    mk_list_set(res, "history", mk_hist_sexp(h, hnames));
+    SEXP chg = allocVector(REALSXP, NBLOCK);
+    mk_list_set(res, "change", chg);
+    SEXP chn = PROTECT(allocVector(STRSXP, NBLOCK));
+    for (int b = 0; b < NBLOCK; b++) {
+        REAL(chg)[b] = out->change[b];
+        SET_STRING_ELT(chn, b, mkChar(block_names[b]));
+    }
+    setAttrib(chg, R_NamesSymbol, chn);
+    UNPROTECT(1);
+    mk_list_set(res, "worst_block",
+                mkString(out->worst_block >= 0 ? block_names[out->worst_block] : ""));
+    mk_list_set(res, "n_T", ScalarInteger(out->n_T));
+    mk_list_set(res, "n_S", ScalarInteger(out->n_S));
+    mk_list_set(res, "chol_factorizations", ScalarInteger(out->chol_factorizations));
+    mk_list_set(res, "cg_iterations", ScalarInteger(out->cg_iterations));
+    mk_list_set(res, "time", ScalarReal(out->time));
+    mk_list_set(res, "T_frozen", ScalarInteger(out->T_frozen));
+    return res;
+}
+
 SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start)
 {
     mk_store st;
@@ -444,91 +532,20 @@ SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start)
     for (int i = 0; i < n; i++)
         if (yy[i] != 1.0 && yy[i] != -1.0) error("'y' must be in {-1, +1}");
     if (!isReal(C) || LENGTH(C) != 1 || !(REAL(C)[0] > 0)) error("'C' must be one positive number");
-    if (!isNewList(start)) error("'start' must be a named list");
-
     l01_opts o;
-    o.C = REAL(C)[0];
-    o.rho1 = mk_ctl_real(control, "rho1");
-    o.rho2 = mk_ctl_real(control, "rho2");
-    o.rho3 = mk_ctl_real(control, "rho3");
-    o.tol = mk_ctl_real(control, "tol");
-    o.cg_tol = mk_ctl_real(control, "cg_tol");
-    o.maxiter = mk_ctl_int(control, "maxiter");
-    o.warmup = mk_ctl_int(control, "warmup");
-    o.cg_maxiter = n;
-    o.joint = mk_ctl_int(control, "joint_wb");
-    o.freeze_T = mk_ctl_int(control, "freeze_T");
+    l01_read_opts(control, REAL(C)[0], n, &o);
     mk_progress prog;
     mk_progress_init(&prog, control);
     o.prog = &prog;
-    SEXP wsx = mk_ctl(control, "wstep");
-    if (!isString(wsx) || LENGTH(wsx) != 1) error("control entry 'wstep' must be one string");
-    const char *wsn = CHAR(STRING_ELT(wsx, 0));
-    if (strcmp(wsn, "cg") == 0) o.wstep = 0;
-    else if (strcmp(wsn, "chol") == 0) o.wstep = 1;
-    else error("control entry 'wstep' must be \"cg\" or \"chol\"");
-    if (!(o.rho1 > 0 && o.rho2 > 0 && o.rho3 > 0)) error("rho1, rho2, rho3 must be positive");
-
     l01_iter x;
-    x.w = vec_copy(start, "w", n);
-    x.u = vec_copy(start, "u", n);
-    x.lambda = vec_copy(start, "lambda", n);
-    x.d = vec_copy(start, "d", M);
-    x.z = vec_copy(start, "z", M);
-    x.theta = vec_copy(start, "theta", M);
-    x.b = mk_ctl_real(start, "b");
-    x.a = mk_ctl_real(start, "a");
-    SEXP Tx = mk_ctl(start, "T");
-    if (!isLogical(Tx) || LENGTH(Tx) != n) error("start value 'T' must be %d logicals", n);
-    x.T = (int *) R_alloc(n, sizeof(int));
-    for (int i = 0; i < n; i++) x.T[i] = LOGICAL(Tx)[i] == TRUE;
+    l01_read_start(start, n, M, &x);
 
     mk_hist h;
     mk_hist_init(&h, L01_HCOL);
     l01_out out;
     memset(&out, 0, sizeof(out));
     l01_admm(&st, yy, &o, &x, &h, &out);
-
-    static const char *const hnames[L01_HCOL] = {
-        "iteration", "time", "objective", "gap", "n_active",
-        "change_u", "change_w", "change_b", "change_z", "change_d", "change_theta", "change_a",
-        "change_lambda", "n_T", "n_S", "d_1", "d_2", "d_3" };
-    static const char *const rnames[] = {
-        "w", "b", "d", "z", "theta", "a", "lambda", "u", "T", "objective", "converged",
-        "iterations", "history", "change", "worst_block", "n_T", "n_S", "chol_factorizations",
-        "cg_iterations", "time", "T_frozen", NULL };
-    SEXP res = mk_list_new(rnames);
-    mk_list_set(res, "w", mk_real_vec(x.w, n));
-    mk_list_set(res, "b", ScalarReal(x.b));
-    mk_list_set(res, "d", mk_real_vec(x.d, M));
-    mk_list_set(res, "z", mk_real_vec(x.z, M));
-    mk_list_set(res, "theta", mk_real_vec(x.theta, M));
-    mk_list_set(res, "a", ScalarReal(x.a));
-    mk_list_set(res, "lambda", mk_real_vec(x.lambda, n));
-    mk_list_set(res, "u", mk_real_vec(x.u, n));
-    SEXP Tout = allocVector(LGLSXP, n);
-    mk_list_set(res, "T", Tout);
-    for (int i = 0; i < n; i++) LOGICAL(Tout)[i] = x.T[i];
-    mk_list_set(res, "objective", ScalarReal(out.objective));
-    mk_list_set(res, "converged", ScalarLogical(out.converged));
-    mk_list_set(res, "iterations", ScalarInteger(out.iterations));
-    mk_list_set(res, "history", mk_hist_sexp(&h, hnames));
-    SEXP chg = allocVector(REALSXP, NBLOCK);
-    mk_list_set(res, "change", chg);
-    SEXP chn = PROTECT(allocVector(STRSXP, NBLOCK));
-    for (int b = 0; b < NBLOCK; b++) {
-        REAL(chg)[b] = out.change[b];
-        SET_STRING_ELT(chn, b, mkChar(block_names[b]));
-    }
-    setAttrib(chg, R_NamesSymbol, chn);
-    mk_list_set(res, "worst_block",
-                mkString(out.worst_block >= 0 ? block_names[out.worst_block] : ""));
-    mk_list_set(res, "n_T", ScalarInteger(out.n_T));
-    mk_list_set(res, "n_S", ScalarInteger(out.n_S));
-    mk_list_set(res, "chol_factorizations", ScalarInteger(out.chol_factorizations));
-    mk_list_set(res, "cg_iterations", ScalarInteger(out.cg_iterations));
-    mk_list_set(res, "time", ScalarReal(out.time));
-    mk_list_set(res, "T_frozen", ScalarInteger(out.T_frozen));
-    UNPROTECT(2);
+    SEXP res = l01_result(&x, &out, &h, n, M);
+    UNPROTECT(1);
     return res;
 }

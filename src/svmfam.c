@@ -468,6 +468,69 @@ static void read_opts(SEXP control, mk_sf_opts *o)
         error("invalid control values");
 }
 
+/* The start: uniform weights and alpha = 0, unless init holds usable ones. */
+static void sf_read_init(SEXP init, int n, int M, double *dp, double *ap)
+{
+    for (int m = 0; m < M; m++) dp[m] = 1.0 / M;
+    for (int i = 0; i < n; i++) ap[i] = 0.0;
+    if (isNull(init)) return;
+    SEXP w0 = mk_list_elt(init, "weights", NULL), a0 = mk_list_elt(init, "alpha_svm", NULL);
+    if (isReal(w0) && XLENGTH(w0) == M) {
+        const double *wp = REAL(w0);
+        double sw = 0.0;
+        int ok = 1;
+        for (int m = 0; m < M; m++) {
+            if (!R_FINITE(wp[m]) || wp[m] < 0.0) ok = 0;
+            else sw += wp[m];
+        }
+        if (ok && sw > 0.0) memcpy(dp, wp, (size_t) M * sizeof(double));
+    }
+    if (isReal(a0) && XLENGTH(a0) == n) {
+        const double *a0p = REAL(a0);
+        int ok = 1;
+        for (int i = 0; i < n; i++) if (!R_FINITE(a0p[i])) ok = 0;
+        if (ok) memcpy(ap, a0p, (size_t) n * sizeof(double));
+    }
+}
+
+/* The result list (returned protected once); d and a are protected by the caller. */
+static SEXP sf_result(SEXP d, SEXP a, double b, double J, double gap, int iter, int converged,
+                      int reason, const mk_hist *hist, const mk_hist *wpath, const mk_sf_ctx *c)
+{
+    const int M = c->M;
+    static const char *const hnames[] = { "iteration", "time", "objective", "gap", "n_active",
+                                          "svm_solves", "grad_evals", "hessian_evals", "step" };
+    static const char *const names[] = { "weights", "alpha", "b", "objective", "gap",
+                                         "iterations", "converged", "reason", "history",
+                                         "weights_path", "counts", "times", NULL };
+    SEXP out = mk_list_new(names);
+    mk_list_set(out, "weights", d);
+    mk_list_set(out, "alpha", a);
+    mk_list_set(out, "b", ScalarReal(b));
+    mk_list_set(out, "objective", ScalarReal(J));
+    mk_list_set(out, "gap", ScalarReal(gap));
+    mk_list_set(out, "iterations", ScalarInteger(iter));
+    mk_list_set(out, "converged", ScalarLogical(converged));
+    mk_list_set(out, "reason", ScalarInteger(reason));
+    mk_list_set(out, "history", mk_hist_sexp(hist, hnames));
+    SEXP wps = allocMatrix(REALSXP, wpath->len, M);
+    mk_list_set(out, "weights_path", wps);
+    double *wpp = REAL(wps);
+    for (int r = 0; r < wpath->len; r++)
+        for (int m = 0; m < M; m++)
+            wpp[r + (size_t) m * wpath->len] = wpath->tab[(size_t) r * M + m];
+    SEXP counts = allocVector(REALSXP, 6);
+    mk_list_set(out, "counts", counts);
+    REAL(counts)[0] = c->svm_solves; REAL(counts)[1] = c->grad_evals;
+    REAL(counts)[2] = c->hess_evals; REAL(counts)[3] = c->svm_fail; REAL(counts)[4] = c->smo_iter;
+    REAL(counts)[5] = c->screened;
+    SEXP times = allocVector(REALSXP, 4);
+    mk_list_set(out, "times", times);
+    REAL(times)[0] = mk_time() - c->t0; REAL(times)[1] = c->t_svm;
+    REAL(times)[2] = c->t_grad; REAL(times)[3] = c->t_dir;
+    return out;
+}
+
 SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init)
 {
     const int nmeth = (int) (sizeof(strategies) / sizeof(strategies[0]));
@@ -492,35 +555,14 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
     mk_progress prog;
     mk_progress_init(&prog, control);
     o.prog = &prog;
-    if (code != 2) o.p = 1.0;
+    if (code != MK_SF_LP) o.p = 1.0;
     if (!isNull(init) && !isNewList(init)) error("'init' must be NULL or a list");
 
     int nprot = 0;
     SEXP d = PROTECT(allocVector(REALSXP, M)); nprot++;
     SEXP a = PROTECT(allocVector(REALSXP, n)); nprot++;
     double *dp = REAL(d), *ap = REAL(a);
-    /* start: uniform weights and alpha = 0, unless init holds usable ones */
-    for (int m = 0; m < M; m++) dp[m] = 1.0 / M;
-    for (int i = 0; i < n; i++) ap[i] = 0.0;
-    if (!isNull(init)) {
-        SEXP w0 = mk_list_elt(init, "weights", NULL), a0 = mk_list_elt(init, "alpha_svm", NULL);
-        if (isReal(w0) && XLENGTH(w0) == M) {
-            const double *wp = REAL(w0);
-            double sw = 0.0;
-            int ok = 1;
-            for (int m = 0; m < M; m++) {
-                if (!R_FINITE(wp[m]) || wp[m] < 0.0) ok = 0;
-                else sw += wp[m];
-            }
-            if (ok && sw > 0.0) memcpy(dp, wp, (size_t) M * sizeof(double));
-        }
-        if (isReal(a0) && XLENGTH(a0) == n) {
-            const double *a0p = REAL(a0);
-            int ok = 1;
-            for (int i = 0; i < n; i++) if (!R_FINITE(a0p[i])) ok = 0;
-            if (ok) memcpy(ap, a0p, (size_t) n * sizeof(double));
-        }
-    }
+    sf_read_init(init, n, M, dp, ap);
 
     mk_hist hist, wpath;
     mk_hist_init(&hist, MK_SF_HCOLS);
@@ -530,38 +572,7 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
     int iter = 0;
     int reason = mk_svmfam(s, &st, yp, Cv, &o, dp, ap, &b, &J, &gap, &iter, &hist, &wpath, &c);
 
-    static const char *const hnames[] = { "iteration", "time", "objective", "gap", "n_active",
-                                          "svm_solves", "grad_evals", "hessian_evals", "step" };
-    SEXP hs = PROTECT(mk_hist_sexp(&hist, hnames)); nprot++;
-    SEXP wps = PROTECT(allocMatrix(REALSXP, wpath.len, M)); nprot++;
-    double *wpp = REAL(wps);
-    for (int r = 0; r < wpath.len; r++)
-        for (int m = 0; m < M; m++)
-            wpp[r + (size_t) m * wpath.len] = wpath.tab[(size_t) r * M + m];
-    SEXP counts = PROTECT(allocVector(REALSXP, 6)); nprot++;
-    REAL(counts)[0] = c.svm_solves; REAL(counts)[1] = c.grad_evals;
-    REAL(counts)[2] = c.hess_evals; REAL(counts)[3] = c.svm_fail; REAL(counts)[4] = c.smo_iter;
-    REAL(counts)[5] = c.screened;
-    SEXP times = PROTECT(allocVector(REALSXP, 4)); nprot++;
-    REAL(times)[0] = mk_time() - c.t0; REAL(times)[1] = c.t_svm;
-    REAL(times)[2] = c.t_grad; REAL(times)[3] = c.t_dir;
-
-    static const char *const names[] = { "weights", "alpha", "b", "objective", "gap",
-                                         "iterations", "converged", "reason", "history",
-                                         "weights_path", "counts", "times", NULL };
-    SEXP out = mk_list_new(names); nprot++;
-    mk_list_set(out, "weights", d);
-    mk_list_set(out, "alpha", a);
-    mk_list_set(out, "b", ScalarReal(b));
-    mk_list_set(out, "objective", ScalarReal(J));
-    mk_list_set(out, "gap", ScalarReal(gap));
-    mk_list_set(out, "iterations", ScalarInteger(iter));
-    mk_list_set(out, "converged", ScalarLogical(gap <= o.tol));
-    mk_list_set(out, "reason", ScalarInteger(reason));
-    mk_list_set(out, "history", hs);
-    mk_list_set(out, "weights_path", wps);
-    mk_list_set(out, "counts", counts);
-    mk_list_set(out, "times", times);
-    UNPROTECT(nprot);
+    SEXP out = sf_result(d, a, b, J, gap, iter, gap <= o.tol, reason, &hist, &wpath, &c);
+    UNPROTECT(nprot + 1);
     return out;
 }
