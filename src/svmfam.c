@@ -35,7 +35,7 @@ typedef struct {
        KR_m = K_m R_m, K1_m = K_m 1 and the constants of the bound of v_m(x) = x'K_m x
        (mk_kbound, kstats.c: exact along 1 and R_m, lambda_max(P K_m P) for the rest) */
     int screen, screen_ready;
-    double *R, *KR, *K1, *ub, *mvbuf, *ones;
+    double *R, *KR, *K1, *ub, *mvbuf;
     mk_kref *ref;
     int *idx;
     int nscreened;       /* kernels whose v_m was bounded instead of computed (all checks) */
@@ -242,11 +242,9 @@ static void sf_screen_first(mk_sf_ctx *c, double *v)
 #endif
         const double *Km = mk_store_kernel(st, m, kb ? kb + (size_t) th * scr : NULL);
         double *kr = w->KR + (size_t) m * n, *k1 = w->K1 + (size_t) m * n, s1, lc;
-        /* from MK_TRI_MIN rows the triangle sweeps read half the bytes */
-        if (n >= MK_TRI_MIN)
-            mk_kernel_stats_tri(Km, n, x, w->ones, kr, &s1, &lc, rb + (size_t) th * n, k1);
-        else
-            mk_kernel_stats(Km, n, x, kr, &s1, &lc, rb + (size_t) th * n, k1);
+        /* whole columns at every n: the triangle sweep (mk_kernel_stats_tri) rounds K_m x,
+           and so the exact v_m, differently and would move SimpleMKL's iterates */
+        mk_kernel_stats(Km, n, x, kr, &s1, &lc, rb + (size_t) th * n, k1);
         w->ref[m].s11 = s1 * s1;
         w->ref[m].lc = lc;
         v[m] = sf_set_ref(w, m, x, xm, xc2, n);
@@ -362,8 +360,6 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
         w->KR = (double *) mk_alloc_huge(nM * sizeof(double));
         w->K1 = (double *) mk_alloc_huge(nM * sizeof(double));
         w->ref = (mk_kref *) R_alloc(M, sizeof(mk_kref));
-        w->ones = (double *) R_alloc(n, sizeof(double));
-        for (int i = 0; i < n; i++) w->ones[i] = 1.0;
         w->ub = (double *) R_alloc(M, sizeof(double));
         w->idx = (int *) R_alloc(M, sizeof(int));
         w->mvbuf = (double *) R_alloc((size_t) n * SF_MVCHUNK, sizeof(double));
