@@ -1,7 +1,8 @@
 /* Shared numerics: statistics of a kernel from one sweep (sqrt(1'K1), a bound of
  * sqrt(lambda_max(PKP)), K 1) and upper bounds of ||x||_K from them and a reference point, in
  * O(n) or, from dots, O(1) per kernel: screening of kernels whose norm stays below a threshold
- * without reading them. State-free plain C: safe inside OpenMP regions.
+ * without reading them: SpicyMKL's screening and the SVM family's gradient screening
+ * (svmfam.c). State-free plain C: safe inside OpenMP regions.
  */
 #include "mklearn.h"
 /* no contraction into fused multiply-adds in the MK_CLONES versions: every version rounds as
