@@ -343,7 +343,7 @@ static void hess_model(mk_sf_ctx *c, hess_ws *w, hcols *hc)
         for (int k = 0; k < ns; k++) tr += Kb[k + (size_t) k * ns];
         double jit = 1e-10 * tr / ns;
         int info = 1;
-        for (int attempt = 0; attempt < 6 && info != 0; attempt++, jit *= 100.0) {
+        for (int r = 0; r < 6 && info != 0; r++, jit *= 100.0) {   /* up to 6 jitters, x100 each */
             memcpy(Kb2, Kb, (size_t) ns * ns * sizeof(double));
             for (int k = 0; k < ns; k++) Kb2[k + (size_t) k * ns] += jit;
             F77_CALL(dpotrf)("L", &ns, Kb2, &ns, &info FCONE);
