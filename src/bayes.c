@@ -310,8 +310,8 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
         out->iterations = it;
         out->residual = r;
         if (o->verbose)
-            Rprintf("bayes %4d  J %.10g  max|dJ/dlog d| %.3e  active %d  sigma2 %.4g%s\n", it, p->J, r,
-                    w->na, p->s2, step == EB_STEP_MM ? "  (MM step)" :
+            Rprintf("bayes %4d  J %.10g  max|dJ/dlog d| %.3e  active %d  sigma2 %.4g%s\n", it,
+                    p->J, r, w->na, p->s2, step == EB_STEP_MM ? "  (MM step)" :
                     (step == EB_STEP_ACCEL ? "  (accelerated)" : ""));
         if (r <= o->tol) { out->stop = EB_STOP_FP; break; }
         if (it >= o->maxiter) { out->stop = EB_STOP_LIMIT; break; }
@@ -452,37 +452,31 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
         "step", "bias_variance" };
     static const char *const rnames[] = {
         "d", "sigma2", "d0", "beta", "objective", "stop", "iterations", "grad_max", "history",
-        "q", "t", "scale", "pruned_at", "mm_steps", "mackay_rejected", "accel_rejected", "factorizations",
-        "time", "q_noise", "t_noise", NULL };
+        "q", "t", "scale", "pruned_at", "mm_steps", "mackay_rejected", "accel_rejected",
+        "factorizations", "time", "q_noise", "t_noise", NULL };
     SEXP res = mk_list_new(rnames);
-    int k = 0;
-    SEXP v;
-    v = allocVector(REALSXP, M); SET_VECTOR_ELT(res, k++, v);
-    memcpy(REAL(v), p.d, (size_t) M * sizeof(double));
-    SET_VECTOR_ELT(res, k++, ScalarReal(p.s2));
-    SET_VECTOR_ELT(res, k++, ScalarReal(p.d0));
-    v = allocVector(REALSXP, n); SET_VECTOR_ELT(res, k++, v);
-    memcpy(REAL(v), w.beta, (size_t) n * sizeof(double));
-    SET_VECTOR_ELT(res, k++, ScalarReal(p.J));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.stop));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.iterations));
-    SET_VECTOR_ELT(res, k++, ScalarReal(out.residual));
-    SET_VECTOR_ELT(res, k++, mk_hist_sexp(&h, hnames));
-    v = allocVector(REALSXP, M); SET_VECTOR_ELT(res, k++, v);
-    memcpy(REAL(v), p.q, (size_t) M * sizeof(double));
-    v = allocVector(REALSXP, M); SET_VECTOR_ELT(res, k++, v);
-    memcpy(REAL(v), p.t, (size_t) M * sizeof(double));
-    v = allocVector(REALSXP, M); SET_VECTOR_ELT(res, k++, v);
-    memcpy(REAL(v), w.scale, (size_t) M * sizeof(double));
-    v = allocVector(INTSXP, M); SET_VECTOR_ELT(res, k++, v);
-    memcpy(INTEGER(v), pruned_at, (size_t) M * sizeof(int));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.mm_steps));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.mackay_rejected));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.accel_rejected));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(w.factorizations));
-    SET_VECTOR_ELT(res, k++, ScalarReal(out.time));
-    SET_VECTOR_ELT(res, k++, ScalarReal(p.qs));
-    SET_VECTOR_ELT(res, k++, ScalarReal(p.ts));
+    mk_list_set(res, "d", mk_real_vec(p.d, M));
+    mk_list_set(res, "sigma2", ScalarReal(p.s2));
+    mk_list_set(res, "d0", ScalarReal(p.d0));
+    mk_list_set(res, "beta", mk_real_vec(w.beta, n));
+    mk_list_set(res, "objective", ScalarReal(p.J));
+    mk_list_set(res, "stop", ScalarInteger(out.stop));
+    mk_list_set(res, "iterations", ScalarInteger(out.iterations));
+    mk_list_set(res, "grad_max", ScalarReal(out.residual));
+    mk_list_set(res, "history", mk_hist_sexp(&h, hnames));
+    mk_list_set(res, "q", mk_real_vec(p.q, M));
+    mk_list_set(res, "t", mk_real_vec(p.t, M));
+    mk_list_set(res, "scale", mk_real_vec(w.scale, M));
+    SEXP pa = allocVector(INTSXP, M);
+    mk_list_set(res, "pruned_at", pa);
+    memcpy(INTEGER(pa), pruned_at, (size_t) M * sizeof(int));
+    mk_list_set(res, "mm_steps", ScalarInteger(out.mm_steps));
+    mk_list_set(res, "mackay_rejected", ScalarInteger(out.mackay_rejected));
+    mk_list_set(res, "accel_rejected", ScalarInteger(out.accel_rejected));
+    mk_list_set(res, "factorizations", ScalarInteger(w.factorizations));
+    mk_list_set(res, "time", ScalarReal(out.time));
+    mk_list_set(res, "q_noise", ScalarReal(p.qs));
+    mk_list_set(res, "t_noise", ScalarReal(p.ts));
     UNPROTECT(1);
     return res;
 }

@@ -1,7 +1,8 @@
 /* Shared numerics: one preconditioned conjugate-gradient solver. The matrix product and the
  * preconditioner come in as function pointers with a context (mk_cg); a Jacobi + factored block
  * preconditioner (mk_pcblock) and the deflation of a sequence of solves whose matrices differ
- * on the diagonal (mk_defl) are options. Used by SpicyMKL's Newton and model-round solves.
+ * on the diagonal (mk_defl) are options. Used by SpicyMKL's Newton and model-round solves and
+ * by L0/1's w-step (l01.c: no preconditioner, no deflation).
  */
 #define USE_FC_LEN_T
 #include "mklearn.h"

@@ -4,7 +4,8 @@
  * At the SVM solution a (signed alpha = y.a), with S the free support vectors (0 < a_i < C)
  * and Kbar = K(d)_{SS}, differentiating the margin equations K(d)_{S,:} alpha + b = y_S gives
  *   H_{ml} = q_m' Abar q_l,  q_m = (K_m alpha)_S,
- *   Abar = top-left block of [[Kbar, 1], [1', 0]]^{-1} = Kbar^{-1} - Kbar^{-1} 1 1' Kbar^{-1} / (1'Kbar^{-1}1).
+ *   Abar = top-left block of [[Kbar, 1], [1', 0]]^{-1}
+ *        = Kbar^{-1} - Kbar^{-1} 1 1' Kbar^{-1} / (1'Kbar^{-1}1).
  * (q_m uses the whole alpha, bounded support vectors included: they move the margin of S even
  * though their own alpha does not change; the paper's K^m_{sv,sv} alpha_sv is the special case
  * with no bounded support vectors.)  With Kbar = L L' (Cholesky), Z = L^{-1} Q, z = L^{-1} 1:
@@ -307,23 +308,17 @@ void *mk_sf_hessian_init(mk_sf_ctx *c)
     return w;
 }
 
-/* One Newton step: the Hessian at the current SVM solution, the QP for the step s = x - d,
-   backtracking along s on the line kernel K(d) + t K_s, K_s = sum_m s_m K_m. */
-int mk_sf_hessian_step(mk_sf_ctx *c, void *vws, int it, const double *v)
+/* The model of J at the current SVM solution: the free (S) and all (sv) support vectors, the
+   factor Z of H with its rank-one correction (hc) and diag(H) with the ridge. Without usable
+   curvature (J locally linear in d, e.g. at most one free SV) a vanishing ridge alone, so that
+   the QP goes to the best vertex (a Frank-Wolfe step) and the line search sets its length.
+   Scratch from R_alloc (the caller releases it). */
+static void hess_model(mk_sf_ctx *c, hess_ws *w, hcols *hc)
 {
-    hess_ws *w = (hess_ws *) vws;
     const int n = c->n, M = c->M, one = 1;
     const double C = c->C, d1 = 1.0, d0 = 0.0;
-    double *d = c->d, *a = c->a, *g = w->g, *cq = w->cq, *x = w->x, *sdir = w->sdir;
-    double *dt = w->dt, *diagH = w->diagH, *wv = w->wv, *tmp = w->tmp, *al = w->al;
+    double *a = c->a, *g = w->g, *diagH = w->diagH, *wv = w->wv, *al = w->al;
     int *S = w->S, *sv = w->sv;
-    (void) it;
-
-    double tdir = mk_time();
-    const void *vmax = vmaxget();   /* scratch of this step is released at its end */
-    for (int m = 0; m < M; m++) g[m] = -0.5 * v[m];
-
-    /* free and all support vectors */
     int ns = 0, nsv = 0;
     const double eps = 1e-8 * C;
     for (int i = 0; i < n; i++) {
@@ -331,10 +326,8 @@ int mk_sf_hessian_step(mk_sf_ctx *c, void *vws, int it, const double *v)
         if (a[i] > 0.0) sv[nsv++] = i;
         if (a[i] > eps && a[i] < C - eps) S[ns++] = i;
     }
-    hcols hc;
-    hc.M = M; hc.cap = w->cap; hc.ncached = 0; hc.cache = w->cache; hc.slot = w->slot;
+    hc->M = M; hc->cap = w->cap; hc->ncached = 0; hc->cache = w->cache; hc->slot = w->slot;
     for (int m = 0; m < M; m++) w->slot[m] = -1;
-    double *Z = NULL;
     int ok = 0;
     if (ns > 0) {
         /* Kbar = K(d)_{SS} (from the driver's base kernel K(d)) + ridge, Cholesky */
@@ -350,13 +343,13 @@ int mk_sf_hessian_step(mk_sf_ctx *c, void *vws, int it, const double *v)
         for (int k = 0; k < ns; k++) tr += Kb[k + (size_t) k * ns];
         double jit = 1e-10 * tr / ns;
         int info = 1;
-        for (int attempt = 0; attempt < 6 && info != 0; attempt++, jit *= 100.0) {
+        for (int r = 0; r < 6 && info != 0; r++, jit *= 100.0) {   /* up to 6 jitters, x100 each */
             memcpy(Kb2, Kb, (size_t) ns * ns * sizeof(double));
             for (int k = 0; k < ns; k++) Kb2[k + (size_t) k * ns] += jit;
             F77_CALL(dpotrf)("L", &ns, Kb2, &ns, &info FCONE);
         }
         if (info == 0) {
-            Z = (double *) R_alloc((size_t) ns * (M + 1), sizeof(double));
+            double *Z = (double *) R_alloc((size_t) ns * (M + 1), sizeof(double));
             double work = (double) M * ns *
                 (c->st->kind == MK_STORE_FLY ? (double) n * (c->st->p + 1) : (double) nsv);
             build_Q(c->st, S, ns, sv, nsv, al, Z, mk_threads_for(c->o->nthreads, work));
@@ -379,40 +372,46 @@ int mk_sf_hessian_step(mk_sf_ctx *c, void *vws, int it, const double *v)
             md /= M; mz /= M;
             /* with a single free SV, Abar = 0 and H vanishes up to rounding */
             if (md > 1e-10 * mz) {
-                hc.Z = Z; hc.wv = wv; hc.cw = cw; hc.ridge = 1e-5 * md;
-                for (int m = 0; m < M; m++) diagH[m] += hc.ridge;
+                hc->Z = Z; hc->wv = wv; hc->cw = cw; hc->ridge = 1e-5 * md;
+                for (int m = 0; m < M; m++) diagH[m] += hc->ridge;
                 ok = 1;
             }
         }
     }
     c->hess_evals++;
     if (!ok) {
-        /* no usable curvature (J is locally linear in d, e.g. at most one free SV): a
-           vanishing ridge makes the QP step go to the best vertex (a Frank-Wolfe step) and
-           the line search below sets its length */
         double gs = 0.0;
         for (int m = 0; m < M; m++) if (fabs(g[m]) > gs) gs = fabs(g[m]);
         gs *= 1e-10;
-        Z = (double *) R_alloc(M + 1, sizeof(double));
+        double *Z = (double *) R_alloc(M + 1, sizeof(double));
         memset(Z, 0, (M + 1) * sizeof(double));
         memset(wv, 0, M * sizeof(double));
-        hc.Z = Z; hc.wv = wv; hc.cw = 1.0; hc.ridge = gs > 0.0 ? gs : 1.0;
+        hc->Z = Z; hc->wv = wv; hc->cw = 1.0; hc->ridge = gs > 0.0 ? gs : 1.0;
         ns = 1;
-        for (int m = 0; m < M; m++) diagH[m] = hc.ridge;
+        for (int m = 0; m < M; m++) diagH[m] = hc->ridge;
     }
-    hc.ns = ns;
+    hc->ns = ns;
+}
+
+/* The QP step s = x - d of the model (w->sdir), or the Frank-Wolfe vertex when the QP failed
+   before any feasible point. Returns the predicted decrease -(g's + s'Hs/2); *qit: the QP's
+   iterations (-1: it failed). */
+static double hess_direction(mk_sf_ctx *c, hess_ws *w, hcols *hc, int *qit)
+{
+    const int M = c->M, one = 1;
+    const double d1 = 1.0, d0 = 0.0;
+    double *d = c->d, *g = w->g, *cq = w->cq, *x = w->x, *sdir = w->sdir, *tmp = w->tmp;
+    const double *wv = hc->wv;
+    int ns = hc->ns;
     /* c = g - H d, H d = Z'(Z d) - w (w'd)/cw + ridge d */
-    F77_CALL(dgemv)("N", &ns, &M, &d1, hc.Z, &ns, d, &one, &d0, tmp, &one FCONE);
-    F77_CALL(dgemv)("T", &ns, &M, &d1, hc.Z, &ns, tmp, &one, &d0, cq, &one FCONE);
+    F77_CALL(dgemv)("N", &ns, &M, &d1, hc->Z, &ns, d, &one, &d0, tmp, &one FCONE);
+    F77_CALL(dgemv)("T", &ns, &M, &d1, hc->Z, &ns, tmp, &one, &d0, cq, &one FCONE);
     double wd = 0.0;
     for (int m = 0; m < M; m++) wd += wv[m] * d[m];
     for (int m = 0; m < M; m++)
-        cq[m] = g[m] - (cq[m] - wv[m] * wd / hc.cw + hc.ridge * d[m]);
-    int qit = simplex_qp(&hc, diagH, cq, x, 10 * M + 100);
-    if (qit < 0 && c->o->verbose) Rprintf("HessianMKL: QP working set exceeded the cache\n");
-    /* a QP that failed before any feasible point leaves x unusable: step to the Frank-Wolfe
-       vertex of the linear model (the kernel of the steepest gradient), the line search sets
-       the length */
+        cq[m] = g[m] - (cq[m] - wv[m] * wd / hc->cw + hc->ridge * d[m]);
+    *qit = simplex_qp(hc, w->diagH, cq, x, 10 * M + 100);
+    if (*qit < 0 && c->o->verbose) Rprintf("HessianMKL: QP working set exceeded the cache\n");
     double sx = 0.0;
     int finite = 1;
     for (int m = 0; m < M; m++) { if (!R_FINITE(x[m])) finite = 0; sx += x[m]; }
@@ -422,17 +421,35 @@ int mk_sf_hessian_step(mk_sf_ctx *c, void *vws, int it, const double *v)
         for (int m = 0; m < M; m++) x[m] = 0.0;
         x[jfw] = 1.0;
     }
-    /* predicted decrease -(g's + s'Hs/2), s = x - d */
     double gs = 0.0, ws = 0.0, ss = 0.0;
     for (int m = 0; m < M; m++) {
         double s = x[m] - d[m];
         sdir[m] = s; gs += g[m] * s; ws += wv[m] * s; ss += s * s;
     }
-    F77_CALL(dgemv)("N", &ns, &M, &d1, hc.Z, &ns, sdir, &one, &d0, tmp, &one FCONE);
+    F77_CALL(dgemv)("N", &ns, &M, &d1, hc->Z, &ns, sdir, &one, &d0, tmp, &one FCONE);
     double zs = 0.0;
     for (int k = 0; k < ns; k++) zs += tmp[k] * tmp[k];
-    double sHs = zs - ws * ws / hc.cw + hc.ridge * ss;
-    double pred = -(gs + 0.5 * sHs);
+    double sHs = zs - ws * ws / hc->cw + hc->ridge * ss;
+    return -(gs + 0.5 * sHs);
+}
+
+/* One Newton step: the Hessian at the current SVM solution, the QP for the step s = x - d,
+   backtracking along s on the line kernel K(d) + t K_s, K_s = sum_m s_m K_m. */
+int mk_sf_hessian_step(mk_sf_ctx *c, void *vws, int it, const double *v)
+{
+    hess_ws *w = (hess_ws *) vws;
+    const int n = c->n, M = c->M;
+    double *d = c->d, *a = c->a, *x = w->x, *sdir = w->sdir, *dt = w->dt;
+    (void) it;
+
+    double tdir = mk_time();
+    const void *vmax = vmaxget();   /* scratch of this step is released at its end */
+    for (int m = 0; m < M; m++) w->g[m] = -0.5 * v[m];
+    hcols hc;
+    hess_model(c, w, &hc);
+    int qit = 0;
+    double pred = hess_direction(c, w, &hc, &qit);
+    int ns = hc.ns;
     c->t_dir += mk_time() - tdir;
     vmaxset(vmax);
     /* A predicted decrease below newton_tol * J (the reference's stopping test) only says that

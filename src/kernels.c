@@ -118,9 +118,12 @@ static void group_base(const double *x, int n, const double *z, int nz, const in
     for (int j = j0; j < j1; j++) {
         int i0 = sym ? j : 0;
         size_t o = (size_t) j * nz + i0;
-        if (need & MK_BASE_D2) mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_D2, D2 + o);
-        if (need & MK_BASE_IP) mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_IP, IP + o);
-        if (need & MK_BASE_CH) mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_CH, CH + o);
+        if (need & MK_BASE_D2)
+            mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_D2, D2 + o);
+        if (need & MK_BASE_IP)
+            mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_IP, IP + o);
+        if (need & MK_BASE_CH)
+            mk_kernel_base(x, n, z + i0, nz, nz - i0, j, feat, nf, MK_BASE_CH, CH + o);
     }
 }
 
@@ -440,13 +443,8 @@ void mk_normalize(double *K, int n, int M, int norm, double jitter, double *scal
    finds non-finite entries only (any shape: test-by-train kernels). */
 #define MK_NRAY 4
 #define MK_CB 64
-/* Prefetch distance in columns. Each tile reads 64 short column pieces (eight cache lines
-   each), too many streams for the hardware prefetcher: the copy of the mirrored tile waited on
-   its loads (perf: half of the check's cycles on one load). Prefetching the piece 4 columns
-   ahead took the check of 6000 kernels of 200 x 200 from 0.32-0.38 s to 0.23-0.27 s (2
-   threads); distances 4 and 8 were alike. The tile pass is compiled for AVX-512 / AVX2 as well
-   (MK_CLONES): 0.21-0.25 -> 0.17-0.20 s there, with the same maxima and minima (the Rayleigh
-   sums may round differently in the last bits). */
+/* Prefetch distance in columns: a tile reads 64 short column pieces, too many streams for the
+   hardware prefetcher (measurements: inst/notes/NOTES-kernels.md). */
 #define MK_PF 4
 
 typedef struct {
@@ -573,35 +571,11 @@ static void nonfinite_slices(const double *K, size_t len, int M, int *bad, int n
     }
 }
 
-SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads)
+/* The tile pass of level 1 over every kernel (n x n each): one partial result per kernel and
+   tile column, M * ceil(n / MK_CB) of them (R_alloc). */
+static kcheck_part *check_tiles(const double *Kp, int n, int M, int nt)
 {
-    SEXP dim = getAttrib(K, R_DimSymbol);
-    if (!isReal(K) || LENGTH(dim) != 3) error("'K' must be a double array with three dimensions");
-    if (!isInteger(level) || LENGTH(level) != 1 || INTEGER(level)[0] < 0 || INTEGER(level)[0] > 2)
-        error("'level' must be 0, 1 or 2");
-    if (!isInteger(nthreads) || LENGTH(nthreads) != 1) error("'nthreads' must be one integer");
-    int nr = INTEGER(dim)[0], n = INTEGER(dim)[1], M = INTEGER(dim)[2], lev = INTEGER(level)[0];
-    const double *Kp = REAL(K);
-    const size_t nn = (size_t) nr * n;
-    int nt = mk_threads_for(INTEGER(nthreads)[0], (double) nn * M);
-    int np = 0;
-    SEXP nonfin = PROTECT(allocVector(LGLSXP, M)); np++;
-    if (lev == 0) {
-        nonfinite_slices(Kp, nn, M, LOGICAL(nonfin), nt);
-        const char *nms[] = {"nonfinite", NULL};
-        SEXP out = mk_list_new(nms); np++;   /* returned protected */
-        SET_VECTOR_ELT(out, 0, nonfin);
-        UNPROTECT(np);
-        return out;
-    }
-    if (nr != n) error("training kernels must be square");
-    SEXP asym = PROTECT(allocVector(REALSXP, M)); np++;
-    SEXP mind = PROTECT(allocVector(REALSXP, M)); np++;
-    SEXP minor = PROTECT(allocVector(REALSXP, M)); np++;
-    SEXP pair = PROTECT(allocMatrix(INTSXP, M, 2)); np++;
-    SEXP ray = PROTECT(allocVector(REALSXP, M)); np++;
-    SEXP eig = PROTECT(allocVector(REALSXP, M)); np++;
-    SEXP amaxs = PROTECT(allocVector(REALSXP, M)); np++;
+    const size_t nn = (size_t) n * n;
     /* fixed sign vectors (xorshift64, fixed seed: the check never touches R's RNG) */
     double *sg = (double *) R_alloc((size_t) MK_NRAY * n, sizeof(double));
     unsigned long long st = 0x9E3779B97F4A7C15ULL;
@@ -613,7 +587,8 @@ SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads)
     kcheck_part *part = (kcheck_part *) R_alloc((size_t) M * ntc, sizeof(kcheck_part));
     double *dg = (double *) R_alloc((size_t) M * n, sizeof(double));   /* the diagonals */
     for (int m = 0; m < M; m++)
-        for (int i = 0; i < n; i++) dg[(size_t) m * n + i] = Kp[(size_t) m * nn + (size_t) i * (n + 1)];
+        for (int i = 0; i < n; i++)
+            dg[(size_t) m * n + i] = Kp[(size_t) m * nn + (size_t) i * (n + 1)];
     /* tasks (kernel, tile column) in rounds of about 5e7 entries between interrupt checks */
     const size_t ntask = (size_t) M * ntc;
     size_t step = (size_t) (5e7 / ((double) nn / ntc + 1.0)) + 1;
@@ -631,6 +606,40 @@ SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads)
         }
         mk_interrupt_every(&tlast, 0.02);
     }
+    return part;
+}
+
+SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads)
+{
+    SEXP dim = getAttrib(K, R_DimSymbol);
+    if (!isReal(K) || LENGTH(dim) != 3) error("'K' must be a double array with three dimensions");
+    if (!isInteger(level) || LENGTH(level) != 1 || INTEGER(level)[0] < 0 || INTEGER(level)[0] > 2)
+        error("'level' must be 0, 1 or 2");
+    if (!isInteger(nthreads) || LENGTH(nthreads) != 1) error("'nthreads' must be one integer");
+    int nr = INTEGER(dim)[0], n = INTEGER(dim)[1], M = INTEGER(dim)[2], lev = INTEGER(level)[0];
+    const double *Kp = REAL(K);
+    const size_t nn = (size_t) nr * n;
+    int nt = mk_threads_for(INTEGER(nthreads)[0], (double) nn * M);
+    int np = 0;
+    SEXP nonfin = PROTECT(allocVector(LGLSXP, M)); np++;
+    if (lev == 0) {
+        nonfinite_slices(Kp, nn, M, LOGICAL(nonfin), nt);
+        const char *nms[] = {"nonfinite", NULL};
+        SEXP out = mk_list_new(nms); np++;   /* returned protected */
+        mk_list_set(out, "nonfinite", nonfin);
+        UNPROTECT(np);
+        return out;
+    }
+    if (nr != n) error("training kernels must be square");
+    SEXP asym = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP mind = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP minor = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP pair = PROTECT(allocMatrix(INTSXP, M, 2)); np++;
+    SEXP ray = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP eig = PROTECT(allocVector(REALSXP, M)); np++;
+    SEXP amaxs = PROTECT(allocVector(REALSXP, M)); np++;
+    const int ntc = (n + MK_CB - 1) / MK_CB;
+    kcheck_part *part = check_tiles(Kp, n, M, nt);
     for (int m = 0; m < M; m++) {
         kcheck_part r = part[(size_t) m * ntc];
         for (int jb = 1; jb < ntc; jb++) {
@@ -669,14 +678,14 @@ SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads)
     const char *nms[] = {"nonfinite", "asymmetry", "min_diag", "min_minor", "minor_pair",
                          "min_rayleigh", "min_eigen", "amax", NULL};
     SEXP out = mk_list_new(nms); np++;   /* returned protected */
-    SET_VECTOR_ELT(out, 0, nonfin);
-    SET_VECTOR_ELT(out, 1, asym);
-    SET_VECTOR_ELT(out, 2, mind);
-    SET_VECTOR_ELT(out, 3, minor);
-    SET_VECTOR_ELT(out, 4, pair);
-    SET_VECTOR_ELT(out, 5, ray);
-    SET_VECTOR_ELT(out, 6, eig);
-    SET_VECTOR_ELT(out, 7, amaxs);
+    mk_list_set(out, "nonfinite", nonfin);
+    mk_list_set(out, "asymmetry", asym);
+    mk_list_set(out, "min_diag", mind);
+    mk_list_set(out, "min_minor", minor);
+    mk_list_set(out, "minor_pair", pair);
+    mk_list_set(out, "min_rayleigh", ray);
+    mk_list_set(out, "min_eigen", eig);
+    mk_list_set(out, "amax", amaxs);
     UNPROTECT(np);
     return out;
 }

@@ -1,7 +1,8 @@
 /* Shared numerics: statistics of a kernel from one sweep (sqrt(1'K1), a bound of
  * sqrt(lambda_max(PKP)), K 1) and upper bounds of ||x||_K from them and a reference point, in
  * O(n) or, from dots, O(1) per kernel: screening of kernels whose norm stays below a threshold
- * without reading them. State-free plain C: safe inside OpenMP regions.
+ * without reading them: SpicyMKL's screening and the SVM family's gradient screening
+ * (svmfam.c). State-free plain C: safe inside OpenMP regions.
  */
 #include "mklearn.h"
 /* no contraction into fused multiply-adds in the MK_CLONES versions: every version rounds as
@@ -61,13 +62,14 @@ void mk_kernel_stats(const double *A, int n, const double *v, double *Av, double
 
 /* mk_kernel_stats from the upper triangle (from MK_TRI_MIN rows): the same statistics in two
    triangle sweeps instead of two whole-kernel sweeps: from MK_TRI_MIN rows a kernel no longer
-   stays in cache between the passes, and the triangles halve the bytes read. Pass 1 is the two-vector product
-   [A v, A 1] (mk_symv2; ones: n ones); pass 2 the squares and the Gershgorin sums of PAP, whose
-   entries a_ij - m_i - m_j + gm (m: row means, gm: mean entry) are symmetric, so each entry of
-   the triangle adds to the sums of its row and of its column. t: n doubles of scratch. */
+   stays in cache between the passes, and the triangles halve the bytes read. Pass 1 is the
+   two-vector product [A v, A 1] (mk_symv2; ones: n ones); pass 2 the squares and the Gershgorin
+   sums of PAP, whose entries a_ij - m_i - m_j + gm (m: row means, gm: mean entry) are
+   symmetric, so each entry of the triangle adds to the sums of its row and of its column.
+   t: n doubles of scratch. */
 MK_CLONES
 void mk_kernel_stats_tri(const double *A, int n, const double *v, const double *ones,
-                                double *Av, double *s1, double *lc, double *t, double *k1)
+                         double *Av, double *s1, double *lc, double *t, double *k1)
 {
     mk_symv2(A, n, v, ones, Av, k1);
     double g = 0.0, rr = 0.0, tr = 0.0, inv = 1.0 / n;

@@ -1,4 +1,5 @@
-/* MKL-L0/1-SVM by ADMM (Shi & Zhu; /work/shared/specs/l01-admm.md, steps 1-9).
+/* MKL-L0/1-SVM by ADMM (Shi & Zhu; steps 1-9 of the algorithm as restated in
+ * inst/notes/NOTES-l01.md).
  *
  *   minimise (1/2) w' K(d) w + C #{i : u_i > 0}
  *   s.t.     u + Y K(d) w + b y = 1,  d >= 0,  sum(d) = 1,      K(d) = sum_m d_m K_m
@@ -54,12 +55,7 @@ static double dist2(const double *a, const double *b, int n)
     return sqrt(s);
 }
 
-static double norm2(const double *a, int n)
-{
-    double s = 0.0;
-    for (int i = 0; i < n; i++) s += a[i] * a[i];
-    return sqrt(s);
-}
+static double norm2(const double *a, int n) { return sqrt(mk_dot(n, a, a)); }
 
 static int cmp_desc(const void *p, const void *q)
 {
@@ -83,18 +79,6 @@ static void simplex_project(double *v, int M, double *srt)
     for (int m = 0; m < M; m++) v[m] = v[m] > tau ? v[m] - tau : 0.0;
 }
 
-/* q = A p for a full n x n column-major matrix, one streaming pass over its columns (faster
-   here than the reference BLAS dsymv, which walks a triangle) */
-static void matvec(const double *A, int n, const double *p, double *q)
-{
-    for (int i = 0; i < n; i++) q[i] = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *a = A + (size_t) j * n;
-        double pj = p[j];
-        for (int i = 0; i < n; i++) q[i] += a[i] * pj;
-    }
-}
-
 /* kd = G d (n x M times M), over the kernels with d_m != 0 */
 static void comb_cols(const double *G, int n, int M, const double *d, double *kd)
 {
@@ -112,7 +96,7 @@ typedef struct {
     int n, M, mode, have_factor, nfact, cgit;
     double *Kd;        /* n x n: K(d) (CG) or the Cholesky factor of I + rho1 K(d) */
     double *dfac;      /* M: the d of Kd */
-    double *r, *p, *q, *r2, *p2, *q2; /* CG vectors of the two systems */
+    double *r, *q, *q2, *work;   /* residual, K(d) x of the two systems, CG scratch (3n) */
 } wsolver;
 
 /* Make ws->Kd current for d: K(d) (CG) or the Cholesky factor of I + rho1 K(d) (reused while
@@ -134,22 +118,20 @@ static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, dou
     ws->have_factor = 1;
 }
 
-/* q1 = A p1 and q2 = A p2 in one pass over A (p2 may be NULL) */
-static void matvec2(const double *A, int n, const double *p1, const double *p2, double *q1,
-                    double *q2)
+/* The CG operator of I + rho1 K(d): q = p + rho1 K(d) p. */
+typedef struct { const double *Kd; int n; double rho1; } wop;
+
+static void wop_mv(void *ctx, const double *p, double *q)
 {
-    if (!p2) { matvec(A, n, p1, q1); return; }
-    for (int i = 0; i < n; i++) { q1[i] = 0.0; q2[i] = 0.0; }
-    for (int j = 0; j < n; j++) {
-        const double *a = A + (size_t) j * n;
-        double c1 = p1[j], c2 = p2[j];
-        for (int i = 0; i < n; i++) { q1[i] += a[i] * c1; q2[i] += a[i] * c2; }
-    }
+    const wop *o = (const wop *) ctx;
+    mk_symv2_full(o->Kd, o->n, p, NULL, q, NULL);
+    for (int i = 0; i < o->n; i++) q[i] = p[i] + o->rho1 * q[i];
 }
 
 /* (I + rho1 K(d)) x_k = rhs_k for k < nrhs (1 or 2); x_k holds the previous solution (the CG
-   warm start) on entry. Conjugate gradients run side by side, sharing each pass over K(d);
-   a system stops on its own residual test. Cholesky: one dpotrs per system. */
+   warm start) on entry. Conjugate gradients (cg.c), one system after the other, each stopped by
+   its own residual test relative to ||rhs_k||; their starting products K(d) x_k share one
+   sweep. Cholesky: one dpotrs per system. */
 static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
                    double *const *x, double cg_tol, int cg_maxiter)
 {
@@ -162,42 +144,20 @@ static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
         }
         return;
     }
-    double *r[2] = { ws->r, ws->r2 }, *p[2] = { ws->p, ws->p2 }, *q[2] = { ws->q, ws->q2 };
-    double rr[2] = { 0.0, 0.0 }, stop[2] = { 0.0, 0.0 };
-    int act[2] = { 0, 0 };
-    matvec2(ws->Kd, n, x[0], nrhs > 1 ? x[1] : NULL, q[0], q[1]);
+    double *q[2] = { ws->q, ws->q2 };
+    mk_symv2_full(ws->Kd, n, x[0], nrhs > 1 ? x[1] : NULL, q[0], q[1]);
+    wop op = { ws->Kd, n, rho1 };
+    mk_cg cg;
+    memset(&cg, 0, sizeof(cg));
+    cg.n = n; cg.maxit = cg_maxiter; cg.mv = wop_mv; cg.mv_ctx = &op;
+    cg.check_start = 1; cg.work = ws->work;
     for (int k = 0; k < nrhs; k++) {
-        for (int i = 0; i < n; i++) {
-            r[k][i] = rhs[k][i] - x[k][i] - rho1 * q[k][i];
-            rr[k] += r[k][i] * r[k][i];
-        }
+        for (int i = 0; i < n; i++) ws->r[i] = rhs[k][i] - x[k][i] - rho1 * q[k][i];
         double bn = norm2(rhs[k], n);
-        stop[k] = cg_tol * (bn > 0 ? bn : 1.0);
-        memcpy(p[k], r[k], (size_t) n * sizeof(double));
-        act[k] = sqrt(rr[k]) > stop[k];
-    }
-    double tlast = mk_time();
-    for (int it = 0; it < cg_maxiter && (act[0] || act[1]); it++) {
-        if ((it & 15) == 15) mk_interrupt_every(&tlast, 0.02);   /* long solves at large n */
-        if (act[0] && act[1]) matvec2(ws->Kd, n, p[0], p[1], q[0], q[1]);
-        else if (act[0]) matvec(ws->Kd, n, p[0], q[0]);
-        else matvec(ws->Kd, n, p[1], q[1]);
-        for (int k = 0; k < 2; k++) {
-            if (!act[k]) continue;
-            double pq = 0.0, rr1 = 0.0, *pk = p[k], *qk = q[k], *rk = r[k], *xk = x[k];
-            for (int i = 0; i < n; i++) { qk[i] = pk[i] + rho1 * qk[i]; pq += pk[i] * qk[i]; }
-            double step = rr[k] / pq;
-            for (int i = 0; i < n; i++) {
-                xk[i] += step * pk[i];
-                rk[i] -= step * qk[i];
-                rr1 += rk[i] * rk[i];
-            }
-            double beta = rr1 / rr[k];
-            rr[k] = rr1;
-            for (int i = 0; i < n; i++) pk[i] = rk[i] + beta * pk[i];
-            act[k] = sqrt(rr[k]) > stop[k];
-            ws->cgit++;
-        }
+        cg.tol = cg_tol * (bn > 0 ? bn : 1.0);
+        int iters = 0;
+        mk_cg_solve(&cg, x[k], ws->r, &iters);
+        ws->cgit += iters;
     }
 }
 
@@ -206,220 +166,261 @@ static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
 /* History columns (the names are given to R in the wrapper). */
 #define L01_HCOL 18
 
+/* Scratch of the ADMM and the state that lives across iterations (G = [K_m w], K(d) w, the
+   working sets and the w-step's solver). */
+typedef struct {
+    int n, M;
+    double thr;                                /* sqrt(2 C / rho1), the u-step's threshold */
+    double *G, *kdw, *s, *rhs, *v, *old, *oldM, *w0, *w1, *H, *rd, *srt;
+    int *S, *Tp, *Tpp;                   /* kernel working set; T one and two iterations ago */
+    int frozen, ncycle;
+    wsolver ws;
+} l01_work;
+
+static double *dalloc(size_t len) { return (double *) R_alloc(len, sizeof(double)); }
+
+static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, const l01_iter *x)
+{
+    int n = st->n, M = st->M;
+    k->n = n; k->M = M;
+    k->thr = sqrt(2.0 * o->C / o->rho1);
+    k->G = dalloc((size_t) n * M);
+    k->kdw = dalloc(n); k->s = dalloc(n); k->rhs = dalloc(n); k->v = dalloc(n);
+    k->old = dalloc(n); k->oldM = dalloc(M); k->w0 = dalloc(n); k->w1 = dalloc(n);
+    k->H = dalloc((size_t) M * M); k->rd = dalloc(M); k->srt = dalloc(M);
+    k->S = (int *) R_alloc(M, sizeof(int));
+    k->Tp = (int *) R_alloc(n, sizeof(int));
+    k->Tpp = (int *) R_alloc(n, sizeof(int));
+    k->frozen = 0; k->ncycle = 0;
+    for (int i = 0; i < n; i++) k->Tp[i] = k->Tpp[i] = x->T[i];
+
+    wsolver *ws = &k->ws;
+    ws->n = n; ws->M = M; ws->mode = o->wstep; ws->have_factor = 0; ws->nfact = 0; ws->cgit = 0;
+    ws->Kd = dalloc((size_t) n * n);
+    ws->dfac = dalloc(M);
+    ws->r = dalloc(n); ws->q = dalloc(n); ws->q2 = dalloc(n);
+    ws->work = dalloc(3 * (size_t) n);
+
+    /* G = [K_m w], K(d) w for the starting point */
+    mk_store_mv(st, NULL, M, x->w, k->G, (size_t) n);
+    comb_cols(k->G, n, M, x->d, k->kdw);
+    for (int m = 0; m < M; m++) k->S[m] = 1;
+    memcpy(k->w0, x->w, (size_t) n * sizeof(double));
+    for (int i = 0; i < n; i++) k->w1[i] = 0.0;
+}
+
+/* Step 1, u: the L0/1 proximal step on s with the working set T. Returns the change of u. */
+static double l01_u_step(l01_work *k, const double *y, const l01_opts *o, l01_iter *x, int it)
+{
+    int n = k->n;
+    double *s = k->s;
+    for (int i = 0; i < n; i++)
+        s[i] = 1.0 - y[i] * k->kdw[i] - x->b * y[i] - x->lambda[i] / o->rho1;
+    if (it > o->warmup && !k->frozen) {
+        /* T from s; a working set that alternates between two sets (points leave T, lose their
+           multiplier, and re-enter) is frozen at the points common to both after three such
+           cycles, or at iteration freeze_T: the rest is then an ADMM on a fixed working set */
+        int same2 = 1, same1 = 1;
+        for (int i = 0; i < n; i++) {
+            k->Tpp[i] = k->Tp[i];
+            k->Tp[i] = x->T[i];
+            x->T[i] = (s[i] > 0.0 && s[i] <= k->thr);
+            same2 &= x->T[i] == k->Tpp[i];
+            same1 &= x->T[i] == k->Tp[i];
+        }
+        if (it > o->warmup + 2 && same2 && !same1) k->ncycle++;
+        if (k->ncycle >= 3 || it >= o->freeze_T) {
+            for (int i = 0; i < n; i++) x->T[i] = x->T[i] && k->Tp[i];
+            k->frozen = it;
+        }
+    }
+    memcpy(k->old, x->u, (size_t) n * sizeof(double));
+    for (int i = 0; i < n; i++) x->u[i] = x->T[i] ? 0.0 : s[i];
+    return dist2(k->old, x->u, n);
+}
+
+/* Steps 2-3, w and b (one after the other as in the spec, or jointly), then G and K(d) w for
+   the new w. Sets the changes of w and b. */
+static void l01_wb_step(l01_work *k, const mk_store *st, const double *y, const l01_opts *o,
+                        l01_iter *x, double *ch)
+{
+    int n = k->n, M = k->M;
+    double rho1 = o->rho1, *rhs = k->rhs, *v = k->v, *w0 = k->w0, *w1 = k->w1;
+    wsolver_update(&k->ws, st, x->d, rho1);
+    memcpy(k->old, x->w, (size_t) n * sizeof(double));
+    double bnew;
+    if (o->joint) {
+        /* (w, b) as one block: w = w0 - b w1 with (I + rho1 K(d)) w0 = -Y (lambda +
+           rho1 (u - 1)), (I + rho1 K(d)) w1 = rho1 1, and b from y'(u + Y K(d) w + b y - 1
+           + lambda / rho1) = 0 */
+        double num = 0.0, den = 0.0;
+        for (int i = 0; i < n; i++) {
+            rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] - 1.0));
+            v[i] = rho1;
+        }
+        const double *rr2[2] = { rhs, v };
+        double *xx2[2] = { w0, w1 };
+        wsolve(&k->ws, rho1, 2, rr2, xx2, o->cg_tol, o->cg_maxiter);
+        for (int i = 0; i < n; i++) {
+            num += y[i] * (x->u[i] - 1.0 + x->lambda[i] / rho1) + (rhs[i] - w0[i]) / rho1;
+            den += w1[i] / rho1;
+        }
+        bnew = -num / den;
+        for (int i = 0; i < n; i++) x->w[i] = w0[i] - bnew * w1[i];
+        mk_store_mv(st, NULL, M, x->w, k->G, (size_t) n);
+        comb_cols(k->G, n, M, x->d, k->kdw);
+    } else {
+        /* the spec's order: w (2), then b (3) with the new w */
+        for (int i = 0; i < n; i++)
+            rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] + x->b * y[i] - 1.0));
+        const double *rr1[1] = { rhs };
+        double *xx1[1] = { x->w };
+        wsolve(&k->ws, rho1, 1, rr1, xx1, o->cg_tol, o->cg_maxiter);
+        mk_store_mv(st, NULL, M, x->w, k->G, (size_t) n);
+        comb_cols(k->G, n, M, x->d, k->kdw);
+        double sb = 0.0;
+        for (int i = 0; i < n; i++)
+            sb += y[i] * (x->lambda[i] + rho1 * (x->u[i] + y[i] * k->kdw[i] - 1.0));
+        bnew = -sb / (n * rho1);
+    }
+    ch[B_W] = dist2(k->old, x->w, n);
+    ch[B_B] = fabs(bnew - x->b);
+    x->b = bnew;
+}
+
+/* Steps 4-8: z and the kernel working set S, the exact d-system, theta and a (with d before
+   the projection), the projection of d onto the simplex. Sets the changes of z, d, theta, a. */
+static void l01_d_step(l01_work *k, const double *y, const l01_opts *o, l01_iter *x, double *ch)
+{
+    int n = k->n, M = k->M, one = 1, *S = k->S;
+    double rho1 = o->rho1, rho2 = o->rho2, rho3 = o->rho3, *H = k->H, *rd = k->rd, *v = k->v;
+    /* 4. z and S */
+    memcpy(k->oldM, x->z, (size_t) M * sizeof(double));
+    for (int m = 0; m < M; m++) {
+        double t = x->d[m] + x->theta[m] / rho2;
+        S[m] = t > 0.0;
+        x->z[m] = S[m] ? t : 0.0;
+    }
+    ch[B_Z] = dist2(k->oldM, x->z, M);
+
+    /* 5. d: (rho1 G'G + rho2 I + rho3 11') d = r, solved exactly */
+    for (int i = 0; i < n; i++) {
+        double q = y[i] * x->u[i] + x->b - y[i];     /* (Y (u + b y - 1))_i */
+        v[i] = -0.5 * x->w[i] - y[i] * x->lambda[i] - rho1 * q;
+    }
+    {
+        double zero = 0.0, fone = 1.0;
+        F77_CALL(dgemv)("T", &n, &M, &fone, k->G, &n, v, &one, &zero, rd, &one FCONE);
+        F77_CALL(dsyrk)("L", "T", &M, &n, &rho1, k->G, &n, &zero, H, &M FCONE FCONE);
+    }
+    for (int m = 0; m < M; m++) {
+        rd[m] += -x->theta[m] + rho2 * x->z[m] - x->a + rho3;
+        for (int l = m; l < M; l++) H[(size_t) m * M + l] += rho3;
+        H[(size_t) m * M + m] += rho2;
+    }
+    memcpy(k->oldM, x->d, (size_t) M * sizeof(double));
+    if (mk_chol_solve(H, M, rd, 1) != 0) error("l01: the d-system is not positive definite");
+    double *dn = rd;
+
+    /* 6. theta on S, 7. a: both with d before the projection */
+    double thch = 0.0, sumd = 0.0;
+    for (int m = 0; m < M; m++) {
+        sumd += dn[m];
+        if (S[m]) {
+            double t = rho2 * (dn[m] - x->z[m]);
+            x->theta[m] += t;
+            thch += t * t;
+        }
+    }
+    ch[B_THETA] = sqrt(thch);
+    double da = rho3 * (sumd - 1.0);
+    x->a += da;
+    ch[B_A] = fabs(da);
+
+    /* 8. project d onto the simplex, zero outside S */
+    simplex_project(dn, M, k->srt);
+    for (int m = 0; m < M; m++) x->d[m] = S[m] ? dn[m] : 0.0;
+    ch[B_D] = dist2(k->oldM, x->d, M);
+}
+
+/* Step 9, lambda with the new d (K(d) w recombined from G). Returns the change of lambda. */
+static double l01_lambda_step(l01_work *k, const double *y, const l01_opts *o, l01_iter *x)
+{
+    int n = k->n;
+    comb_cols(k->G, n, k->M, x->d, k->kdw);
+    memcpy(k->old, x->lambda, (size_t) n * sizeof(double));
+    for (int i = 0; i < n; i++)
+        x->lambda[i] = x->T[i] ?
+            x->lambda[i] + o->rho1 * (x->u[i] + y[i] * k->kdw[i] + x->b * y[i] - 1.0) : 0.0;
+    return dist2(k->old, x->lambda, n);
+}
+
+/* The changes relative to the blocks' norms, the objective and the history row. Returns the
+   largest relative change (the stopping criterion). */
+static double l01_record(l01_work *k, const l01_opts *o, const l01_iter *x, double *ch, int it,
+                         double t0, mk_hist *h, l01_out *out)
+{
+    int n = k->n, M = k->M;
+    double hrow[L01_HCOL];
+    double norms[NBLOCK] = { norm2(x->u, n), norm2(x->w, n), fabs(x->b), norm2(x->z, M),
+                             norm2(x->d, M), norm2(x->theta, M), fabs(x->a),
+                             norm2(x->lambda, n) };
+    double worst = 0.0;
+    int wb = 0;
+    for (int b = 0; b < NBLOCK; b++) {
+        ch[b] /= (norms[b] > 1.0 ? norms[b] : 1.0);
+        if (ch[b] > worst) { worst = ch[b]; wb = b; }
+        out->change[b] = ch[b];
+    }
+    out->worst_block = wb;
+    int nT = 0, nS = 0, nviol = 0;
+    double quad = 0.0;
+    for (int i = 0; i < n; i++) {
+        nT += x->T[i];
+        nviol += x->u[i] > 0.0;
+        quad += x->w[i] * k->kdw[i];
+    }
+    for (int m = 0; m < M; m++) nS += k->S[m];
+    out->objective = 0.5 * quad + o->C * nviol;
+    memcpy(k->srt, x->d, (size_t) M * sizeof(double));
+    qsort(k->srt, (size_t) M, sizeof(double), cmp_desc);
+    int nact = 0;
+    for (int m = 0; m < M; m++) nact += x->d[m] > 0.0;
+    hrow[0] = it; hrow[1] = mk_time() - t0; hrow[2] = out->objective; hrow[3] = NA_REAL;
+    hrow[4] = nact;
+    for (int b = 0; b < NBLOCK; b++) hrow[5 + b] = ch[b];
+    hrow[13] = nT; hrow[14] = nS;
+    for (int b = 0; b < 3; b++) hrow[15 + b] = b < M ? k->srt[b] : NA_REAL;
+    mk_hist_add(h, hrow);
+    out->n_T = nT; out->n_S = nS;
+    return worst;
+}
+
 static void l01_admm(const mk_store *st, const double *y, const l01_opts *o, l01_iter *x,
                      mk_hist *h, l01_out *out)
 {
-    int n = st->n, M = st->M, one = 1;
-    double rho1 = o->rho1, rho2 = o->rho2, rho3 = o->rho3;
-    double thr = sqrt(2.0 * o->C / rho1);
-    double *G = (double *) R_alloc((size_t) n * M, sizeof(double));
-    double *kdw = (double *) R_alloc(n, sizeof(double));
-    double *s = (double *) R_alloc(n, sizeof(double));
-    double *rhs = (double *) R_alloc(n, sizeof(double));
-    double *v = (double *) R_alloc(n, sizeof(double));
-    double *old = (double *) R_alloc(n, sizeof(double));
-    double *oldM = (double *) R_alloc(M, sizeof(double));
-    double *w0 = (double *) R_alloc(n, sizeof(double));
-    double *w1 = (double *) R_alloc(n, sizeof(double));
-    double *H = (double *) R_alloc((size_t) M * M, sizeof(double));
-    double *rd = (double *) R_alloc(M, sizeof(double));
-    double *srt = (double *) R_alloc(M, sizeof(double));
-    int *S = (int *) R_alloc(M, sizeof(int));
-    int *Tp = (int *) R_alloc(n, sizeof(int)), *Tpp = (int *) R_alloc(n, sizeof(int));
-    int frozen = 0, ncycle = 0;
-    for (int i = 0; i < n; i++) Tp[i] = Tpp[i] = x->T[i];
-    double hrow[L01_HCOL];
-
-    wsolver ws;
-    ws.n = n; ws.M = M; ws.mode = o->wstep; ws.have_factor = 0; ws.nfact = 0; ws.cgit = 0;
-    ws.Kd = (double *) R_alloc((size_t) n * n, sizeof(double));
-    ws.dfac = (double *) R_alloc(M, sizeof(double));
-    ws.r = (double *) R_alloc(n, sizeof(double));
-    ws.p = (double *) R_alloc(n, sizeof(double));
-    ws.q = (double *) R_alloc(n, sizeof(double));
-    ws.r2 = (double *) R_alloc(n, sizeof(double));
-    ws.p2 = (double *) R_alloc(n, sizeof(double));
-    ws.q2 = (double *) R_alloc(n, sizeof(double));
-
+    l01_work k;
     double t0 = mk_time();
-    /* G = [K_m w], K(d) w for the starting point */
-    mk_store_mv(st, NULL, M, x->w, G, (size_t) n);
-    comb_cols(G, n, M, x->d, kdw);
-    for (int m = 0; m < M; m++) S[m] = 1;
-    memcpy(w0, x->w, (size_t) n * sizeof(double));
-    for (int i = 0; i < n; i++) w1[i] = 0.0;
-
+    l01_work_init(&k, st, o, x);
     out->converged = 0;
     out->worst_block = -1;
     int it;
     for (it = 1; it <= o->maxiter; it++) {
         R_CheckUserInterrupt();
         double ch[NBLOCK];
-
-        /* 1. u: the L0/1 proximal step on s, with the working set T */
-        for (int i = 0; i < n; i++)
-            s[i] = 1.0 - y[i] * kdw[i] - x->b * y[i] - x->lambda[i] / rho1;
-        if (it > o->warmup && !frozen) {
-            /* T from s; a working set that alternates between two sets (points leave T, lose
-               their multiplier, and re-enter) is frozen at the points common to both after
-               three such cycles, or at iteration freeze_T: the rest is then an ADMM on a fixed
-               working set */
-            int same2 = 1, same1 = 1;
-            for (int i = 0; i < n; i++) {
-                Tpp[i] = Tp[i];
-                Tp[i] = x->T[i];
-                x->T[i] = (s[i] > 0.0 && s[i] <= thr);
-                same2 &= x->T[i] == Tpp[i];
-                same1 &= x->T[i] == Tp[i];
-            }
-            if (it > o->warmup + 2 && same2 && !same1) ncycle++;
-            if (ncycle >= 3 || it >= o->freeze_T) {
-                for (int i = 0; i < n; i++) x->T[i] = x->T[i] && Tp[i];
-                frozen = it;
-            }
-        }
-        memcpy(old, x->u, (size_t) n * sizeof(double));
-        for (int i = 0; i < n; i++) x->u[i] = x->T[i] ? 0.0 : s[i];
-        ch[B_U] = dist2(old, x->u, n);
-
-        /* 2-3. w and b */
-        wsolver_update(&ws, st, x->d, rho1);
-        memcpy(old, x->w, (size_t) n * sizeof(double));
-        double bnew;
-        if (o->joint) {
-            /* (w, b) as one block: w = w0 - b w1 with (I + rho1 K(d)) w0 = -Y (lambda +
-               rho1 (u - 1)), (I + rho1 K(d)) w1 = rho1 1, and b from y'(u + Y K(d) w + b y - 1
-               + lambda / rho1) = 0 */
-            double num = 0.0, den = 0.0;
-            for (int i = 0; i < n; i++) {
-                rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] - 1.0));
-                v[i] = rho1;
-            }
-            const double *rr2[2] = { rhs, v };
-            double *xx2[2] = { w0, w1 };
-            wsolve(&ws, rho1, 2, rr2, xx2, o->cg_tol, o->cg_maxiter);
-            for (int i = 0; i < n; i++) {
-                num += y[i] * (x->u[i] - 1.0 + x->lambda[i] / rho1) + (rhs[i] - w0[i]) / rho1;
-                den += w1[i] / rho1;
-            }
-            bnew = -num / den;
-            for (int i = 0; i < n; i++) x->w[i] = w0[i] - bnew * w1[i];
-            mk_store_mv(st, NULL, M, x->w, G, (size_t) n);
-            comb_cols(G, n, M, x->d, kdw);
-        } else {
-            /* the spec's order: w (2), then b (3) with the new w */
-            for (int i = 0; i < n; i++)
-                rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] + x->b * y[i] - 1.0));
-            const double *rr1[1] = { rhs };
-            double *xx1[1] = { x->w };
-            wsolve(&ws, rho1, 1, rr1, xx1, o->cg_tol, o->cg_maxiter);
-            mk_store_mv(st, NULL, M, x->w, G, (size_t) n);
-            comb_cols(G, n, M, x->d, kdw);
-            double sb = 0.0;
-            for (int i = 0; i < n; i++)
-                sb += y[i] * (x->lambda[i] + rho1 * (x->u[i] + y[i] * kdw[i] - 1.0));
-            bnew = -sb / (n * rho1);
-        }
-        ch[B_W] = dist2(old, x->w, n);
-        ch[B_B] = fabs(bnew - x->b);
-        x->b = bnew;
-
-        /* 4. z and the kernel working set S */
-        memcpy(oldM, x->z, (size_t) M * sizeof(double));
-        for (int m = 0; m < M; m++) {
-            double t = x->d[m] + x->theta[m] / rho2;
-            S[m] = t > 0.0;
-            x->z[m] = S[m] ? t : 0.0;
-        }
-        ch[B_Z] = dist2(oldM, x->z, M);
-
-        /* 5. d: (rho1 G'G + rho2 I + rho3 11') d = r, solved exactly */
-        for (int i = 0; i < n; i++) {
-            double q = y[i] * x->u[i] + x->b - y[i];     /* (Y (u + b y - 1))_i */
-            v[i] = -0.5 * x->w[i] - y[i] * x->lambda[i] - rho1 * q;
-        }
-        {
-            double zero = 0.0, fone = 1.0;
-            F77_CALL(dgemv)("T", &n, &M, &fone, G, &n, v, &one, &zero, rd, &one FCONE);
-            F77_CALL(dsyrk)("L", "T", &M, &n, &rho1, G, &n, &zero, H, &M FCONE FCONE);
-        }
-        for (int m = 0; m < M; m++) {
-            rd[m] += -x->theta[m] + rho2 * x->z[m] - x->a + rho3;
-            for (int l = m; l < M; l++) H[(size_t) m * M + l] += rho3;
-            H[(size_t) m * M + m] += rho2;
-        }
-        memcpy(oldM, x->d, (size_t) M * sizeof(double));
-        if (mk_chol_solve(H, M, rd, 1) != 0) error("l01: the d-system is not positive definite");
-        double *dn = rd;
-
-        /* 6. theta on S, 7. a: both with d before the projection */
-        double thch = 0.0, sumd = 0.0;
-        for (int m = 0; m < M; m++) {
-            sumd += dn[m];
-            if (S[m]) {
-                double t = rho2 * (dn[m] - x->z[m]);
-                x->theta[m] += t;
-                thch += t * t;
-            }
-        }
-        ch[B_THETA] = sqrt(thch);
-        double da = rho3 * (sumd - 1.0);
-        x->a += da;
-        ch[B_A] = fabs(da);
-
-        /* 8. project d onto the simplex, zero outside S */
-        simplex_project(dn, M, srt);
-        for (int m = 0; m < M; m++) x->d[m] = S[m] ? dn[m] : 0.0;
-        ch[B_D] = dist2(oldM, x->d, M);
-
-        /* 9. lambda with the new d */
-        comb_cols(G, n, M, x->d, kdw);
-        memcpy(old, x->lambda, (size_t) n * sizeof(double));
-        for (int i = 0; i < n; i++)
-            x->lambda[i] = x->T[i] ?
-                x->lambda[i] + rho1 * (x->u[i] + y[i] * kdw[i] + x->b * y[i] - 1.0) : 0.0;
-        ch[B_LAMBDA] = dist2(old, x->lambda, n);
-
-        /* relative changes, the stopping rule and the history row */
-        double norms[NBLOCK] = { norm2(x->u, n), norm2(x->w, n), fabs(x->b), norm2(x->z, M),
-                                 norm2(x->d, M), norm2(x->theta, M), fabs(x->a),
-                                 norm2(x->lambda, n) };
-        double worst = 0.0;
-        int wb = 0;
-        for (int k = 0; k < NBLOCK; k++) {
-            ch[k] /= (norms[k] > 1.0 ? norms[k] : 1.0);
-            if (ch[k] > worst) { worst = ch[k]; wb = k; }
-            out->change[k] = ch[k];
-        }
-        out->worst_block = wb;
-        int nT = 0, nS = 0, nviol = 0;
-        double quad = 0.0;
-        for (int i = 0; i < n; i++) {
-            nT += x->T[i];
-            nviol += x->u[i] > 0.0;
-            quad += x->w[i] * kdw[i];
-        }
-        for (int m = 0; m < M; m++) nS += S[m];
-        out->objective = 0.5 * quad + o->C * nviol;
-        memcpy(srt, x->d, (size_t) M * sizeof(double));
-        qsort(srt, (size_t) M, sizeof(double), cmp_desc);
-        int nact = 0;
-        for (int m = 0; m < M; m++) nact += x->d[m] > 0.0;
-        hrow[0] = it; hrow[1] = mk_time() - t0; hrow[2] = out->objective; hrow[3] = NA_REAL;
-        hrow[4] = nact;
-        for (int k = 0; k < NBLOCK; k++) hrow[5 + k] = ch[k];
-        hrow[13] = nT; hrow[14] = nS;
-        for (int k = 0; k < 3; k++) hrow[15 + k] = k < M ? srt[k] : NA_REAL;
-        mk_hist_add(h, hrow);
-        out->n_T = nT; out->n_S = nS;
+        ch[B_U] = l01_u_step(&k, y, o, x, it);
+        l01_wb_step(&k, st, y, o, x, ch);
+        l01_d_step(&k, y, o, x, ch);
+        ch[B_LAMBDA] = l01_lambda_step(&k, y, o, x);
+        double worst = l01_record(&k, o, x, ch, it, t0, h, out);
         if (worst < o->tol) { out->converged = 1; break; }
         mk_progress_tick(o->prog, it, o->maxiter, worst, o->tol);
     }
     mk_progress_done(o->prog);
     out->iterations = it > o->maxiter ? o->maxiter : it;
-    out->T_frozen = frozen;
-    out->chol_factorizations = ws.nfact;
-    out->cg_iterations = ws.cgit;
+    out->T_frozen = k.frozen;
+    out->chol_factorizations = k.ws.nfact;
+    out->cg_iterations = k.ws.cgit;
     out->time = mk_time() - t0;
 }
 
@@ -432,70 +433,50 @@ static double *vec_copy(SEXP lst, const char *name, int len)
     return out;
 }
 
-static SEXP num_vec(const double *x, int len)
+/* The options by name (R/l01.R fills every entry), with their ranges checked. */
+static void l01_read_opts(SEXP control, double C, int n, l01_opts *o)
 {
-    SEXP v = allocVector(REALSXP, len);
-    memcpy(REAL(v), x, (size_t) len * sizeof(double));
-    return v;
-}
-
-SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start)
-{
-    mk_store st;
-    mk_store_read(store, &st);
-    if (!st.square) error("l01 needs a square training store");
-    int n = st.n, M = st.M, np = 0;
-    if (!isReal(y) || LENGTH(y) != n) error("'y' must be %d doubles", n);
-    const double *yy = REAL(y);
-    for (int i = 0; i < n; i++)
-        if (yy[i] != 1.0 && yy[i] != -1.0) error("'y' must be in {-1, +1}");
-    if (!isReal(C) || LENGTH(C) != 1 || !(REAL(C)[0] > 0)) error("'C' must be one positive number");
-    if (!isNewList(start)) error("'start' must be a named list");
-
-    l01_opts o;
-    o.C = REAL(C)[0];
-    o.rho1 = mk_ctl_real(control, "rho1");
-    o.rho2 = mk_ctl_real(control, "rho2");
-    o.rho3 = mk_ctl_real(control, "rho3");
-    o.tol = mk_ctl_real(control, "tol");
-    o.cg_tol = mk_ctl_real(control, "cg_tol");
-    o.maxiter = mk_ctl_int(control, "maxiter");
-    o.warmup = mk_ctl_int(control, "warmup");
-    o.cg_maxiter = n;
-    o.joint = mk_ctl_int(control, "joint_wb");
-    o.freeze_T = mk_ctl_int(control, "freeze_T");
-    mk_progress prog;
-    mk_progress_init(&prog, control);
-    o.prog = &prog;
+    o->C = C;
+    o->rho1 = mk_ctl_real(control, "rho1");
+    o->rho2 = mk_ctl_real(control, "rho2");
+    o->rho3 = mk_ctl_real(control, "rho3");
+    o->tol = mk_ctl_real(control, "tol");
+    o->cg_tol = mk_ctl_real(control, "cg_tol");
+    o->maxiter = mk_ctl_int(control, "maxiter");
+    o->warmup = mk_ctl_int(control, "warmup");
+    o->cg_maxiter = n;
+    o->joint = mk_ctl_int(control, "joint_wb");
+    o->freeze_T = mk_ctl_int(control, "freeze_T");
     SEXP wsx = mk_ctl(control, "wstep");
     if (!isString(wsx) || LENGTH(wsx) != 1) error("control entry 'wstep' must be one string");
     const char *wsn = CHAR(STRING_ELT(wsx, 0));
-    if (strcmp(wsn, "cg") == 0) o.wstep = 0;
-    else if (strcmp(wsn, "chol") == 0) o.wstep = 1;
+    if (strcmp(wsn, "cg") == 0) o->wstep = 0;
+    else if (strcmp(wsn, "chol") == 0) o->wstep = 1;
     else error("control entry 'wstep' must be \"cg\" or \"chol\"");
-    if (!(o.rho1 > 0 && o.rho2 > 0 && o.rho3 > 0)) error("rho1, rho2, rho3 must be positive");
+    if (!(o->rho1 > 0 && o->rho2 > 0 && o->rho3 > 0)) error("rho1, rho2, rho3 must be positive");
+}
 
-    l01_iter x;
-    x.w = vec_copy(start, "w", n);
-    x.u = vec_copy(start, "u", n);
-    x.lambda = vec_copy(start, "lambda", n);
-    x.d = vec_copy(start, "d", M);
-    x.z = vec_copy(start, "z", M);
-    x.theta = vec_copy(start, "theta", M);
-    x.b = mk_ctl_real(start, "b");
-    x.a = mk_ctl_real(start, "a");
+/* Every starting value by name (copies: the ADMM updates them in place). */
+static void l01_read_start(SEXP start, int n, int M, l01_iter *x)
+{
+    if (!isNewList(start)) error("'start' must be a named list");
+    x->w = vec_copy(start, "w", n);
+    x->u = vec_copy(start, "u", n);
+    x->lambda = vec_copy(start, "lambda", n);
+    x->d = vec_copy(start, "d", M);
+    x->z = vec_copy(start, "z", M);
+    x->theta = vec_copy(start, "theta", M);
+    x->b = mk_ctl_real(start, "b");
+    x->a = mk_ctl_real(start, "a");
     SEXP Tx = mk_ctl(start, "T");
     if (!isLogical(Tx) || LENGTH(Tx) != n) error("start value 'T' must be %d logicals", n);
-    x.T = (int *) R_alloc(n, sizeof(int));
-    for (int i = 0; i < n; i++) { x.T[i] = LOGICAL(Tx)[i] == TRUE; np += x.T[i]; }
-    (void) np;
+    x->T = (int *) R_alloc(n, sizeof(int));
+    for (int i = 0; i < n; i++) x->T[i] = LOGICAL(Tx)[i] == TRUE;
+}
 
-    mk_hist h;
-    mk_hist_init(&h, L01_HCOL);
-    l01_out out;
-    memset(&out, 0, sizeof(out));
-    l01_admm(&st, yy, &o, &x, &h, &out);
-
+/* The result list (returned protected once). */
+static SEXP l01_result(const l01_iter *x, const l01_out *out, const mk_hist *h, int n, int M)
+{
     static const char *const hnames[L01_HCOL] = {
         "iteration", "time", "objective", "gap", "n_active",
         "change_u", "change_w", "change_b", "change_z", "change_d", "change_theta", "change_a",
@@ -505,37 +486,66 @@ SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start)
         "iterations", "history", "change", "worst_block", "n_T", "n_S", "chol_factorizations",
         "cg_iterations", "time", "T_frozen", NULL };
     SEXP res = mk_list_new(rnames);
-    int k = 0;
-    SET_VECTOR_ELT(res, k++, num_vec(x.w, n));
-    SET_VECTOR_ELT(res, k++, ScalarReal(x.b));
-    SET_VECTOR_ELT(res, k++, num_vec(x.d, M));
-    SET_VECTOR_ELT(res, k++, num_vec(x.z, M));
-    SET_VECTOR_ELT(res, k++, num_vec(x.theta, M));
-    SET_VECTOR_ELT(res, k++, ScalarReal(x.a));
-    SET_VECTOR_ELT(res, k++, num_vec(x.lambda, n));
-    SET_VECTOR_ELT(res, k++, num_vec(x.u, n));
+    mk_list_set(res, "w", mk_real_vec(x->w, n));
+    mk_list_set(res, "b", ScalarReal(x->b));
+    mk_list_set(res, "d", mk_real_vec(x->d, M));
+    mk_list_set(res, "z", mk_real_vec(x->z, M));
+    mk_list_set(res, "theta", mk_real_vec(x->theta, M));
+    mk_list_set(res, "a", ScalarReal(x->a));
+    mk_list_set(res, "lambda", mk_real_vec(x->lambda, n));
+    mk_list_set(res, "u", mk_real_vec(x->u, n));
     SEXP Tout = allocVector(LGLSXP, n);
-    SET_VECTOR_ELT(res, k++, Tout);
-    for (int i = 0; i < n; i++) LOGICAL(Tout)[i] = x.T[i];
-    SET_VECTOR_ELT(res, k++, ScalarReal(out.objective));
-    SET_VECTOR_ELT(res, k++, ScalarLogical(out.converged));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.iterations));
-    SET_VECTOR_ELT(res, k++, mk_hist_sexp(&h, hnames));
+    mk_list_set(res, "T", Tout);
+    for (int i = 0; i < n; i++) LOGICAL(Tout)[i] = x->T[i];
+    mk_list_set(res, "objective", ScalarReal(out->objective));
+    mk_list_set(res, "converged", ScalarLogical(out->converged));
+    mk_list_set(res, "iterations", ScalarInteger(out->iterations));
+    mk_list_set(res, "history", mk_hist_sexp(h, hnames));
     SEXP chg = allocVector(REALSXP, NBLOCK);
-    SET_VECTOR_ELT(res, k++, chg);
+    mk_list_set(res, "change", chg);
     SEXP chn = PROTECT(allocVector(STRSXP, NBLOCK));
     for (int b = 0; b < NBLOCK; b++) {
-        REAL(chg)[b] = out.change[b];
+        REAL(chg)[b] = out->change[b];
         SET_STRING_ELT(chn, b, mkChar(block_names[b]));
     }
     setAttrib(chg, R_NamesSymbol, chn);
-    SET_VECTOR_ELT(res, k++, mkString(out.worst_block >= 0 ? block_names[out.worst_block] : ""));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.n_T));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.n_S));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.chol_factorizations));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.cg_iterations));
-    SET_VECTOR_ELT(res, k++, ScalarReal(out.time));
-    SET_VECTOR_ELT(res, k++, ScalarInteger(out.T_frozen));
-    UNPROTECT(2);
+    UNPROTECT(1);
+    mk_list_set(res, "worst_block",
+                mkString(out->worst_block >= 0 ? block_names[out->worst_block] : ""));
+    mk_list_set(res, "n_T", ScalarInteger(out->n_T));
+    mk_list_set(res, "n_S", ScalarInteger(out->n_S));
+    mk_list_set(res, "chol_factorizations", ScalarInteger(out->chol_factorizations));
+    mk_list_set(res, "cg_iterations", ScalarInteger(out->cg_iterations));
+    mk_list_set(res, "time", ScalarReal(out->time));
+    mk_list_set(res, "T_frozen", ScalarInteger(out->T_frozen));
+    return res;
+}
+
+SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!st.square) error("l01 needs a square training store");
+    int n = st.n, M = st.M;
+    if (!isReal(y) || LENGTH(y) != n) error("'y' must be %d doubles", n);
+    const double *yy = REAL(y);
+    for (int i = 0; i < n; i++)
+        if (yy[i] != 1.0 && yy[i] != -1.0) error("'y' must be in {-1, +1}");
+    if (!isReal(C) || LENGTH(C) != 1 || !(REAL(C)[0] > 0)) error("'C' must be one positive number");
+    l01_opts o;
+    l01_read_opts(control, REAL(C)[0], n, &o);
+    mk_progress prog;
+    mk_progress_init(&prog, control);
+    o.prog = &prog;
+    l01_iter x;
+    l01_read_start(start, n, M, &x);
+
+    mk_hist h;
+    mk_hist_init(&h, L01_HCOL);
+    l01_out out;
+    memset(&out, 0, sizeof(out));
+    l01_admm(&st, yy, &o, &x, &h, &out);
+    SEXP res = l01_result(&x, &out, &h, n, M);
+    UNPROTECT(1);
     return res;
 }

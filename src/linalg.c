@@ -1,8 +1,8 @@
 /* Shared numerics: sweeps over symmetric matrices (kernels, Newton matrices), products and
  * quadratic forms with one or two vectors, in full, upper or packed single-precision storage,
- * threaded by column ranges of equal triangle area; mk_symmat and its product. Used by SpicyMKL
- * and by any solver that multiplies by a kernel or a symmetric system matrix. Plain C (no R
- * API): every function is safe inside OpenMP regions but mk_symmat_mv, which opens one.
+ * threaded by column ranges of equal triangle area; mk_symmat and its product. Used by SpicyMKL,
+ * L0/1 (l01.c) and any solver that multiplies by a kernel or a symmetric system matrix. Plain
+ * C (no R API): every function is safe inside OpenMP regions but mk_symmat_mv, which opens one.
  */
 #include "mklearn.h"
 /* no contraction into fused multiply-adds in the MK_CLONES versions: every version rounds as

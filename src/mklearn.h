@@ -112,6 +112,8 @@ int mk_ctl_int(SEXP ctl, const char *name);       /* one integer (integer, logic
 SEXP mk_list_new(const char *const *names);
 /* Set the element called name of a list made by mk_list_new (an absent name is an error). */
 void mk_list_set(SEXP list, const char *name, SEXP value);
+/* A new (unprotected) double vector holding x[0..len-1]. */
+SEXP mk_real_vec(const double *x, R_xlen_t len);
 /* The integer codes R passes for options, defined once here; mkc_codes() returns them as named
    integer vectors and a test checks that R's tables (R/codes.R) agree. */
 enum { MK_LOSS_HINGE = 0, MK_LOSS_LOGISTIC = 1, MK_LOSS_SQUARED = 2, MK_LOSS_EPSILON = 3,
@@ -606,10 +608,10 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
 SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init);
 
 /* ====================================================================== l01.c */
-/* MKL-L0/1-SVM by ADMM (steps 1-9 of the spec). control: named list (R/l01.R: rho1, rho2,
-   rho3, tol, maxiter, warmup, wstep "cg" | "chol", cg_tol); start: named list of every
-   starting value (w, u, lambda: n; d, z, theta: M; b, a; T: n logicals, the warm-up working
-   set). */
+/* MKL-L0/1-SVM by ADMM (steps 1-9 of inst/notes/NOTES-l01.md). control: named list (R/l01.R:
+   rho1, rho2, rho3, tol, maxiter, warmup, wstep "cg" | "chol", cg_tol, joint_wb, freeze_T,
+   progress_fun); start: named list of every starting value (w, u, lambda: n; d, z, theta: M;
+   b, a; T: n logicals, the warm-up working set). */
 SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
 
 /* ====================================================================== bayes.c */

@@ -162,12 +162,12 @@ SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
 
     const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged", NULL};
     SEXP out = mk_list_new(nms); nprot++;
-    SET_VECTOR_ELT(out, 0, a);
-    SET_VECTOR_ELT(out, 1, ScalarReal(r.b));
-    SET_VECTOR_ELT(out, 2, ScalarReal(r.obj));
-    SET_VECTOR_ELT(out, 3, ScalarReal(r.viol));
-    SET_VECTOR_ELT(out, 4, ScalarInteger(r.iter));
-    SET_VECTOR_ELT(out, 5, ScalarLogical(r.status == 0));
+    mk_list_set(out, "alpha", a);
+    mk_list_set(out, "b", ScalarReal(r.b));
+    mk_list_set(out, "objective", ScalarReal(r.obj));
+    mk_list_set(out, "violation", ScalarReal(r.viol));
+    mk_list_set(out, "iterations", ScalarInteger(r.iter));
+    mk_list_set(out, "converged", ScalarLogical(r.status == 0));
     UNPROTECT(nprot);
     return out;
 }

@@ -32,11 +32,11 @@ typedef struct {
     int kd_at_d;         /* Kd holds K(c->d) (the driver's own solve at the current point) */
     double last_check;   /* time of the last user-interrupt check */
     /* gradient screening (strategies with screen = 1): per kernel a reference point R_m with
-       KR_m = K_m R_m and nr2_m = R_m' K_m R_m, and the constants s1_m = sqrt(1'K_m 1),
-       lc_m >= sqrt(lambda_max(P K_m P)) (P: centring) of the bound
-         v_m(x) <= nr2_m + 2 KR_m'e + (|mean(e)| s1_m + lc_m ||e - mean(e)||)^2,  e = x - R_m */
+       KR_m = K_m R_m, K1_m = K_m 1 and the constants of the bound of v_m(x) = x'K_m x
+       (mk_kbound, kstats.c: exact along 1 and R_m, lambda_max(P K_m P) for the rest) */
     int screen, screen_ready;
-    double *R, *KR, *nr2, *s1, *lc, *ub, *mvbuf;
+    double *R, *KR, *K1, *ub, *mvbuf;
+    mk_kref *ref;
     int *idx;
     int nscreened;       /* kernels whose v_m was bounded instead of computed (all checks) */
 } sf_drv;
@@ -198,60 +198,33 @@ static double sf_gap(const double *alpha, int n, const double *v, int M, double 
 
 #define SF_MVCHUNK 512  /* kernels per batch of products K_m x (threads split a batch) */
 
-/* One pass over kernel m (read through the store): Kx = K_m x, s1 = sqrt(1'K1) and
-   lc = sqrt(min(tr K, ||PKP||_F, Gershgorin bound of PKP)) >= sqrt(lambda_max(PKP)).
-   rs: n doubles of scratch. Plain C: safe in OpenMP regions. */
-static void sf_kernel_stats(const double *A, int n, const double *x, double *Kx, double *s1,
-                            double *lc, double *rs)
+/* x becomes the reference point of kernel m, whose K_m x is in KR_m: the rest of its mk_kref
+   (mean xm and centred squared norm xc2 of x). Returns v_m = x'K_m x. Plain C: safe in OpenMP
+   regions. */
+static double sf_set_ref(sf_drv *w, int m, const double *x, double xm, double xc2, int n)
 {
-    double g = 0.0, fr = 0.0, rr = 0.0, tr = 0.0;
-    for (int i = 0; i < n; i++) Kx[i] = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double cs0 = 0.0, cs1 = 0.0, f0 = 0.0, f1 = 0.0, xj = x[j];
-        int i = 0;
-        /* two partial sums each: independent chains of additions */
-        for (; i + 1 < n; i += 2) {
-            double a0 = aj[i], a1 = aj[i + 1];
-            Kx[i] += a0 * xj; Kx[i + 1] += a1 * xj;
-            cs0 += a0; cs1 += a1; f0 += a0 * a0; f1 += a1 * a1;
-        }
-        for (; i < n; i++) { double a = aj[i]; Kx[i] += a * xj; cs0 += a; f0 += a * a; }
-        double cs = cs0 + cs1;
-        g += cs; rr += cs * cs; tr += aj[j]; fr += f0 + f1;
-        rs[j] = cs / n;
-    }
-    double pf = fr - 2.0 * rr / n + g * g / ((double) n * n);
-    if (pf < 0.0) pf = 0.0;
-    pf = sqrt(pf) + 1e-12 * sqrt(fr);
-    if (tr < pf) pf = tr;
-    double gm = g / ((double) n * n), gmax = 0.0;
-    for (int j = 0; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double cc = gm - rs[j], u0 = 0.0, u1 = 0.0, u2 = 0.0, u3 = 0.0;
-        int i = 0;
-        for (; i + 3 < n; i += 4) {
-            u0 += fabs(aj[i] - rs[i] + cc); u1 += fabs(aj[i + 1] - rs[i + 1] + cc);
-            u2 += fabs(aj[i + 2] - rs[i + 2] + cc); u3 += fabs(aj[i + 3] - rs[i + 3] + cc);
-        }
-        for (; i < n; i++) u0 += fabs(aj[i] - rs[i] + cc);
-        double u = (u0 + u1) + (u2 + u3);
-        if (u > gmax) gmax = u;
-    }
-    gmax *= 1.0 + 1e-12;
-    if (gmax < pf) pf = gmax;
-    *s1 = sqrt(g > 0.0 ? g : 0.0);
-    *lc = sqrt(pf > 0.0 ? pf : 0.0);
+    size_t o = (size_t) m * n;
+    const double *kr = w->KR + o;
+    double q = mk_dot(n, x, kr), t = 0.0;
+    for (int i = 0; i < n; i++) t += kr[i];
+    memcpy(w->R + o, x, (size_t) n * sizeof(double));
+    mk_kref *rf = w->ref + m;
+    rf->r = w->R + o; rf->Kr = kr; rf->k1 = w->K1 + o;
+    rf->nr = sqrt(q > 0.0 ? q : 0.0);
+    rf->rm = xm; rf->rc2 = xc2; rf->rt = t;
+    return q;
 }
 
-/* First evaluation: every v_m exactly, with K_m x kept as the reference of every kernel and
-   the bound constants (one pass over the kernels, as the unscreened quadratic forms). */
+/* First evaluation: every v_m exactly, with x as the reference of every kernel and the bound
+   constants (mk_kernel_stats: one pass over the kernels, as the unscreened quadratic forms). */
 static void sf_screen_first(mk_sf_ctx *c, double *v)
 {
     sf_drv *w = (sf_drv *) c->drv;
     const mk_store *st = c->st;
     const int n = c->n, M = c->M;
     const double *x = w->ya;
+    double xm, xc2;
+    mk_centred(n, x, &xm, &xc2);
     size_t scr = mk_store_scratch(st);
     int nt = mk_threads_for(c->o->nthreads, (double) M * n * n);
     double *kb = scr ? (double *) R_alloc((size_t) (nt > 0 ? nt : 1) * scr, sizeof(double))
@@ -268,21 +241,21 @@ static void sf_screen_first(mk_sf_ctx *c, double *v)
         int th = 0;
 #endif
         const double *Km = mk_store_kernel(st, m, kb ? kb + (size_t) th * scr : NULL);
-        double *kr = w->KR + (size_t) m * n;
-        sf_kernel_stats(Km, n, x, kr, w->s1 + m, w->lc + m, rb + (size_t) th * n);
-        double q = 0.0;
-        for (int i = 0; i < n; i++) q += x[i] * kr[i];
-        w->nr2[m] = q;
-        v[m] = q;
-        memcpy(w->R + (size_t) m * n, x, (size_t) n * sizeof(double));
+        double *kr = w->KR + (size_t) m * n, *k1 = w->K1 + (size_t) m * n, s1, lc;
+        /* whole columns at every n: the triangle sweep (mk_kernel_stats_tri) rounds K_m x,
+           and so the exact v_m, differently and would move SimpleMKL's iterates */
+        mk_kernel_stats(Km, n, x, kr, &s1, &lc, rb + (size_t) th * n, k1);
+        w->ref[m].s11 = s1 * s1;
+        w->ref[m].lc = lc;
+        v[m] = sf_set_ref(w, m, x, xm, xc2, n);
     }
     w->screen_ready = 1;
 }
 
 /* v_m for the kernels with d_m > 0, and for the others either an upper bound below v_mu (the
-   value at the largest weight; among equal ones the largest value) or, when the bound does not show that, the exact value
-   with K_m x as its new reference point. The largest v, which the certificate uses, is always
-   an exact one. */
+   value at the largest weight; among equal ones the largest value) or, when the bound does not
+   show that, the exact value with x as its new reference point. The largest v, which the
+   certificate uses, is always an exact one. */
 static void sf_screened_v(mk_sf_ctx *c, double *v)
 {
     sf_drv *w = (sf_drv *) c->drv;
@@ -301,34 +274,16 @@ static void sf_screened_v(mk_sf_ctx *c, double *v)
         int m = w->idx[k];
         if (d[m] == d[mu] && v[m] > v[mu]) mu = m;
     }
-    double thr = v[mu];
+    double thr = v[mu], xm, xc2;
+    mk_centred(n, x, &xm, &xc2);
     /* bounds of the zero weights */
-    int nt = mk_threads_for(c->o->nthreads, 4.0 * (double) M * n);
+    int nt = mk_threads_for(c->o->nthreads, 3.0 * (double) M * n);
     (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
 #endif
-    for (int m = 0; m < M; m++) {
-        if (d[m] > 0.0) continue;
-        const double *r = w->R + (size_t) m * n, *kr = w->KR + (size_t) m * n;
-        /* two partial sums each: independent chains of additions */
-        double me0 = 0.0, me1 = 0.0, cr0 = 0.0, cr1 = 0.0, ss0 = 0.0, ss1 = 0.0;
-        int i = 0;
-        for (; i + 1 < n; i += 2) {
-            double e0 = x[i] - r[i], e1 = x[i + 1] - r[i + 1];
-            me0 += e0; me1 += e1; cr0 += kr[i] * e0; cr1 += kr[i + 1] * e1;
-        }
-        if (i < n) { double e = x[i] - r[i]; me0 += e; cr0 += kr[i] * e; }
-        double mean = (me0 + me1) / n, cr = cr0 + cr1;
-        for (i = 0; i + 1 < n; i += 2) {
-            double e0 = x[i] - r[i] - mean, e1 = x[i + 1] - r[i + 1] - mean;
-            ss0 += e0 * e0; ss1 += e1 * e1;
-        }
-        if (i < n) { double e = x[i] - r[i] - mean; ss0 += e * e; }
-        double ss = ss0 + ss1;
-        double be = fabs(mean) * w->s1[m] + w->lc[m] * sqrt(ss);
-        w->ub[m] = w->nr2[m] + 2.0 * cr + be * be;
-    }
+    for (int m = 0; m < M; m++)
+        if (!(d[m] > 0.0)) w->ub[m] = mk_kbound(n, x, xm, xc2, w->ref + m);
     cnt = 0;
     for (int m = 0; m < M; m++) {
         if (d[m] > 0.0) continue;
@@ -343,13 +298,8 @@ static void sf_screened_v(mk_sf_ctx *c, double *v)
         mk_store_mv(c->st, w->idx + k0, kc, x, w->mvbuf, (size_t) n);
         for (int k = 0; k < kc; k++) {
             int m = w->idx[k0 + k];
-            double *kr = w->KR + (size_t) m * n;
-            memcpy(kr, w->mvbuf + (size_t) k * n, (size_t) n * sizeof(double));
-            double q = 0.0;
-            for (int i = 0; i < n; i++) q += x[i] * kr[i];
-            w->nr2[m] = q;
-            v[m] = q;
-            memcpy(w->R + (size_t) m * n, x, (size_t) n * sizeof(double));
+            memcpy(w->KR + (size_t) m * n, w->mvbuf + (size_t) k * n, (size_t) n * sizeof(double));
+            v[m] = sf_set_ref(w, m, x, xm, xc2, n);
         }
     }
 }
@@ -400,7 +350,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     w->nth2 = mk_threads_for(o->nthreads, (double) nn);
     w->last_check = 0.0;
     w->kd_at_d = 0;
-    /* gradient screening: 2 n x M doubles, worth it only with many kernels */
+    /* gradient screening: 3 n x M doubles, worth it only with many kernels */
     w->screen = s->screen && o->screen && o->p <= 1.0 && M >= 2;
     w->screen_ready = 0;
     w->nscreened = 0;
@@ -408,9 +358,8 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
         size_t nM = (size_t) n * M;
         w->R = (double *) mk_alloc_huge(nM * sizeof(double));
         w->KR = (double *) mk_alloc_huge(nM * sizeof(double));
-        w->nr2 = (double *) R_alloc(M, sizeof(double));
-        w->s1 = (double *) R_alloc(M, sizeof(double));
-        w->lc = (double *) R_alloc(M, sizeof(double));
+        w->K1 = (double *) mk_alloc_huge(nM * sizeof(double));
+        w->ref = (mk_kref *) R_alloc(M, sizeof(mk_kref));
         w->ub = (double *) R_alloc(M, sizeof(double));
         w->idx = (int *) R_alloc(M, sizeof(int));
         w->mvbuf = (double *) R_alloc((size_t) n * SF_MVCHUNK, sizeof(double));
@@ -490,7 +439,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
 
 /* ------------------------------------------------------------------ .Call entry */
 
-/* The element of a list by name, or R_NilValue. */
+/* The family's options, by name, with their ranges checked. */
 static void read_opts(SEXP control, mk_sf_opts *o)
 {
     o->tol = mk_ctl_real(control, "tol");
@@ -513,6 +462,69 @@ static void read_opts(SEXP control, mk_sf_opts *o)
     if (!(o->tol >= 0.0) || !(o->svm_tol > 0.0) || !(o->p >= 1.0) || !(o->newton_tol >= 0.0) ||
         !(o->gold_tol > 0.0) || !(o->max_time > 0.0) || o->maxiter < 0 || o->svm_maxiter < 1)
         error("invalid control values");
+}
+
+/* The start: uniform weights and alpha = 0, unless init holds usable ones. */
+static void sf_read_init(SEXP init, int n, int M, double *dp, double *ap)
+{
+    for (int m = 0; m < M; m++) dp[m] = 1.0 / M;
+    for (int i = 0; i < n; i++) ap[i] = 0.0;
+    if (isNull(init)) return;
+    SEXP w0 = mk_list_elt(init, "weights", NULL), a0 = mk_list_elt(init, "alpha_svm", NULL);
+    if (isReal(w0) && XLENGTH(w0) == M) {
+        const double *wp = REAL(w0);
+        double sw = 0.0;
+        int ok = 1;
+        for (int m = 0; m < M; m++) {
+            if (!R_FINITE(wp[m]) || wp[m] < 0.0) ok = 0;
+            else sw += wp[m];
+        }
+        if (ok && sw > 0.0) memcpy(dp, wp, (size_t) M * sizeof(double));
+    }
+    if (isReal(a0) && XLENGTH(a0) == n) {
+        const double *a0p = REAL(a0);
+        int ok = 1;
+        for (int i = 0; i < n; i++) if (!R_FINITE(a0p[i])) ok = 0;
+        if (ok) memcpy(ap, a0p, (size_t) n * sizeof(double));
+    }
+}
+
+/* The result list (returned protected once); d and a are protected by the caller. */
+static SEXP sf_result(SEXP d, SEXP a, double b, double J, double gap, int iter, int converged,
+                      int reason, const mk_hist *hist, const mk_hist *wpath, const mk_sf_ctx *c)
+{
+    const int M = c->M;
+    static const char *const hnames[] = { "iteration", "time", "objective", "gap", "n_active",
+                                          "svm_solves", "grad_evals", "hessian_evals", "step" };
+    static const char *const names[] = { "weights", "alpha", "b", "objective", "gap",
+                                         "iterations", "converged", "reason", "history",
+                                         "weights_path", "counts", "times", NULL };
+    SEXP out = mk_list_new(names);
+    mk_list_set(out, "weights", d);
+    mk_list_set(out, "alpha", a);
+    mk_list_set(out, "b", ScalarReal(b));
+    mk_list_set(out, "objective", ScalarReal(J));
+    mk_list_set(out, "gap", ScalarReal(gap));
+    mk_list_set(out, "iterations", ScalarInteger(iter));
+    mk_list_set(out, "converged", ScalarLogical(converged));
+    mk_list_set(out, "reason", ScalarInteger(reason));
+    mk_list_set(out, "history", mk_hist_sexp(hist, hnames));
+    SEXP wps = allocMatrix(REALSXP, wpath->len, M);
+    mk_list_set(out, "weights_path", wps);
+    double *wpp = REAL(wps);
+    for (int r = 0; r < wpath->len; r++)
+        for (int m = 0; m < M; m++)
+            wpp[r + (size_t) m * wpath->len] = wpath->tab[(size_t) r * M + m];
+    SEXP counts = allocVector(REALSXP, 6);
+    mk_list_set(out, "counts", counts);
+    REAL(counts)[0] = c->svm_solves; REAL(counts)[1] = c->grad_evals;
+    REAL(counts)[2] = c->hess_evals; REAL(counts)[3] = c->svm_fail; REAL(counts)[4] = c->smo_iter;
+    REAL(counts)[5] = c->screened;
+    SEXP times = allocVector(REALSXP, 4);
+    mk_list_set(out, "times", times);
+    REAL(times)[0] = mk_time() - c->t0; REAL(times)[1] = c->t_svm;
+    REAL(times)[2] = c->t_grad; REAL(times)[3] = c->t_dir;
+    return out;
 }
 
 SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init)
@@ -539,35 +551,14 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
     mk_progress prog;
     mk_progress_init(&prog, control);
     o.prog = &prog;
-    if (code != 2) o.p = 1.0;
+    if (code != MK_SF_LP) o.p = 1.0;
     if (!isNull(init) && !isNewList(init)) error("'init' must be NULL or a list");
 
     int nprot = 0;
     SEXP d = PROTECT(allocVector(REALSXP, M)); nprot++;
     SEXP a = PROTECT(allocVector(REALSXP, n)); nprot++;
     double *dp = REAL(d), *ap = REAL(a);
-    /* start: uniform weights and alpha = 0, unless init holds usable ones */
-    for (int m = 0; m < M; m++) dp[m] = 1.0 / M;
-    for (int i = 0; i < n; i++) ap[i] = 0.0;
-    if (!isNull(init)) {
-        SEXP w0 = mk_list_elt(init, "weights", NULL), a0 = mk_list_elt(init, "alpha_svm", NULL);
-        if (isReal(w0) && XLENGTH(w0) == M) {
-            const double *wp = REAL(w0);
-            double sw = 0.0;
-            int ok = 1;
-            for (int m = 0; m < M; m++) {
-                if (!R_FINITE(wp[m]) || wp[m] < 0.0) ok = 0;
-                else sw += wp[m];
-            }
-            if (ok && sw > 0.0) memcpy(dp, wp, (size_t) M * sizeof(double));
-        }
-        if (isReal(a0) && XLENGTH(a0) == n) {
-            const double *a0p = REAL(a0);
-            int ok = 1;
-            for (int i = 0; i < n; i++) if (!R_FINITE(a0p[i])) ok = 0;
-            if (ok) memcpy(ap, a0p, (size_t) n * sizeof(double));
-        }
-    }
+    sf_read_init(init, n, M, dp, ap);
 
     mk_hist hist, wpath;
     mk_hist_init(&hist, MK_SF_HCOLS);
@@ -577,38 +568,7 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
     int iter = 0;
     int reason = mk_svmfam(s, &st, yp, Cv, &o, dp, ap, &b, &J, &gap, &iter, &hist, &wpath, &c);
 
-    static const char *const hnames[] = { "iteration", "time", "objective", "gap", "n_active",
-                                          "svm_solves", "grad_evals", "hessian_evals", "step" };
-    SEXP hs = PROTECT(mk_hist_sexp(&hist, hnames)); nprot++;
-    SEXP wps = PROTECT(allocMatrix(REALSXP, wpath.len, M)); nprot++;
-    double *wpp = REAL(wps);
-    for (int r = 0; r < wpath.len; r++)
-        for (int m = 0; m < M; m++)
-            wpp[r + (size_t) m * wpath.len] = wpath.tab[(size_t) r * M + m];
-    SEXP counts = PROTECT(allocVector(REALSXP, 6)); nprot++;
-    REAL(counts)[0] = c.svm_solves; REAL(counts)[1] = c.grad_evals;
-    REAL(counts)[2] = c.hess_evals; REAL(counts)[3] = c.svm_fail; REAL(counts)[4] = c.smo_iter;
-    REAL(counts)[5] = c.screened;
-    SEXP times = PROTECT(allocVector(REALSXP, 4)); nprot++;
-    REAL(times)[0] = mk_time() - c.t0; REAL(times)[1] = c.t_svm;
-    REAL(times)[2] = c.t_grad; REAL(times)[3] = c.t_dir;
-
-    static const char *const names[] = { "weights", "alpha", "b", "objective", "gap",
-                                         "iterations", "converged", "reason", "history",
-                                         "weights_path", "counts", "times", NULL };
-    SEXP out = mk_list_new(names); nprot++;
-    SET_VECTOR_ELT(out, 0, d);
-    SET_VECTOR_ELT(out, 1, a);
-    SET_VECTOR_ELT(out, 2, ScalarReal(b));
-    SET_VECTOR_ELT(out, 3, ScalarReal(J));
-    SET_VECTOR_ELT(out, 4, ScalarReal(gap));
-    SET_VECTOR_ELT(out, 5, ScalarInteger(iter));
-    SET_VECTOR_ELT(out, 6, ScalarLogical(gap <= o.tol));
-    SET_VECTOR_ELT(out, 7, ScalarInteger(reason));
-    SET_VECTOR_ELT(out, 8, hs);
-    SET_VECTOR_ELT(out, 9, wps);
-    SET_VECTOR_ELT(out, 10, counts);
-    SET_VECTOR_ELT(out, 11, times);
-    UNPROTECT(nprot);
+    SEXP out = sf_result(d, a, b, J, gap, iter, gap <= o.tol, reason, &hist, &wpath, &c);
+    UNPROTECT(nprot + 1);
     return out;
 }

@@ -36,8 +36,8 @@ SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda)
     if (info != 0) error("kernel ridge system is not positive definite (LAPACK info %d)", info);
     const char *nms[] = {"beta", "b", NULL};
     SEXP out = mk_list_new(nms);
-    SET_VECTOR_ELT(out, 0, beta);
-    SET_VECTOR_ELT(out, 1, ScalarReal(b));
+    mk_list_set(out, "beta", beta);
+    mk_list_set(out, "b", ScalarReal(b));
     UNPROTECT(2);
     return out;
 }

@@ -174,7 +174,8 @@ void mk_interrupt_every(double *last, double every)
 void mk_progress_init(mk_progress *p, SEXP control)
 {
     SEXP f = mk_ctl(control, "progress_fun");
-    if (!isNull(f) && !isFunction(f)) error("control entry 'progress_fun' must be NULL or a function");
+    if (!isNull(f) && !isFunction(f))
+        error("control entry 'progress_fun' must be NULL or a function");
     p->fun = f;             /* protected: an element of the .Call argument 'control' */
     SEXP ev = isNull(f) ? R_NilValue : getAttrib(f, install("every"));
     p->every = (isReal(ev) && XLENGTH(ev) == 1 && REAL(ev)[0] >= 0.0) ? REAL(ev)[0] :
@@ -289,6 +290,13 @@ void mk_list_set(SEXP list, const char *name, SEXP value)
             return;
         }
     error("result list has no element '%s'", name);
+}
+
+SEXP mk_real_vec(const double *x, R_xlen_t len)
+{
+    SEXP v = allocVector(REALSXP, len);
+    if (len > 0) memcpy(REAL(v), x, (size_t) len * sizeof(double));
+    return v;
 }
 
 /* The option codes by name, in the order of the enums in mklearn.h. */
