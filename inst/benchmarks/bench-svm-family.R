@@ -12,9 +12,8 @@
 # (a) Ionosphere (351 x 33, V2 dropped), 27 (d + 1) = 918 kernels (Gaussian widths 0.1, 0.25, 0.5,
 #     0.75, 1, ..., 20 and polynomials of degree 1-3, on all variables and on each variable),
 #     centred in feature space, unit trace. SpicyMKL at C = 0.005, 0.05, 0.5; SimpleMKL and
-#     HessianMKL at the mapped C_svm = sum_m ||f*_m|| / C (the same optimum: the SpicyMKL
-#     hinge solution's box constant, fit$info$C_svm). Also the HessianMKL paper's setting
-#     C_svm = 100.
+#     HessianMKL at the mapped C_svm = sum_m ||f*_m|| / C (the same optimum, see
+#     inst/notes/NOTES-svm-family.md). Also the HessianMKL paper's setting C_svm = 100.
 # (b) Ringnorm, N = 200 (mlbench.ringnorm, 20 variables), M = 50 ... 6000 Gaussian kernels on random
 #     feature subsets with width 5 chi^2_1 + 0.1, centred, unit trace.
 suppressPackageStartupMessages(library(mklearn))
