@@ -6,8 +6,8 @@
 # one); MKLEARN_REF_LIB, a library whose mklearn runs the SimpleMKL reference when the tested
 # build has no working SimpleMKL (it then runs in a separate R process on the same splits and
 # kernels). Data: Ionosphere, Sonar and Pima from mlbench; Wpbc, Liver (ILPD) and Haberman from
-# ../shared/data/*.csv when present (a worktree one level deeper: ../../shared/data; or
-# MKLEARN_DATA), skipped otherwise.
+# the CSVs of a data folder beside the repository (or beside its parent; or MKLEARN_DATA) when
+# present, skipped otherwise.
 #
 # Parts
 #  1. Table 2: per set, 10 Gaussian kernels (sigma 0.1 ... 2) on z-scored features, 10 random

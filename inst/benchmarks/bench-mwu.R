@@ -1,5 +1,5 @@
 # MWUMKL benchmarks at the settings of paper 003 (Table 2: many kernels on the fly; Fig. 3: time
-# against N; its epsilon values 0.2, 0.07, 0.05) and the issue's targets. Run from anywhere with
+# against N; its epsilon values 0.2, 0.07, 0.05) and the package's targets. Run from anywhere with
 # mklearn installed:
 #   Rscript inst/benchmarks/bench-mwu.R         # Sonar 10^3 - 10^5 kernels; twonorm N = 1,000 -
 #                                               # 50,000 at eps = 0.2 and 0.07; C at N = 10,000
@@ -10,7 +10,7 @@
 # kernel per iteration on Sonar (61 s for 10^5 kernels and 267 iterations), and 11.3 s for
 # twonorm with 3 Gaussian kernels at N = 50,000, eps = 0.07 (4417 iterations); at other N and
 # eps its time is scaled by N x iterations, the cost of its step. Ratios above 1 mean mklearn is
-# faster. Targets (issue 9): Sonar 10^5 kernels under 12 s and 10^6 under 120 s; twonorm
+# faster. Targets: Sonar 10^5 kernels under 12 s and 10^6 under 120 s; twonorm
 # N = 50,000, eps = 0.07 under 4 s. Twonorm's held-out accuracy is printed beside the Bayes
 # rule's (the sign of the sum of the features) on the same points: no classifier beats it in
 # expectation (0.9772 on the population), so it is the yardstick for the authors' 0.978.

@@ -16,13 +16,14 @@ build_threads <- as.integer(Sys.getenv("SPICY_BUILD_THREADS", "0"))  # threads o
 # (gram() now parallelises across feature groups: M = 6000 built in 1.3-2.1 s with 2 threads or
 # the default, 3.4-7.2 s with 1, on a busy 2-core machine)
 
-# Issue 12 targets: MKL_BENCH_TARGETS=1 Rscript bench-spicy.R runs only these, printing each
+# Targets: MKL_BENCH_TARGETS=1 Rscript bench-spicy.R runs only these, printing each
 # target, its measured value, and its ratio to the references of the same run: HessianMKL on the
 # same kernels (at C_svm = sum ||f_m|| / C, the same optimum) and, with MKL_BENCH_BASE=<library>,
-# the same SpicyMKL fits on another build (e.g. the base of main) in a child process.
+# the same SpicyMKL fits on another build (e.g. an earlier commit) in a child process.
 #  (a) M = 6000 (this script's data, N = 200), C = 0.005, 0.05, 0.5: under 1 s each;
 #  (b) with MKL_BENCH_N2000=1: N = 2000 ringnorm, 20 random_kernels(20, 20), the same C values,
-#      under 1 s each (long: the base build needed up to 458 s at C = 0.5).
+#      under 1 s each (long on a slow build: the first one needed up to 458 s at C = 0.5).
+# What these targets measured: inst/notes/NOTES-spicy.md.
 # Times are medians of MKL_BENCH_REPS (3) runs of the same call. Solver time is fit_spicy(); the
 # whole call is mkl(NULL, y, kernels = K, method = "spicy") at
 # the user C that maps to the same C_spicy (1 / (2 C) for unit-trace kernels), which includes
@@ -65,7 +66,7 @@ issue12_spicy <- function() {
               part = function(fit) fit$timing[["fit"]])
       # the reference run times HessianMKL too, so that both processes go through the same
       # allocations: with it skipped there, the reference's SpicyMKL fits paid fewer page faults
-      # and came out 1.3-1.5 times faster at identical iterates (M = 6000, 2026-11-25)
+      # and came out 1.3-1.5 times faster at identical iterates (M = 6000)
       h <- tm(mklearn:::fit_hessian(dat$K, dat$y, "classification", f$r$info$sum_norms / C,
                                     list(tol = 0.01, newton_tol = 0, nthreads = nthreads), NULL))
       key <- sprintf("%s C=%g", s$name, C)
@@ -103,7 +104,7 @@ issue12_spicy <- function() {
 }
 if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_spicy(); quit(save = "no") }
 
-# Issue 12, item 2, growth against N: MKL_BENCH_GROWTH=1 Rscript bench-spicy.R. Paper 000 Fig. 4's
+# Growth against N: MKL_BENCH_GROWTH=1 Rscript bench-spicy.R. Paper 000 Fig. 4's
 # data exactly as inst/spicy/fig4.R draws it (20 random_kernels(20, 20) of seed 4, ringnorm of
 # seed 4000 + N), N = 200 ... 2000 (MKL_BENCH_GROWTH_N), the paper's C = 0.005, 0.05, 0.5
 # (MKL_BENCH_GROWTH_C): SpicyMKL (hinge) and HessianMKL at the same optimum (C_svm = sum ||f_m||
@@ -120,11 +121,11 @@ if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_spicy(); quit(save = "no"
 # over the draws (one slope, an intercept per draw: least squares of log t on log N and the draw)
 # with, from five draws on, a 90% interval of the pooled ratio over resampled draws. A verdict
 # needs about ten draws (MKL_BENCH_GROWTH_DRAWS="4,101,102,103,104,105,106,107,108,109",
-# MKL_BENCH_REPS=5: 17 minutes here): on 2026-11-26 draws 4 and 101-104 put the pooled solver
-# ratio at C = 0.5 from N >= 500 at 0.99-1.04 in three runs, the ten draws at 1.05 (1.01-1.10).
-# The slopes of one draw from N >= 500 rest on four points and moved by up to 0.7 between runs of
-# the same code here (2026-11-26, three runs: draw 4, C = 0.5, N >= 1000, SpicyMKL 1.36 / 2.07 /
-# 1.94; draw 101, HessianMKL 1.54 / 1.29 / 1.75).
+# MKL_BENCH_REPS=5: 17 minutes on a 2-core machine): draws 4 and 101-104 once put the pooled
+# solver ratio at C = 0.5 from N >= 500 at 0.99-1.04 in three runs, the ten draws at 1.05
+# (1.01-1.10). The slopes of one draw from N >= 500 rest on four points and moved by up to 0.7
+# between three runs of the same code (draw 4, C = 0.5, N >= 1000, SpicyMKL 1.36 / 2.07 / 1.94;
+# draw 101, HessianMKL 1.54 / 1.29 / 1.75). Results: inst/notes/NOTES-spicy.md.
 # exponent of column col of tabs against N at C, from N >= lo: the slope of log t on log N,
 # with an intercept per draw when tabs holds several (one draw: the plain least-squares slope)
 growth_exponent <- function(tabs, col, C, lo) {
@@ -234,7 +235,7 @@ issue12_growth <- function() {
   invisible(tabs)
 }
 # How far the pooled ratio can be trusted: the draws differ more than repeated runs of one draw
-# (stop 37: per draw 0.92-1.14 at C = 0.5 from N >= 500), so the draws are resampled with
+# (per draw 0.92-1.14 at C = 0.5 from N >= 500), so the draws are resampled with
 # replacement (MKL_BENCH_BOOT resamples, default 2000, seeded) and the pooled exponents refitted;
 # printed: the 5% and 95% quantiles of the ratio SpicyMKL / HessianMKL, solver time.
 growth_interval <- function(tabs, draws, Cs) {

@@ -6,14 +6,14 @@
 #   MKL_BENCH_MAXSEC=300   # time limit of one SVM-family run; a method that hits it (or a SpicyMKL
 #                          # run longer than that) is skipped at larger sizes
 #   MKL_BENCH_THREADS=0, MKL_BENCH_OUT=results.csv
-#   MKL_BENCH_TARGETS=1 [MKL_BENCH_BASE=<library of a reference build>]: only the issue-12
-#                          targets (SimpleMKL at M = 6000), with ratios to the references
+#   MKL_BENCH_TARGETS=1 [MKL_BENCH_BASE=<library of a reference build>]: only the targets
+#                          (SimpleMKL at M = 6000), with ratios to the references
 #
 # (a) Ionosphere (351 x 33, V2 dropped), 27 (d + 1) = 918 kernels (Gaussian widths 0.1, 0.25, 0.5,
 #     0.75, 1, ..., 20 and polynomials of degree 1-3, on all variables and on each variable),
 #     centred in feature space, unit trace. SpicyMKL at C = 0.005, 0.05, 0.5; SimpleMKL and
 #     HessianMKL at the mapped C_svm = sum_m ||f*_m|| / C (the same optimum, see
-#     the last section of specs/spicymkl.md). Also the HessianMKL paper's setting C_svm = 100.
+#     inst/notes/NOTES-svm-family.md). Also the HessianMKL paper's setting C_svm = 100.
 # (b) Ringnorm, N = 200 (mlbench.ringnorm, 20 variables), M = 50 ... 6000 Gaussian kernels on random
 #     feature subsets with width 5 chi^2_1 + 0.1, centred, unit trace.
 suppressPackageStartupMessages(library(mklearn))
@@ -91,12 +91,12 @@ row_spicy <- function(setting, r, C) {
              smo_iter = NA_real_, converged = f$converged, stop = NA_character_)
 }
 
-## Issue 12 targets (MKL_BENCH_TARGETS=1 runs only this section): SimpleMKL at M = 6000, solver
+## Targets (MKL_BENCH_TARGETS=1 runs only this section): SimpleMKL at M = 6000, solver
 ## C = 100, gap 0.01 (target 3 s), on bench-spicy.R's data (ringnorm N = 200, seed 20091,
 ## unit trace), timed as the solver (fit_simple) and as the whole call mkl(NULL, y, kernels = K)
 ## (user C = 100 / n, the same box constant; it includes the checks of precomputed kernels).
 ## References in the same run: HessianMKL on the same kernels, and with MKL_BENCH_BASE=<library>
-## the same calls on another build (e.g. the base of main) in a child process.
+## the same calls on another build (e.g. an earlier commit) in a child process.
 issue12_svm <- function() {
   role_ref <- nzchar(Sys.getenv("MKL_BENCH_ROLE"))
   set.seed(20091)

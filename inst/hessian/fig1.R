@@ -2,7 +2,7 @@
 # gradient (SimpleMKL) or Hessian (HessianMKL) evaluations, SimpleMKL beside HessianMKL, over
 # random splits (the paper: 20) on the UCI sets of the SimpleMKL experiments: Liver (ILPD,
 # 579 x 9: the BUPA set is not available), Pima, Ionosphere, Wpbc (without its first column)
-# and Sonar, read from ../shared/data (set MKLEARN_DATA to their folder). As in the paper:
+# and Sonar, read from a data folder beside the repository (or MKLEARN_DATA). As in the paper:
 # the SimpleMKL kernels (Gaussians of 24 widths and polynomials of degree 1-3 on all variables
 # and on each one, 27 (d + 1) kernels), centred in feature space and scaled to unit trace,
 # C = 100 on those kernels (C = 100 / n on mkl()'s scale), relative duality gap 0.01, 70% of

@@ -19,7 +19,7 @@ stamp <- list(date = format(Sys.time(), "%Y-%m-%d %H:%M"),
 ks12 <- kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))),
                    features = "each")
 
-# ---- Fig. 2: the small sets (mlbench; heart and wpbc from ../shared/data when present)
+# ---- Fig. 2: the small sets (mlbench; heart and wpbc from the data folder beside the repository)
 sets <- list()
 data("Sonar", "Ionosphere", "PimaIndiansDiabetes", "BreastCancer", "HouseVotes84",
      package = "mlbench")

@@ -43,7 +43,7 @@ four_methods <- function(x, y, ks, C_paper, max_time = 300, test = NULL) {
 # matters: after a HessianMKL fit at N = 1500 the next build of 20 kernels at N = 2000 took
 # 0.45-0.62 s against 0.30-0.33 s after a SpicyMKL fit or a kernel build (first touches of
 # huge-page-advised memory; without the advice every build took 0.40-0.55 s whatever came
-# before, 2026-11-26). In four_methods() SpicyMKL (hinge) follows the HessianMKL fit of the
+# before). In four_methods() SpicyMKL (hinge) follows the HessianMKL fit of the
 # previous cell, so its whole-call time paid for that step up in memory.
 settle <- function(ks, x) {
   invisible(gram(ks, x))
@@ -75,12 +75,12 @@ merge_csv <- function(df, file, key) {
 
 out_dir <- function(sub) if (file.exists(file.path("inst", sub))) file.path("inst", sub) else "."
 
-# The five sets of paper 000 Fig. 1 and paper 004 Fig. 1, read by path from ../shared/data
-# (MKLEARN_DATA overrides): x without constant columns, y a factor with levels -1, 1.
+# The five sets of paper 000 Fig. 1 and paper 004 Fig. 1, read from the data folder beside the
+# repository (MKLEARN_DATA overrides): x without constant columns, y a factor with levels -1, 1.
 fig1_files <- c(liver = "liver_ilpd.csv", pima = "pima.csv", ionosphere = "ionosphere.csv",
                 wpbc = "wpbc.csv", sonar = "sonar.csv")
 data_dir <- Sys.getenv("MKLEARN_DATA", NA)
-if (is.na(data_dir))       # the shared folder beside the repository (or beside a worktree's parent)
+if (is.na(data_dir))       # the data folder beside the repository (or beside its parent)
   data_dir <- Filter(dir.exists, file.path(c("..", file.path("..", "..")), "shared", "data"))[1]
 read_set <- function(s) {
   d <- utils::read.csv(file.path(data_dir, fig1_files[[s]]))

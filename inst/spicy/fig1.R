@@ -4,7 +4,7 @@
 # equivalent SVM box constant C_svm = sum_m ||f_m|| / C of the SpicyMKL hinge solution, Eq. 13;
 # see common.R). Data: Liver (ILPD, 579 x 9: the BUPA set is not available), Pima, Ionosphere,
 # Wpbc (without its first column, the recurrence time, which leaks the label) and Sonar, read
-# from ../shared/data (the UCI CSVs next to the repository; set MKLEARN_DATA to their folder).
+# from the UCI CSVs in a data folder beside the repository (set MKLEARN_DATA to their folder).
 # Kernels: Gaussians of 24 widths (0.1, 0.25, 0.5, 0.75, 1, ..., 20) and polynomials of degree
 # 1-3 on every single variable and on all variables, 27 (d + 1) kernels, unit trace, features
 # z-scored on the training part; relative duality gap 0.01.
