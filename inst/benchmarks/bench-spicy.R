@@ -29,7 +29,7 @@ build_threads <- as.integer(Sys.getenv("SPICY_BUILD_THREADS", "0"))  # threads o
 # the user C that maps to the same C_spicy (1 / (2 C) for unit-trace kernels), which includes
 # the checks of precomputed kernels; its solver part (the model's timing["fit"]) is printed
 # beside it, a median over the same runs as the whole call's.
-issue12_spicy <- function() {
+targets_spicy <- function() {
   role_ref <- nzchar(Sys.getenv("MKL_BENCH_ROLE"))
   # each call is timed reps times and the median kept: on a shared 2-core VM single runs of the
   # same fit vary by 10-30%, and the first fit after a large allocation pays its page faults
@@ -90,7 +90,7 @@ issue12_spicy <- function() {
     ref <- lapply(z, function(v) setNames(suppressWarnings(as.numeric(v[3:7])), c("solver", "whole", "hessian", "newton", "gap")))
     names(ref) <- gsub("_", " ", vapply(z, `[`, "", 2))
   }
-  cat(sprintf("\n== issue 12 targets: SpicyMKL hinge, gap 0.01, target 1 s (medians of %d runs) ==\n",
+  cat(sprintf("\n== targets: SpicyMKL hinge, gap 0.01, target 1 s (medians of %d runs) ==\n",
               reps))
   for (key in names(res)) {
     r <- res[[key]]; b <- ref[[key]]
@@ -102,7 +102,7 @@ issue12_spicy <- function() {
                                          b[["whole"]], r[["whole"]] / b[["whole"]]) else ""))
   }
 }
-if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_spicy(); quit(save = "no") }
+if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { targets_spicy(); quit(save = "no") }
 
 # Growth against N: MKL_BENCH_GROWTH=1 Rscript bench-spicy.R. Paper 000 Fig. 4's
 # data exactly as inst/spicy/fig4.R draws it (20 random_kernels(20, 20) of seed 4, ringnorm of
@@ -186,7 +186,7 @@ growth_draw <- function(draw, reps, Ns, Cs) {
                     spicy_newton = med(sp, 4), hessian_iter = med(hs, 5),
                     spicy_gap = apply(sp[, , 6, drop = FALSE], 1L, max),
                     hessian_gap = apply(hs[, , 6, drop = FALSE], 1L, max))
-  cat(sprintf(paste("\n== issue 12, item 2: growth against N (draw %d%s;",
+  cat(sprintf(paste("\n== growth against N (draw %d%s;",
                     "medians of %d interleaved runs) ==\n"), draw,
               if (draw == 4L) ", Fig. 4's data" else "", reps))
   print(format(tab, digits = 3), row.names = FALSE)
@@ -206,7 +206,7 @@ growth_draw <- function(draw, reps, Ns, Cs) {
   }
   tab
 }
-issue12_growth <- function() {
+growth_benchmark <- function() {
   reps <- max(1L, as.integer(Sys.getenv("MKL_BENCH_REPS", "7")))
   Ns <- as.integer(strsplit(Sys.getenv("MKL_BENCH_GROWTH_N", "200,500,1000,1500,2000"), ",")[[1L]])
   Cs <- as.numeric(strsplit(Sys.getenv("MKL_BENCH_GROWTH_C", "0.005,0.05,0.5"), ",")[[1L]])
@@ -260,7 +260,7 @@ growth_interval <- function(tabs, draws, Cs) {
     cat(sprintf("C = %-5g %s\n", C, paste(cells, collapse = "  ")))
   }
 }
-if (nzchar(Sys.getenv("MKL_BENCH_GROWTH"))) { issue12_growth(); quit(save = "no") }
+if (nzchar(Sys.getenv("MKL_BENCH_GROWTH"))) { growth_benchmark(); quit(save = "no") }
 
 set.seed(20091)
 d <- mlbench::mlbench.ringnorm(200, d = 20)

@@ -97,7 +97,7 @@ row_spicy <- function(setting, r, C) {
 ## (user C = 100 / n, the same box constant; it includes the checks of precomputed kernels).
 ## References in the same run: HessianMKL on the same kernels, and with MKL_BENCH_BASE=<library>
 ## the same calls on another build (e.g. an earlier commit) in a child process.
-issue12_svm <- function() {
+targets_svm <- function() {
   role_ref <- nzchar(Sys.getenv("MKL_BENCH_ROLE"))
   set.seed(20091)
   rn <- mlbench::mlbench.ringnorm(200, d = 20)
@@ -134,7 +134,7 @@ issue12_svm <- function() {
       setNames(suppressWarnings(as.numeric(z[3:7])), c("solver", "whole", "gap", "iter", "svm")))
     names(ref) <- vapply(strsplit(grep("^REF", lines, value = TRUE), " +"), `[`, "", 2)
   }
-  cat("\n== issue 12 target: SimpleMKL, ringnorm N = 200, M = 6000, C = 100, gap 0.01 ==\n")
+  cat("\n== target: SimpleMKL, ringnorm N = 200, M = 6000, C = 100, gap 0.01 ==\n")
   for (part in c("solver", "whole")) {
     s <- out$simple[[part]]
     cat(sprintf("  %-6s SimpleMKL %7.2f s (target 3 s: %s)  vs HessianMKL %6.2f s (ratio %.2f)%s\n",
@@ -156,7 +156,7 @@ issue12_svm <- function() {
               if (!is.null(ri)) sprintf("  vs base SimpleMKL %6.2f s (ratio %.2f; %d SVM solves)", ri[["solver"]],
                                         si[["solver"]] / ri[["solver"]], as.integer(ri[["svm"]])) else ""))
 }
-if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { issue12_svm(); quit(save = "no") }
+if (nzchar(Sys.getenv("MKL_BENCH_TARGETS"))) { targets_svm(); quit(save = "no") }
 
 # SVM-family runs are stopped after maxsec seconds (reported with converged = FALSE and their gap)
 # newton_tol = 0: HessianMKL's Newton decrement never asks for a tighter SVM solve; every method
