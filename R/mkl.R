@@ -135,8 +135,8 @@
 #'   \alpha_m + b}; MWUMKL keeps them as the two factors of an outer product, see
 #'   [mkl_outer], and `as.matrix()` gives the matrix), `b`, `converged`, `iterations`,
 #'   `history` (a data frame per iteration), `objective`, `fitted` (training decision values),
-#'   `timing`, `store` (`"dense"` or `"fly"`), and what `predict` needs to rebuild the test kernels (the kernel set, the
-#'   training data and normalisation).
+#'   `timing`, `store` (`"dense"` or `"fly"`), and what `predict` needs to rebuild the test
+#'   kernels (the kernel set, the training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
 #' @examples
 #' data(iris)

@@ -1,4 +1,4 @@
-/* Empirical Bayesian MKL (paper 001, Section 3, Eqs. 19-23).
+/* Empirical Bayesian MKL (Tomioka & Suzuki (2010), Section 3, Eqs. 19-23).
  *
  * Model: y = sum_m f_m + e, f_m ~ GP(0, d_m K_m), e ~ N(0, s2 I), optionally a constant
  * kernel 1 1' with its own variance d0 (the bias). With Kbar = s2 I + sum_m d_m K_m + d0 1 1'

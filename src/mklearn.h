@@ -615,12 +615,12 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
 SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
 
 /* ====================================================================== bayes.c */
-/* Empirical Bayesian MKL (paper 001, Eqs. 19-23): MacKay updates of the kernel variances d_m,
-   the noise variance sigma2 and optionally the variance d0 of a constant (bias) kernel, with
-   one Cholesky factorisation of sigma2 I + sum_m d_m K_m (+ d0 1 1') and one pass over each
-   active kernel per step. control: named list built by fit_bayes() (R/bayes.R: tol, maxiter,
-   prune, sigma2_floor, fix_sigma2, bias_kernel, update (0 MacKay, 1 MM), safeguard, nthreads,
-   verbose); start: named list d (M; NA: from prior_variance), sigma2, d0, prior_variance.
+/* Empirical Bayesian MKL (Tomioka & Suzuki 2010, Eqs. 19-23): MacKay updates of the kernel
+   variances d_m, the noise variance sigma2 and optionally the variance d0 of a constant (bias)
+   kernel, with one Cholesky factorisation of sigma2 I + sum_m d_m K_m (+ d0 1 1') and one pass
+   over each active kernel per step. control: named list built by fit_bayes() (R/bayes.R: tol,
+   maxiter, prune, sigma2_floor, fix_sigma2, bias_kernel, update (0 MacKay, 1 MM), safeguard,
+   nthreads, verbose); start: named list d (M; NA: from prior_variance), sigma2, d0, prior_variance.
    Returns a named list (d, sigma2, d0, beta, objective, stop, iterations, residual, history,
    q, t, scale, pruned_at, ...). */
 SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start);

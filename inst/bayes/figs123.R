@@ -1,4 +1,4 @@
-# Full-scale version of vignettes/bayes.Rmd: paper 001 (Tomioka & Suzuki), Figs. 1-3, on the
+# Full-scale version of vignettes/bayes.Rmd: Tomioka & Suzuki (2010), Figs. 1-3, on the
 # mlbench DNA splice-junction data (the substitute for the paper's Caltech-101 kernels).
 # Three binary tasks (ei vs ie, ei vs n, ie vs n) like the paper's three class pairs; kernels:
 # Gaussian and chi-square kernels of 10 widths each on 20 feature groups (windows of the

@@ -1,6 +1,6 @@
-# MWUMKL benchmarks at the settings of paper 003 (Table 2: many kernels on the fly; Fig. 3: time
-# against N; its epsilon values 0.2, 0.07, 0.05) and the package's targets. Run from anywhere with
-# mklearn installed:
+# MWUMKL benchmarks at the settings of the MWUMKL paper (Table 2: many kernels on the fly; Fig. 3:
+# time against N; its epsilon values 0.2, 0.07, 0.05) and the package's targets. Run from anywhere
+# with mklearn installed:
 #   Rscript inst/benchmarks/bench-mwu.R         # Sonar 10^3 - 10^5 kernels; twonorm N = 1,000 -
 #                                               # 50,000 at eps = 0.2 and 0.07; C at N = 10,000
 #   Rscript inst/benchmarks/bench-mwu.R full    # also Sonar with 10^6 kernels and eps = 0.05

@@ -3,7 +3,7 @@
 # plain read of the array (one pass, the C finiteness scan) timed in the same run.
 # Target: whole call <= 1.5 x solver + one pass.
 #   Rscript inst/benchmarks/bench-precomputed.R            (MKLEARN_BENCH_FULL=0 skips "full")
-# 1. 6000 precomputed 200 x 200 kernels (paper 000 Fig. 3's largest M; ringnorm, random
+# 1. 6000 precomputed 200 x 200 kernels (the SpicyMKL paper's Fig. 3 largest M; ringnorm, random
 #    Gaussian kernels on feature subsets, unit trace), SpicyMKL hinge at the paper's C = 0.005,
 #    0.05 and 0.5 (mkl()'s C = 1 / (2 C) = 100, 10, 1), and HessianMKL at each problem's box
 #    constant (the checks are the same for every C; the solver gets faster as C grows, so C = 0.5

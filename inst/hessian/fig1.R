@@ -1,4 +1,4 @@
-# Full-scale paper 004 (HessianMKL) Fig. 1: time, number of SVM evaluations and number of
+# Full-scale HessianMKL paper Fig. 1: time, number of SVM evaluations and number of
 # gradient (SimpleMKL) or Hessian (HessianMKL) evaluations, SimpleMKL beside HessianMKL, over
 # random splits (the paper: 20) on the UCI sets of the SimpleMKL experiments: Liver (ILPD,
 # 579 x 9: the BUPA set is not available), Pima, Ionosphere, Wpbc (without its first column)

@@ -1,5 +1,5 @@
-# Shared by the full-scale SpicyMKL scripts (fig1.R, fig3.R, fig4.R) and inst/hessian/fig1.R:
-# the four methods of paper 000 on one problem, the paper's C converted, results stamped with
+# Shared by the full-scale SpicyMKL scripts (fig1.R, fig3.R, fig4.R) and inst/hessian/fig1.R: the
+# four methods of the SpicyMKL paper on one problem, the paper's C converted, results stamped with
 # the date and the machine, and results merged into a CSV so that a figure can be run in chunks.
 suppressPackageStartupMessages(library(mklearn))
 
@@ -75,7 +75,7 @@ merge_csv <- function(df, file, key) {
 
 out_dir <- function(sub) if (file.exists(file.path("inst", sub))) file.path("inst", sub) else "."
 
-# The five sets of paper 000 Fig. 1 and paper 004 Fig. 1, read from the data folder beside the
+# The five sets of the SpicyMKL and HessianMKL papers' Figs. 1, read from the data folder beside the
 # repository (MKLEARN_DATA overrides): x without constant columns, y a factor with levels -1, 1.
 fig1_files <- c(liver = "liver_ilpd.csv", pima = "pima.csv", ionosphere = "ionosphere.csv",
                 wpbc = "wpbc.csv", sonar = "sonar.csv")

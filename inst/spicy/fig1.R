@@ -1,4 +1,4 @@
-# Full-scale paper 000 (SpicyMKL) Fig. 1: CPU time, test accuracy and number of selected
+# Full-scale SpicyMKL paper Fig. 1: CPU time, test accuracy and number of selected
 # kernels (mean and sd over random 80/20 splits) for SpicyMKL (hinge and logistic), SimpleMKL
 # and HessianMKL at the paper's C = 0.005, 0.05, 0.5 (SimpleMKL and HessianMKL at the
 # equivalent SVM box constant C_svm = sum_m ||f_m|| / C of the SpicyMKL hinge solution, Eq. 13;

@@ -1,4 +1,4 @@
-# Full-scale paper 000 (SpicyMKL) Fig. 4: CPU time against the number of training samples,
+# Full-scale SpicyMKL paper Fig. 4: CPU time against the number of training samples,
 # N = 200 ... 2000 points of mlbench.ringnorm (20 dimensions), 20 Gaussian kernels on random
 # feature subsets (random_kernels(20, 20), one draw for every N), unit trace, relative duality
 # gap 0.01; SpicyMKL (hinge and logistic), SimpleMKL and HessianMKL at the paper's C = 0.005,
