@@ -23,9 +23,6 @@
 # The objective is Eq. 19 without the constant n log(2 pi) / 2, for the centred response when
 # bias = "center".
 
-# Stop reasons of src/bayes.c
-bayes_stop_reasons <- c("fixed_point", "limit", "stalled", "not_pd")
-
 fit_bayes <- function(store, y, task, C, control, init) {
   store <- as_store(store)
   control <- method_control("bayes", control)
@@ -64,7 +61,7 @@ fit_bayes <- function(store, y, task, C, control, init) {
               verbose = as.integer(control[["verbose"]]),
               progress_fun = fit_progress(control, method_info("bayes")$label))
   r <- .Call(C_bayes, store, yc, ctl, start)
-  stop_reason <- bayes_stop_reasons[r$stop + 1L]
+  stop_reason <- code_name("bayes_stop", r$stop)
 
   h <- as.data.frame(r$history)
   h$iteration <- as.integer(h$iteration)

@@ -1,9 +1,18 @@
-# The integer codes that options take on their way to C, in one table. C defines the same codes
-# once (the enums of src/mklearn.h); .Call(C_codes) returns C's table and a test checks that the
-# two agree.
+# The integer codes that cross the R <-> C boundary, in one table: options on their way to C
+# (loss, kernel type, normalisation, SVM-family strategy, store kind) and the codes of results
+# (stop reasons, status). C defines the same codes once (the enums of src/mklearn.h);
+# .Call(C_codes) returns C's table and a test checks that the two agree. Files collated before
+# this one read it inside functions only.
 .mk_codes <- list(
   loss = c(hinge = 0L, logistic = 1L, squared = 2L, epsilon = 3L),
   kernel = c(linear = 0L, poly = 1L, rbf = 2L, laplace = 3L, chisq = 4L),
   norm = c(none = 0L, trace = 1L, center_trace = 2L),
-  svmfam = c(simple = 0L, hessian = 1L, lp = 2L)
+  svmfam = c(simple = 0L, hessian = 1L, lp = 2L),
+  store = c(dense = 0L, fly = 1L),
+  svmfam_stop = c(gap = 0L, limit = 1L, stalled = 2L, newton_decrement = 3L),
+  bayes_stop = c(fixed_point = 0L, limit = 1L, stalled = 2L, not_pd = 3L),
+  mwu_status = c(done = 0L, infeasible = 1L)
 )
+
+# The name of a result code (e.g. code_name("bayes_stop", 2L) is "stalled").
+code_name <- function(table, code) names(.mk_codes[[table]])[match(code, .mk_codes[[table]])]

@@ -373,7 +373,8 @@ build_train <- function(rk, x, which = NULL, nthreads = 0L, limit = default_memo
   if (is.null(which)) which <- seq_len(nrow(rk$table))
   check_kernel_memory(nrow(x), nrow(x), length(which), limit)
   check_chisq_data(rk, x, which)
-  st <- c(list(kind = 1L, x = x, z = NULL, nthreads = as.integer(nthreads)),
+  st <- c(list(kind = .mk_codes$store[["fly"]], x = x, z = NULL,
+              nthreads = as.integer(nthreads)),
           kernel_table(rk, which))
   checked_train(.Call(C_store_dense, st), rk, which)
 }

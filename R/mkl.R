@@ -305,7 +305,7 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
                p = if (!is.null(e$args$p)) p,
                epsilon = if (reads_epsilon(method, loss)) epsilon,
                kernels = kset, kernel_info = rk, labels = labels,
-               store = if (precomputed) "dense" else c("dense", "fly")[store$kind + 1L],
+               store = if (precomputed) "dense" else code_name("store", store$kind),
                normalization = list(scale = store$scale, colmeans = store$colmeans,
                                     grandmean = store$grandmean),
                x = if (precomputed) NULL else xs,

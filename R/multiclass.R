@@ -38,8 +38,9 @@ multiclass_problems <- function(y, scheme) {
 # The store of the rows 'rows' (a principal submatrix of every kernel), with the normalisation
 # of the full training data.
 subset_store <- function(store, rows) {
-  if (store$kind == 0L)
-    return(structure(list(kind = 0L, K = store$K[rows, rows, , drop = FALSE],
+  if (is_dense(store))
+    return(structure(list(kind = .mk_codes$store[["dense"]],
+                          K = store$K[rows, rows, , drop = FALSE],
                           nthreads = store$nthreads), class = "mk_store"))
   st <- store
   st$x <- store$x[rows, , drop = FALSE]
@@ -81,7 +82,7 @@ fit_multiclass_problem <- function(pb, fitfun, store, C, ctl, base, cl, t_kernel
 fit_multiclass <- function(fitfun, store, yc, C, ctl, base, cl, t_kernels, scheme) {
   probs <- multiclass_problems(yc$y, scheme)
   tick <- mk_progressor(length(probs) * length(C))
-  if (store$kind == 1L && length(probs) > 1L && parallel_workers() > 1) {
+  if (!is_dense(store) && length(probs) > 1L && parallel_workers() > 1) {
     if (ctl$nthreads == 0L) ctl$nthreads <- 1L     # one thread per worker unless set
     # (a call object among the arguments would be evaluated on the worker: the fits get the
     # call back here)

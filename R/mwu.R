@@ -22,9 +22,6 @@
 # refit = TRUE replaces a and b by the hinge SVM (SMO) on the learned combination at box
 # constant C: the paper's "two-stage" use.
 
-# Stop codes of src/mwu.c
-mwu_status <- c("done", "infeasible")
-
 # The number of iterations of the spec.
 mwu_iterations <- function(n, epsilon, ratio) as.integer(ceiling(2 * ratio * log(n) / epsilon^2))
 
@@ -54,10 +51,11 @@ fit_mwu <- function(store, y, task, C, control, init) {
               chain = as.integer(!isFALSE(control[["chain"]])),
               block = as.integer(if (is.null(control[["block"]])) 0L else control[["block"]]),
               progress_fun = fit_progress(control, method_info("mwu")$label))
-  trace <- if (store$kind == 1L && !is.null(store$diag_mean)) n * store$diag_mean else NULL
+  trace <- if (!is_dense(store) && !is.null(store$diag_mean)) n * store$diag_mean else NULL
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_mwu, store, y, ctl, trace)
-  if (r$status != 0L) stop(mwu_infeasible(eps, r$iterations + 1L, T, C, n), call. = FALSE)
+  if (r$status != .mk_codes$mwu_status[["done"]])
+    stop(mwu_infeasible(eps, r$iterations + 1L, T, C, n), call. = FALSE)
   sigma <- r$sigma
   ssum <- sum(sigma)
   w <- sigma / ssum

@@ -38,8 +38,8 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   history$iteration <- as.integer(history$iteration)
   history$n_active <- as.integer(history$n_active)
   wp <- res$weights_path
-  if (store$kind == 0L) dimnames(wp) <- list(NULL, dimnames(store$K)[[3L]])
-  reason <- c("gap", "limit", "stalled", "newton_decrement")[res$reason + 1L]
+  if (is_dense(store)) dimnames(wp) <- list(NULL, dimnames(store$K)[[3L]])
+  reason <- code_name("svmfam_stop", res$reason)
   names(res$times) <- c("total", "svm", "gradient", "direction")
   list(
     weights = d / sum(d),

@@ -93,7 +93,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   norms <- r$norms
   w <- if (penalty == "l1") norms else norms / ((1 - lambda) + lambda * norms)
   weights <- if (sum(w) > 0) w / sum(w) else rep(1 / M, M)
-  names(weights) <- if (store$kind == 0L) dimnames(store$K)[[3L]]
+  names(weights) <- if (is_dense(store)) dimnames(store$K)[[3L]]
 
   it <- r$iterations
   h <- r$history

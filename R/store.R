@@ -1,4 +1,5 @@
 # The kernel store, R side: the list that src/store.c reads (mk_store_read) by name.
+# (kind: .mk_codes$store, R/codes.R)
 #   dense: list(kind = 0L, K = nr x n x M double array)
 #   fly:   list(kind = 1L, x = n x p training data, z = NULL (training) or nr x p new rows,
 #               gstart, gfeat, kgroup, ktype, kpar1, kpar2 (the resolved kernel table),
@@ -11,11 +12,14 @@ as_store <- function(K) {
   d <- dim(K)
   if (length(d) == 2L) K <- array(K, c(d, 1L))
   if (!is.double(K)) storage.mode(K) <- "double"
-  structure(list(kind = 0L, K = K, nthreads = 0L), class = "mk_store")
+  structure(list(kind = .mk_codes$store[["dense"]], K = K, nthreads = 0L), class = "mk_store")
 }
 
+# Whether a store is dense (the kind codes are .mk_codes$store, R/codes.R).
+is_dense <- function(store) store$kind == .mk_codes$store[["dense"]]
+
 store_dims <- function(store) {
-  if (store$kind == 0L) dim(store$K) else
+  if (is_dense(store)) dim(store$K) else
     c(if (is.null(store$z)) nrow(store$x) else nrow(store$z), nrow(store$x),
       length(store$ktype))
 }
@@ -32,7 +36,8 @@ kernel_table <- function(rk, which = NULL) {
 # A fly training store for the kernels of rk on x; computes the training normalisation
 # (one pass over each kernel, nothing stored but O(n M)).
 fly_store <- function(rk, x, nthreads = 0L) {
-  st <- structure(c(list(kind = 1L, x = x, z = NULL, nthreads = as.integer(nthreads)),
+  st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = x, z = NULL,
+                        nthreads = as.integer(nthreads)),
                     kernel_table(rk)), class = "mk_store")
   stats <- .Call(C_store_stats, st)
   stop_nonfinite(rk, which(!is.finite(stats$diag_mean)), "the training data")
@@ -46,7 +51,8 @@ fly_store <- function(rk, x, nthreads = 0L) {
 # A test store: rows z against the training data x of a fitted model, kernels `which` only,
 # with the training normalisation of those kernels.
 test_store <- function(rk, x, z, stats, which, nthreads = 0L) {
-  structure(c(list(kind = 1L, x = x, z = z, nthreads = as.integer(nthreads)),
+  structure(c(list(kind = .mk_codes$store[["fly"]], x = x, z = z,
+                   nthreads = as.integer(nthreads)),
               kernel_table(rk, which),
               list(scale = as.double(stats$scale[which]),
                    colmeans = if (is.null(stats$colmeans)) NULL else
@@ -58,7 +64,7 @@ test_store <- function(rk, x, z, stats, which, nthreads = 0L) {
 # A dense training store for the kernels of rk on x (gram + normalisation in C).
 dense_store <- function(rk, x, nthreads = 0L) {
   tr <- build_train(rk, x, NULL, nthreads, limit = Inf)   # the budget was checked by mkl()
-  structure(list(kind = 0L, K = tr$K, nthreads = as.integer(nthreads),
+  structure(list(kind = .mk_codes$store[["dense"]], K = tr$K, nthreads = as.integer(nthreads),
                  scale = tr$scale, colmeans = tr$colmeans, grandmean = tr$grandmean),
             class = "mk_store")
 }
@@ -91,7 +97,7 @@ store_decision <- function(store, alpha, idx, rk = NULL, labels_idx = idx, where
 # The mean diagonal of the training kernels (the average over kernels): the scale on which
 # 'C' is converted (R/cscale.R). Dense: the diagonals read in C; fly: the training statistics.
 kernel_scale <- function(store) {
-  if (store$kind == 0L) return(mean(.Call(C_store_stats, store)$diag_mean))
+  if (is_dense(store)) return(mean(.Call(C_store_stats, store)$diag_mean))
   mean(store$diag_mean)
 }
 

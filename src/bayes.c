@@ -39,8 +39,6 @@ typedef struct {
     mk_progress *prog;
 } eb_opts;
 
-/* Stop reasons, in the order of R's c("fixed_point", "limit", "stalled", "not_pd"). */
-enum { EB_STOP_FP = 0, EB_STOP_LIMIT = 1, EB_STOP_STALLED = 2, EB_STOP_NOTPD = 3 };
 /* Step types in the history. */
 enum { EB_STEP_START = 0, EB_STEP_MACKAY = 1, EB_STEP_MM = 2, EB_STEP_ACCEL = 3 };
 

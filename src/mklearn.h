@@ -175,7 +175,7 @@ SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads);
  * column access every solver needs (mk_store_scratch, mk_store_col, mk_store_diag); the batch
  * operations read through mk_store_col, so they serve a new backend unchanged. A new backend
  * (e.g. low rank) lives in its own store_<name>.c; store.c's top comment lists each branch. */
-enum { MK_STORE_DENSE = 0, MK_STORE_FLY = 1 };
+enum { MK_STORE_DENSE = 0, MK_STORE_FLY = 1, MK_NSTORE = 2 };
 typedef struct {
     int kind, nr, n, M, nthreads;
     int square;                       /* training store: Z = X (jitter on the diagonal) */
@@ -524,9 +524,9 @@ typedef struct {
    Otherwise the strategy found no improvement (it may still have moved the point by a
    negligible amount) and says why; the driver then tightens the SMO tolerance and retries. */
 enum { MK_SF_MOVED = 0, MK_SF_STALLED = 1, MK_SF_DECREMENT = 2 };
-/* Stop reasons, in the order of R's c("gap", "limit", "stalled", "newton_decrement"). */
+/* Stop reasons (R: .mk_codes$svmfam_stop). */
 enum { MK_SF_STOP_GAP = 0, MK_SF_STOP_LIMIT = 1, MK_SF_STOP_STALLED = 2,
-       MK_SF_STOP_DECREMENT = 3 };
+       MK_SF_STOP_DECREMENT = 3, MK_NSF_STOP = 4 };
 
 typedef struct mk_sf_ctx mk_sf_ctx;
 struct mk_sf_ctx {
@@ -623,6 +623,8 @@ SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
    nthreads, verbose); start: named list d (M; NA: from prior_variance), sigma2, d0, prior_variance.
    Returns a named list (d, sigma2, d0, beta, objective, stop, iterations, residual, history,
    q, t, scale, pruned_at, ...). */
+/* Stop reasons (R: .mk_codes$bayes_stop). */
+enum { EB_STOP_FP = 0, EB_STOP_LIMIT = 1, EB_STOP_STALLED = 2, EB_STOP_NOTPD = 3, EB_NSTOP = 4 };
 SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start);
 
 /* ====================================================================== mwu.c */
@@ -633,6 +635,8 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start);
    iterations)); trace: NULL (computed from the store) or the M traces. Returns a named list
    (alpha, sigma, mu, b, s, iterations, status (0 done, 1 infeasible), trace, history, scale,
    h, kernels (mapped, chained)). */
+/* Status of a fit (R: .mk_codes$mwu_status). */
+enum { MWU_DONE = 0, MWU_INFEASIBLE = 1, MWU_NSTATUS = 2 };
 SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace);
 
 #endif

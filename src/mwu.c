@@ -36,7 +36,6 @@ typedef struct {
     int block;         /* > 0: row block of the kernel designs (else 4096 above n = 8192) */
 } mwu_opts;
 
-enum { MWU_DONE = 0, MWU_INFEASIBLE = 1 };
 
 /* sinh(p) e^-r / p and cosh(p) e^-r for p >= 0 */
 static void hyp_scaled(double p, double r, double *sc, double *ch)

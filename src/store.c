@@ -14,7 +14,7 @@
  * (their shared internals).
  *
  * Adding a backend (e.g. low rank) is one file store_<name>.c beside these, plus:
- *  - a kind code (MK_STORE_<NAME> in mklearn.h, the same code in R/store.R) and its fields in
+ *  - a kind code (MK_STORE_<NAME> in mklearn.h, the same code in R/codes.R) and its fields in
  *    mk_store, filled by a branch of mk_store_read that checks them with error();
  *  - what every solver needs: mk_store_scratch (per-thread scratch of one single-kernel call),
  *    mk_store_col (column j of kernel m, nr rows, thread-safe, no R API) and mk_store_diag;

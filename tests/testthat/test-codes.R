@@ -14,3 +14,11 @@ test_that("no R file but R/codes.R defines a table of option codes", {
   }
   expect_true(length(tabs) > 0L)
 })
+
+test_that("result codes are named from the one table", {
+  expect_identical(mklearn:::code_name("bayes_stop", 2L), "stalled")
+  expect_identical(mklearn:::code_name("svmfam_stop", 3L), "newton_decrement")
+  expect_identical(mklearn:::code_name("store", 1L), "fly")
+  expect_identical(mklearn:::code_name("mwu_status", 7L), NA_character_)
+  expect_true(mklearn:::is_dense(mklearn:::as_store(array(diag(2), c(2, 2, 1)))))
+})
