@@ -125,3 +125,21 @@ choose_store <- function(store, bytes, memory, method, n, M) {
                         ")")),
        call. = FALSE)
 }
+
+# The effective number of neighbours of a training point under each kernel `which`:
+# the mean over (up to `cols`, evenly spaced) columns j of sum_i K_ij^2 / K_jj^2. It is 1 for
+# the identity and n for a constant kernel; a kernel near 1 memorises its training points
+# (a Gaussian much narrower than the distances between them). Reads `cols` columns of each
+# kernel through the store: O(n cols length(which)).
+kernel_neighbours <- function(store, which = seq_len(store_dims(store)[3L]), cols = 200L) {
+  n <- store_dims(store)[2L]
+  if (!length(which)) return(double(0))
+  js <- unique(round(seq(1, n, length.out = min(n, cols))))
+  acc <- double(length(which))
+  for (j in js) {
+    Kj <- .Call(C_store_cols, store, as.integer(which), as.integer(j))
+    d <- Kj[j, ]
+    acc <- acc + ifelse(d > 0, colSums(Kj^2) / d^2, NA_real_)
+  }
+  acc / length(js)
+}

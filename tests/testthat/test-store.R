@@ -335,3 +335,17 @@ test_that("mkl() gives the same uniform fit with store = 'fly' and 'dense', and 
   fp <- mkl(NULL, d$y, kernels = gram(ks, d$x), method = "uniform", C = 10)
   expect_identical(fp$store, "dense")
 })
+
+test_that("kernel_neighbours is 1 for the identity, n for a constant kernel, and agrees across stores", {
+  n <- 30
+  K <- array(c(diag(n), matrix(1, n, n)), c(n, n, 2))
+  expect_equal(mklearn:::kernel_neighbours(mklearn:::as_store(K)), c(1, n))
+  set.seed(3)
+  x <- matrix(rnorm(n * 4), n)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(0.05, 1, 100))), 4, NULL)
+  dn <- mklearn:::kernel_neighbours(mklearn:::dense_store(rk, x))
+  expect_equal(mklearn:::kernel_neighbours(mklearn:::fly_store(rk, x)), dn, tolerance = 1e-10)
+  expect_lt(dn[1], 1.01)
+  expect_true(dn[1] < dn[2] && dn[2] < dn[3])
+  expect_gt(dn[3], 0.99 * n)
+})
