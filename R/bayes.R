@@ -127,8 +127,10 @@ check_bayes_control <- function(s) {
   }
   if (!is.null(s[["accelerate"]]))
     s[["accelerate"]] <- check_scalar(s[["accelerate"]], "accelerate", 1)
-  if (!is.null(s[["bias"]])) s[["bias"]] <- match.arg(s[["bias"]], c("center", "kernel"))
-  if (!is.null(s[["update"]])) s[["update"]] <- match.arg(s[["update"]], c("mackay", "mm"))
+  if (!is.null(s[["bias"]]))
+    s[["bias"]] <- match_arg(s[["bias"]], c("center", "kernel"), name = "bias")
+  if (!is.null(s[["update"]]))
+    s[["update"]] <- match_arg(s[["update"]], c("mackay", "mm"), name = "update")
   if (!is.null(s[["safeguard"]]) && !(is.logical(s[["safeguard"]]) &&
                                       length(s[["safeguard"]]) == 1L &&
                                       !is.na(s[["safeguard"]])))

@@ -104,7 +104,7 @@ mkl_compare <- function(x, y, kernels,
   if (!inherits(kernels, "kernel_set"))
     stop("mkl_compare() needs a kernel_set (kernels are rebuilt on each training set)",
          call. = FALSE)
-  methods <- unique(match.arg(methods, names(.compare_methods), several.ok = TRUE))
+  methods <- unique(match_arg(methods, names(.compare_methods), several.ok = TRUE))
   if (!is.list(C)) C <- as.list(C)
   C <- utils::modifyList(mkl_compare_C(), C)
   x <- check_x(x)
@@ -271,7 +271,7 @@ print.mkl_compare <- function(x, digits = 3L, ...) {
 #' @param ... passed to the plotting functions.
 #' @export
 plot.mkl_compare <- function(x, type = c("measure", "weights"), ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   r <- x$results
   labs <- unique(r$label)
   cols <- seq_along(labs) + 1L

@@ -167,8 +167,7 @@ print.mkl_control <- function(x, ...) {
 check_control_values <- function(s) {
   pos <- function(nm) if (!is.null(s[[nm]])) s[[nm]] <<- check_scalar(s[[nm]], nm, 0,
                                                                        lower_open = TRUE)
-  count <- function(nm) if (!is.null(s[[nm]]))
-    s[[nm]] <<- as.integer(min(check_scalar(s[[nm]], nm, 1), .Machine$integer.max))
+  count <- function(nm) if (!is.null(s[[nm]])) s[[nm]] <<- check_count(s[[nm]], nm)
   flag <- function(nm, na_ok = FALSE) if (!is.null(s[[nm]])) {
     v <- s[[nm]]
     if (!is.logical(v) || length(v) != 1L || (!na_ok && is.na(v)))
@@ -194,7 +193,7 @@ check_control_values <- function(s) {
                               !is.na(s[["memory"]]) && s[["memory"]] > 0))
     stop("'memory' must be one positive number of bytes", call. = FALSE)
   if (!is.null(s[["store"]]))
-    s[["store"]] <- match.arg(s[["store"]], c("auto", "dense", "fly"))
+    s[["store"]] <- match_arg(s[["store"]], c("auto", "dense", "fly"), name = "store")
   if (!is.null(s[["check_kernels"]])) {
     v <- s[["check_kernels"]]
     if (!is.character(v) || length(v) != 1L || !(v %in% c("fast", "full", "none")))
@@ -204,7 +203,8 @@ check_control_values <- function(s) {
   s <- check_bayes_control(s)
   s <- check_spicy_tuning(s)   # the knobs, flat in the plain lists of internal calls
   if (!is.null(s[["line_search"]]))
-    s[["line_search"]] <- match.arg(s[["line_search"]], c("halving", "first"))
+    s[["line_search"]] <- match_arg(s[["line_search"]], c("halving", "first"),
+                                    name = "line_search")
   s
 }
 

@@ -51,9 +51,10 @@
 #' @param lambda `NULL` (the `lambda` of `...`'s elastic net, if any), or a vector of elastic-net
 #'   mixing parameters in \[0, 1\] (`method = "spicy", penalty = "elasticnet"`): each is
 #'   cross-validated over the C path on the same folds and the pair (C, lambda) with the
-#'   smallest mean held-out loss is chosen. Tomioka and Suzuki take lambda from
+#'   smallest mean held-out loss is chosen (of tied pairs, the smallest C, then the first
+#'   lambda). Tomioka and Suzuki take lambda from
 #'   `seq(0, 1, by = 0.2)`.
-#' @param nfolds number of folds (>= 2); ignored when `foldid` is given.
+#' @param nfolds number of folds, a whole number >= 2; ignored when `foldid` is given.
 #' @param foldid optional fold assignment, integers 1..K, one per observation.
 #' @param type.measure for classification `"class"` (misclassification rate), `"deviance"`
 #'   (binomial deviance of the `response` probabilities; multiclass: multinomial) or `"auc"`
@@ -63,8 +64,10 @@
 #'   `"mse"` or `"mae"`. Default: `"class"` or `"mse"`. Every measure is averaged within each
 #'   fold, then over the folds.
 #' @return An object of class `"cv.mkl"`: `C`, `cvm` (mean held-out loss), `cvsd` (its
-#'   standard error), `cvup`, `cvlo`, `C.min`, `C.1se` (the most regularised C whose loss is
-#'   within one standard error of the minimum: the smallest such C, for every method), `fit`
+#'   standard error), `cvup`, `cvlo`, `C.min` (the C of the smallest mean held-out loss; of
+#'   several C with the same loss, the most regularised, as glmnet does: the smallest C, since
+#'   a smaller C regularises more for every method), `C.1se` (the most regularised C whose loss
+#'   is within one standard error of the minimum: the smallest such C), `fit`
 #'   (the path on all data; its call is the [mkl()] call that refits it), `foldid`, `name`,
 #'   `nonconverged` (per C, the number of folds whose fit did not converge), `n_foldfits`
 #'   (the number of fold fits), `C_default` (whether `C` was the default grid). With a vector
@@ -98,7 +101,11 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
     if (is.null(data)) stop("the formula interface needs 'data'", call. = FALSE)
     formula <- x
     dots[["data"]] <- NULL
-    des <- formula_design(formula, data)
+    des <- formula_design(formula, data, if (is.null(dots[["na.action"]])) stats::na.omit else
+      dots[["na.action"]])
+    dots[["na.action"]] <- NULL
+    # the rows na.action dropped (said once, here) are dropped from the data of the refit too
+    if (is.numeric(des$na.action)) data <- data[-des$na.action, , drop = FALSE]
     x <- des$x
     y <- des$y
   } else if (missing(x)) x <- NULL
@@ -179,7 +186,7 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   }
   n <- NROW(y)
   if (is.null(foldid)) {
-    nfolds <- as.integer(check_scalar(nfolds, "nfolds", 2, n))
+    nfolds <- check_count(nfolds, "nfolds", 2, n)
   } else {
     if (!is.numeric(foldid) || length(foldid) != n || anyNA(foldid) ||
         any(foldid != round(foldid)) || length(unique(foldid)) < 2L)
@@ -202,7 +209,9 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   yv <- f1$y            # coded: -1/+1, numeric, or (multiclass) the factor
   if (is.null(foldid)) foldid <- make_folds(yv, nfolds, task == "classification")
   folds <- sort(unique(foldid))
-  if (task == "classification") check_fold_classes(yv, foldid, folds, type.measure)
+  if (task == "classification")    # named by the user's labels, not the internal -1/+1
+    check_fold_classes(if (is.factor(yv)) yv else f1$classes[ifelse(yv > 0, 2L, 1L)], foldid,
+                       folds, type.measure)
   xm <- if (is.null(x) || is.data.frame(x)) x else as.matrix(x)
   args$control <- worker_control(args$control)
   res <- mk_lapply(folds, cv_fold, x = xm, y = y, yv = yv, foldid = foldid, C = C,
@@ -212,13 +221,14 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   nonconv <- as.integer(rowSums(!conv))    # per C, the folds whose fit did not converge
   cvm <- rowMeans(per_fold)
   cvsd <- apply(per_fold, 1L, stats::sd) / sqrt(length(folds))
-  # AUC is maximised, the losses minimised. The most regularised C within one standard error:
-  # C is decreasing along the path, and for every method a smaller C regularises more.
+  # AUC is maximised, the losses minimised. C is decreasing along the path, and for every
+  # method a smaller C regularises more: ties for the best value go to the most regularised C
+  # (the last, as glmnet does), and C.1se is the most regularised C within one standard error.
   if (type.measure == "auc") {
-    imin <- which.max(cvm)
+    imin <- max(which(cvm == max(cvm, na.rm = TRUE)))
     within <- which(cvm >= cvm[imin] - cvsd[imin])
   } else {
-    imin <- which.min(cvm)
+    imin <- max(which(cvm == min(cvm, na.rm = TRUE)))
     within <- which(cvm <= cvm[imin] + cvsd[imin])
   }
   i1se <- max(within)
@@ -259,7 +269,9 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
   }
   xt <- if (is.null(x)) NULL else x[!out, , drop = FALSE]
   xo <- if (is.null(x)) NULL else x[out, , drop = FALSE]
-  fk <- suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args)))
+  # the regression-on-whole-numbers message was given once, by the fit on all the data
+  fk <- withCallingHandlers(suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args))),
+                            mklearn_task_message = function(m) invokeRestart("muffleMessage"))
   res <- list(measure = vapply(fk$fits, fold_measure, 1, newx = xo, yv = yv[out],
                                measure = measure, newkernels = Kt),
               converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE))
@@ -332,19 +344,22 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
   Cp <- if (single) c(C, C / 2) else C
   if (is.null(foldid)) {
     n <- NROW(y)
-    nfolds <- as.integer(check_scalar(nfolds, "nfolds", 2, n))
+    nfolds <- check_count(nfolds, "nfolds", 2, n)
     yc <- check_y(y, n, args[["task"]], multiclass = TRUE)
     foldid <- make_folds(yc$y, nfolds, yc$task == "classification")
   }
-  cvs <- lapply(lambda, function(l) cv_path(x, y, ..., C = Cp, lambda = l, nfolds = nfolds,
-                                            foldid = foldid, type.measure = type.measure,
-                                            formula = formula, data = data))
+  cvs <- lapply(seq_along(lambda), function(i) withCallingHandlers(
+    cv_path(x, y, ..., C = Cp, lambda = lambda[i], nfolds = nfolds, foldid = foldid,
+            type.measure = type.measure, formula = formula, data = data),
+    mklearn_task_message = function(m) if (i > 1L) invokeRestart("muffleMessage")))
   grid <- vapply(cvs, function(cv) if (single) cv$cvm[1L] else cv$cvm, numeric(if (single) 1L
                                                                              else length(C)))
   grid <- matrix(grid, ncol = length(lambda),
                  dimnames = list(C = format(C), lambda = format(lambda)))
+  # ties: the most regularised C (the last row), then the first lambda
   best <- which(grid == (if (cvs[[1L]]$name == "auc") max(grid) else min(grid)),
-                arr.ind = TRUE)[1L, ]
+                arr.ind = TRUE)
+  best <- best[order(-best[, 1L], best[, 2L]), , drop = FALSE][1L, ]
   out <- cvs[[best[2L]]]
   out$lambda <- lambda
   out$lambda.min <- lambda[best[2L]]
@@ -360,7 +375,7 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
 
 cv_s <- function(object, s) {
   if (is.character(s)) {
-    s <- match.arg(s, c("C.min", "C.1se"))
+    s <- match_arg(s, c("C.min", "C.1se"), name = "s")
     return(object[[s]])
   }
   s

@@ -13,6 +13,23 @@ check_positive <- function(v, name) {
   as.double(v)
 }
 
+# Widths so small that the kernel's scale (1/(2 sigma^2) for the Gaussian, 1/sigma for the
+# Laplace kernel, as computed in C) overflows give NaN (0 * Inf) on the diagonal: refused.
+# A width that small is the identity kernel, which memorises the training points.
+check_width <- function(sigma, scale, fun) {
+  bad <- !is.finite(scale)
+  if (any(bad))
+    stop(sprintf(paste0("%s(): 'sigma' = %s is too small: the kernel's scale %s overflows ",
+                        "(sigma must be at least %s). A width this small gives the identity ",
+                        "kernel, which memorises the training points and predicts new ones ",
+                        "by the bias alone; use a larger width"),
+                 fun, paste(format(sigma[bad], digits = 3), collapse = ", "),
+                 if (fun == "rbf_kernel") "1/(2 sigma^2)" else "1/sigma",
+                 format(if (fun == "rbf_kernel") sqrt(0.5 / .Machine$double.xmax) else
+                   1 / .Machine$double.xmax, digits = 3)), call. = FALSE)
+  invisible(sigma)
+}
+
 fmt_par <- function(v) format(v, digits = 6, trim = TRUE, drop0trailing = TRUE)
 
 #' Kernel families
@@ -47,6 +64,7 @@ NULL
 #' @export
 rbf_kernel <- function(sigma = 1) {
   sigma <- check_positive(sigma, "sigma")
+  check_width(sigma, 1 / (2 * sigma * sigma), "rbf_kernel")
   new_kernel("rbf", sigma, 0, sprintf("rbf(sigma=%s)", fmt_par(sigma)))
 }
 
@@ -71,6 +89,7 @@ linear_kernel <- function() new_kernel("linear", 0, 0, "linear")
 #' @export
 laplace_kernel <- function(sigma = 1) {
   sigma <- check_positive(sigma, "sigma")
+  check_width(sigma, 1 / sigma, "laplace_kernel")
   new_kernel("laplace", sigma, 0, sprintf("laplace(sigma=%s)", fmt_par(sigma)))
 }
 
@@ -118,7 +137,7 @@ kernel_set <- function(..., features = "all", normalize = c("trace", "center_tra
   if (!all(vapply(fams, inherits, logical(1), "mkl_kernel")))
     stop("every argument in '...' must be a kernel family such as rbf_kernel() or poly_kernel()",
          call. = FALSE)
-  normalize <- match.arg(normalize)
+  normalize <- match_arg(normalize)
   check_features(features)
   if (!is.numeric(jitter) || length(jitter) != 1L || !is.finite(jitter) || jitter < 0)
     stop("'jitter' must be one non-negative number", call. = FALSE)
@@ -159,7 +178,8 @@ check_features <- function(features) {
 #' distances when computed on the fly.
 #'
 #' @param M number of kernels.
-#' @param p number of columns of the data the set will be used with.
+#' @param p number of columns of the data the set will be used with: [mkl()] and [gram()]
+#'   refuse data with another number of columns (the kernels would use only some of them).
 #' @param size possible subset sizes (default `1:p`).
 #' @param design `"spicy"` or `"mwu"`, see Details.
 #' @inheritParams kernel_set
@@ -179,8 +199,8 @@ random_kernels <- function(M, p, size = seq_len(p), design = c("spicy", "mwu"),
     stop("'p' must be one positive integer", call. = FALSE)
   if (!is.numeric(size) || length(size) == 0L || any(size < 1 | size > p | size != round(size)))
     stop("'size' must contain integers between 1 and p", call. = FALSE)
-  design <- match.arg(design)
-  normalize <- match.arg(normalize)
+  design <- match_arg(design)
+  normalize <- match_arg(normalize)
   M <- as.integer(M)
   sz <- if (length(size) == 1L) rep(as.integer(size), M) else
     as.integer(sample(size, M, replace = TRUE))
@@ -208,7 +228,7 @@ random_kernels <- function(M, p, size = seq_len(p), design = c("spicy", "mwu"),
     par2 <- ifelse(poly, 1, 0)
   }
   structure(list(families = list(), features = NULL, normalize = normalize,
-                 jitter = as.double(jitter), design = design,
+                 jitter = as.double(jitter), design = design, p = as.integer(p),
                  explicit = list(type = type, par1 = as.double(par1), par2 = as.double(par2),
                                  kgroup = as.integer(kgroup), gstart = as.integer(gstart),
                                  gfeat = as.integer(gfeat))),
@@ -309,6 +329,12 @@ resolve_random <- function(ks, p, cn) {
   if (max(e$gfeat) >= p)
     stop(sprintf("the random kernel set was drawn for more columns than the data have (%d)", p),
          call. = FALSE)
+  # a set drawn for fewer columns would leave the data's other columns unused
+  if (!is.null(ks$p) && ks$p != p)
+    stop(sprintf(paste0("the random kernel set was drawn for p = %d columns but the data have ",
+                        "%d: its kernels would use only the first %d. Draw it with ",
+                        "random_kernels(M, p = %d), or give only the columns it was drawn for"),
+                 ks$p, p, min(ks$p, p), p), call. = FALSE)
   G <- length(e$gstart) - 1L
   nm <- if (is.null(cn)) paste0("x", seq_len(p)) else cn
   len <- diff(e$gstart)

@@ -125,11 +125,13 @@ check_l01_control <- function(s) {
                                is.finite(s[[nm]])))
       stop(sprintf("'%s' must be one finite number", nm), call. = FALSE)
   for (nm in c("warmup", "restarts", "freeze_T"))
-    if (!is.null(s[[nm]])) s[[nm]] <- as.integer(check_scalar(s[[nm]], nm, 0))
+    if (!is.null(s[[nm]])) s[[nm]] <- check_count(s[[nm]], nm, 0)
   ws <- s[["warmup_size"]]
   if (!is.null(ws) && !(length(ws) == 1L && is.na(ws)))
-    s[["warmup_size"]] <- as.integer(check_scalar(s[["warmup_size"]], "warmup_size", 2))
-  if (!is.null(s[["start"]])) s[["start"]] <- match.arg(s[["start"]], c("svm", "reference"))
-  if (!is.null(s[["wstep"]])) s[["wstep"]] <- match.arg(s[["wstep"]], c("cg", "chol"))
+    s[["warmup_size"]] <- check_count(s[["warmup_size"]], "warmup_size", 2)
+  if (!is.null(s[["start"]]))
+    s[["start"]] <- match_arg(s[["start"]], c("svm", "reference"), name = "start")
+  if (!is.null(s[["wstep"]]))
+    s[["wstep"]] <- match_arg(s[["wstep"]], c("cg", "chol"), name = "wstep")
   s
 }

@@ -172,7 +172,7 @@ print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
 #' coef(fit)
 #' @export
 coef.mkl <- function(object, type = c("weights", "alpha", "bias"), nonzero = FALSE, ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   switch(type,
          weights = if (nonzero) object$weights[object$weights > 0] else object$weights,
          alpha = if (nonzero) as.matrix(alpha_columns(object$alpha, active_kernels(object))) else
@@ -223,16 +223,22 @@ prepare_newx <- function(object, newx) {
 #' grow with the number of rows), and combines them with the fitted coefficients.
 #'
 #' @param object an `"mkl"` fit.
-#' @param newx new data (matrix or data frame; for a formula fit, a data frame). Missing:
-#'   the fitted training decision values (computed with the training kernels, which carry
-#'   the diagonal jitter).
+#' @param newx new data (matrix or data frame; for a formula fit, a data frame), matched to the
+#'   training columns by name when both have column names (the training names complete),
+#'   otherwise by position. A plain vector is one column: give one observation as a one-row
+#'   matrix, `x[i, , drop = FALSE]`. Zero rows give a zero-length answer. Missing (fits on a
+#'   [kernel_set()]): the fitted training decision values (computed with the training
+#'   kernels, which carry the diagonal jitter). Fits on precomputed kernels read no `newx`:
+#'   they need `newkernels`, also for the training points.
 #' @param type `"class"` (classification: labels as in the training response), `"link"`
 #'   (the decision value \eqn{f(x)}), or `"response"` (classification: the probability of the
 #'   second class, from the logistic link for the logistic loss and from Platt's sigmoid fitted
 #'   on the training decision values for the hinge loss; regression: \eqn{f(x)}).
 #' @param newkernels for precomputed kernels: the test-by-train kernels, an n_new x n x M
-#'   array or a list of M matrices, in the order of the training kernels and un-normalised
-#'   like them.
+#'   array or a list of M matrices, un-normalised like the training kernels. When the training
+#'   kernels and these both have names (the third dimnames of an array, the names of a list),
+#'   they are matched by name, and a missing, extra or duplicated name is an error; otherwise
+#'   they are taken in the order of the training kernels.
 #' @param newdata the same as `newx` (the name other R models use); give one of the two.
 #' @param ... nothing: any other argument is an error.
 #' @return A vector of predictions: a factor (or the training label values) for
@@ -249,7 +255,7 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
                         newkernels = NULL, newdata = NULL, ...) {
   check_dots_empty(list(...), "predict()")
   newx <- newx_or_newdata(if (missing(newx)) NULL else newx, newdata)
-  type <- if (missing(type) && object$task == "regression") "link" else match.arg(type)
+  type <- if (missing(type) && object$task == "regression") "link" else match_arg(type)
   if (object$task == "regression" && type == "class")
     stop("type = 'class' is for classification fits; use 'link' or 'response'", call. = FALSE)
   act <- active_kernels(object)
@@ -259,12 +265,17 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
     if (is.null(newkernels))
       stop("this model was fitted on precomputed kernels: supply 'newkernels'", call. = FALSE)
     Kt <- as_kernel_array(newkernels, name = "newkernels", test = TRUE)
+    Kt <- match_newkernels(Kt, object$labels, object$kernels_named)
     if (dim(Kt)[2] != object$nobs || dim(Kt)[3] != object$M)
       stop(sprintf("'newkernels' must be n_new x %d x %d (test by train, all kernels)",
                    object$nobs, object$M), call. = FALSE)
-    st <- as_store(Kt)
-    st$nthreads <- nthreads
-    f <- object$b + if (length(act)) store_decision(st, alpha, act) else 0
+    if (dim(Kt)[1] == 0L) {
+      f <- numeric(0)
+    } else {
+      st <- as_store(Kt)
+      st$nthreads <- nthreads
+      f <- object$b + if (length(act)) store_decision(st, alpha, act) else 0
+    }
   } else {
     if (!is.null(newkernels)) stop("'newkernels' is only for precomputed-kernel fits",
                                    call. = FALSE)
@@ -274,7 +285,7 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
       z <- prepare_newx(object, newx)
       f <- rep(object$b, nrow(z))
       names(f) <- rownames(z)
-      if (length(act)) {
+      if (length(act) && nrow(z)) {
         # test kernels computed on the fly, block by block of rows: memory O(block x kernels)
         check_chisq_data(object$kernel_info, z, act)
         for (i0 in seq(1L, nrow(z), by = 10000L)) {
@@ -315,7 +326,7 @@ fitted.mkl <- function(object, ...) object$fitted
 #' plot(fit)
 #' @export
 plot.mkl <- function(x, type = c("weights", "history"), top = 30L, ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   if (type == "weights") {
     w <- sort(x$weights[x$weights > 0], decreasing = TRUE)
     w <- rev(utils::head(w, top))
@@ -426,7 +437,7 @@ print.summary.mkl_path <- function(x, digits = max(3L, getOption("digits") - 3L)
 #' @rdname coef.mkl
 #' @export
 coef.mkl_path <- function(object, s = NULL, type = c("weights", "alpha", "bias"), ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   idx <- path_index(object, s)
   if (length(idx) == 1L) return(coef(object$fits[[idx]], type = type))
   if (type == "alpha" || inherits(object$fits[[1L]], "mkl_multi")) {

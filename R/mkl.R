@@ -92,13 +92,18 @@
 #' `C = 1 / (2 C_old)` (SpicyMKL).
 #'
 #' @param x a numeric matrix or data frame of numeric columns (n x p); may be `NULL` (or omitted)
-#'   when `kernels` are precomputed. For the formula method, a formula.
+#'   when `kernels` are precomputed. Column names, if any, must be unique: [predict.mkl()]
+#'   matches new data to the columns by name. For the formula method, a formula.
 #' @param y the response: a two-level factor, a numeric vector in \{-1, 1\} or \{0, 1\}
-#'   (classification), or a numeric vector (regression).
+#'   (classification), or a numeric vector (regression; when it holds a few whole values, such
+#'   as class numbers 1, 2, 3, a message says that a regression is fitted: give a factor for
+#'   classification).
 #' @param kernels a [kernel_set()], or precomputed training kernels: an n x n x M array or a
 #'   list of n x n matrices (symmetric, positive semidefinite; used as given). They are
 #'   checked at the cost of one pass over the array by default; `mkl_control(check_kernels =
-#'   "full")` adds an eigenvalue check (see [mkl_control()]).
+#'   "full")` adds an eigenvalue check (see [mkl_control()]). Their names (an array's third
+#'   dimnames, a list's names) must be unique; when every kernel has one, `predict()` matches
+#'   the test kernels to them by name.
 #' @param method the solver, one of [mkl_methods()] (default `"uniform"`), see Methods.
 #' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
 #'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
@@ -107,7 +112,12 @@
 #' @param loss `"hinge"` or `"logistic"` (classification), `"squared"` or `"epsilon"`
 #'   (regression). Default: hinge for classification, squared for regression.
 #' @param penalty `"l1"` (block 1-norm) or `"elasticnet"` (SpicyMKL).
-#' @param lambda elastic-net mixing parameter in \[0, 1\].
+#' @param lambda elastic-net mixing parameter in \[0, 1\] (`penalty = "elasticnet"`): the
+#'   penalty on each kernel's block norm is \eqn{C_1 \|f_m\| + (C_2 / 2) \|f_m\|^2} with
+#'   \eqn{C_1 = c (1 - \lambda)} and \eqn{C_2 = c \lambda} (\eqn{c} the penalty weight that `C`
+#'   converts to), so `lambda = 0` is the block 1-norm (sparse kernel weights) and `lambda = 1`
+#'   the squared l2 norm (no kernel dropped). This is the opposite of glmnet's `alpha`, where 1
+#'   is the lasso and 0 the ridge.
 #' @param p the norm of lp-norm MKL (`method = "lp"`), `p >= 1`.
 #' @param epsilon SpicyMKL (`loss = "epsilon"`): the width of the epsilon-insensitive loss
 #'   (default 0.1); MWUMKL: the approximation parameter in (0, 1) (default 0.2; smaller is more
@@ -164,21 +174,29 @@ mkl <- function(x, ...) {
 
 #' @rdname mkl
 #' @param data a data frame for the formula method.
+#' @param na.action for the formula method: what to do with rows that have missing values in
+#'   the variables of the formula. [stats::na.omit()] (the default, as in `e1071::svm()`) drops
+#'   them, with a message giving their number (the rows dropped are `fit$na.action`);
+#'   [stats::na.fail()] makes them an error.
 #' @export
-mkl.formula <- function(x, data, ...) {
+mkl.formula <- function(x, data, ..., na.action = stats::na.omit) {
   formula <- x
   cl <- match.call()
   cl[[1L]] <- as.name("mkl")      # so that update() calls the generic
   if (missing(data)) stop("the formula interface needs 'data'", call. = FALSE)
-  des <- formula_design(formula, data)
+  des <- formula_design(formula, data, na.action)
   fit <- mkl.default(des$x, des$y, ...)
   tt <- des$terms
+  fml <- stats::formula(tt)       # with '.' expanded: update(fit, . ~ . - v) needs no data
   attr(tt, ".Environment") <- NULL
+  environment(fml) <- NULL
   add_formula <- function(f) {
     f$call <- cl
+    f$formula <- fml
     f$terms <- stats::delete.response(tt)
     f$xlevels <- stats::.getXlevels(tt, des$frame)
     f$contrasts <- attr(des$x, "contrasts")
+    f$na.action <- des$na.action
     f
   }
   if (inherits(fit, "mkl_path")) {
@@ -187,6 +205,35 @@ mkl.formula <- function(x, data, ...) {
     fit
   } else add_formula(fit)
 }
+
+#' @export
+update.mkl <- function(object, formula., ..., evaluate = TRUE) {
+  call <- object$call
+  if (is.null(call)) stop("this fit records no call to update", call. = FALSE)
+  if (!missing(formula.)) {
+    old <- if (inherits(object, "mkl_path")) object$fits[[1L]]$formula else object$formula
+    if (is.null(old))
+      stop(paste0("this fit was made without a formula (mkl(x, y)): update() changes its ",
+                  "arguments, e.g. update(fit, C = 10), or fit mkl(y ~ ., data = ) to update ",
+                  "the formula"), call. = FALSE)
+    new <- stats::update(old, formula.)
+    environment(new) <- parent.frame()
+    call$x <- new
+  }
+  extras <- match.call(expand.dots = FALSE)$...
+  if (length(extras)) {         # as update.default()
+    existing <- !is.na(match(names(extras), names(call)))
+    for (a in names(extras)[existing]) call[[a]] <- extras[[a]]
+    if (any(!existing)) call <- as.call(c(as.list(call), extras[!existing]))
+  }
+  if (evaluate) eval(call, parent.frame()) else call
+}
+
+#' @export
+update.mkl_path <- update.mkl
+
+#' @export
+update.mkl_multi <- update.mkl
 
 #' @rdname mkl
 #' @export
@@ -206,11 +253,11 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
          call. = FALSE)
   if (inherits(kernels, "mkl_kernel"))
     stop(family_not_set("kernels"), call. = FALSE)
-  method <- match.arg(method)
-  penalty <- match.arg(penalty)
+  method <- match_arg(method)
+  penalty <- match_arg(penalty)
   fitfun <- method_fit(method)
   check_method_C(method, C, !missing(C))
-  if (!is.null(task)) task <- match.arg(task, c("classification", "regression"))
+  if (!is.null(task)) task <- match_arg(task, c("classification", "regression"))
   lambda <- check_scalar(lambda, "lambda", 0, 1)
   p <- check_scalar(p, "p", 1)
   epsilon <- check_method_epsilon(method, epsilon)
@@ -230,6 +277,7 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
   if (precomputed) {
     if (!is.null(x)) x <- check_x(x)
     Karr <- as_kernel_array(kernels, NULL, check = ctl$check_kernels, nthreads = ctl$nthreads)
+    kernels_named <- check_kernel_names(dimnames(Karr)[[3]])
     n <- dim(Karr)[1]
     if (NROW(y) != n)
       stop(sprintf("precomputed kernels are %d x %d but there are %d observations in 'y'",
@@ -242,6 +290,7 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
     n <- nrow(x)
   }
   yc <- check_y(y, n, task, multiclass = TRUE)
+  if (is.null(task)) note_numeric_labels(y, yc)
   task <- yc$task
   multi <- isTRUE(yc$multi)
   if (given[["multiclass"]] && !multi)
@@ -305,6 +354,7 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
                p = if (!is.null(e$args$p)) p,
                epsilon = if (reads_epsilon(method, loss)) epsilon,
                kernels = kset, kernel_info = rk, labels = labels,
+               kernels_named = precomputed && kernels_named,
                store = if (precomputed) "dense" else code_name("store", store$kind),
                normalization = list(scale = store$scale, colmeans = store$colmeans,
                                     grandmean = store$grandmean),

@@ -267,7 +267,7 @@ predict.mkl_multi <- function(object, newx, type = c("class", "link", "response"
                               newkernels = NULL, newdata = NULL, ...) {
   check_dots_empty(list(...), "predict()")
   newx <- newx_or_newdata(if (missing(newx)) NULL else newx, newdata)
-  type <- match.arg(type)
+  type <- match_arg(type)
   Fm <- multi_link(object, newx, newkernels)
   switch(type, link = Fm, class = multi_class(object, Fm), response = multi_prob(object, Fm))
 }
@@ -279,7 +279,7 @@ fitted.mkl_multi <- function(object, ...) object$fitted
 #' @export
 coef.mkl_multi <- function(object, type = c("weights", "alpha", "bias"), nonzero = FALSE,
                            ...) {
-  type <- match.arg(type)
+  type <- match_arg(type)
   switch(type,
          weights = if (nonzero) object$weights[rowSums(object$weights > 0) > 0, , drop = FALSE]
                    else object$weights,

@@ -120,7 +120,7 @@ check_spicy_tuning <- function(s) {
   if (!is.null(s[["box_fraction"]]))
     s[["box_fraction"]] <- check_scalar(s[["box_fraction"]], "box_fraction", 0, 1)   # 0: never
   for (nm in c("inner_maxiter", "cg_threshold")) if (!is.null(s[[nm]]))
-    s[[nm]] <- as.integer(min(check_scalar(s[[nm]], nm, 1), .Machine$integer.max))
+    s[[nm]] <- check_count(s[[nm]], nm)
   for (nm in c("model_rounds", "cg_deflate")) if (!is.null(s[[nm]])) {
     v <- s[[nm]]
     if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0 || v > 1000 || v != round(v))

@@ -1,6 +1,8 @@
 # Argument checks shared by the front ends. Each stops with a specific message.
 
-check_x <- function(x, name = "x") {
+# rows_ok: zero rows are allowed (new data); unique_names: refuse duplicated column names
+# (training data: predictions match new data to these columns by name).
+check_x <- function(x, name = "x", rows_ok = FALSE, unique_names = TRUE) {
   if (is.data.frame(x)) {
     bad <- names(x)[!vapply(x, function(v) is.numeric(v) || is.logical(v), logical(1))]
     if (length(bad))
@@ -13,8 +15,9 @@ check_x <- function(x, name = "x") {
   if (!is.matrix(x) || !(is.numeric(x) || is.logical(x)))
     stop(sprintf("'%s' must be a numeric matrix or a data frame of numeric columns", name),
          call. = FALSE)
-  if (nrow(x) == 0L || ncol(x) == 0L) stop(sprintf("'%s' has no rows or no columns", name),
-                                           call. = FALSE)
+  if ((nrow(x) == 0L && !rows_ok) || ncol(x) == 0L)
+    stop(sprintf("'%s' has no rows or no columns", name), call. = FALSE)
+  if (unique_names) check_unique_colnames(colnames(x), name)
   storage.mode(x) <- "double"
   if (anyNA(x)) stop(sprintf("'%s' contains missing values (NA/NaN); remove or impute them",
                              name), call. = FALSE)
@@ -22,21 +25,62 @@ check_x <- function(x, name = "x") {
   x
 }
 
+# New data for a model fitted on columns x_train_cols (the training matrix, its column names,
+# or their indices): matched by name when the training columns have complete names and the new
+# data have names, otherwise by position.
 check_newx <- function(newx, x_train_cols) {
-  newx <- check_x(newx, "newx")
   p <- if (is.matrix(x_train_cols)) ncol(x_train_cols) else length(x_train_cols)
   cn <- if (is.matrix(x_train_cols)) colnames(x_train_cols) else x_train_cols
-  if (!is.null(cn) && !is.null(colnames(newx)) && !is.numeric(cn)) {
+  if (p > 1L && is.null(dim(newx)) && (is.numeric(newx) || is.logical(newx)))
+    stop(sprintf(paste0("'newx' is a vector (length %d), which is read as one column, but the ",
+                        "model was fitted on %d columns. For one observation keep the row a ",
+                        "matrix: x[i, , drop = FALSE] (or rbind(v))"), length(newx), p),
+         call. = FALSE)
+  newx <- check_x(newx, "newx", rows_ok = TRUE, unique_names = FALSE)
+  named <- !is.null(cn) && !is.numeric(cn) && !is.null(colnames(newx))
+  if (named && all(nzchar(cn) & !is.na(cn))) {
     miss <- setdiff(cn, colnames(newx))
     if (length(miss))
       stop(sprintf("'newx' lacks column(s) the model was fitted on: %s",
                    paste(miss, collapse = ", ")), call. = FALSE)
+    dup <- intersect(cn, colnames(newx)[duplicated(colnames(newx))])
+    if (length(dup))
+      stop(sprintf(paste0("'newx' has several columns named %s: new data are matched to the ",
+                          "model's columns by name, so each name must be unique"),
+                   paste(dup, collapse = ", ")), call. = FALSE)
     newx <- newx[, cn, drop = FALSE]
+  } else if (named && ncol(newx) == p) {
+    # some training columns have no name: matched by position, the named ones must agree
+    bad <- which(nzchar(cn) & !is.na(cn) & cn != colnames(newx))
+    if (length(bad))
+      stop(sprintf(paste0("some of the model's columns have no name, so new data are matched ",
+                          "by position, but 'newx' has other names at column(s) %s (%s)"),
+                   paste(bad, collapse = ", "), paste(colnames(newx)[bad], collapse = ", ")),
+           call. = FALSE)
   }
   if (ncol(newx) != p)
     stop(sprintf("'newx' has %d column(s) but the model was fitted on %d", ncol(newx), p),
          call. = FALSE)
   newx
+}
+
+# Duplicated column names are refused: predict() matches columns by name and would read the
+# first of them twice.
+check_unique_colnames <- function(cn, name) {
+  dup <- unique(cn[duplicated(cn) & !is.na(cn) & nzchar(cn)])
+  if (!length(dup)) return(invisible())
+  cols <- vapply(dup, function(d) paste(which(cn == d), collapse = ", "), "")
+  stop(sprintf(paste0("'%s' has duplicated column names: %s. New data are matched to the ",
+                      "columns by name, so each name must be unique: rename them (e.g. ",
+                      "make.unique(colnames(%s))) or remove the names to match by position"),
+               name, paste0(dup, " (columns ", cols, ")", collapse = ", "), name),
+       call. = FALSE)
+}
+
+# Columns named for messages: the name, or "column j" when it has none.
+column_labels <- function(cn, idx) {
+  nm <- if (is.null(cn)) rep("", length(idx)) else cn[idx]
+  ifelse(is.na(nm) | !nzchar(nm), paste0("column ", idx), nm)
 }
 
 check_threads <- function(nthreads) {
@@ -64,6 +108,35 @@ check_scalar <- function(v, name, lower = -Inf, upper = Inf, lower_open = FALSE)
                  format(lower), if (is.finite(upper)) paste(" and <=", format(upper)) else ""),
          call. = FALSE)
   as.double(v)
+}
+
+# One whole number >= lower (and <= upper), as an integer (capped at the largest integer).
+check_count <- function(v, name, lower = 1, upper = Inf) {
+  v <- check_scalar(v, name, lower, upper)
+  if (v != round(v))
+    stop(sprintf("'%s' must be a whole number; got %s", name, format(v)), call. = FALSE)
+  as.integer(min(v, .Machine$integer.max))
+}
+
+# match.arg() whose error names the argument and the value given. As match.arg(), without
+# 'choices' it reads them from the default of the calling function's argument 'name'.
+match_arg <- function(arg, choices, several.ok = FALSE, name = deparse(substitute(arg))) {
+  if (missing(choices)) {
+    sysp <- sys.parent()
+    choices <- eval(formals(sys.function(sysp))[[name]], envir = sys.frame(sysp))
+  }
+  if (is.null(arg)) return(choices[1L])
+  if (!several.ok && identical(arg, choices)) return(arg[1L])
+  ok <- is.character(arg) && length(arg) >= 1L && !anyNA(arg) &&
+    (several.ok || length(arg) == 1L)
+  i <- if (ok) pmatch(arg, choices, nomatch = 0L, duplicates.ok = TRUE) else 0L
+  if (!ok || any(i == 0L))
+    stop(sprintf("'%s' should be one of %s%s; got %s", name,
+                 paste0("\"", choices, "\"", collapse = ", "),
+                 if (!several.ok && length(arg) > 1L) " (one value: length 1)" else "",
+                 paste(deparse(arg, width.cutoff = 60L, nlines = 1L), collapse = "")),
+         call. = FALSE)
+  choices[i]
 }
 
 # Code the response. Returns list(y (double), task, classes); with multiclass = TRUE, a factor
@@ -135,15 +208,23 @@ standardize_x <- function(x, how = "zscore") {
   }
   over <- !is.finite(center) | !is.finite(scale)
   if (any(over)) {
-    nm <- if (is.null(colnames(x))) paste0("column ", which(over)) else colnames(x)[over]
+    nm <- column_labels(colnames(x), which(over))
     stop(sprintf(paste0("standardising overflows (the mean or standard deviation is not a ",
                         "finite double) in column(s): %s. Rescale them (e.g. divide by a ",
                         "power of 10) before fitting"), paste(nm, collapse = ", ")),
          call. = FALSE)
   }
-  const <- scale <= 1e-12 * pmax(1, abs(center))
+  # constant: a spread below 1e-12 of the column's largest magnitude (relative, so that tiny
+  # values are not constant); the squares of tiny values underflow, so such a column's standard
+  # deviation is recomputed on the column scaled to magnitude 1
+  mag <- apply(abs(x), 2L, max)
+  small <- scale <= 1e-12 * mag & mag > 0
+  if (how == "zscore" && nrow(x) > 1L && any(small))
+    scale[small] <- mag[small] * apply(sweep(x[, small, drop = FALSE], 2L, mag[small], "/"), 2L,
+                                       stats::sd)
+  const <- scale <= 1e-12 * mag
   if (any(const)) {
-    nm <- if (is.null(colnames(x))) paste0("column ", which(const)) else colnames(x)[const]
+    nm <- column_labels(colnames(x), which(const))
     stop(sprintf(paste0("cannot standardise constant column(s): %s. Remove them, or set ",
                         "standardize = FALSE"), paste(nm, collapse = ", ")), call. = FALSE)
   }
@@ -259,15 +340,75 @@ newx_or_newdata <- function(newx, newdata) {
 }
 
 # The design of a formula on a data frame: x (the model matrix without the intercept column,
-# with its "contrasts" attribute), y (the response), the terms and the model frame.
-formula_design <- function(formula, data) {
-  mf <- stats::model.frame(formula, data = data, na.action = stats::na.fail)
+# with its "contrasts" attribute), y (the response), the terms, the model frame and the rows
+# na.action dropped (a message says how many).
+formula_design <- function(formula, data, na.action = stats::na.omit) {
+  mf <- stats::model.frame(formula, data = data, na.action = stats::na.pass)
   tt <- attr(mf, "terms")
+  incomplete <- !stats::complete.cases(mf)
+  if (any(incomplete)) {
+    vars <- names(mf)[vapply(mf, anyNA, logical(1))]
+    mf <- tryCatch(match.fun(na.action)(mf), error = function(e)
+      stop(sprintf(paste0("%d of %d rows have missing values (in %s) and na.action refuses ",
+                          "them; na.action = na.omit drops them"), sum(incomplete),
+                   length(incomplete), paste(vars, collapse = ", ")), call. = FALSE))
+    dropped <- length(incomplete) - nrow(mf)
+    if (dropped > 0L)
+      message(sprintf(paste0("%d of %d rows have missing values (in %s) and were dropped ",
+                             "(na.action = na.omit; na.action = na.fail makes them an error)"),
+                      dropped, length(incomplete), paste(vars, collapse = ", ")))
+    attr(mf, "terms") <- tt
+  }
   y <- stats::model.response(mf)
   if (is.null(y)) stop("the formula has no response", call. = FALSE)
   attr(tt, "intercept") <- 1L
   X <- stats::model.matrix(tt, mf)
   x <- X[, colnames(X) != "(Intercept)", drop = FALSE]
   attr(x, "contrasts") <- attr(X, "contrasts")
-  list(x = x, y = y, terms = tt, frame = mf)
+  list(x = x, y = y, terms = tt, frame = mf, na.action = attr(mf, "na.action"))
+}
+
+# A numeric response of a few whole values (not {0, 1} or {-1, 1}) is fitted as a regression;
+# say so, once per fit (cv.mkl's fold fits muffle it by its class).
+note_numeric_labels <- function(y, yc) {
+  if (yc$task != "regression" || !is.numeric(y)) return(invisible())
+  u <- sort(unique(as.vector(y)))
+  if (length(u) > 10L || length(u) > length(y) / 2 || any(u != round(u))) return(invisible())
+  msg <- sprintf(paste0("'y' is numeric with %d distinct whole values (%s): fitting a ",
+                        "regression. For classification give 'y' as a factor (factor(y)); ",
+                        "task = \"regression\" fits the regression without this message\n"),
+                 length(u), paste(format(u), collapse = ", "))
+  message(structure(class = c("mklearn_task_message", "message", "condition"),
+                    list(message = msg, call = NULL)))
+}
+
+# The names of precomputed training kernels: TRUE when every kernel has one (test kernels are
+# then matched by name); duplicated names are refused.
+check_kernel_names <- function(labels) {
+  if (is.null(labels)) return(FALSE)
+  dup <- unique(labels[duplicated(labels) & !is.na(labels) & nzchar(labels)])
+  if (length(dup))
+    stop(sprintf(paste0("the precomputed kernels have duplicated names: %s. Test kernels are ",
+                        "matched to them by name, so each name must be unique"),
+                 paste(dup, collapse = ", ")), call. = FALSE)
+  all(!is.na(labels) & nzchar(labels))
+}
+
+# Test-by-train kernels in the order of the training kernels: matched by name when both have
+# names (named: the training kernels had names); a missing, extra or duplicated name is refused.
+match_newkernels <- function(Kt, labels, named) {
+  tn <- dimnames(Kt)[[3]]
+  if (!isTRUE(named) || is.null(tn)) return(Kt)
+  dup <- unique(tn[duplicated(tn)])
+  miss <- setdiff(labels, tn)
+  extra <- setdiff(tn, labels)
+  if (length(dup) || length(miss) || length(extra)) {
+    what <- c(if (length(miss)) paste("missing:", paste(miss, collapse = ", ")),
+              if (length(extra)) paste("not in the fit:", paste(extra, collapse = ", ")),
+              if (length(dup)) paste("duplicated:", paste(dup, collapse = ", ")))
+    stop(sprintf(paste0("the kernels of 'newkernels' are matched to the training kernels by ",
+                        "name, and their names differ (%s)"), paste(what, collapse = "; ")),
+         call. = FALSE)
+  }
+  if (identical(tn, labels)) Kt else Kt[, , labels, drop = FALSE]
 }

@@ -234,3 +234,16 @@ test_that("check_kernels is validated and refused where nothing reads it", {
                    control = mkl_control(check_kernels = "full")),
                "'check_kernels' is for precomputed kernels")
 })
+
+test_that("counts must be whole numbers, and match.arg errors name the setting", {
+  expect_error(mkl_control(maxiter = 1.5), "'maxiter' must be a whole number; got 1.5")
+  expect_error(mkl_control(svm_maxiter = 100.5), "'svm_maxiter' must be a whole number")
+  expect_error(mkl_control(warmup = 2.5), "'warmup' must be a whole number")
+  expect_error(mkl_control(tuning = spicy_tuning(inner_maxiter = 2.5)),
+               "'inner_maxiter' must be a whole number")
+  expect_identical(mkl_control(maxiter = 3)$maxiter, 3L)
+  expect_error(mkl_control(store = "ssd"), "'store' should be one of.*got \"ssd\"")
+  expect_error(mkl_control(line_search = "golden"), "'line_search' should be one of")
+  expect_error(mkl_control(bias = "none"), "'bias' should be one of")
+  expect_error(mkl_control(start = "bad"), "'start' should be one of")
+})

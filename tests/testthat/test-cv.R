@@ -243,3 +243,36 @@ test_that("AUC: per fold, the Mann-Whitney statistic of the held-out decision va
   expect_error(cv.mkl(d$x, d$y, kernels = ks, C = Cs, foldid = foldid, type.measure = "mse"),
                "'class' or 'deviance' or 'auc'")
 })
+
+test_that("cv.mkl names classes by the user's labels in its messages", {
+  d <- two_class(40, 3, seed = 50)
+  y <- factor(ifelse(d$y > 0, "pos", "neg"))
+  foldid <- ifelse(y == "neg", 1L, 2L)
+  expect_error(cv.mkl(d$x, y, kernels = kernel_set(rbf_kernel(1)), C = c(1, 0.1),
+                      foldid = foldid), "no observation of class\\(es\\) neg")
+  foldid <- rep(1:3, length.out = 40)
+  foldid[y == "pos" & foldid == 2L] <- 1L
+  expect_error(cv.mkl(d$x, y, kernels = kernel_set(rbf_kernel(1)), C = c(1, 0.1),
+                      foldid = foldid, type.measure = "auc"), "fold 2 has only 'neg'")
+})
+
+test_that("cv.mkl breaks ties towards the most regularised (smallest) C", {
+  set.seed(51)
+  x <- matrix(rnorm(120), 40)
+  y <- ifelse(x[, 1] > 0, 1, -1)
+  x[, 1] <- x[, 1] + 3 * y          # separable: every C gives no held-out error
+  cv <- suppressMessages(cv.mkl(x, y, kernels = kernel_set(linear_kernel()),
+                                C = c(100, 10, 1), nfolds = 2))
+  expect_identical(cv$cvm, c(0, 0, 0))
+  expect_identical(cv$C.min, 1)
+  expect_identical(cv$C.1se, 1)
+})
+
+test_that("cv.mkl refuses a fractional nfolds and names 's'", {
+  d <- two_class(30, 3, seed = 52)
+  ks <- kernel_set(rbf_kernel(1))
+  expect_error(cv.mkl(d$x, d$y, kernels = ks, C = c(1, 0.1), nfolds = 2.5),
+               "'nfolds' must be a whole number; got 2.5")
+  cv <- suppressMessages(cv.mkl(d$x, d$y, kernels = ks, C = c(1, 0.1), nfolds = 2))
+  expect_error(predict(cv, d$x, s = "C.best"), "'s' should be one of.*C.min")
+})

@@ -177,3 +177,28 @@ test_that("a large feature group (BLAS products) gives the feature-by-feature va
   # one thread and two give the same array
   expect_identical(gram(ks, x, nthreads = 1L), K)
 })
+
+test_that("widths whose kernel scale overflows are refused by name at construction", {
+  expect_error(rbf_kernel(1e-200), "rbf_kernel\\(\\): 'sigma' = 1e-200 is too small.*identity")
+  expect_error(rbf_kernel(c(1, 1e-160)), "'sigma' = 1e-160")
+  expect_error(laplace_kernel(1e-310), "laplace_kernel\\(\\): 'sigma' = 1e-310 is too small")
+  # the smallest widths whose scale is finite still give a finite (identity) kernel
+  x <- matrix(c(0, 1, 3, 0, 2, 1), 3)
+  for (ks in list(kernel_set(rbf_kernel(1e-154), normalize = "none", jitter = 0),
+                  kernel_set(laplace_kernel(1e-307), normalize = "none", jitter = 0)))
+    expect_equal(gram(ks, x)[, , 1], diag(3), ignore_attr = TRUE)
+})
+
+test_that("random_kernels() drawn for another number of columns is refused", {
+  set.seed(8)
+  x <- matrix(rnorm(80), 20)
+  ks <- random_kernels(5, p = 2)
+  expect_error(gram(ks, x), "drawn for p = 2 columns but the data have 4.*only the first 2")
+  expect_error(mkl(x, rep(c(-1, 1), 10), kernels = ks), "random_kernels\\(M, p = 4\\)")
+  expect_identical(dim(gram(ks, x[, 1:2])), c(20L, 20L, 5L))
+})
+
+test_that("match.arg errors of the kernel constructors name the argument", {
+  expect_error(kernel_set(rbf_kernel(1), normalize = "max"), "'normalize' should be one of")
+  expect_error(random_kernels(3, 2, design = "x"), "'design' should be one of.*got \"x\"")
+})

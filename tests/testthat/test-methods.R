@@ -104,3 +104,68 @@ test_that("summary() of a path: one row per C, with a print method", {
                                      control = mkl_control(svm_maxiter = 3))))
   expect_output(print(sn), "2 of 2 fits did NOT converge")
 })
+
+test_that("newkernels are matched to the training kernels by name; a mismatch is refused", {
+  d <- two_class(60, 3, seed = 46)
+  K <- gram(kernel_set(rbf_kernel(c(0.3, 1)), poly_kernel(2)), d$x)
+  dimnames(K)[[3]] <- c("k1", "k2", "k3")
+  fit <- suppressWarnings(mkl(y = d$y, kernels = K, method = "spicy", C = 10))
+  expect_gt(diff(range(fit$weights)), 0.01)     # unequal weights: the order matters
+  ref <- predict(fit, newkernels = K, type = "link")
+  expect_equal(predict(fit, newkernels = K[, , 3:1], type = "link"), ref)
+  Kl <- lapply(c(k3 = 3, k1 = 1, k2 = 2), function(m) K[, , m])
+  expect_equal(predict(fit, newkernels = Kl, type = "link"), ref)
+  Kb <- K
+  dimnames(Kb)[[3]] <- c("k1", "k2", "k4")
+  expect_error(predict(fit, newkernels = Kb), "missing: k3; not in the fit: k4")
+  dimnames(Kb)[[3]] <- c("k1", "k2", "k2")
+  expect_error(predict(fit, newkernels = Kb), "missing: k3; duplicated: k2")
+  expect_error(predict(fit, newkernels = K[, , 1:2]), "missing: k3")
+  # unnamed test kernels are taken in order
+  expect_equal(predict(fit, newkernels = unname(K), type = "link"), ref, ignore_attr = TRUE)
+  Kd <- K
+  dimnames(Kd)[[3]] <- c("k1", "k1", "k3")
+  expect_error(mkl(y = d$y, kernels = Kd), "duplicated names: k1")
+})
+
+test_that("predict() on zero rows gives a zero-length answer; a vector row gets a hint", {
+  d <- two_class(50, 3, seed = 47)
+  fit <- mkl(d$x, factor(d$y, labels = c("neg", "pos")),
+             kernels = kernel_set(rbf_kernel(c(0.5, 2))))
+  cl <- predict(fit, d$x[0, , drop = FALSE])
+  expect_s3_class(cl, "factor")
+  expect_length(cl, 0L)
+  expect_identical(levels(cl), c("neg", "pos"))
+  expect_identical(predict(fit, d$x[0, , drop = FALSE], type = "link"), numeric(0))
+  expect_length(predict(fit, as.data.frame(d$x)[0, ], type = "response"), 0L)
+  expect_error(predict(fit, unname(d$x[0, 1:2, drop = FALSE])), "has 2 column")
+  K <- gram(kernel_set(rbf_kernel(1)), d$x)
+  fk <- mkl(y = d$y, kernels = K)
+  expect_length(predict(fk, newkernels = K[0, , , drop = FALSE]), 0L)
+  expect_error(predict(fit, d$x[1, ]), "vector \\(length 3\\).*x\\[i, , drop = FALSE\\]")
+  expect_identical(length(predict(fit, d$x[1, , drop = FALSE])), 1L)
+})
+
+test_that("new data with a duplicated column name of the model are refused", {
+  d <- two_class(40, 3, seed = 48)
+  fit <- mkl(d$x, d$y, kernels = kernel_set(rbf_kernel(1)))
+  z <- cbind(d$x, v1 = 0)
+  expect_error(predict(fit, z), "several columns named v1")
+  # some training columns without a name: matched by position, the named ones must agree
+  x <- d$x
+  colnames(x) <- c("a", "", "c")
+  f2 <- mkl(x, d$y, kernels = kernel_set(rbf_kernel(1)))
+  z <- x
+  colnames(z) <- c("c", "", "a")
+  expect_error(predict(f2, z), "matched by position.*column\\(s\\) 1, 3 \\(c, a\\)")
+  expect_equal(predict(f2, unname(x), type = "link"), fitted(f2), tolerance = 1e-6,
+               ignore_attr = TRUE)
+})
+
+test_that("match.arg errors of the methods name the argument", {
+  d <- two_class(40, 3, seed = 49)
+  fit <- mkl(d$x, d$y, kernels = kernel_set(rbf_kernel(1)))
+  expect_error(predict(fit, d$x, type = "prob"), "'type' should be one of.*got \"prob\"")
+  expect_error(coef(fit, type = "beta"), "'type' should be one of")
+  expect_error(plot(fit, type = "pie"), "'type' should be one of")
+})

@@ -256,3 +256,75 @@ test_that("Platt scaling reaches the minimum of its likelihood (zero gradient, n
   expect_lte(nll(c(ab[["A"]], ab[["B"]])), optim(c(1, 0), nll, method = "BFGS")$value + 1e-10)
   expect_identical(mklearn:::platt_fit(f, y, "logistic"), c(A = 1, B = 0))
 })
+
+test_that("duplicated column names are refused at fit time, by name", {
+  d <- two_class(40, 4, seed = 41)
+  x <- d$x
+  colnames(x) <- c("a", "a", "b", "c")
+  expect_error(mkl(x, d$y, kernels = ks_small), "duplicated column names: a \\(columns 1, 2\\)")
+  expect_error(mkl(as.data.frame(x), d$y, kernels = ks_small), "duplicated column names: a")
+  expect_error(gram(ks_small, x), "duplicated column names: a")
+  # unnamed columns, or some empty names, are fine (matched by position)
+  colnames(x) <- c("a", "", "b", "")
+  fit <- mkl(x, d$y, kernels = ks_small)
+  expect_equal(predict(fit, x, type = "link"), fitted(fit), tolerance = 1e-6,
+               ignore_attr = TRUE)
+})
+
+test_that("the formula interface drops rows with missing values (na.action), saying how many", {
+  d <- two_class(60, 3, seed = 42)
+  df <- data.frame(d$x, cls = factor(d$y))
+  df$v1[c(3, 7)] <- NA
+  df$v3[10] <- NA
+  expect_message(fit <- mkl(cls ~ ., data = df, kernels = ks_small),
+                 "3 of 60 rows have missing values \\(in v1, v3\\) and were dropped")
+  expect_identical(fit$nobs, 57L)
+  expect_identical(as.integer(fit$na.action), c(3L, 7L, 10L))
+  expect_error(mkl(cls ~ ., data = df, kernels = ks_small, na.action = na.fail),
+               "3 of 60 rows have missing values \\(in v1, v3\\) and na.action refuses them")
+  ref <- mkl(cls ~ ., data = df[-c(3, 7, 10), ], kernels = ks_small)
+  expect_equal(fitted(fit), fitted(ref))
+  expect_message(cv <- cv.mkl(cls ~ ., data = df, kernels = ks_small, C = c(1, 0.1),
+                              nfolds = 2), "3 of 60 rows", all = FALSE)
+  expect_identical(cv$fit$fits[[1L]]$nobs, 57L)
+})
+
+test_that("update() changes the formula of a formula fit; a default fit says it has none", {
+  d <- two_class(50, 3, seed = 43)
+  df <- data.frame(d$x, cls = factor(d$y))
+  fit <- mkl(cls ~ ., data = df, kernels = ks_small)
+  up <- update(fit, . ~ . - v1)
+  expect_identical(up$xnames, c("v2", "v3"))
+  expect_equal(fitted(up), fitted(mkl(cls ~ v2 + v3, data = df, kernels = ks_small)))
+  path <- mkl(cls ~ ., data = df, kernels = ks_small, C = c(10, 1))
+  expect_identical(update(path, . ~ . - v3)$fits[[1L]]$xnames, c("v1", "v2"))
+  f0 <- mkl(d$x, d$y, kernels = ks_small)
+  expect_identical(update(f0, C = 10)$C, 10)
+  expect_error(update(f0, . ~ . - v1), "made without a formula.*update\\(fit, C = 10\\)")
+})
+
+test_that("a numeric response of a few whole values is fitted as a regression, with a message", {
+  d <- two_class(60, 3, seed = 44)
+  set.seed(44)
+  y <- sample(1:3, 60, replace = TRUE)
+  expect_message(fit <- mkl(d$x, y, kernels = ks_small), "3 distinct whole values.*factor")
+  expect_identical(fit$task, "regression")
+  expect_silent(mkl(d$x, y, kernels = ks_small, task = "regression"))
+  expect_silent(mkl(d$x, d$x[, 1], kernels = ks_small))        # a continuous response
+  expect_silent(mkl(d$x, d$y, kernels = ks_small))             # -1/+1: classification
+  # once per cross-validation, not once per fold
+  msgs <- character()
+  withCallingHandlers(cv.mkl(d$x, y, kernels = ks_small, C = c(1, 0.1), nfolds = 3),
+                      message = function(m) {
+                        msgs <<- c(msgs, conditionMessage(m))
+                        invokeRestart("muffleMessage")
+                      })
+  expect_identical(sum(grepl("distinct whole values", msgs)), 1L)
+})
+
+test_that("match.arg errors of mkl() name the argument and the value given", {
+  d <- two_class(30, 3, seed = 45)
+  expect_error(mkl(d$x, d$y, method = "svm"), "'method' should be one of.*uniform.*got \"svm\"")
+  expect_error(mkl(d$x, d$y, penalty = "l3"), "'penalty' should be one of.*got \"l3\"")
+  expect_error(mkl(d$x, d$y, task = "clustering"), "'task' should be one of")
+})

@@ -139,3 +139,18 @@ test_that("the fast check gives the same answer on one thread and two, at any si
   expect_identical(.Call(mklearn:::C_check_kernels, K[1:5, , , drop = FALSE], 0L, 1L)$nonfinite,
                    rep(FALSE, 3))
 })
+
+test_that("constant columns are judged relative to the column's magnitude, named or numbered", {
+  x <- as.matrix(iris[1:100, 1:4])
+  s <- mklearn:::standardize_x(x * 1e-13)
+  expect_equal(s$x, mklearn:::standardize_x(x)$x, tolerance = 1e-10)
+  s <- mklearn:::standardize_x(x * 1e-300)          # squares underflow
+  expect_equal(s$x, mklearn:::standardize_x(x)$x, tolerance = 1e-10)
+  xc <- cbind(x, 5 + 1e-15 * (1:100))
+  expect_error(mklearn:::standardize_x(xc), "constant column\\(s\\): column 5")
+  colnames(xc)[2] <- ""
+  xc[, 2] <- 0
+  expect_error(mklearn:::standardize_x(xc),
+               "constant column\\(s\\): column 2, column 5\\. Remove them")
+  expect_error(mklearn:::standardize_x(xc, "range"), "constant column\\(s\\): column 2")
+})
