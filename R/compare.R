@@ -132,7 +132,7 @@ mkl_compare <- function(x, y, kernels,
   designs <- if (is.null(n_train)) {
     list(list(size = length(pool), split = 1L, train = pool))
   } else {
-    splits <- as.integer(check_scalar(splits, "splits", 1))
+    splits <- check_count(splits, "splits")
     out <- list()
     for (s in sort(unique(as.integer(n_train)))) for (k in seq_len(splits))
       out[[length(out) + 1L]] <- list(size = s, split = k,

@@ -479,6 +479,9 @@ gram <- function(kernels, x, y = NULL, which = NULL, nthreads = 0L) {
     return(K)
   }
   y <- check_newx(y, x)
+  if (nrow(y) == 0L)
+    return(array(0, c(0L, nrow(x), length(which)),
+                 dimnames = list(NULL, rownames(x), rk$labels[which])))
   st <- tr[c("scale", "colmeans", "grandmean")]
   rm(tr)
   idx <- seq_along(which)

@@ -201,7 +201,8 @@ formula_newx <- function(object, newx) {
     if (length(miss))
       stop(sprintf("the new data lack variable(s) of the model formula: %s",
                    paste(miss, collapse = ", ")), call. = FALSE)
-    mf <- stats::model.frame(object$terms, newx, xlev = object$xlevels, na.action = stats::na.fail)
+    # missing values pass, so that check_newx() names them as for a matrix
+    mf <- stats::model.frame(object$terms, newx, xlev = object$xlevels, na.action = stats::na.pass)
     X <- stats::model.matrix(object$terms, mf, contrasts.arg = object$contrasts)
     newx <- X[, colnames(X) != "(Intercept)", drop = FALSE]
   }

@@ -206,12 +206,27 @@ mkl.formula <- function(x, data, ..., na.action = stats::na.omit) {
   } else add_formula(fit)
 }
 
+# The model formula of a formula fit ('.' expanded; kept without its environment, it gets the
+# caller's), NULL for other fits.
+#' @export
+formula.mkl <- function(x, ...) {
+  f <- if (inherits(x, "mkl_path")) x$fits[[1L]]$formula else x$formula
+  if (!is.null(f)) environment(f) <- parent.frame()
+  f
+}
+
+#' @export
+formula.mkl_path <- formula.mkl
+
+#' @export
+formula.mkl_multi <- formula.mkl
+
 #' @export
 update.mkl <- function(object, formula., ..., evaluate = TRUE) {
   call <- object$call
   if (is.null(call)) stop("this fit records no call to update", call. = FALSE)
   if (!missing(formula.)) {
-    old <- if (inherits(object, "mkl_path")) object$fits[[1L]]$formula else object$formula
+    old <- formula.mkl(object)
     if (is.null(old))
       stop(paste0("this fit was made without a formula (mkl(x, y)): update() changes its ",
                   "arguments, e.g. update(fit, C = 10), or fit mkl(y ~ ., data = ) to update ",

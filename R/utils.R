@@ -217,7 +217,7 @@ standardize_x <- function(x, how = "zscore") {
   # constant: a spread below 1e-12 of the column's largest magnitude (relative, so that tiny
   # values are not constant); the squares of tiny values underflow, so such a column's standard
   # deviation is recomputed on the column scaled to magnitude 1
-  mag <- apply(abs(x), 2L, max)
+  mag <- vapply(seq_len(ncol(x)), function(j) max(abs(x[, j])), 1)
   small <- scale <= 1e-12 * mag & mag > 0
   if (how == "zscore" && nrow(x) > 1L && any(small))
     scale[small] <- mag[small] * apply(sweep(x[, small, drop = FALSE], 2L, mag[small], "/"), 2L,

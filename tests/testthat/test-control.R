@@ -242,6 +242,7 @@ test_that("counts must be whole numbers, and match.arg errors name the setting",
   expect_error(mkl_control(tuning = spicy_tuning(inner_maxiter = 2.5)),
                "'inner_maxiter' must be a whole number")
   expect_identical(mkl_control(maxiter = 3)$maxiter, 3L)
+  expect_error(svm_smo(diag(2), c(-1, 1), maxiter = 1.5), "'maxiter' must be a whole number")
   expect_error(mkl_control(store = "ssd"), "'store' should be one of.*got \"ssd\"")
   expect_error(mkl_control(line_search = "golden"), "'line_search' should be one of")
   expect_error(mkl_control(bias = "none"), "'bias' should be one of")

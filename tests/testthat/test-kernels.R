@@ -182,6 +182,8 @@ test_that("widths whose kernel scale overflows are refused by name at constructi
   expect_error(rbf_kernel(1e-200), "rbf_kernel\\(\\): 'sigma' = 1e-200 is too small.*identity")
   expect_error(rbf_kernel(c(1, 1e-160)), "'sigma' = 1e-160")
   expect_error(laplace_kernel(1e-310), "laplace_kernel\\(\\): 'sigma' = 1e-310 is too small")
+  expect_error(mkl(matrix(rnorm(20), 10), rep(c(-1, 1), 5),
+                   kernels = kernel_set(rbf_kernel(c(1, 1e-200)))), "'sigma' = 1e-200")
   # the smallest widths whose scale is finite still give a finite (identity) kernel
   x <- matrix(c(0, 1, 3, 0, 2, 1), 3)
   for (ks in list(kernel_set(rbf_kernel(1e-154), normalize = "none", jitter = 0),
