@@ -278,3 +278,20 @@ test_that("all-zero kernels are refused at once by the SVM family", {
   expect_error(mklearn:::check_box_C(Inf, mklearn:::as_store(array(diag(3), c(3, 3, 1))),
                                      "simple"), "method 'simple' needs a finite C")
 })
+
+test_that("SimpleMKL's default maxiter reaches the default tolerance on the papers' kernel set", {
+  # 120 Ionosphere points, Gaussian widths 0.5-10 and polynomial degrees 1-2 on all features
+  # and each (238 kernels), C n = 2000: SimpleMKL needs about 250 iterations to reach gap 0.01
+  # (inst/benchmarks/bench-maxiter.R measures the papers' sets)
+  skip_if_not_installed("mlbench")
+  d <- ionosphere_xy()
+  set.seed(4)
+  i <- sample(nrow(d$x), 120)
+  ks <- kernel_set(rbf_kernel(sigma = c(0.5, 1, 2, 5, 10)), poly_kernel(degree = 1:2),
+                   features = c("all", "each"), normalize = "center_trace")
+  expect_no_warning(f <- mkl(d$x[i, ], d$y[i], kernels = ks, method = "simple", C = 2000 / 120,
+                             control = mkl_control(nthreads = 1)))
+  expect_true(f$converged)
+  expect_gt(f$iterations, 200L)
+  expect_lte(f$info$gap, 0.01)
+})
