@@ -106,6 +106,10 @@ fit_mwu <- function(store, y, task, C, control, init) {
     info$mwu_alpha <- a
     info$mwu_b <- r$b
     conv <- isTRUE(s$converged)
+    if (!conv)
+      info$nonconvergence <- sprintf(paste0("the SVM refit stopped at its iteration cap; raise ",
+                                            "mkl_control(svm_maxiter = ) (now %d)"),
+                                     as.integer(control$svm_maxiter))
   } else {
     coef_y <- a * y * ssum
     fitted <- y * r$h / r$scale - (if (is.finite(C)) y * a / C else 0) + b
@@ -113,11 +117,11 @@ fit_mwu <- function(store, y, task, C, control, init) {
   }
   info$status <- code_name("mwu_status", r$status)
   if (!is.finite(C)) {
-    why <- mwu_no_margin(max(r$s), n, sum(y * fitted <= 0))
+    why <- mwu_no_margin(max(r$s), n, sum(y * fitted <= 0), eps)
     if (!is.null(why)) {
       conv <- FALSE
-      info$status <- info$stop_reason <- "infeasible"
-      info$nonconvergence <- why
+      info$status <- why$status
+      info$nonconvergence <- why$message
     }
   }
   if (M * as.double(n) > 5e7) gc(verbose = FALSE)   # release the solver's O(M n) state first
@@ -142,19 +146,23 @@ mwu_infeasible <- function(eps, it, T, C, n) {
 }
 
 # The hard margin (C = Inf) asks for a kernel combination that separates the training classes.
-# MWUMKL's final alpha (sum 1, y'alpha = 0) certifies how far that is possible: any classifier
-# with y_j f(x_j) >= 1 has margin at most sqrt(max_m alpha' G_m alpha) (Cauchy-Schwarz on
-# sum_j alpha_j y_j f(x_j) >= 1), i.e. at most sqrt(n * objective) of the points' root mean
-# square norm on the unit-trace kernels. The problem is reported infeasible when that bound is at
-# the level of the diagonal jitter (n * objective <= 1e-6) or when the classifier found does not
-# separate the training data (nerr points with y f <= 0). Returns NULL or the explanation.
-mwu_no_margin <- function(objective, n, nerr) {
-  rel <- sqrt(max(0, n * objective))
-  if (!(n * objective <= 1e-6 || nerr > 0L)) return(NULL)
-  sprintf(paste0("the hard margin (C = Inf) is infeasible: MWUMKL's certificate bounds the ",
-                 "margin of every kernel combination by %s of the points' norm%s. Use a finite C ",
-                 "(the 2-norm soft margin)"),
-          format(signif(rel, 2)),
-          if (nerr > 0L) sprintf(", and the classifier found misclassifies %d of %d training %s",
-                                 as.integer(nerr), as.integer(n), "points") else "")
+# MWUMKL's final alpha (sum 1, y'alpha = 0) bounds how far that is possible: any classifier with
+# y_j f(x_j) >= 1 has margin at most sqrt(max_m alpha' G_m alpha), i.e. sqrt(n * objective) of
+# the points' root mean square norm on unit-trace kernels. "infeasible": that bound is at the
+# level of the diagonal jitter (n * objective <= 1e-6); "not_separated": the classifier found
+# misclassifies nerr > 0 training points. Returns NULL or list(status, message);
+# inst/notes/NOTES-mwu.md has the measurements.
+mwu_no_margin <- function(objective, n, nerr, eps) {
+  rel <- format(signif(sqrt(max(0, n * objective)), 2))
+  if (n * objective <= 1e-6)
+    return(list(status = "infeasible", message = sprintf(paste0(
+      "the hard margin (C = Inf) is infeasible: MWUMKL's certificate bounds the margin of every ",
+      "kernel combination by %s of the points' norm. Use a finite C (the 2-norm soft margin)"),
+      rel)))
+  if (nerr == 0L) return(NULL)
+  list(status = "not_separated", message = sprintf(paste0(
+    "the hard-margin classifier found misclassifies %d of %d training points: the classes ",
+    "overlap or their margin is too narrow for epsilon = %s (MWUMKL's certificate bounds it by ",
+    "%s of the points' norm). Use a finite C (the 2-norm soft margin) or a smaller epsilon"),
+    as.integer(nerr), as.integer(n), format(eps), rel))
 }

@@ -325,8 +325,20 @@ test_that("the hard margin on classes that coincide is reported infeasible, with
   expect_no_warning(fs <- mkl(x, ys, method = "mwu", C = Inf, control = ctl))
   expect_true(fs$converged)
   expect_identical(fs$info$status, "done")
-  expect_null(mklearn:::mwu_no_margin(1e-3, 50, 0L))
-  expect_match(mklearn:::mwu_no_margin(1e-3, 50, 3L), "misclassifies 3 of 50 training points")
+  expect_null(mklearn:::mwu_no_margin(1e-3, 50, 0L, 0.2))
+  # overlapping classes: the certificate falls slowly, the classifier does not separate them
+  set.seed(2)
+  x1 <- matrix(rnorm(100), 100, 1)
+  y1 <- factor(ifelse(x1[, 1] + rnorm(100) > 0, "a", "b"))
+  expect_warning(f2 <- mkl(x1, y1, kernel_set(poly_kernel(1)), method = "mwu", C = Inf,
+                           control = ctl),
+                 "misclassifies [0-9]+ of 100 training points.*epsilon = 0.2.*smaller epsilon")
+  expect_false(f2$converged)
+  expect_identical(f2$info$status, "not_separated")
+  # the two-stage refit at its SMO cap names svm_maxiter
+  expect_warning(mkl(x, ys, method = "mwu", C = 1,
+                     control = mkl_control(refit = TRUE, svm_maxiter = 2, nthreads = 1)),
+                 "refit stopped at its iteration cap.*svm_maxiter = \\) \\(now 2\\)")
 })
 
 test_that("a large iteration count is announced up front; a zero kernel is refused at once", {
