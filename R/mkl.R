@@ -489,6 +489,9 @@ at_C <- function(method, C) if (takes_C(method)) sprintf(" at C = %s", format(C)
 # What to change when a fit did not converge, naming only settings the method reads.
 nonconvergence_advice <- function(method, res, ctl) {
   info <- res$info
+  # a method without maxiter (mwu) knows the reason itself
+  if (is.null(ctl[["maxiter"]]) && !is.null(info[["nonconvergence"]]))
+    return(info[["nonconvergence"]])
   if (method_info(method)$control == "uniform")
     return(sprintf(paste0("the SMO solver stopped at its iteration cap; raise ",
                           "mkl_control(svm_maxiter = ) (now %d)"),

@@ -25,6 +25,20 @@
 # The number of iterations of the spec.
 mwu_iterations <- function(n, epsilon, ratio) as.integer(ceiling(2 * ratio * log(n) / epsilon^2))
 
+# Above this many iterations a fit says up front what epsilon costs (the count grows as
+# 1 / epsilon^2; each iteration reads two columns of every kernel).
+.mwu_many_iterations <- 1e5
+
+mwu_cost_note <- function(n, M, eps, ratio, T) {
+  e2 <- max(eps, 0.05)
+  if (e2 == eps) e2 <- min(0.5, 2 * eps)
+  sprintf(paste0("MWUMKL runs T = ceiling(2 ratio log(n) / epsilon^2) = %s iterations at ",
+                 "epsilon = %s (n = %d), each reading two columns of each of the %d kernel(s); ",
+                 "the count grows as 1 / epsilon^2: epsilon = %s needs %s"),
+          format(T, big.mark = ","), format(eps), as.integer(n), as.integer(M), format(e2),
+          format(mwu_iterations(n, e2, ratio), big.mark = ","))
+}
+
 fit_mwu <- function(store, y, task, C, control, init) {
   store <- as_store(store)
   control <- method_control("mwu", control)
@@ -43,6 +57,7 @@ fit_mwu <- function(store, y, task, C, control, init) {
   T <- mwu_iterations(n, eps, control[["ratio"]])
   if (is.na(T) || T > .Machine$integer.max / 2)
     stop("'epsilon' is too small: the number of iterations overflows", call. = FALSE)
+  if (T > .mwu_many_iterations) message(mwu_cost_note(n, M, eps, control[["ratio"]], T))
   ctl <- list(epsilon = eps, invC = if (is.finite(C)) 1 / C else 0,
               cutoff = control[["cutoff"]], T = T, nthreads = as.integer(control$nthreads),
               verbose = as.integer(control$verbose),
@@ -91,10 +106,23 @@ fit_mwu <- function(store, y, task, C, control, init) {
     info$mwu_alpha <- a
     info$mwu_b <- r$b
     conv <- isTRUE(s$converged)
+    if (!conv)
+      info$nonconvergence <- sprintf(paste0("the SVM refit stopped at its iteration cap; raise ",
+                                            "mkl_control(svm_maxiter = ) (now %d)"),
+                                     as.integer(control$svm_maxiter))
   } else {
     coef_y <- a * y * ssum
     fitted <- y * r$h / r$scale - (if (is.finite(C)) y * a / C else 0) + b
     conv <- TRUE
+  }
+  info$status <- code_name("mwu_status", r$status)
+  if (!is.finite(C)) {
+    why <- mwu_no_margin(max(r$s), n, sum(y * fitted <= 0), eps)
+    if (!is.null(why)) {
+      conv <- FALSE
+      info$status <- why$status
+      info$nonconvergence <- why$message
+    }
   }
   if (M * as.double(n) > 5e7) gc(verbose = FALSE)   # release the solver's O(M n) state first
   h <- as.data.frame(r$history)
@@ -115,4 +143,26 @@ mwu_infeasible <- function(eps, it, T, C, n) {
           format(eps), as.integer(it), as.integer(T),
           if (is.finite(C)) sprintf(" with C = %s", format(C / n)) else " (hard margin)",
           if (is.finite(C)) " or a smaller C" else " or a finite C (2-norm soft margin)")
+}
+
+# The hard margin (C = Inf) asks for a kernel combination that separates the training classes.
+# MWUMKL's final alpha (sum 1, y'alpha = 0) bounds how far that is possible: any classifier with
+# y_j f(x_j) >= 1 has margin at most sqrt(max_m alpha' G_m alpha), i.e. sqrt(n * objective) of
+# the points' root mean square norm on unit-trace kernels. "infeasible": that bound is at the
+# level of the diagonal jitter (n * objective <= 1e-6); "not_separated": the classifier found
+# misclassifies nerr > 0 training points. Returns NULL or list(status, message);
+# inst/notes/NOTES-mwu.md has the measurements.
+mwu_no_margin <- function(objective, n, nerr, eps) {
+  rel <- format(signif(sqrt(max(0, n * objective)), 2))
+  if (n * objective <= 1e-6)
+    return(list(status = "infeasible", message = sprintf(paste0(
+      "the hard margin (C = Inf) is infeasible: MWUMKL's certificate bounds the margin of every ",
+      "kernel combination by %s of the points' norm. Use a finite C (the 2-norm soft margin)"),
+      rel)))
+  if (nerr == 0L) return(NULL)
+  list(status = "not_separated", message = sprintf(paste0(
+    "the hard-margin classifier found misclassifies %d of %d training points: the classes ",
+    "overlap or their margin is too narrow for epsilon = %s (MWUMKL's certificate bounds it by ",
+    "%s of the points' norm). Use a finite C (the 2-norm soft margin) or a smaller epsilon"),
+    as.integer(nerr), as.integer(n), format(eps), rel))
 }

@@ -13,6 +13,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   if (!is.null(control$loss) && !identical(control$loss, "hinge"))
     stop(sprintf("method '%s' supports the hinge loss only", method), call. = FALSE)
   store <- as_store(store)
+  check_box_C(C, store, method)
   control <- method_control(method, control)
   # the model's p: the lp exponent (2 unless given); SimpleMKL and HessianMKL live on the simplex
   p <- if (method == "lp") { if (is.null(control[["p"]])) 2 else control[["p"]] } else 1

@@ -38,3 +38,15 @@ svm_smo <- function(K, y, C = 1, alpha = NULL, tol = 1e-6, maxiter = 10000000L) 
   storage.mode(K) <- "double"
   .Call(C_smo, K, as.double(y), C, as.double(alpha), tol, maxiter)
 }
+
+# The box constant C / kscale (R/cscale.R) of a store whose kernels are all zero on the training
+# data (mean diagonal 0; a positive semidefinite kernel with a zero diagonal is zero) is
+# infinite, and the SMO would run to its iteration cap on an unbounded dual: refuse it at once.
+check_box_C <- function(C, store, method) {
+  if (is.finite(C)) return(invisible(C))
+  if (!(kernel_scale(store) > 0))
+    stop(sprintf(paste0("every training kernel is zero (all diagonal entries are 0): method '%s' ",
+                        "has nothing to learn from; check the precomputed kernels"), method),
+         call. = FALSE)
+  stop(sprintf("method '%s' needs a finite C", method), call. = FALSE)
+}

@@ -4,6 +4,7 @@ fit_uniform <- function(store, y, task, C, control, init) {
   store <- as_store(store)
   control <- method_control("uniform", control)
   store$nthreads <- control$nthreads
+  check_box_C(C, store, "uniform")
   M <- store_dims(store)[3L]
   n <- length(y)
   d <- rep(1 / M, M)

@@ -644,9 +644,12 @@ static void mwu_solution(const mwu_opts *o, const double *y, const double *tr, m
         hout[i] = hi;
         if (y[i] > 0) P += alpha[i] * hi; else Q += alpha[i] * hi;
     }
-    *b = (Q - P) / (P + Q);
-    for (int i = 0; i < n; i++) alpha[i] /= (P + Q);
-    *gsum = P + Q;
+    /* P + Q = alpha' G alpha is 0 only when no margin exists (hard margin, classes that
+       coincide): then h = 0 and the classifier is the constant 0, not 0 / 0 */
+    double sc = P + Q > 0.0 ? P + Q : 1.0;
+    *b = P + Q > 0.0 ? (Q - P) / (P + Q) : 0.0;
+    for (int i = 0; i < n; i++) alpha[i] /= sc;
+    *gsum = sc;
 }
 
 /* The fit. tr: traces of the M kernels. Out: alpha (n, the paper's alpha scaled for the
@@ -727,9 +730,13 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
         if (!isReal(trace) || LENGTH(trace) != M) error("mwu: 'trace' must have M doubles");
         memcpy(tr, REAL(trace), (size_t) M * sizeof(double));
     }
-    for (int m = 0; m < M; m++)
+    for (int m = 0; m < M; m++) {
+        if (tr[m] == 0.0)
+            error("kernel %d is zero on the training data (trace 0): MWUMKL scales every kernel "
+                  "to unit trace; drop it or check the precomputed kernels", m + 1);
         if (!(tr[m] > 0.0) || !R_FINITE(tr[m]))
             error("mwu: kernel %d has a trace that is not positive and finite", m + 1);
+    }
 
     const char *nm[] = { "alpha", "sigma", "mu", "b", "s", "iterations", "status", "trace",
                          "history", "scale", "h", "kernels", NULL };

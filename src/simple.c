@@ -126,6 +126,14 @@ static int breakpoints(simple_ws *w, const double *d0, const double *D0, int M, 
         w->bT[nb] = T; w->bend[nb] = end; w->bcmu[nb] = cmu;
         pos = end;
     }
+    /* Once every decreasing weight has left, D_mu is minus the sum of the increasing entries;
+       the running sum above leaves a rounding residue that, negative, would send d_mu (and
+       with it every weight) to zero at a huge T. */
+    if (pos == nz) {
+        double sp = 0.0;
+        for (int m = 0; m < M; m++) if (m != mu && D0[m] > 0.0) sp += D0[m];
+        Dmu = -sp;
+    }
     if (Dmu < 0.0) {
         nb++;
         w->bT[nb] = T + cmu / -Dmu; w->bend[nb] = pos; w->bcmu[nb] = 0.0;

@@ -299,3 +299,63 @@ test_that("a fit with N = 20,000 and 12 kernels stays below 10% of an N x N matr
   # the whole process (R itself included) peaks below a tenth of one N x N matrix
   expect_lt(as.numeric(v[2]), 0.1 * nn)
 })
+
+test_that("the hard margin on classes that coincide is reported infeasible, with a warning", {
+  # duplicated rows with opposite labels: no kernel combination separates them
+  set.seed(1)
+  z <- matrix(rnorm(50 * 4), 50, 4)
+  Z <- rbind(z, z); Y <- factor(rep(c("a", "b"), each = 50))
+  ctl <- mkl_control(nthreads = 1)
+  expect_warning(f <- mkl(Z, Y, method = "mwu", C = Inf, control = ctl),
+                 "hard margin \\(C = Inf\\) is infeasible.*finite C")
+  expect_false(f$converged)
+  expect_identical(f$info$status, "infeasible")
+  expect_match(f$info$nonconvergence, "bounds the margin")
+  # without the jitter the margin is exactly 0: the classifier is the constant 0, not NaN
+  ks0 <- kernel_set(rbf_kernel(sigma = c(1, 2)), poly_kernel(1), jitter = 0)
+  f0 <- suppressWarnings(mkl(Z, Y, kernels = ks0, method = "mwu", C = Inf, control = ctl))
+  expect_false(f0$converged)
+  expect_true(is.finite(f0$b) && all(is.finite(f0$fitted)))
+  # a soft margin on the same data, and the hard margin on separable data, are not infeasible
+  f1 <- mkl(Z, Y, method = "mwu", C = 1, control = ctl)
+  expect_true(f1$converged)
+  expect_identical(f1$info$status, "done")
+  x <- matrix(rnorm(200), 50, 4)
+  ys <- factor(ifelse(x[, 1] > 0, "a", "b"))
+  expect_no_warning(fs <- mkl(x, ys, method = "mwu", C = Inf, control = ctl))
+  expect_true(fs$converged)
+  expect_identical(fs$info$status, "done")
+  expect_null(mklearn:::mwu_no_margin(1e-3, 50, 0L, 0.2))
+  # overlapping classes: the certificate falls slowly, the classifier does not separate them
+  set.seed(2)
+  x1 <- matrix(rnorm(100), 100, 1)
+  y1 <- factor(ifelse(x1[, 1] + rnorm(100) > 0, "a", "b"))
+  expect_warning(f2 <- mkl(x1, y1, kernel_set(poly_kernel(1)), method = "mwu", C = Inf,
+                           control = ctl),
+                 "misclassifies [0-9]+ of 100 training points.*epsilon = 0.2.*smaller epsilon")
+  expect_false(f2$converged)
+  expect_identical(f2$info$status, "not_separated")
+  # the two-stage refit at its SMO cap names svm_maxiter
+  expect_warning(mkl(x, ys, method = "mwu", C = 1,
+                     control = mkl_control(refit = TRUE, svm_maxiter = 2, nthreads = 1)),
+                 "refit stopped at its iteration cap.*svm_maxiter = \\) \\(now 2\\)")
+})
+
+test_that("a large iteration count is announced up front; a zero kernel is refused at once", {
+  set.seed(4)
+  x <- matrix(rnorm(100), 50, 2)
+  y <- factor(ifelse(x[, 1] + 0.5 * rnorm(50) > 0, "a", "b"))
+  ks <- kernel_set(rbf_kernel(sigma = 1))
+  ctl <- mkl_control(nthreads = 1)
+  # T = ceiling(2 log(50) / 0.0085^2) = 108,292 iterations
+  expect_message(mkl(x, y, ks, method = "mwu", epsilon = 0.0085, control = ctl),
+                 "108,292 iterations at epsilon = 0.0085.*epsilon = 0.05 needs 3,130")
+  expect_no_message(mkl(x, y, ks, method = "mwu", control = ctl))
+  expect_match(mklearn:::mwu_cost_note(50, 6, 1e-3, 1, 7823578L),
+               "7,823,578 iterations.*6 kernel\\(s\\).*1 / epsilon\\^2")
+  K <- array(0, c(50, 50, 2))
+  K[, , 2] <- gram(ks, x)[, , 1]
+  t <- system.time(expect_error(mkl(y = y, kernels = K, method = "mwu", control = ctl),
+                                "kernel 1 is zero on the training data"))
+  expect_lt(t[["elapsed"]], 5)
+})

@@ -244,3 +244,54 @@ test_that("SimpleMKL's descent visits the breakpoints of its path by galloping a
   fh <- mklearn:::fit_hessian(K, y, "classification", 10, c(ctl, newton_tol = 1e-12), NULL)
   expect_equal(fs$objective, fh$objective, tolerance = 2e-3)
 })
+
+test_that("SimpleMKL keeps its weights on the simplex when every kernel but one leaves at once", {
+  # Pima rows 1-300 at C = 1/n: the first step's path ends with every weight but the largest
+  # at zero; the running sum of the direction then leaves a rounding residue that used to send
+  # the last weight to zero as well ("malformed weights"). The fit must reach HessianMKL's
+  # optimum.
+  skip_if_not_installed("mlbench")
+  data("PimaIndiansDiabetes", package = "mlbench", envir = environment())
+  x <- as.matrix(PimaIndiansDiabetes[1:300, 1:8]); y <- PimaIndiansDiabetes$diabetes[1:300]
+  ks <- kernel_set(rbf_kernel(sigma = c(0.5, 1, 2, 5, 10)), poly_kernel(degree = 1:2),
+                   features = c("all", "each"), normalize = "center_trace")
+  ctl <- mkl_control(nthreads = 1)
+  fs <- mkl(x, y, kernels = ks, method = "simple", C = 1 / 300, control = ctl)
+  fh <- mkl(x, y, kernels = ks, method = "hessian", C = 1 / 300, control = ctl)
+  expect_true(all(fs$weights >= 0))
+  expect_equal(sum(fs$weights), 1)
+  expect_true(all(fs$history$n_active >= 1L))
+  expect_true(fs$converged)
+  expect_lt(abs(fs$objective - fh$objective) / fh$objective, 0.01)
+})
+
+test_that("all-zero kernels are refused at once by the SVM family", {
+  set.seed(2)
+  n <- 30
+  y <- factor(rep(c("a", "b"), each = 15))
+  K <- array(0, c(n, n, 3))
+  for (m in c("simple", "hessian", "lp")) {
+    t <- system.time(expect_error(mkl(y = y, kernels = K, method = m),
+                                  sprintf("every training kernel is zero.*method '%s'", m)))
+    expect_lt(t[["elapsed"]], 5)
+  }
+  expect_error(mklearn:::check_box_C(Inf, mklearn:::as_store(array(diag(3), c(3, 3, 1))),
+                                     "simple"), "method 'simple' needs a finite C")
+})
+
+test_that("SimpleMKL's default maxiter reaches the default tolerance on the papers' kernel set", {
+  # 120 Ionosphere points, Gaussian widths 0.5-10 and polynomial degrees 1-2 on all features
+  # and each (238 kernels), C n = 2000: SimpleMKL needs about 250 iterations to reach gap 0.01
+  # (inst/benchmarks/bench-maxiter.R measures the papers' sets)
+  skip_if_not_installed("mlbench")
+  d <- ionosphere_xy()
+  set.seed(4)
+  i <- sample(nrow(d$x), 120)
+  ks <- kernel_set(rbf_kernel(sigma = c(0.5, 1, 2, 5, 10)), poly_kernel(degree = 1:2),
+                   features = c("all", "each"), normalize = "center_trace")
+  expect_no_warning(f <- mkl(d$x[i, ], d$y[i], kernels = ks, method = "simple", C = 2000 / 120,
+                             control = mkl_control(nthreads = 1)))
+  expect_true(f$converged)
+  expect_gt(f$iterations, 200L)
+  expect_lte(f$info$gap, 0.01)
+})

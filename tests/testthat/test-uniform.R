@@ -47,3 +47,17 @@ test_that("the uniform fit at the SMO cap names svm_maxiter, not maxiter", {
   expect_true(any(grepl("svm_maxiter", w)))
   expect_false(any(grepl("maxiter = )|control\\$maxiter", sub("svm_maxiter", "", w))))
 })
+
+test_that("an all-zero kernel is refused at once, not solved to the SMO's iteration cap", {
+  set.seed(3)
+  n <- 40
+  y <- factor(sample(c("a", "b"), n, TRUE))
+  for (M in 1:2) {
+    t <- system.time(expect_error(mkl(y = y, kernels = array(0, c(n, n, M)), method = "uniform"),
+                                  "every training kernel is zero.*method 'uniform'"))
+    expect_lt(t[["elapsed"]], 5)
+  }
+  yr <- rnorm(n)
+  expect_error(mkl(y = yr, kernels = array(0, c(n, n, 1)), method = "uniform"),
+               "every training kernel is zero")
+})
