@@ -472,40 +472,44 @@ learned_nothing_note <- function(fitted, act, base, C) {
 }
 
 # Kernels with fewer effective neighbours per training point (kernel_neighbours(), R/store.R)
-# are nearly the identity on the training data: they memorise it (NOTES-fitobj.md).
-.near_identity <- 10
+# are nearly the identity on the training data (inst/notes/NOTES-model.md).
+.near_identity <- 2
 
 # A classification fit that generalises nothing, though its decision function is not
-# constant: it predicts one class on its own training data while the labels have two, or it
-# does once the contribution of its nearly-identity kernels (which vanishes away from the
-# training points) is taken away. NULL, or why; predict() would give that class for new
-# points far from the training points.
+# constant: it predicts one class on its own training data while the labels have two, or its
+# weight sits mostly on kernels that are nearly the identity on the training data and, without
+# the contribution of each training point to its own decision value through these kernels
+# (which no new point receives), it predicts one class. NULL, or why.
 degenerate_note <- function(fitted, act, w, alpha, store, base, C) {
   y <- base$y
   if (base$task != "classification" || length(unique(y)) < 2L) return(NULL)
   cls <- function(f) sprintf("'%s'", base$classes[if (f > 0) 2L else 1L])
-  other <- function(f) sum(if (f > 0) y < 0 else y > 0)
   one <- function(f) all(f > 0) || !any(f > 0)
-  Ctip <- if (takes_C(base$method)) sprintf("C (now %s), ", format(C)) else ""
   if (one(fitted))
     return(sprintf(paste0("it predicts the class %s for every training point, while %d of the ",
                           "%d labels are the other class. %sdrop kernel widths much narrower ",
                           "than the distances between the points, or choose C with cv.mkl()."),
-                   cls(fitted[1L]), other(fitted[1L]), length(y),
-                   if (nzchar(Ctip)) sprintf("Raise C (now %s) if it is too regularised, ",
-                                             format(C)) else "Use other kernels: "))
+                   cls(fitted[1L]), sum(decision_class(fitted[1L]) != y), length(y),
+                   if (takes_C(base$method)) sprintf(paste0("Raise C (now %s) if it is too ",
+                                                            "regularised, "), format(C))
+                   else "Use other kernels: "))
   near <- near_identity_kernels(store, act, w)
-  if (!length(near$which)) return(NULL)
-  rest <- fitted - train_decision(store, alpha, near$which, base$kernel_info, 0)
+  share <- sum(w[near$which])
+  if (share <= 0.5) return(NULL)
+  self <- kernel_diagonals(store, near$which, base$kernel_info$jitter) *
+    as.matrix(alpha_columns(alpha, near$which))
+  rest <- fitted - rowSums(self)
   if (!one(rest)) return(NULL)
   sprintf(paste0("%.0f%% of its kernel weight is on kernels that are nearly the identity on ",
                  "the training data (%s, with %s effective neighbours per point), and without ",
-                 "them it predicts the class %s for every training point: it memorises the ",
-                 "training points and predicts %s for new points away from them. Drop the ",
-                 "narrow kernel widths, change %sor choose C with cv.mkl()."),
-          100 * sum(w[near$which]), format_kernel_list(names(w)[near$which]),
-          paste(format(signif(near$neighbours, 2)), collapse = ", "), cls(rest[1L]),
-          cls(rest[1L]), Ctip)
+                 "the contribution of each training point to its own decision value it ",
+                 "predicts the class %s for every training point: it memorises the training ",
+                 "points and predicts %s for new points. Drop the narrow kernel widths, %sor ",
+                 "choose C with cv.mkl()."),
+          100 * share, format_kernel_list(names(w)[near$which]),
+          paste(format(signif(near$neighbours, 3)), collapse = ", "), cls(rest[1L]),
+          cls(rest[1L]),
+          if (takes_C(base$method)) sprintf("change C (now %s), ", format(C)) else "")
 }
 
 # The selected kernels that are nearly the identity (fewer than .near_identity effective
@@ -516,6 +520,19 @@ near_identity_kernels <- function(store, act, w, top = 500L) {
   nb <- kernel_neighbours(store, cand)
   keep <- !is.na(nb) & nb < .near_identity
   list(which = cand[keep], neighbours = nb[keep])
+}
+
+# The diagonals of the training kernels `which` (n x length(which)), without the jitter.
+kernel_diagonals <- function(store, which, jitter) {
+  n <- store_dims(store)[2L]
+  J <- if (is.null(jitter)) 0 else jitter
+  if (is_dense(store)) {
+    i <- seq_len(n)
+    return(vapply(which, function(m) store$K[cbind(i, i, m)], numeric(n)) - J)
+  }
+  D <- t(vapply(seq_len(n), function(j)
+    .Call(C_store_cols, store, as.integer(which), as.integer(j))[j, ], numeric(length(which))))
+  matrix(D, n, length(which)) - J
 }
 
 # At most five kernel labels, and how many more.

@@ -243,3 +243,30 @@ test_that("AUC: per fold, the Mann-Whitney statistic of the held-out decision va
   expect_error(cv.mkl(d$x, d$y, kernels = ks, C = Cs, foldid = foldid, type.measure = "mse"),
                "'class' or 'deviance' or 'auc'")
 })
+
+test_that("fold fits that learned nothing are counted and reported once per cv.mkl call", {
+  d <- two_class(60, 3, seed = 45)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4)))
+  foldid <- rep(1:3, 20)
+  notes <- character()
+  cv <- withCallingHandlers(
+    cv.mkl(d$x, d$y, kernels = ks, method = "spicy", C = c(10, 1, 0.01, 0.001),
+           foldid = foldid),
+    warning = function(w) {
+      notes <<- c(notes, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    },
+    message = function(m) {
+      notes <<- c(notes, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    })
+  about <- grep("learned nothing", notes, value = TRUE)
+  expect_length(about, 1L)
+  expect_match(about, "6 of 12 fold fits and 2 of 4 fits on all the data learned nothing")
+  expect_identical(cv$learned_nothing, c(0L, 0L, 3L, 3L))
+  expect_identical(unname(cv$path_flags[, "learned_nothing"]), c(FALSE, FALSE, TRUE, TRUE))
+  expect_output(print(cv), "learned_nothing")
+  # the kernels column counts the selected kernels: none where every kernel was dropped
+  tab <- capture_output(print(cv))
+  expect_identical(vapply(cv$fit$fits, mklearn:::n_selected, 1L)[3:4], c(0L, 0L))
+})
