@@ -8,8 +8,8 @@
 #' (each class spread evenly over the folds). Fold fits that did not converge are counted:
 #' `print()` shows them per C and `cv.mkl()` gives one warning. Fits that learned nothing or
 #' generalise nothing (see `learned_nothing` and `degenerate` in [mkl()]), in the folds and on
-#' all the data, are counted too and reported once: a warning when C.min or C.1se has such
-#' fits, otherwise a message. When `C.min` is the largest or
+#' all the data, are counted too (`print()` shows them per C); when C.min or C.1se has such
+#' fits, `cv.mkl()` gives one warning. When `C.min` is the largest or
 #' the smallest C of the grid, a message says so (the best C may lie beyond the grid).
 #'
 #' @section Parallel folds:
@@ -162,9 +162,9 @@ muffle_fit_notes <- function(expr) {
   withCallingHandlers(expr, mkl_learned_nothing = muffle, mkl_degenerate = muffle)
 }
 
-# One report per cv.mkl() call of the fits (in the folds and on all the data) that learned
-# nothing or generalise nothing: a warning when the chosen C (C.min or C.1se) has such fits,
-# otherwise a message (those C are too regularised, or too little, and were not chosen).
+# One warning per cv.mkl() call when the chosen C (C.min or C.1se) has fits (in the folds or on
+# all the data) that learned nothing or generalise nothing, counting them at every C. At other
+# C they are expected (the ends of the grid) and print() shows them per C.
 report_fit_notes <- function(cv) {
   what <- c(learned_nothing = "learned nothing", degenerate = "generalise nothing")
   bad <- rep(FALSE, length(cv$C))
@@ -179,12 +179,9 @@ report_fit_notes <- function(cv) {
                               sum(nf), cv$n_foldfits, sum(np), length(np), what[[kind]],
                               paste(signif(cv$C[at], 3), collapse = ", ")))
   }
-  if (!length(parts)) return(invisible())
-  chosen <- any(bad[cv$C %in% c(cv$C.min, cv$C.1se)])
-  msg <- paste0(paste(parts, collapse = "; "),
-                if (chosen) ", among them C.min or C.1se: mkl() at that C says why and what to change"
-                else "; C.min and C.1se are not among them")
-  if (chosen) warning(msg, call. = FALSE) else message(msg)
+  if (!any(bad[cv$C %in% c(cv$C.min, cv$C.1se)])) return(invisible())
+  warning(paste0(paste(parts, collapse = "; "), ", among them C.min or C.1se: mkl() at that ",
+                 "C says why and what to change"), call. = FALSE)
 }
 
 # The default C grid of cv.mkl: log-spaced and decreasing, on mkl()'s scale of C (the SVM box
@@ -408,7 +405,8 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
   out$lambda.min <- lambda[best[2L]]
   out$cvm_grid <- grid
   out$nonconverged <- Reduce(`+`, lapply(cvs, `[[`, "nonconverged"))
-  for (kind in c("learned_nothing", "degenerate")) out[[kind]] <- Reduce(`+`, lapply(cvs, `[[`, kind))
+  for (kind in c("learned_nothing", "degenerate"))
+    out[[kind]] <- Reduce(`+`, lapply(cvs, `[[`, kind))
   out$path_flags <- Reduce(`|`, lapply(cvs, `[[`, "path_flags"))
   out$n_foldfits <- sum(vapply(cvs, `[[`, 1, "n_foldfits"))
   if (single) {

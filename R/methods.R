@@ -278,8 +278,7 @@ prepare_newx <- function(object, newx) {
 #'
 #' @param object an `"mkl"` fit.
 #' @param newx new data (matrix or data frame; for a formula fit, a data frame). Missing:
-#'   the fitted training decision values (computed with the training kernels, which carry
-#'   the diagonal jitter).
+#'   the fitted training decision values (the same as the training data given as `newx`).
 #' @param type `"class"` (classification: labels as in the training response), `"link"`
 #'   (the decision value \eqn{f(x)}), or `"response"` (classification: the probability of the
 #'   second class, from the logistic link for the logistic loss and from Platt's sigmoid fitted

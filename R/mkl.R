@@ -132,13 +132,15 @@
 #'   training kernels, see "The meaning of C"), `learned_nothing` (`NULL`, or why the model
 #'   is constant: every kernel dropped, or a decision function constant on the training
 #'   data), `degenerate` (`NULL`, or why a classification model generalises nothing: it
-#'   predicts one class on its own training data while the labels have two, or does so once
-#'   its kernels that are nearly the identity on the training data, with fewer than 10
-#'   effective neighbours per point, are taken away), `weights` (named kernel weights, on
+#'   predicts one class on its own training data while the labels have two, or its weight
+#'   sits mostly on kernels that are nearly the identity on the training data, with fewer
+#'   than 2 effective neighbours per point, and without each point's contribution to its own
+#'   decision value through them it predicts one class), `weights` (named kernel weights, on
 #'   the simplex over the selected kernels, those whose sample coefficients are not all zero;
-#'   all zero when every kernel was dropped), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
-#'   \alpha_m + b}; MWUMKL keeps them as the two factors of an outer product, see
-#'   [mkl_outer], and `as.matrix()` gives the matrix), `b`, `converged`, `iterations`,
+#'   all zero when every kernel was dropped), `alpha` (n x M sample coefficients:
+#'   \eqn{f(x) = \sum_m K_m(x, X) \alpha_m + b}; MWUMKL keeps them as the two factors of an
+#'   outer product, see [mkl_outer], and `as.matrix()` gives the matrix), `b`, `converged`,
+#'   `iterations`,
 #'   `history` (a data frame per iteration), `objective`, `fitted` (training decision values,
 #'   equal to `predict(fit, x, type = "link")` on the training data),
 #'   `timing`, `store` (`"dense"` or `"fly"`), and what `predict` needs to rebuild the test
