@@ -10,32 +10,26 @@
 #   neighbours, flagged. One thread. Results: inst/notes/NOTES-model.md.
 library(mklearn)
 ctl <- mkl_control(nthreads = 1)
-sets <- list(
-  breast_cancer = function() {
-    data("BreastCancer", package = "mlbench", envir = environment())
-    d <- BreastCancer[stats::complete.cases(BreastCancer), ]
-    list(x = sapply(d[, 2:10], function(v) as.numeric(as.character(v))), y = d$Class)
-  },
-  pima = function() {
-    data("PimaIndiansDiabetes", package = "mlbench", envir = environment())
-    list(x = as.matrix(PimaIndiansDiabetes[, 1:8]), y = PimaIndiansDiabetes$diabetes)
-  },
-  ionosphere = function() {
-    data("Ionosphere", package = "mlbench", envir = environment())
-    x <- Ionosphere[, -c(2, 35)]
-    x$V1 <- as.numeric(as.character(x$V1))
-    list(x = as.matrix(x), y = Ionosphere$Class)
-  },
-  sonar = function() {
-    data("Sonar", package = "mlbench", envir = environment())
-    list(x = as.matrix(Sonar[, 1:60]), y = Sonar$Class)
-  })
+# an mlbench set as a numeric matrix (factor columns by their labels) and its class
+mlbench_xy <- function(name, ycol, drop = character()) {
+  e <- new.env()
+  data(list = name, package = "mlbench", envir = e)
+  d <- e[[name]]
+  d <- d[stats::complete.cases(d), ]
+  x <- d[, setdiff(names(d), c(ycol, drop))]
+  x[] <- lapply(x, function(v) as.numeric(as.character(v)))
+  list(x = as.matrix(x), y = d[[ycol]])
+}
+sets <- list(breast_cancer = list("BreastCancer", "Class", "Id"),
+             pima = list("PimaIndiansDiabetes", "diabetes"),
+             ionosphere = list("Ionosphere", "Class", "V2"),
+             sonar = list("Sonar", "Class"))
 big <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)), poly_kernel(degree = 1:3),
                   features = c("all", "each"))
 single <- list()
 multi <- list()
 for (nm in names(sets)) {
-  d <- sets[[nm]]()
+  d <- do.call(mlbench_xy, sets[[nm]])
   set.seed(1)
   i <- if (nrow(d$x) > 400) sample(nrow(d$x), 400) else seq_len(nrow(d$x))
   x <- d$x[i, ]
