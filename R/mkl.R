@@ -515,8 +515,7 @@ degenerate_note <- function(fitted, act, w, alpha, store, base, C) {
 }
 
 # The selected kernels that are nearly the identity (fewer than .near_identity effective
-# neighbours), looked for among the `top` selected kernels of largest weight (MWUMKL may
-# select 10^6).
+# neighbours), among the `top` selected kernels of largest weight (MWUMKL may select 10^6).
 near_identity_kernels <- function(store, act, w, top = 500L) {
   cand <- utils::head(act[order(-w[act])], top)
   nb <- kernel_neighbours(store, cand)
