@@ -156,9 +156,8 @@ mkl_compare <- function(x, y, kernels,
       meas <- if (!length(te)) NA_real_ else if (task == "classification")
         mean(predict(f, x[te, , drop = FALSE], type = "class") == y[te])
       else sqrt(mean((predict(f, x[te, , drop = FALSE]) - yc$y[te])^2))
-      used <- seq_len(ncol(f$alpha)) %in% alpha_cols_nonzero(f$alpha)
-      sel <- sum(f$weights > threshold & used)
-      w <- ifelse(used, f$weights, 0)
+      sel <- sum(f$weights[active_kernels(f)] > threshold)
+      w <- f$weights
       rows[[length(rows) + 1L]] <- data.frame(
         size = ds$size, split = ds$split, method = m,
         label = if (m == "elastic") sprintf("Elastic (%s)", format(lambda)) else

@@ -6,7 +6,10 @@
 #'
 #' Without `foldid`, the folds are drawn at random, stratified by class for classification
 #' (each class spread evenly over the folds). Fold fits that did not converge are counted:
-#' `print()` shows them per C and `cv.mkl()` gives one warning. When `C.min` is the largest or
+#' `print()` shows them per C and `cv.mkl()` gives one warning. Fits that learned nothing or
+#' generalise nothing (see `learned_nothing` and `degenerate` in [mkl()]), in the folds and on
+#' all the data, are counted too (`print()` shows them per C); when C.min or C.1se has such
+#' fits, `cv.mkl()` gives one warning. When `C.min` is the largest or
 #' the smallest C of the grid, a message says so (the best C may lie beyond the grid).
 #'
 #' @section Parallel folds:
@@ -69,7 +72,9 @@
 #'   a smaller C regularises more for every method), `C.1se` (the most regularised C whose loss
 #'   is within one standard error of the minimum: the smallest such C), `fit`
 #'   (the path on all data; its call is the [mkl()] call that refits it), `foldid`, `name`,
-#'   `nonconverged` (per C, the number of folds whose fit did not converge), `n_foldfits`
+#'   `nonconverged` (per C, the number of folds whose fit did not converge), `learned_nothing`
+#'   and `degenerate` (per C, the number of folds whose fit learned nothing or generalises
+#'   nothing), `path_flags` (per C, whether the fit on all the data did), `n_foldfits`
 #'   (the number of fold fits), `C_default` (whether `C` was the default grid). With a vector
 #'   `lambda`, also `lambda`,
 #'   `lambda.min` (the chosen value), `cvm_grid` (mean held-out loss, C x lambda); `cvm`, `fit`
@@ -137,6 +142,7 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
                            "part of a fold warns which mkl_control() settings to change."),
                     sum(nc), out$n_foldfits,
                     paste(signif(out$C[nc > 0], 3), collapse = ", ")), call. = FALSE)
+  report_fit_notes(out)
   if (length(C) > 1L) {
     edge <- if (out$C.min == max(out$C)) "largest" else if (out$C.min == min(out$C)) "smallest"
     if (!is.null(edge))
@@ -147,6 +153,42 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
                       if (edge == "largest") "larger" else "smaller"))
   }
   out
+}
+
+# Whether a fit (any binary fit of a multiclass one) has the note `kind`: "learned_nothing"
+# or "degenerate" (new_mkl()).
+fit_flag <- function(f, kind) {
+  if (inherits(f, "mkl_multi")) return(any(vapply(f$fits, fit_flag, TRUE, kind)))
+  !is.null(f[[kind]])
+}
+
+# Evaluates expr without the warnings of its fits that learned or generalise nothing (cv.mkl
+# counts them from the fits and reports them once).
+muffle_fit_notes <- function(expr) {
+  muffle <- function(w) invokeRestart("muffleWarning")
+  withCallingHandlers(expr, mkl_learned_nothing = muffle, mkl_degenerate = muffle)
+}
+
+# One warning per cv.mkl() call when the chosen C (C.min or C.1se) has fits (in the folds or on
+# all the data) that learned nothing or generalise nothing, counting them at every C. At other
+# C they are expected (the ends of the grid) and print() shows them per C.
+report_fit_notes <- function(cv) {
+  what <- c(learned_nothing = "learned nothing", degenerate = "generalise nothing")
+  bad <- rep(FALSE, length(cv$C))
+  parts <- character()
+  for (kind in names(what)) {
+    nf <- cv[[kind]]
+    np <- cv$path_flags[, kind]
+    if (is.null(nf) || (sum(nf) == 0L && !any(np))) next
+    at <- nf > 0L | np
+    bad <- bad | at
+    parts <- c(parts, sprintf("%d of %d fold fits and %d of %d fits on all the data %s (at C = %s)",
+                              sum(nf), cv$n_foldfits, sum(np), length(np), what[[kind]],
+                              paste(signif(cv$C[at], 3), collapse = ", ")))
+  }
+  if (!any(bad[cv$C %in% c(cv$C.min, cv$C.1se)])) return(invisible())
+  warning(paste0(paste(parts, collapse = "; "), ", among them C.min or C.1se: mkl() at that ",
+                 "C says why and what to change"), call. = FALSE)
 }
 
 # The default C grid of cv.mkl: log-spaced and decreasing, on mkl()'s scale of C (the SVM box
@@ -194,8 +236,8 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   }
   tick <- mk_progressor(1L + if (is.null(foldid)) nfolds else length(unique(foldid)))
   old <- progress_quiet()
-  fit <- tryCatch(if (is.null(formula)) mkl(x, y, C = C, ...) else
-    mkl(formula, data = data, C = C, ...), finally = progress_restore(old))
+  fit <- tryCatch(muffle_fit_notes(if (is.null(formula)) mkl(x, y, C = C, ...) else
+    mkl(formula, data = data, C = C, ...)), finally = progress_restore(old))
   if (!is.null(K)) K <- as_kernel_array(K, test = TRUE)
   tick("the path on all the data")
   f1 <- fit$fits[[1]]
@@ -219,6 +261,12 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   per_fold <- matrix(vapply(res, `[[`, numeric(length(C)), "measure"), nrow = length(C))
   conv <- matrix(vapply(res, `[[`, logical(length(C)), "converged"), nrow = length(C))
   nonconv <- as.integer(rowSums(!conv))    # per C, the folds whose fit did not converge
+  # per C, the folds whose fit learned nothing or generalises nothing; and the fits on all data
+  flags <- lapply(c(learned_nothing = "learned_nothing", degenerate = "degenerate"),
+                  function(kind) list(
+                    folds = as.integer(rowSums(matrix(vapply(res, `[[`, logical(length(C)), kind),
+                                                      nrow = length(C)))),
+                    path = vapply(fit$fits, fit_flag, TRUE, kind)))
   cvm <- rowMeans(per_fold)
   cvsd <- apply(per_fold, 1L, stats::sd) / sqrt(length(folds))
   # AUC is maximised, the losses minimised. C is decreasing along the path, and for every
@@ -235,6 +283,10 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   structure(list(C = C, cvm = cvm, cvsd = cvsd, cvup = cvm + cvsd, cvlo = cvm - cvsd,
                  C.min = C[imin], C.1se = C[i1se], fit = fit, foldid = foldid,
                  name = type.measure, nonconverged = nonconv,
+                 learned_nothing = flags$learned_nothing$folds,
+                 degenerate = flags$degenerate$folds,
+                 path_flags = cbind(learned_nothing = flags$learned_nothing$path,
+                                    degenerate = flags$degenerate$path),
                  n_foldfits = length(C) * length(folds)), class = "cv.mkl")
 }
 
@@ -255,9 +307,9 @@ check_fold_classes <- function(yv, foldid, folds, measure) {
   }
 }
 
-# One fold: the path fitted on the training part, the held-out measure and convergence per C.
-# Warnings of the fold fits are not passed on one by one: those that did not converge are
-# counted (and reported once by cv.mkl).
+# One fold: the path fitted on the training part, the held-out measure, convergence and the
+# notes (learned nothing, generalises nothing) per C. Warnings of the fold fits are not passed
+# on one by one: they are counted (and reported once by cv.mkl).
 cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
   old <- progress_quiet()
   on.exit(progress_restore(old))
@@ -274,7 +326,9 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
                             mklearn_task_message = function(m) invokeRestart("muffleMessage"))
   res <- list(measure = vapply(fk$fits, fold_measure, 1, newx = xo, yv = yv[out],
                                measure = measure, newkernels = Kt),
-              converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE))
+              converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE),
+              learned_nothing = vapply(fk$fits, fit_flag, TRUE, "learned_nothing"),
+              degenerate = vapply(fk$fits, fit_flag, TRUE, "degenerate"))
   tick(sprintf("fold %s", format(k)))
   res
 }
@@ -293,7 +347,8 @@ fold_measure <- function(f, newx, yv, measure, newkernels = NULL) {
     return(mean(-2 * log(pmax(p, 1e-12))))
   }
   if (f$task == "classification") {
-    if (measure == "class") return(mean(sign(predict(f, newx, type = "link")) != yv))
+    if (measure == "class")
+      return(mean(decision_class(predict(f, newx, type = "link")) != yv))
     if (measure == "auc") return(auc_score(predict(f, newx, type = "link"), yv > 0))
     pr <- pmin(pmax(predict(f, newx, type = "response"), 1e-12), 1 - 1e-12)
     return(mean(-2 * ifelse(yv > 0, log(pr), log(1 - pr))))
@@ -365,6 +420,9 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
   out$lambda.min <- lambda[best[2L]]
   out$cvm_grid <- grid
   out$nonconverged <- Reduce(`+`, lapply(cvs, `[[`, "nonconverged"))
+  for (kind in c("learned_nothing", "degenerate"))
+    out[[kind]] <- Reduce(`+`, lapply(cvs, `[[`, kind))
+  out$path_flags <- Reduce(`|`, lapply(cvs, `[[`, "path_flags"))
   out$n_foldfits <- sum(vapply(cvs, `[[`, 1, "n_foldfits"))
   if (single) {
     out$C.min <- C
@@ -390,10 +448,15 @@ print.cv.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
                     kernels = vapply(x$fit$fits, fit_nkernels, 1L))
   nc <- x[["nonconverged"]]
   if (!is.null(nc) && sum(nc) > 0L) tab$not_converged <- nc
+  for (kind in c("learned_nothing", "degenerate"))
+    if (sum(x[[kind]]) > 0L) tab[[kind]] <- x[[kind]]
   print(tab, digits = digits, row.names = FALSE)
   if (!is.null(nc) && sum(nc) > 0L)
     cat(sprintf(paste0("\nWARNING: %d of %d fold fits did not converge (column ",
                        "'not_converged': folds per C)\n"), sum(nc), x[["n_foldfits"]]))
+  if (sum(x[["learned_nothing"]]) + sum(x[["degenerate"]]) > 0L)
+    cat(paste0("\nColumns 'learned_nothing' and 'degenerate': fold fits per C that learned ",
+               "nothing or generalise nothing (see ?mkl)\n"))
   cat(sprintf("\nC.min = %s, C.1se = %s\n", format(x$C.min, digits = digits),
               format(x$C.1se, digits = digits)))
   if (!is.null(x$lambda.min)) {

@@ -1,6 +1,19 @@
 # S3 methods shared by every solver's "mkl" object, and by "mkl_path".
 
+# The kernels a fit selects: those whose sample coefficients are not all zero, which predict()
+# combines. new_mkl() gives exactly these a positive weight, so every count of selected
+# kernels (print, summary, coef, plot, paths, cv.mkl, multiclass, mkl_compare) reads this or
+# n_selected().
 active_kernels <- function(object) alpha_cols_nonzero(object$alpha)
+
+# The number of kernels a fit selects ("mkl_multi": the kernels some binary problem selects).
+n_selected <- function(f) {
+  if (inherits(f, "mkl_multi")) return(sum(rowSums(f$weights > 0) > 0))
+  length(active_kernels(f))
+}
+
+# The class (-1 or +1) of decision values, as predict() assigns it.
+decision_class <- function(f) ifelse(f > 0, 1, -1)
 
 # The sample coefficients of a fit: an n x M matrix, or, for MWUMKL (whose alpha_m are one
 # vector times the kernel weights: alpha = outer(u, v)), the two factors (10^6 kernels on 208
@@ -73,17 +86,14 @@ print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, .
               if (is.na(x$p_x)) ", precomputed kernels" else paste0(" x ", x$p_x, " features"),
               if (takes_C(x$method)) paste("; C =", format(x$C, digits = digits)) else ""))
   print_extras(x, digits)
-  nz <- length(active_kernels(x))
-  cat(sprintf("Kernels selected: %d of %d\n", nz, x$M))
-  if (!is.null(x$learned_nothing))
-    cat(strwrap(paste("NOTE: this model learned nothing:", x$learned_nothing), exdent = 2),
-        sep = "\n")
+  cat(sprintf("Kernels selected: %d of %d\n", n_selected(x), x$M))
+  print_fit_notes(x)
   cat(sprintf("Converged: %s after %d iteration(s)", if (x$converged) "yes" else "NO",
               x$iterations))
   g <- utils::tail(x$history$gap, 1L)
   if (length(g) && !is.na(g)) cat(sprintf(", relative gap %s", format(g, digits = 3)))
   cat("\n")
-  w <- sort(x$weights[x$weights > 0], decreasing = TRUE)
+  w <- sort(x$weights[active_kernels(x)], decreasing = TRUE)
   if (length(w) && is.null(x$learned_nothing)) {
     cat(sprintf("\nTop kernel weights:\n"))
     print(round(utils::head(w, top), digits))
@@ -96,12 +106,23 @@ print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, .
 #'
 #' @param object an `"mkl"` fit.
 #' @param ... unused.
-#' @return An object of class `"summary.mkl"`: the selected kernels with their weights and
-#'   block norms, the training error, the number of support vectors (non-zero sample
-#'   coefficients), convergence, the last row of the history, and the method's own figures
-#'   (`extras`: SpicyMKL's equivalent SVM box constant `C_svm`, lp-norm MKL's `p`, Empirical
-#'   Bayes' noise variance `sigma2`, MKL-L0/1-SVM's support vectors `n_sv`, MWUMKL's
+#' @return An object of class `"summary.mkl"`: the selected kernels (those with non-zero
+#'   sample coefficients, the kernels `predict` combines) with their weights, the training
+#'   error (of the classes `predict` gives on the training data), the number of support vectors
+#'   `n_sv` and what it counts (`sv_rule`, see Details), convergence, the last row of the
+#'   history, the notes `learned_nothing` and `degenerate` (`NULL`, or why), and the method's
+#'   own figures (`extras`: SpicyMKL's equivalent SVM box constant `C_svm`, lp-norm MKL's `p`,
+#'   Empirical Bayes' noise variance `sigma2`, MKL-L0/1-SVM's support vectors `n_sv`, MWUMKL's
 #'   `epsilon`).
+#' @details The support vectors of a hinge-loss fit (`"hinge"`: uniform, SpicyMKL, SimpleMKL,
+#'   HessianMKL, lp-norm; MWUMKL's squared hinge) are the training points whose largest sample
+#'   coefficient (over the kernels) exceeds `1e-3` times the largest of all points. At the
+#'   optimum the points outside the margin have coefficients exactly zero and those inside it
+#'   the largest (the box constant), so this counts the points on or inside the margin; it
+#'   also holds for iterates that are never exactly zero (SpicyMKL's proximal ones) and for
+#'   decision values not on the scale of a unit margin (MWUMKL's). MKL-L0/1-SVM's support
+#'   vectors are its working set. For the other losses (logistic, squared) every point has a
+#'   non-zero coefficient in general; `n_sv` counts the non-zero sample coefficients.
 #' @examples
 #' set.seed(2)
 #' x <- matrix(rnorm(200), 50)
@@ -110,23 +131,56 @@ print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, .
 #' summary(fit)
 #' @export
 summary.mkl <- function(object, ...) {
-  act <- which(object$weights > 0)
+  act <- active_kernels(object)
   tab <- data.frame(kernel = names(object$weights)[act], weight = unname(object$weights[act]),
                     stringsAsFactors = FALSE)
   tab <- tab[order(-tab$weight), , drop = FALSE]
   rownames(tab) <- NULL
   train <- if (object$task == "classification")
-    c(error = mean(sign(object$fitted) != object$y))
+    c(error = mean(decision_class(object$fitted) != object$y))
   else c(rmse = sqrt(mean((object$fitted - object$y)^2)),
          r2 = 1 - sum((object$fitted - object$y)^2) / sum((object$y - mean(object$y))^2))
+  sv <- support_vectors(object)
   structure(list(call = object$call, method = object$method, task = object$task,
                  loss = object$loss, penalty = object$penalty, C = object$C,
                  nobs = object$nobs, M = object$M, kernels = tab,
-                 n_sv = length(alpha_rows_nonzero(object$alpha)), train = train,
+                 n_sv = sv$n, sv_rule = sv$rule, train = train,
                  converged = object$converged, iterations = object$iterations,
                  last = utils::tail(object$history, 1L), timing = object$timing,
-                 learned_nothing = object$learned_nothing, extras = method_extras(object)),
+                 learned_nothing = object$learned_nothing, degenerate = object$degenerate,
+                 extras = method_extras(object)),
             class = "summary.mkl")
+}
+
+# A support vector of a hinge-loss fit has a sample coefficient above this fraction of the
+# largest (see ?summary.mkl; the measurements in inst/notes/NOTES-model.md).
+.sv_rel <- 1e-3
+
+# The support vectors of a fit and what is counted (see ?summary.mkl): list(n, rule).
+support_vectors <- function(object) {
+  if (object$loss %in% c("hinge", "squared_hinge")) {
+    a <- object$alpha
+    a <- if (is_outer_alpha(a)) abs(a$u) * max(abs(a$v)) else {
+      a <- abs(a)
+      a[cbind(seq_len(nrow(a)), max.col(a, ties.method = "first"))]
+    }
+    return(list(n = if (any(a > 0)) sum(a > .sv_rel * max(a)) else 0L,
+                rule = sprintf(paste0("support vectors (sample coefficient above %g of the ",
+                                      "largest: on or inside the margin)"), .sv_rel)))
+  }
+  if (!is.null(object$info$n_sv))
+    return(list(n = as.integer(object$info$n_sv), rule = "support vectors (the working set)"))
+  list(n = length(alpha_rows_nonzero(object$alpha)), rule = "non-zero sample coefficients")
+}
+
+# The notes of a fit that learned nothing or generalises nothing (print and summary).
+print_fit_notes <- function(x) {
+  if (!is.null(x$learned_nothing))
+    cat(strwrap(paste("NOTE: this model learned nothing:", x$learned_nothing), exdent = 2),
+        sep = "\n")
+  if (!is.null(x$degenerate))
+    cat(strwrap(paste("NOTE: this model generalises nothing:", x$degenerate), exdent = 2),
+        sep = "\n")
 }
 
 #' @export
@@ -140,10 +194,10 @@ print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
   cat(sprintf("Converged: %s, %d iteration(s); kernel build %.3g s, fit %.3g s\n",
               if (x$converged) "yes" else "NO", x$iterations, x$timing[["kernels"]],
               x$timing[["fit"]]))
-  cat(sprintf("Non-zero sample coefficients: %d of %d\n", x$n_sv, x$nobs))
-  if (!is.null(x$learned_nothing))
-    cat(strwrap(paste("NOTE: this model learned nothing:", x$learned_nothing), exdent = 2),
-        sep = "\n")
+  rule <- if (is.null(x$sv_rule)) "non-zero sample coefficients" else x$sv_rule
+  cat(sprintf("%s%s: %d of %d\n", toupper(substr(rule, 1L, 1L)), substring(rule, 2L), x$n_sv,
+              x$nobs))
+  print_fit_notes(x)
   if (x$task == "classification")
     cat(sprintf("Training error: %.4g\n", x$train[["error"]]))
   else cat(sprintf("Training RMSE: %.4g, R^2: %.4g\n", x$train[["rmse"]], x$train[["r2"]]))
@@ -174,7 +228,7 @@ print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
 coef.mkl <- function(object, type = c("weights", "alpha", "bias"), nonzero = FALSE, ...) {
   type <- match_arg(type)
   switch(type,
-         weights = if (nonzero) object$weights[object$weights > 0] else object$weights,
+         weights = if (nonzero) object$weights[active_kernels(object)] else object$weights,
          alpha = if (nonzero) as.matrix(alpha_columns(object$alpha, active_kernels(object))) else
            as.matrix(object$alpha),
          bias = object$b)
@@ -228,9 +282,9 @@ prepare_newx <- function(object, newx) {
 #'   training columns by name when both have column names (the training names complete),
 #'   otherwise by position. A plain vector is one column: give one observation as a one-row
 #'   matrix, `x[i, , drop = FALSE]`. Zero rows give a zero-length answer. Missing (fits on a
-#'   [kernel_set()]): the fitted training decision values (computed with the training
-#'   kernels, which carry the diagonal jitter). Fits on precomputed kernels read no `newx`:
-#'   they need `newkernels`, also for the training points.
+#'   [kernel_set()]): the fitted training decision values (the same as the training data given
+#'   as `newx`). Fits on precomputed kernels read no `newx`: they need `newkernels`, also for
+#'   the training points.
 #' @param type `"class"` (classification: labels as in the training response), `"link"`
 #'   (the decision value \eqn{f(x)}), or `"response"` (classification: the probability of the
 #'   second class, from the logistic link for the logistic loss and from Platt's sigmoid fitted
@@ -329,13 +383,13 @@ fitted.mkl <- function(object, ...) object$fitted
 plot.mkl <- function(x, type = c("weights", "history"), top = 30L, ...) {
   type <- match_arg(type)
   if (type == "weights") {
-    w <- sort(x$weights[x$weights > 0], decreasing = TRUE)
+    w <- sort(x$weights[active_kernels(x)], decreasing = TRUE)
     w <- rev(utils::head(w, top))
     op <- graphics::par(mar = c(4, max(4, min(20, max(nchar(names(w))) * 0.55)), 3, 1))
     on.exit(graphics::par(op))
     graphics::barplot(w, horiz = TRUE, las = 1, cex.names = 0.7, xlab = "kernel weight",
                       main = sprintf("%s: %d of %d kernels selected", x$method,
-                                     sum(x$weights > 0), x$M), ...)
+                                     n_selected(x), x$M), ...)
   } else {
     h <- x$history
     ok <- !is.na(h$gap) & h$gap > 0
@@ -357,7 +411,7 @@ plot.mkl <- function(x, type = c("weights", "history"), top = 30L, ...) {
 
 # Per-fit quantities of a path's fits, binary, regression or multiclass ("mkl_multi": the
 # kernels some problem uses, the largest last gap of its binary fits, the multiclass error).
-fit_nkernels <- function(f) sum(rowSums(as.matrix(f$weights) > 0) > 0)
+fit_nkernels <- function(f) n_selected(f)
 fit_last_gap <- function(f) {
   if (inherits(f, "mkl_multi")) return(max(vapply(f$fits, fit_last_gap, 1)))
   g <- utils::tail(f$history$gap, 1L)
@@ -365,7 +419,7 @@ fit_last_gap <- function(f) {
 }
 fit_train_error <- function(f) {
   if (inherits(f, "mkl_multi")) return(mean(multi_class(f, f$fitted) != f$y))
-  mean(sign(f$fitted) != f$y)
+  mean(decision_class(f$fitted) != f$y)
 }
 
 path_index <- function(object, s) {

@@ -141,11 +141,19 @@
 #'   more than two classes, see [mkl_multi]), a list with
 #'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `kscale` (the mean diagonal of the
 #'   training kernels, see "The meaning of C"), `learned_nothing` (`NULL`, or why the model
-#'   is constant), `weights` (named kernel weights, on
-#'   the simplex), `alpha` (n x M sample coefficients: \eqn{f(x) = \sum_m K_m(x, X)
-#'   \alpha_m + b}; MWUMKL keeps them as the two factors of an outer product, see
-#'   [mkl_outer], and `as.matrix()` gives the matrix), `b`, `converged`, `iterations`,
-#'   `history` (a data frame per iteration), `objective`, `fitted` (training decision values),
+#'   is constant: every kernel dropped, or a decision function constant on the training
+#'   data), `degenerate` (`NULL`, or why a classification model generalises nothing: it
+#'   predicts one class on its own training data while the labels have two, or its weight
+#'   sits mostly on kernels that are nearly the identity on the training data, with fewer
+#'   than 2 effective neighbours per point, and without each point's contribution to its own
+#'   decision value through them it predicts one class), `weights` (named kernel weights, on
+#'   the simplex over the selected kernels, those whose sample coefficients are not all zero;
+#'   all zero when every kernel was dropped), `alpha` (n x M sample coefficients:
+#'   \eqn{f(x) = \sum_m K_m(x, X) \alpha_m + b}; MWUMKL keeps them as the two factors of an
+#'   outer product, see [mkl_outer], and `as.matrix()` gives the matrix), `b`, `converged`,
+#'   `iterations`,
+#'   `history` (a data frame per iteration), `objective`, `fitted` (training decision values,
+#'   equal to `predict(fit, x, type = "link")` on the training data),
 #'   `timing`, `store` (`"dense"` or `"fly"`), and what `predict` needs to rebuild the test
 #'   kernels (the kernel set, the training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
@@ -427,8 +435,12 @@ fit_store_path <- function(fitfun, store, y, C, ctl, base, state, cl, t_kernels,
                       format(signif(utils::tail(res$history$gap, 1L), 3)),
                       nonconvergence_advice(method, res, ctl)), call. = FALSE)
     if (!is.null(fits[[k]]$learned_nothing))
-      warning(sprintf("%s%s%s learned nothing: %s", method, at_C(method, C[k]), what,
-                      fits[[k]]$learned_nothing), call. = FALSE)
+      fit_warning("learned_nothing", sprintf("%s%s%s learned nothing: %s", method,
+                                             at_C(method, C[k]), what,
+                                             fits[[k]]$learned_nothing))
+    if (!is.null(fits[[k]]$degenerate))
+      fit_warning("degenerate", sprintf("%s%s%s generalises nothing: %s", method,
+                                        at_C(method, C[k]), what, fits[[k]]$degenerate))
     if (!is.null(tick)) tick(sprintf("%s%s%s", method, at_C(method, C[k]), what))
   }
   fits
@@ -438,22 +450,26 @@ new_mkl <- function(res, base, C, store, call, timing) {
   M <- base$M
   w <- as.double(res$weights)
   if (length(w) != M || anyNA(w)) stop("internal: solver returned malformed weights", call. = FALSE)
-  names(w) <- base$labels
   alpha <- res$alpha
   if (!(is.matrix(alpha) || is_outer_alpha(alpha)) || nrow(alpha) != base$nobs ||
       ncol(alpha) != M)
     stop("internal: solver returned malformed alpha", call. = FALSE)
+  # the selected kernels: those whose sample coefficients are not all zero (predict() combines
+  # exactly these); every other kernel gets weight zero, and none selected, all weights zero
+  act <- alpha_cols_nonzero(alpha)
+  w <- selected_weights(w, act)
+  names(w) <- base$labels
   if (is_outer_alpha(alpha)) alpha$v <- w   # the weights, named
   # (fit_store_path names the columns in place: renaming here would copy an n x M matrix that
   # the caller's result still holds, 1.6 GB for MWUMKL with 10^6 kernels)
   if (is.matrix(alpha) && !identical(colnames(alpha), base$labels))
     colnames(alpha) <- base$labels
-  # a solver may give its active kernels and training decision values (mwu: every kernel is
-  # active and a pass over all of them would cost O(n^2 M))
-  act <- if (!is.null(res$active)) res$active else alpha_cols_nonzero(alpha)
-  fitted <- if (!is.null(res$fitted_decision)) res$fitted_decision else if (length(act))
-    store_decision(store, alpha_columns(alpha, act), act, base$kernel_info, act,
-                   "the training data") + res$b else rep(res$b, base$nobs)
+  # training decision values as predict() gives them on the training data: a solver may give
+  # its own (mwu: a pass over all of its kernels would cost O(n^2 M)); either way without the
+  # diagonal jitter of the training kernels, which test kernels do not carry
+  fitted <- if (!is.null(res$fitted_decision))
+    res$fitted_decision - jitter_decision(alpha, act, base$kernel_info$jitter) else
+      train_decision(store, alpha, act, base$kernel_info, res$b)
   # the fit keeps alpha once: a solver state that holds it (warm starts) gets it back from
   # the fit's alpha (restore_state)
   state <- res$state
@@ -461,28 +477,143 @@ new_mkl <- function(res, base, C, store, call, timing) {
     state$alpha <- NULL
     state$restore_alpha <- TRUE
   }
-  # a fit that learned nothing: every kernel dropped, or (classification) a constant decision
-  # function on two-class data; print(), summary() and mkl() say so
-  fconst <- length(act) == 0L ||
-    max(abs(fitted - res$b)) <= 1e-10 * max(1, abs(res$b), max(abs(fitted)))
-  nothing <- if (fconst && (length(act) == 0L || base$task == "classification"))
-    sprintf(paste0("%s; the model predicts %s for every point. Raise C (now %s; larger C ",
-                   "regularises less) or use other kernels."),
-            if (length(act) == 0L) "every kernel was dropped (all block norms are zero)" else
-              "the decision function is constant on the training data",
-            if (base$task == "classification")
-              paste0("the class '", base$classes[if (res$b > 0) 2L else 1L], "'") else
-                "a constant", format(C))
+  nothing <- learned_nothing_note(fitted, act, base, C)
   obj <- c(list(call = call), base,
            list(C = C, weights = w, alpha = alpha, b = as.double(res$b),
                 objective = res$objective, converged = isTRUE(res$converged),
                 iterations = as.integer(res$iterations), history = as.data.frame(res$history),
                 fitted = fitted, state = state, info = res$info, timing = timing,
-                learned_nothing = nothing))
+                learned_nothing = nothing,
+                degenerate = if (is.null(nothing))
+                  degenerate_note(fitted, act, w, alpha, store, base, C)))
   if (obj$task == "classification") obj$platt <- platt_fit(fitted, base$y, obj$loss)
   class(obj) <- "mkl"
   obj
 }
+
+# The weights of a fit on the simplex over its selected kernels `act` (all zero when none is
+# selected). A selected kernel that the solver gave weight zero (its coefficients are used by
+# predict()) keeps the smallest positive weight, so that weight > 0 means selected.
+selected_weights <- function(w, act) {
+  if (!length(act)) return(numeric(length(w)))
+  w[-act] <- 0
+  w[act] <- pmax(w[act], 0)
+  if (any(w[act] == 0)) w[act] <- pmax(w[act], .Machine$double.xmin * length(act))
+  w / sum(w)
+}
+
+# The contribution of the diagonal jitter J of the training kernels to the decision values
+# through the selected kernels `act`: J sum_m alpha_m.
+jitter_decision <- function(alpha, act, jitter) {
+  if (is.null(jitter) || jitter == 0 || !length(act)) return(0)
+  if (is_outer_alpha(alpha)) jitter * alpha$u * sum(alpha$v[act]) else
+    jitter * rowSums(alpha[, act, drop = FALSE])
+}
+
+# The decision values f(x_i) = sum_m K_m(x_i, X) alpha_m + b on the training points of the
+# store, as predict() computes them on these points: without the jitter on the diagonal.
+train_decision <- function(store, alpha, act, rk, b) {
+  if (!length(act)) return(rep(b, nrow(alpha)))
+  store_decision(store, alpha_columns(alpha, act), act, rk, act, "the training data") + b -
+    jitter_decision(alpha, act, rk$jitter)
+}
+
+# A fit that learned nothing: every kernel dropped, or a decision function that is constant
+# on the training data (kernels that do not tell the points apart: constant columns, widths
+# far from the distances between points, identical rows with different labels). Judged on
+# the jitter-free decision values, relative to the scale of the response and of the fit.
+learned_nothing_note <- function(fitted, act, base, C) {
+  scale <- max(abs(base$y), abs(fitted))
+  if (length(act) && diff(range(fitted)) > 1e-9 * scale) return(NULL)
+  what <- if (base$task == "classification")
+    sprintf("the class '%s'", base$classes[if (fitted[1L] > 0) 2L else 1L]) else
+      sprintf("a constant (%s)", format(signif(fitted[1L], 4)))
+  if (!length(act))
+    return(sprintf(paste0("every kernel was dropped (all sample coefficients are zero); the ",
+                          "model predicts %s for every point. Raise C (now %s; larger C ",
+                          "regularises less) or use other kernels."), what, format(C)))
+  sprintf(paste0("the decision function is constant on the training data: its kernels do not ",
+                 "tell the training points apart (constant columns, kernel widths far from the ",
+                 "distances between the points, or identical rows with different labels); ",
+                 "the model predicts %s for every point. Use other kernels, or check the data."),
+          what)
+}
+
+# Kernels with fewer effective neighbours per training point (kernel_neighbours(), R/store.R)
+# are nearly the identity on the training data (inst/notes/NOTES-model.md).
+.near_identity <- 2
+
+# A classification fit that generalises nothing, though its decision function is not
+# constant: it predicts one class on its own training data while the labels have two, or its
+# weight sits mostly on kernels that are nearly the identity on the training data and, without
+# the contribution of each training point to its own decision value through these kernels
+# (which no new point receives), it predicts one class. NULL, or why.
+degenerate_note <- function(fitted, act, w, alpha, store, base, C) {
+  y <- base$y
+  if (base$task != "classification" || length(unique(y)) < 2L) return(NULL)
+  cls <- function(f) sprintf("'%s'", base$classes[if (f > 0) 2L else 1L])
+  one <- function(f) all(f > 0) || !any(f > 0)
+  if (one(fitted))
+    return(sprintf(paste0("it predicts the class %s for every training point, while %d of the ",
+                          "%d labels are the other class. %sdrop kernel widths much narrower ",
+                          "than the distances between the points, or choose C with cv.mkl()."),
+                   cls(fitted[1L]), sum(decision_class(fitted[1L]) != y), length(y),
+                   if (takes_C(base$method)) sprintf(paste0("Raise C (now %s) if it is too ",
+                                                            "regularised, "), format(C))
+                   else "Use other kernels: "))
+  near <- near_identity_kernels(store, act, w)
+  share <- sum(w[near$which])
+  if (share <= 0.5) return(NULL)
+  self <- kernel_diagonals(store, near$which, base$kernel_info$jitter) *
+    as.matrix(alpha_columns(alpha, near$which))
+  rest <- fitted - rowSums(self)
+  if (!one(rest)) return(NULL)
+  sprintf(paste0("%.0f%% of its kernel weight is on kernels that are nearly the identity on ",
+                 "the training data (%s, with %s effective neighbours per point), and without ",
+                 "the contribution of each training point to its own decision value it ",
+                 "predicts the class %s for every training point: it memorises the training ",
+                 "points and predicts %s for new points. Drop the narrow kernel widths, %sor ",
+                 "choose C with cv.mkl()."),
+          100 * share, format_kernel_list(names(w)[near$which]),
+          paste(format(signif(near$neighbours, 3)), collapse = ", "), cls(rest[1L]),
+          cls(rest[1L]),
+          if (takes_C(base$method)) sprintf("change C (now %s), ", format(C)) else "")
+}
+
+# The selected kernels that are nearly the identity (fewer than .near_identity effective
+# neighbours), among the `top` selected kernels of largest weight (MWUMKL may select 10^6).
+near_identity_kernels <- function(store, act, w, top = 500L) {
+  cand <- utils::head(act[order(-w[act])], top)
+  nb <- kernel_neighbours(store, cand)
+  keep <- !is.na(nb) & nb < .near_identity
+  list(which = cand[keep], neighbours = nb[keep])
+}
+
+# The diagonals of the training kernels `which` (n x length(which)), without the jitter.
+kernel_diagonals <- function(store, which, jitter) {
+  n <- store_dims(store)[2L]
+  J <- if (is.null(jitter)) 0 else jitter
+  if (is_dense(store)) {
+    i <- seq_len(n)
+    return(vapply(which, function(m) store$K[cbind(i, i, m)], numeric(n)) - J)
+  }
+  D <- t(vapply(seq_len(n), function(j)
+    .Call(C_store_cols, store, as.integer(which), as.integer(j))[j, ], numeric(length(which))))
+  matrix(D, n, length(which)) - J
+}
+
+# At most five kernel labels, and how many more.
+format_kernel_list <- function(labels) {
+  k <- length(labels)
+  paste0(paste(utils::head(labels, 5L), collapse = ", "),
+         if (k > 5L) sprintf(" and %d more", k - 5L) else "")
+}
+
+# A warning about a fit, of class "mkl_<kind>" (kind: learned_nothing, degenerate), so that
+# cv.mkl() can count those of its fits and report them once.
+fit_warning <- function(kind, msg)
+  warning(structure(class = c(paste0("mkl_", kind), "warning", "condition"),
+                    list(message = msg, call = NULL)))
 
 at_C <- function(method, C) if (takes_C(method)) sprintf(" at C = %s", format(C)) else ""
 

@@ -106,13 +106,10 @@ fit_multiclass <- function(fitfun, store, yc, C, ctl, base, cl, t_kernels, schem
 
 new_mkl_multi <- function(fits, probs, store, base, scheme, cl, t_kernels) {
   n <- base$nobs
-  # training decision values of every problem on every training row
+  # training decision values of every problem on every training row (as predict() gives them)
   Fm <- vapply(fits, function(f) {
     if (is.null(f$rows)) return(as.double(f$fitted))
-    act <- active_kernels(f)
-    if (!length(act)) return(rep(f$b, n))
-    store_decision(store, alpha_columns(f$alpha, act), act, base$kernel_info, act,
-                   "the training data") + f$b
+    train_decision(store, f$alpha, active_kernels(f), base$kernel_info, f$b)
   }, numeric(n))
   Fm <- matrix(Fm, n, length(fits), dimnames = list(NULL, names(fits)))
   W <- vapply(fits, `[[`, numeric(base$M), "weights")
@@ -318,9 +315,16 @@ print.mkl_multi <- function(x, digits = max(3L, getOption("digits") - 3L), top =
   cat(if (all(conv)) sprintf("Converged: yes (all %d binary fits)\n", length(conv)) else
     sprintf("Converged: NO for %d of %d binary fits (%s)\n", sum(!conv), length(conv),
             paste(names(conv)[!conv], collapse = ", ")))
+  for (kind in c("learned_nothing", "degenerate")) {
+    bad <- names(x$fits)[vapply(x$fits, fit_flag, TRUE, kind)]
+    if (length(bad))
+      cat(sprintf("NOTE: %d binary fit(s) %s: %s (print the fit in 'fits' for why)\n",
+                  length(bad), if (kind == "degenerate") "generalise nothing" else
+                    "learned nothing", paste(bad, collapse = ", ")))
+  }
   used <- rowSums(x$weights > 0) > 0
-  cat(sprintf("Kernels used: %d of %d (per problem: %s)\n", sum(used), x$M,
-              paste(colSums(x$weights > 0), collapse = ", ")))
+  cat(sprintf("Kernels used: %d of %d (per problem: %s)\n", n_selected(x), x$M,
+              paste(vapply(x$fits, n_selected, 1L), collapse = ", ")))
   if (any(used)) {
     cat(sprintf("\nKernel weights by %s ('.': not used)%s:\n",
                 if (x$multiclass == "ovr") "class" else "pair of classes",
@@ -339,11 +343,11 @@ summary.mkl_multi <- function(object, ...) {
     if (length(g)) as.double(g) else NA_real_
   }
   tab <- data.frame(problem = names(object$fits), n = object$problems$n,
-                    kernels = colSums(object$weights > 0),
+                    kernels = vapply(object$fits, function(f) as.double(n_selected(f)), 1),
                     converged = vapply(object$fits, `[[`, TRUE, "converged"),
                     iterations = vapply(object$fits, `[[`, 1L, "iterations"),
                     gap = vapply(object$fits, last_gap, 1),
-                    error = vapply(object$fits, function(f) mean(sign(f$fitted) != f$y), 1),
+                    error = vapply(object$fits, fit_train_error, 1),
                     stringsAsFactors = FALSE)
   rownames(tab) <- NULL
   pred <- multi_class(object, object$fitted)

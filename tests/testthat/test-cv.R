@@ -275,4 +275,27 @@ test_that("cv.mkl refuses a fractional nfolds and names 's'", {
                "'nfolds' must be a whole number; got 2.5")
   cv <- suppressMessages(cv.mkl(d$x, d$y, kernels = ks, C = c(1, 0.1), nfolds = 2))
   expect_error(predict(cv, d$x, s = "C.best"), "'s' should be one of.*C.min")
+test_that("fold fits that learned nothing are counted and reported once per cv.mkl call", {
+  d <- two_class(60, 3, seed = 45)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4)))
+  foldid <- rep(1:3, 20)
+  # flagged fits at C that were not chosen: counted and printed, no warning
+  expect_no_warning(cv <- cv.mkl(d$x, d$y, kernels = ks, method = "spicy",
+                                 C = c(10, 1, 0.01, 0.001), foldid = foldid))
+  expect_identical(cv$learned_nothing, c(0L, 0L, 3L, 3L))
+  expect_identical(unname(cv$path_flags[, "learned_nothing"]), c(FALSE, FALSE, TRUE, TRUE))
+  expect_output(print(cv), "learned_nothing")
+  expect_identical(vapply(cv$fit$fits, mklearn:::n_selected, 1L)[3:4], c(0L, 0L))
+  # at the chosen C: one warning for the whole call
+  notes <- character()
+  cv2 <- withCallingHandlers(
+    cv.mkl(d$x, d$y, kernels = ks, method = "spicy", C = c(0.01, 0.001), foldid = foldid),
+    warning = function(w) {
+      notes <<- c(notes, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+  about <- grep("learned nothing", notes, value = TRUE)
+  expect_length(about, 1L)
+  expect_match(about, "6 of 6 fold fits and 2 of 2 fits on all the data learned nothing")
+  expect_match(about, "among them C.min or C.1se")
 })

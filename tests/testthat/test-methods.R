@@ -179,4 +179,43 @@ test_that("missing values in the new data of a formula fit are named like those 
   expect_identical(dim(gram(kernel_set(rbf_kernel(1)), d$x, d$x[0, , drop = FALSE])),
                    c(0L, 40L, 1L))
   expect_identical(formula(fit), cls ~ v1 + v2 + v3, ignore_attr = TRUE)
+test_that("summary() counts support vectors, not the never-zero iterates of SpicyMKL", {
+  io <- ionosphere_xy()
+  set.seed(1)
+  i <- sample(nrow(io$x), 250)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 5)), poly_kernel(1:2), features = c("all", "each"))
+  f <- mkl(io$x[i, ], io$y[i], kernels = ks, method = "spicy", C = 10)
+  expect_identical(length(mklearn:::alpha_rows_nonzero(f$alpha)), 250L)  # never exactly zero
+  s <- summary(f)
+  ref <- summary(mkl(io$x[i, ], io$y[i], kernels = ks, method = "spicy", C = 10,
+                     control = mkl_control(tol = 1e-4, maxiter = 5000)))
+  expect_lt(s$n_sv, 225L)
+  expect_lte(abs(s$n_sv - ref$n_sv), 0.05 * ref$n_sv)
+  expect_output(print(s), "Support vectors \\(sample coefficient above 0.001 of the largest")
+  # the SVM family's SMO coefficients are exact zeros off the support vectors: the same count
+  h <- mkl(io$x[i, ], io$y[i], kernels = ks, method = "hessian", C = 10)
+  expect_identical(summary(h)$n_sv, length(mklearn:::alpha_rows_nonzero(h$alpha)))
+  # other losses count the non-zero coefficients, and say so
+  g <- mkl(io$x[i, ], io$y[i], kernels = ks, method = "spicy", loss = "logistic", C = 10)
+  expect_match(summary(g)$sv_rule, "non-zero sample coefficients")
+})
+
+test_that("print, coef, summary and plot count the same selected kernels", {
+  d <- two_class(50, 3, seed = 44)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1:2), features = c("all", "each"))
+  f <- mkl(d$x, d$y, kernels = ks, method = "spicy")
+  k <- length(mklearn:::active_kernels(f))
+  expect_lt(k, f$M)
+  expect_length(coef(f, nonzero = TRUE), k)
+  expect_identical(sum(coef(f) > 0), k)
+  expect_identical(nrow(summary(f)$kernels), k)
+  expect_output(print(f), sprintf("Kernels selected: %d of %d", k, f$M))
+  rec <- new.env()
+  suppressMessages(trace("barplot.default", bquote(assign("main", main, envir = .(rec))),
+                         print = FALSE, where = asNamespace("graphics")))
+  on.exit(suppressMessages(untrace("barplot.default", where = asNamespace("graphics"))))
+  pdf(NULL)
+  plot(f)
+  dev.off()
+  expect_match(rec$main, sprintf("%d of %d kernels selected", k, f$M), fixed = TRUE)
 })

@@ -327,4 +327,94 @@ test_that("match.arg errors of mkl() name the argument and the value given", {
   expect_error(mkl(d$x, d$y, method = "svm"), "'method' should be one of.*uniform.*got \"svm\"")
   expect_error(mkl(d$x, d$y, penalty = "l3"), "'penalty' should be one of.*got \"l3\"")
   expect_error(mkl(d$x, d$y, task = "clustering"), "'task' should be one of")
+test_that("a fit whose kernels were all dropped has zero weights and 0 selected everywhere", {
+  d <- two_class(40, 2, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4)))
+  expect_warning(fit <- mkl(d$x, d$y, kernels = ks, method = "spicy", C = 0.01),
+                 "every kernel was dropped")
+  expect_identical(unname(coef(fit)), rep(0, 4))
+  expect_length(coef(fit, nonzero = TRUE), 0L)
+  expect_identical(dim(coef(fit, type = "alpha", nonzero = TRUE)), c(40L, 0L))
+  expect_identical(nrow(summary(fit)$kernels), 0L)
+  expect_output(print(summary(fit)), "Selected kernels \\(0 of 4\\)")
+  expect_identical(mklearn:::n_selected(fit), 0L)
+  # paths count the same kernels; a fit that selects some has weights summing to one
+  path <- suppressWarnings(mkl(d$x, d$y, kernels = ks, method = "spicy", C = c(10, 0.01)))
+  expect_identical(summary(path)$table$kernels,
+                   c(length(coef(path$fits[[1]], nonzero = TRUE)), 0L))
+  expect_gt(summary(path)$table$kernels[1], 0L)
+  expect_equal(sum(coef(path$fits[[1]])), 1)
+  expect_output(print(path), "0.01 +0 ")
+})
+
+test_that("fitted values are predict() on the training data, for every method and store", {
+  d <- two_class(50, 3, seed = 41)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1:2), features = c("all", "each"))
+  for (m in mkl_methods()) for (store in c("dense", "fly")) {
+    f <- suppressWarnings(mkl(d$x, d$y, kernels = ks, method = m,
+                              control = mkl_control(store = store)))
+    lab <- paste(m, store)
+    expect_equal(f$fitted, predict(f, d$x, type = "link"), tolerance = 1e-10, label = lab)
+    expect_equal(summary(f)$train[["error"]], mean(predict(f, d$x) != d$y), label = lab)
+    w <- coef(f)
+    expect_true(all(w >= 0) && abs(sum(w) - 1) < 1e-12, label = lab)
+    expect_setequal(names(coef(f, nonzero = TRUE)), summary(f)$kernels$kernel)
+    expect_identical(length(coef(f, nonzero = TRUE)), mklearn:::n_selected(f), label = lab)
+  }
+  # centred kernels and regression
+  ksc <- kernel_set(rbf_kernel(c(0.5, 2)), normalize = "center_trace")
+  for (m in c("uniform", "spicy", "bayes")) {
+    f <- mkl(d$x, d$x[, 1]^2, kernels = ksc, method = m)
+    expect_equal(f$fitted, predict(f, d$x), tolerance = 1e-10, label = m)
+  }
+})
+
+test_that("a constant decision function learned nothing, whatever the jitter adds", {
+  set.seed(42)
+  z <- matrix(rnorm(120), 30)
+  x <- matrix(rnorm(120), 40)
+  y <- ifelse(x[, 1] + rnorm(40) > 0, 1, -1)
+  cases <- list(
+    duplicated = function(m) mkl(rbind(z, z), factor(rep(c("a", "b"), each = 30)), method = m),
+    constant = function(m) mkl(matrix(1, 40, 3), y, method = m, standardize = FALSE),
+    rbf_wide = function(m) mkl(x, y, kernels = kernel_set(rbf_kernel(1e300)), method = m),
+    laplace_wide = function(m) mkl(x, y, kernels = kernel_set(laplace_kernel(1e300)),
+                                   method = m),
+    tiny = function(m) mkl(x * 1e-300, y, method = m, standardize = FALSE))
+  for (cs in names(cases)) for (m in c("uniform", "hessian", "mwu")) {
+    expect_warning(f <- cases[[cs]](m), "learned nothing: the decision function is constant",
+                   label = paste(cs, m))
+    expect_match(f$learned_nothing, "predicts the class", label = paste(cs, m))
+    expect_lte(diff(range(f$fitted)), 1e-12)
+    # the training error is that of predict(), not of a jitter that separates duplicates
+    expect_equal(summary(f)$train[["error"]],
+                 mean(ifelse(predict(f, type = "link") > 0, 1, -1) != f$y))
+  }
+  f <- suppressWarnings(cases$duplicated("uniform"))
+  expect_equal(summary(f)$train[["error"]], 0.5)
+})
+
+test_that("a fit that predicts one class or memorises its training points is flagged", {
+  # one class on its own training data: heavily regularised, imbalanced labels
+  set.seed(43)
+  x <- matrix(rnorm(180), 60)
+  y <- rep(c(1, -1), c(45, 15))
+  expect_warning(f <- mkl(x, y, C = 0.001), "generalises nothing: it predicts the class '1'")
+  expect_match(f$degenerate, "15 of the 60 labels are the other class")
+  expect_output(print(f), "NOTE: this model generalises nothing")
+  expect_output(print(summary(f)), "NOTE: this model generalises nothing")
+  # MKL-L0/1 collapses onto near-identity kernels of many (BreastCancer); SpicyMKL does not
+  data("BreastCancer", package = "mlbench", envir = environment())
+  bc <- BreastCancer[stats::complete.cases(BreastCancer), ]
+  xb <- sapply(bc[, 2:10], function(v) as.numeric(as.character(v)))
+  set.seed(1)
+  i <- sample(nrow(xb), 120)
+  ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)), poly_kernel(degree = 1:3),
+                   features = c("all", "each"))
+  expect_warning(fl <- mkl(xb[i, ], bc$Class[i], method = "l01", kernels = ks),
+                 "generalises nothing: .*nearly the identity")
+  expect_match(fl$degenerate, "Drop the narrow kernel widths")
+  fs <- mkl(xb[i, ], bc$Class[i], method = "spicy", kernels = ks)
+  expect_null(fs$degenerate)
+  expect_gt(mean(predict(fs, xb[-i, ]) == bc$Class[-i]), 0.9)
 })
