@@ -553,9 +553,11 @@ test_that("SimpleMKL's descent sets weights whose SVM value is the J it accepted
 
 test_that("SimpleMKL keeps a kernel on two points", {
   # found by the randomised run: the descent step drives every weight to zero
-  x <- rbind(c(-0.02422958, -1.2618331, 1.5511207, 0.715265),
-             c(-0.15711726, 0.8718372, -0.4347381, -1.681979))
-  colnames(x) <- paste0("c", 1:4)
+  # (to the last bit: rounded to 15 digits, the data fit)
+  x <- cbind(c1 = c(-0.024229580671896556, -0.15711725862088385),
+             c2 = c(-1.2618330917964886, 0.87183722814320208),
+             c3 = c(1.5511207473501247, -0.4347381496054083),
+             c4 = c(0.71526495290285452, -1.6819785979077626))
   ks <- kernel_set(rbf_kernel(c(0.5, 3)), linear_kernel(), features = c("all", "each"))
   f <- tryCatch(fit_m(x, c(-1, 1), "simple", C = 9.3, kernels = ks, standardize = FALSE),
                 error = function(e) e)
