@@ -23,7 +23,9 @@
   simple_malformed_weights = paste0("SimpleMKL's descent step can drive every weight to zero ",
                                     "(an internal error)"),
   mwu_soft_margin_feasible = paste0("MWUMKL's oracle stops a soft-margin fit at a small C on ",
-                                    "a few points as 'infeasible'")
+                                    "a few points as 'infeasible'"),
+  predict_length = paste0("predict(newkernels = ) of a precomputed fit without active kernels ",
+                          "returns one value, not one per new row")
 )
 pending_log <- new.env()
 checks_run <- new.env()
@@ -97,6 +99,9 @@ strip_times <- function(f) {
   f$info <- f$info[!grepl("time", names(f$info))]
   f
 }
+# A relative gap below zero by more than rounding (kernels updated along a line accumulate it)
+# is a certificate that cannot hold.
+gap_rounding <- 1e-8
 # The invariants of any fit: weights on the simplex, or all zero exactly when the model learned
 # nothing (then its predictions are constant); finite fitted values; a certified convergence.
 check_fit_invariants <- function(f, lab, newx = NULL) {
@@ -115,15 +120,15 @@ check_fit_invariants <- function(f, lab, newx = NULL) {
   tol <- mklearn:::method_control(f$method)[["tol"]]
   if (length(gap) && !is.na(gap)) {
     glab <- sprintf("%s (gap %s, tol %s)", lab, format(signif(gap, 3)), format(tol))
-    expect_check("gap_nonnegative", gap >= -1e-10, glab)
+    expect_check("gap_nonnegative", gap >= -gap_rounding, glab)
     if (f$converged && !is.null(tol)) expect_check("converged_gap", gap <= tol, glab)
   }
 }
-# A certificate that cannot hold (a negative relative gap) makes comparisons of the fit
-# meaningless: they are then counted under that check.
+# A certificate that cannot hold makes comparisons of the fit meaningless: they are then
+# counted under that check.
 sound <- function(f) {
   gap <- utils::tail(f$history$gap, 1L)
-  !length(gap) || is.na(gap) || gap >= -1e-10
+  !length(gap) || is.na(gap) || gap >= -gap_rounding
 }
 compare_check <- function(check, fits, ok, label)
   expect_check(if (all(vapply(fits, sound, NA))) check else "gap_nonnegative", ok, label)
@@ -362,6 +367,7 @@ test_that("weights: on the simplex, or all zero exactly when the model learned n
   z <- matrix(rnorm(30 * 3), 30, 3)
   zz <- rbind(z, z)                        # every point twice, with opposite labels
   yy <- rep(c(1, -1), each = 30)
+  Kzz <- gram(common_ks, zz)
   for (i in seq_len(nrow(cases))) {
     m <- cases$method[i]; task <- cases$task[i]; lab <- case_label(m, task)
     check_fit_invariants(base_fit(m, task), lab, common_data(task)$x)
@@ -375,6 +381,13 @@ test_that("weights: on the simplex, or all zero exactly when the model learned n
       expect_check("fitted_equals_predict", summary(f)$train[["error"]] == 1 - acc,
                    paste(lab, "opposite duplicates, training error"))
     }
+    # the same on precomputed kernels: one prediction per new row, whatever was learned
+    fk <- fit_m(NULL, yy, m, kernels = Kzz, task = task)
+    check_fit_invariants(fk, paste(lab, "opposite duplicates, precomputed"))
+    for (type in if (task == "classification") c("link", "class") else "link")
+      expect_check("predict_length",
+                   length(predict(fk, newkernels = Kzz[1:7, , , drop = FALSE], type = type)) == 7L,
+                   paste(lab, "opposite duplicates, precomputed,", type))
   }
 })
 
@@ -440,8 +453,8 @@ test_that("case weights of 2 equal duplicated rows, for the methods that take ca
 })
 
 # --- randomised invariants ------------------------------------------------------------------
-# A random problem: n, p, kernel set, task, method, C, store, standardisation; its description
-# names everything needed to rebuild it.
+# A random problem: n, p, kernel set (or its arrays as precomputed kernels), task, loss,
+# method, C, store, standardisation; its label (number and seed) rebuilds it.
 random_problem <- function(i, seed) {
   set.seed((seed * 100003 + i) %% .Machine$integer.max)
   m <- sample(mkl_methods(), 1L)
@@ -466,15 +479,27 @@ random_problem <- function(i, seed) {
   C <- if (e$C == "none") NA else if (e$C_inf && task == "classification" && runif(1) < 0.1)
     Inf else signif(10^runif(1, -2, 2), 2)
   store <- sample(e$stores, 1L)
+  standardize <- sample(list(TRUE, FALSE, "range"), 1L)[[1L]]
+  # one problem in five fits the kernel set's arrays as precomputed kernels
+  K <- if (runif(1) < 0.2) gram(ks, x)
   list(i = i, seed = seed, method = m, task = task, loss = loss, n = n, p = p, x = x, y = y,
-       kernels = ks, C = C, store = store,
-       standardize = sample(list(TRUE, FALSE, "range"), 1L)[[1L]],
+       kernels = ks, C = C, store = if (is.null(K)) store else "dense",
+       standardize = standardize, K = K,
        label = sprintf(paste0("random problem %d (seed %d): method '%s', %s, loss '%s', ",
-                              "n = %d, p = %d, C = %s"), i, seed, m, task, loss, n, p, format(C)))
+                              "n = %d, p = %d, C = %s%s"), i, seed, m, task, loss, n, p,
+                       format(C), if (is.null(K)) "" else ", precomputed"))
 }
-fit_problem <- function(pb, y = pb$y, store = pb$store)
+fit_problem <- function(pb, y = pb$y, store = pb$store) {
+  if (!is.null(pb$K))
+    return(fit_m(NULL, y, pb$method, C = pb$C, kernels = pb$K, task = pb$task, loss = pb$loss))
   fit_m(pb$x, y, pb$method, C = pb$C, kernels = pb$kernels, task = pb$task, loss = pb$loss,
         standardize = pb$standardize, control = mkl_control(store = store))
+}
+# decision values of a problem's fit on some of its training rows
+predict_rows <- function(f, pb, rows = seq_len(pb$n)) {
+  if (is.null(pb$K)) predict(f, pb$x[rows, , drop = FALSE], type = "link") else
+    predict(f, newkernels = pb$K[rows, , , drop = FALSE], type = "link")
+}
 
 # The check a random problem's error fails: a pending defect, or "random_fit" (every random
 # problem is valid, so it must have a fit).
@@ -495,16 +520,17 @@ agree <- function(f, g, sgn, tol)
 check_problem <- function(pb) {
   lab <- pb$label
   f <- fit_problem(pb)
-  check_fit_invariants(f, lab, pb$x)
-  p <- predict(f, pb$x, type = "link")
+  check_fit_invariants(f, lab, if (is.null(pb$K)) pb$x)
+  p <- predict_rows(f, pb)
+  expect_check("predict_length", length(p) == pb$n, paste(lab, "predictions", length(p)))
+  if (length(p) != pb$n) return(invisible())
   expect_check("fitted_equals_predict", close_to(p, fitted(f), 1e-10),
                paste(lab, "max difference", maxdiff(p, fitted(f))))
   idx <- rev(seq_len(pb$n))[seq_len(min(3L, pb$n))]
-  expect_equal(predict(f, pb$x[idx, , drop = FALSE], type = "link"), p[idx], tolerance = 1e-12,
-               label = paste(lab, "subset"))
+  expect_equal(predict_rows(f, pb, idx), p[idx], tolerance = 1e-12, label = paste(lab, "subset"))
   expect_identical(strip_times(fit_problem(pb)), strip_times(f), label = paste(lab, "twice"))
   tol <- solver_tol(pb$method)
-  other <- setdiff(entry(pb$method)$stores, pb$store)
+  other <- if (is.null(pb$K)) setdiff(entry(pb$method)$stores, pb$store)
   if (length(other)) {
     g <- fit_problem(pb, store = other[1L])
     compare_check("dense_fly", list(f, g), agree(f, g, 1, tol),
