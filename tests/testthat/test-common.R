@@ -12,6 +12,9 @@
                                  "carry the 1e-8 diagonal jitter; predict() has none"),
   learned_nothing_weights = paste0("a model that learned nothing reports non-zero weights ",
                                    "(1/M, or the solver's own for l01) instead of 0"),
+  learned_nothing_constant = paste0("a fit flagged as learning nothing keeps kernels whose ",
+                                    "decision values vary at rounding level around b, so ",
+                                    "predict() gives both classes"),
   learned_nothing_detected = paste0("the diagonal jitter fakes the separation of duplicated ",
                                     "rows with opposite labels, so the constant model is not ",
                                     "flagged"),
@@ -336,7 +339,7 @@ test_that("column order and names are handled by mkl() as by predict()", {
     # names predicts the same)
     xd <- x; colnames(xd) <- c("a", "a", "b")
     fd <- tryCatch(fit_m(xd, d$y, m), error = function(e) e)
-    ok <- if (inherits(fd, "error")) grepl("duplicated", conditionMessage(fd)) else
+    ok <- if (inherits(fd, "error")) grepl("duplicate", conditionMessage(fd)) else
       identical(unname(predict(fd, xd, type = "link")), unname(p))
     expect_check("duplicated_names", ok, lab)
     # precomputed kernels: new kernels matched by kernel name, or a mismatch refused
