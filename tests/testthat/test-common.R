@@ -440,6 +440,36 @@ test_that("swapping the two classes (or negating a numeric response) mirrors the
   }
 })
 
+test_that("multiclass fits (methods whose entry has multiclass): the same checks", {
+  set.seed(5)
+  x <- matrix(rnorm(45 * 3), 45, 3, dimnames = list(NULL, c("a", "b", "c")))
+  y <- factor(c("p", "q", "r")[1L + (x[, 1] > 0) + (x[, 2] > 0.5)])
+  strip_multi <- function(f) {
+    f$timing <- NULL
+    f$call <- NULL
+    f$fits <- lapply(f$fits, strip_times)
+    f
+  }
+  idx <- c(9L, 2L, 30L)
+  for (m in Filter(function(m) entry(m)$multiclass, mkl_methods()))
+    for (scheme in c("ovr", "ovo")) {
+      lab <- sprintf("method '%s', multiclass '%s'", m, scheme)
+      f <- fit_m(x, y, m, multiclass = scheme)
+      expect_s3_class(f, "mkl_multi")
+      for (k in seq_along(f$fits))
+        check_fit_invariants(f$fits[[k]], paste(lab, names(f$fits)[k]))
+      p <- predict(f, x, type = "link")
+      expect_check("fitted_equals_predict", close_to(p, fitted(f), 1e-10),
+                   paste(lab, "max difference", maxdiff(p, fitted(f))))
+      expect_equal(predict(f, x[idx, ], type = "link"), p[idx, , drop = FALSE],
+                   tolerance = 1e-12, label = paste(lab, "subset"))
+      expect_identical(predict(f, x[idx, ]), predict(f, x)[idx], label = paste(lab, "classes"))
+      expect_identical(predict(f, x[, 3:1]), predict(f, x), label = paste(lab, "reordered"))
+      expect_identical(strip_multi(fit_m(x, y, m, multiclass = scheme)), strip_multi(f),
+                       label = paste(lab, "twice"))
+    }
+})
+
 test_that("case weights of 2 equal duplicated rows, for the methods that take case weights", {
   ms <- case_weight_methods()
   if (length(ms) == 0L)
