@@ -15,6 +15,8 @@
 #   budget) or "fly".
 # * warm_start: it resumes from mkl(init = ); no_warm_start says why not.
 # * multiclass: one-vs-rest and one-vs-one over its binary fits.
+# * case_weights: it takes case weights (none does yet; tests/testthat/test-common.R checks that
+#   weights of 2 equal duplicated rows for the methods that set it).
 # * control: its control family (a table of .control_methods, R/control.R).
 # * fit: the name of its fit function (the solver contract in DEVELOPERS.md).
 # * finish: NULL or function(info, base, C_solver) returning info with derived extras.
@@ -22,14 +24,15 @@
 method_entry <- function(label, paper, losses, control, fit, penalties = NULL, args = list(),
                          C = "box", no_C = NULL, C_inf = FALSE, stores = c("dense", "fly"),
                          store_default = "auto", warm_start = TRUE, no_warm_start = NULL,
-                         multiclass = length(losses$classification) > 0L, finish = NULL,
-                         extras = NULL) {
+                         multiclass = length(losses$classification) > 0L,
+                         case_weights = FALSE, finish = NULL, extras = NULL) {
   list(label = label, paper = paper,
        losses = list(classification = as.character(losses$classification),
                      regression = as.character(losses$regression)),
        penalties = penalties, args = args, C = C, no_C = no_C, C_inf = C_inf, stores = stores,
        store_default = store_default, warm_start = warm_start, no_warm_start = no_warm_start,
-       multiclass = multiclass, control = control, fit = fit, finish = finish, extras = extras)
+       multiclass = multiclass, case_weights = case_weights, control = control, fit = fit,
+       finish = finish, extras = extras)
 }
 
 svm_only <- list(classification = "hinge", regression = character())
