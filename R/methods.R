@@ -329,7 +329,8 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
     } else {
       st <- as_store(Kt)
       st$nthreads <- nthreads
-      f <- object$b + if (length(act)) store_decision(st, alpha, act) else 0
+      f <- if (length(act)) object$b + store_decision(st, alpha, act) else
+        rep(object$b, dim(Kt)[1L])
     }
   } else {
     if (!is.null(newkernels)) stop("'newkernels' is only for precomputed-kernel fits",

@@ -470,14 +470,25 @@ new_mkl <- function(res, base, C, store, call, timing) {
   fitted <- if (!is.null(res$fitted_decision))
     res$fitted_decision - jitter_decision(alpha, act, base$kernel_info$jitter) else
       train_decision(store, alpha, act, base$kernel_info, res$b)
+  nothing <- learned_nothing_note(fitted, act, base, C, as.double(res$b))
+  # a decision function constant to rounding is the constant model it stands for: no kernel
+  # selected, predict() gives b everywhere, as the note says (the warm-start state keeps the
+  # solver's coefficients)
+  zeroed <- !is.null(nothing) && length(act) > 0L
+  if (zeroed) {
+    if (is_outer_alpha(alpha)) alpha$u[] <- 0 else alpha[] <- 0
+    act <- integer(0)
+    w[] <- 0
+    if (is_outer_alpha(alpha)) alpha$v <- w
+    fitted <- rep(as.double(res$b), base$nobs)
+  }
   # the fit keeps alpha once: a solver state that holds it (warm starts) gets it back from
   # the fit's alpha (restore_state)
   state <- res$state
-  if (is.matrix(state$alpha)) {
+  if (is.matrix(state$alpha) && !zeroed) {
     state$alpha <- NULL
     state$restore_alpha <- TRUE
   }
-  nothing <- learned_nothing_note(fitted, act, base, C)
   obj <- c(list(call = call), base,
            list(C = C, weights = w, alpha = alpha, b = as.double(res$b),
                 objective = res$objective, converged = isTRUE(res$converged),
@@ -522,12 +533,13 @@ train_decision <- function(store, alpha, act, rk, b) {
 # on the training data (kernels that do not tell the points apart: constant columns, widths
 # far from the distances between points, identical rows with different labels). Judged on
 # the jitter-free decision values, relative to the scale of the response and of the fit.
-learned_nothing_note <- function(fitted, act, base, C) {
+learned_nothing_note <- function(fitted, act, base, C, b) {
   scale <- max(abs(base$y), abs(fitted))
   if (length(act) && diff(range(fitted)) > 1e-9 * scale) return(NULL)
+  # the constant model stands for b (new_mkl drops the rounding-level rest)
   what <- if (base$task == "classification")
-    sprintf("the class '%s'", base$classes[if (fitted[1L] > 0) 2L else 1L]) else
-      sprintf("a constant (%s)", format(signif(fitted[1L], 4)))
+    sprintf("the class '%s'", base$classes[if (b > 0) 2L else 1L]) else
+      sprintf("a constant (%s)", format(signif(b, 4)))
   if (!length(act))
     return(sprintf(paste0("every kernel was dropped (all sample coefficients are zero); the ",
                           "model predicts %s for every point. Raise C (now %s; larger C ",
