@@ -1,0 +1,28 @@
+test_that("screening drops kernels that are nearly the identity and keeps the useful ones", {
+  d <- two_class(120, p = 6, seed = 2)
+  ks <- kernel_set(rbf_kernel(c(0.1, 2, 5)), poly_kernel(1), features = c("all", "each"))
+  expect_message(fit <- mkl(d$x, d$y, kernels = ks, method = "uniform"),
+                 "1 kernel\\(s\\) nearly the identity .* rbf\\(sigma=0.1\\)\\[all\\]")
+  expect_equal(fit$kernel_info$screened, "rbf(sigma=0.1)[all]")
+  expect_false(any("rbf(sigma=0.1)[all]" %in% names(fit$weights)))
+  expect_true(all(c("rbf(sigma=2)[all]", "rbf(sigma=0.1)[v1]") %in% names(fit$weights)))
+  expect_equal(fit$M, n_kernels(ks, d$x) - 1L)
+  expect_equal(predict(fit, d$x, type = "link"), fit$fitted, tolerance = 1e-4)
+  # on one column the same width has several neighbours per point (kept); on all six, one
+  nb <- mklearn:::kernel_neighbours(mklearn:::as_store(gram(ks, scale(d$x))))
+  expect_true(nb[1] < 1.5 && all(nb[-1] > 5))
+  op <- options(mklearn.screen = 0)
+  on.exit(options(op), add = TRUE)
+  expect_silent(fit0 <- mkl(d$x, d$y, kernels = ks, method = "uniform"))
+  expect_equal(fit0$M, n_kernels(ks, d$x))
+})
+
+test_that("screening keeps the widest kernel when every one memorises, and checks its option", {
+  d <- two_class(80, p = 8, seed = 4)
+  ks <- kernel_set(rbf_kernel(c(0.01, 0.5)))
+  expect_message(fit <- mkl(d$x, d$y, kernels = ks, method = "uniform"), "1 kernel")
+  expect_equal(names(fit$weights), "rbf(sigma=0.5)[all]")
+  op <- options(mklearn.screen = "yes")
+  on.exit(options(op), add = TRUE)
+  expect_error(mkl(d$x, d$y, kernels = ks), "option 'mklearn.screen' must be one non-negative")
+})
