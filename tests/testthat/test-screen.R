@@ -26,3 +26,24 @@ test_that("screening keeps the widest kernel when every one memorises, and check
   on.exit(options(op), add = TRUE)
   expect_error(mkl(d$x, d$y, kernels = ks), "option 'mklearn.screen' must be one non-negative")
 })
+
+test_that("a multiclass MKL fit no longer collapses onto a near-identity kernel", {
+  # three classes from a noisy sum of two of twelve features; a Gaussian of width 0.3 on all
+  # twelve is the identity on these points, and HessianMKL puts its weight there unscreened
+  set.seed(7)
+  x <- matrix(rnorm(150 * 12), 150, 12)
+  s <- x[, 1] + x[, 2] + 0.8 * rnorm(150)
+  y <- cut(s, quantile(s, c(0, 1 / 3, 2 / 3, 1)), include.lowest = TRUE,
+           labels = c("a", "b", "c"))
+  ks <- kernel_set(rbf_kernel(c(0.3, 4)))
+  tr <- 1:100
+  op <- options(mklearn.screen = 0)
+  f0 <- mkl(x[tr, ], y[tr], kernels = ks, method = "hessian", C = 10)
+  options(op)
+  expect_true(all(f0$weights["rbf(sigma=0.3)[all]", ] > 0.5))
+  expect_message(f1 <- mkl(x[tr, ], y[tr], kernels = ks, method = "hessian", C = 10),
+                 "rbf\\(sigma=0.3\\)\\[all\\]")
+  expect_equal(rownames(f1$weights), "rbf(sigma=4)[all]")
+  acc <- function(f) mean(predict(f, x[-tr, ]) == y[-tr])
+  expect_gt(acc(f1), acc(f0))
+})
