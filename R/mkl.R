@@ -100,7 +100,9 @@
 #'   checked at the cost of one pass over the array by default; `mkl_control(check_kernels =
 #'   "full")` adds an eigenvalue check (see [mkl_control()]). The default, [default_kernels()],
 #'   is four Gaussian kernels whose widths are set from the distances between the
-#'   (standardised) training rows and polynomial kernels of degree 1 and 2.
+#'   (standardised) training rows and polynomial kernels of degree 1 and 2. With
+#'   `options(mklearn.screen = 3)`, the kernels of a set that are nearly the identity on the
+#'   training data (fewer than 3 effective neighbours per point) are left out, with a message.
 #' @param method the solver, one of [mkl_methods()] (default `"uniform"`), see Methods.
 #' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
 #'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see

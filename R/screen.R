@@ -4,9 +4,9 @@
 # (they separate any training labels) and then predict poorly; see NOTES-kernels.md.
 
 # The effective number of neighbours below which a kernel counts as the identity: the
-# option mklearn.screen (0 turns the screening off).
+# option mklearn.screen (default 0, no screening; 3 drops only near-identity kernels).
 screen_threshold <- function() {
-  th <- getOption("mklearn.screen", 3)
+  th <- getOption("mklearn.screen", 0)
   if (!is.numeric(th) || length(th) != 1L || is.na(th) || th < 0)
     stop("option 'mklearn.screen' must be one non-negative number (0: no screening)",
          call. = FALSE)
@@ -26,8 +26,8 @@ screen_kernels <- function(rk, xs, nthreads = 0L) {
   if (length(drop) == M) drop <- drop[-which.max(nb)]
   if (!length(drop)) return(rk)
   message(sprintf(paste0("%d kernel(s) nearly the identity on the training data (fewer than %s ",
-                         "effective neighbours per point) left out: %s%s. ",
-                         "options(mklearn.screen = 0) keeps them."),
+                         "effective neighbours per point) left out: %s%s ",
+                         "(options(mklearn.screen = 0) keeps them)"),
                   length(drop), format(th),
                   paste(utils::head(rk$labels[drop], 4L), collapse = ", "),
                   if (length(drop) > 4L) sprintf(" and %d more", length(drop) - 4L) else ""))

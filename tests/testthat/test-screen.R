@@ -1,4 +1,6 @@
 test_that("screening drops kernels that are nearly the identity and keeps the useful ones", {
+  op <- options(mklearn.screen = 3)
+  on.exit(options(op), add = TRUE)
   d <- two_class(120, p = 6, seed = 2)
   ks <- kernel_set(rbf_kernel(c(0.1, 2, 5)), poly_kernel(1), features = c("all", "each"))
   expect_message(fit <- mkl(d$x, d$y, kernels = ks, method = "uniform"),
@@ -11,19 +13,19 @@ test_that("screening drops kernels that are nearly the identity and keeps the us
   # on one column the same width has several neighbours per point (kept); on all six, one
   nb <- mklearn:::kernel_neighbours(mklearn:::as_store(gram(ks, scale(d$x))))
   expect_true(nb[1] < 1.5 && all(nb[-1] > 5))
-  op <- options(mklearn.screen = 0)
-  on.exit(options(op), add = TRUE)
+  options(mklearn.screen = 0)
   expect_silent(fit0 <- mkl(d$x, d$y, kernels = ks, method = "uniform"))
   expect_equal(fit0$M, n_kernels(ks, d$x))
 })
 
 test_that("screening keeps the widest kernel when every one memorises, and checks its option", {
+  op <- options(mklearn.screen = 3)
+  on.exit(options(op), add = TRUE)
   d <- two_class(80, p = 8, seed = 4)
   ks <- kernel_set(rbf_kernel(c(0.01, 0.5)))
   expect_message(fit <- mkl(d$x, d$y, kernels = ks, method = "uniform"), "1 kernel")
   expect_equal(names(fit$weights), "rbf(sigma=0.5)[all]")
-  op <- options(mklearn.screen = "yes")
-  on.exit(options(op), add = TRUE)
+  options(mklearn.screen = "yes")
   expect_error(mkl(d$x, d$y, kernels = ks), "option 'mklearn.screen' must be one non-negative")
 })
 
@@ -37,10 +39,10 @@ test_that("a multiclass MKL fit no longer collapses onto a near-identity kernel"
            labels = c("a", "b", "c"))
   ks <- kernel_set(rbf_kernel(c(0.3, 4)))
   tr <- 1:100
-  op <- options(mklearn.screen = 0)
-  f0 <- mkl(x[tr, ], y[tr], kernels = ks, method = "hessian", C = 10)
-  options(op)
+  f0 <- mkl(x[tr, ], y[tr], kernels = ks, method = "hessian", C = 10)   # no screening
   expect_true(all(f0$weights["rbf(sigma=0.3)[all]", ] > 0.5))
+  op <- options(mklearn.screen = 3)
+  on.exit(options(op), add = TRUE)
   expect_message(f1 <- mkl(x[tr, ], y[tr], kernels = ks, method = "hessian", C = 10),
                  "rbf\\(sigma=0.3\\)\\[all\\]")
   expect_equal(rownames(f1$weights), "rbf(sigma=4)[all]")
