@@ -242,6 +242,9 @@ print.kernel_set <- function(x, ...) {
   cat("<kernel_set> normalisation:", x$normalize, " jitter:", format(x$jitter), "\n")
   if (is.null(x$explicit)) {
     cat(" families:", paste(unlist(lapply(x$families, `[[`, "label")), collapse = ", "), "\n")
+    if (!is.null(x$data_sigma))
+      cat(" and", length(x$data_sigma$probs) + 1L,
+          "Gaussian kernels with widths from the data's scale, set when the kernels are built\n")
     fs <- if (is.character(x$features)) paste(x$features, collapse = " + ") else
       sprintf("%d column subsets", length(x$features))
     cat(" features:", fs, "\n")
@@ -255,6 +258,9 @@ print.kernel_set <- function(x, ...) {
 
 # Resolve a kernel set against the columns of x: the feature groups and a kernel table.
 resolve_kernels <- function(ks, p, cn) {
+  if (!is.null(ks$data_sigma))
+    stop("'kernels' = default_kernels() takes its widths from data: use default_kernels(x)",
+         call. = FALSE)
   if (!is.null(ks$explicit$gfeat)) return(resolve_random(ks, p, cn))
   feats <- ks$features
   glist <- list(); glab <- character()
@@ -489,4 +495,62 @@ gram <- function(kernels, x, y = NULL, which = NULL, nthreads = 0L) {
   K <- build_test(rk2, x, y, st, idx, nthreads)
   dimnames(K) <- list(rownames(y), rownames(x), rk$labels[which])
   K
+}
+
+#' Gaussian widths from the data's scale, and the default kernel set
+#'
+#' `rbf_widths()` gives Gaussian widths from the quantiles of the squared distances between
+#' rows of `x`, as kernlab's `sigest()` does: a quantile \eqn{q} gives the width
+#' \eqn{\sigma = \sqrt{q / 2}}, for which \eqn{\exp(-\|x - x'\|^2 / (2\sigma^2)) = e^{-1}} at
+#' that distance. The distances are those between up to 300 rows evenly spaced in `x`, so the
+#' result is deterministic and draws no random numbers.
+#'
+#' `default_kernels()` is the kernel set [mkl()] uses when none is given: Gaussian kernels on
+#' all the features whose widths are set from the training data (after standardisation) when
+#' the model is fitted, `rbf_widths(x, c(0.1, 0.5, 0.9))` and twice the widest of these, and
+#' polynomial kernels of degree 1 and 2. The widths follow the number and the scale of the
+#' features, so no kernel of the set is close to the identity matrix (a fixed width such as
+#' \eqn{\sigma = 1} is, on 60 standardised features). With `x`, it returns the set with the
+#' widths of `x` filled in; the fitted model's `kernels` holds the set it used.
+#'
+#' @param x a numeric matrix (or data frame of numeric columns).
+#' @param probs probabilities of the quantiles of the squared distances.
+#' @return `rbf_widths()`: a vector of widths (1 for every quantile when all the rows are
+#'   equal). `default_kernels()`: a [kernel_set()].
+#' @seealso [rbf_kernel()], [kernel_set()], [mkl()]
+#' @examples
+#' x <- scale(as.matrix(iris[, 1:4]))
+#' rbf_widths(x)
+#' default_kernels()
+#' default_kernels(x)
+#' @export
+rbf_widths <- function(x, probs = c(0.1, 0.5, 0.9)) {
+  x <- check_x(x)
+  if (!is.numeric(probs) || !length(probs) || anyNA(probs) || any(probs < 0 | probs > 1))
+    stop("'probs' must be probabilities in [0, 1]", call. = FALSE)
+  rows <- unique(round(seq(1, nrow(x), length.out = min(nrow(x), 300L))))
+  d2 <- as.vector(stats::dist(x[rows, , drop = FALSE]))^2
+  d2 <- d2[d2 > 0]
+  if (!length(d2)) return(rep(1, length(probs)))
+  sqrt(unname(stats::quantile(d2, probs, names = FALSE)) / 2)
+}
+
+#' @rdname rbf_widths
+#' @export
+default_kernels <- function(x = NULL) {
+  ks <- kernel_set(poly_kernel(1:2))
+  ks$data_sigma <- list(probs = c(0.1, 0.5, 0.9), wide = 2)
+  if (is.null(x)) ks else data_kernels(ks, x)
+}
+
+# A kernel set with its data-scale widths (default_kernels()) filled in from x, the data the
+# kernels are built on; any other set as it is.
+data_kernels <- function(ks, x) {
+  ds <- ks$data_sigma
+  if (is.null(ds)) return(ks)
+  s <- rbf_widths(x, ds$probs)
+  s <- signif(c(s, ds$wide * max(s)), 4)
+  do.call(kernel_set, c(list(rbf_kernel(unique(s))), ks$families,
+                        list(features = ks$features, normalize = ks$normalize,
+                             jitter = ks$jitter)))
 }

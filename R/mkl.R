@@ -103,7 +103,11 @@
 #'   checked at the cost of one pass over the array by default; `mkl_control(check_kernels =
 #'   "full")` adds an eigenvalue check (see [mkl_control()]). Their names (an array's third
 #'   dimnames, a list's names) must be unique; when every kernel has one, `predict()` matches
-#'   the test kernels to them by name.
+#'   the test kernels to them by name. The default, [default_kernels()], is four Gaussian
+#'   kernels whose widths are set from the distances between the (standardised) training rows
+#'   and polynomial kernels of degree 1 and 2. With
+#'   `options(mklearn.screen = 3)`, the kernels of a set that are nearly the identity on the
+#'   training data (fewer than 3 effective neighbours per point) are left out, with a message.
 #' @param method the solver, one of [mkl_methods()] (default `"uniform"`), see Methods.
 #' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
 #'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
@@ -261,8 +265,7 @@ update.mkl_multi <- update.mkl
 
 #' @rdname mkl
 #' @export
-mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2, 5)),
-                                                   poly_kernel(1:2)),
+mkl.default <- function(x = NULL, y, kernels = default_kernels(),
                         method = mkl_methods(), C = 1,
                         loss = NULL, penalty = c("l1", "elasticnet"), lambda = 0.5, p = 2,
                         epsilon = NULL, standardize = TRUE, task = NULL,
@@ -353,7 +356,9 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
       std <- standardize_x(x, standardize)
       xs <- std$x
     } else xs <- x
+    kernels <- data_kernels(kernels, xs)     # default_kernels(): widths from the data's scale
     rk <- resolve_kernels(kernels, ncol(x), colnames(x))
+    rk <- screen_kernels(rk, xs, ctl$nthreads)   # kernels that memorise (R/screen.R)
     M <- nrow(rk$table)
     labels <- rk$labels
     check_chisq_data(rk, xs, seq_len(M))

@@ -203,4 +203,34 @@ test_that("random_kernels() drawn for another number of columns is refused", {
 test_that("match.arg errors of the kernel constructors name the argument", {
   expect_error(kernel_set(rbf_kernel(1), normalize = "max"), "'normalize' should be one of")
   expect_error(random_kernels(3, 2, design = "x"), "'design' should be one of.*got \"x\"")
+test_that("the default Gaussian widths follow the data's scale: none is near the identity", {
+  data("Sonar", package = "mlbench", envir = environment())
+  x <- as.matrix(Sonar[, -61])
+  fit <- mkl(x, Sonar$Class, method = "uniform")
+  expect_s3_class(fit$kernels, "kernel_set")
+  sig <- fit$kernels$families[[1L]]$par1
+  expect_length(sig, 4L)
+  # Sonar has 60 columns: the earlier fixed widths 0.5, 1, 2 gave about one neighbour
+  nb <- mklearn:::kernel_neighbours(mklearn:::as_store(gram(kernel_set(rbf_kernel(sig)),
+                                                            fit$x)))
+  expect_true(all(nb > 5))
+  expect_equal(length(fit$weights), 6L)
+  expect_equal(fit$kernels, default_kernels(fit$x))
+})
+
+test_that("rbf_widths() are quantiles of squared distances on evenly spaced rows, no RNG", {
+  set.seed(3)
+  x <- matrix(rnorm(500 * 3), 500, 3)
+  seed <- .Random.seed
+  w <- rbf_widths(x, c(0.2, 0.5))
+  expect_identical(.Random.seed, seed)
+  rows <- unique(round(seq(1, 500, length.out = 300)))
+  d2 <- as.vector(dist(x[rows, ]))^2
+  expect_equal(w, sqrt(unname(quantile(d2, c(0.2, 0.5))) / 2))
+  expect_equal(rbf_widths(matrix(1, 4, 2)), c(1, 1, 1))
+  expect_error(rbf_widths(x, 2), "'probs' must be probabilities")
+  ks <- default_kernels(x)
+  expect_equal(ks$families[[1L]]$par1, signif(c(rbf_widths(x), 2 * max(rbf_widths(x))), 4))
+  expect_error(gram(default_kernels(), x), "default_kernels\\(x\\)")
+  expect_output(print(default_kernels()), "widths from the data")
 })

@@ -1,0 +1,38 @@
+# Screening of kernels that memorise: before a fit, the kernels of a kernel set that are nearly
+# the identity on the training data (a Gaussian much narrower than the distances between the
+# points: each point's only neighbour is itself) are dropped. MKL solvers favour such kernels
+# (they separate any training labels) and then predict poorly; see NOTES-kernels.md.
+
+# The effective number of neighbours below which a kernel counts as the identity: the
+# option mklearn.screen (default 0, no screening; 3 drops only near-identity kernels).
+screen_threshold <- function() {
+  th <- getOption("mklearn.screen", 0)
+  if (!is.numeric(th) || length(th) != 1L || is.na(th) || th < 0)
+    stop("option 'mklearn.screen' must be one non-negative number (0: no screening)",
+         call. = FALSE)
+  th
+}
+
+# The resolved kernel set rk without the kernels whose effective number of neighbours on the
+# training data xs (kernel_neighbours, on up to 100 columns) is below screen_threshold(); the
+# dropped labels in rk$screened. The widest kernel stays when every one is below.
+screen_kernels <- function(rk, xs, nthreads = 0L) {
+  th <- screen_threshold()
+  M <- nrow(rk$table)
+  if (th <= 1 || M < 2L) return(rk)
+  st <- fly_store(rk, xs, nthreads)
+  nb <- kernel_neighbours(st, cols = 100L)
+  drop <- which(!is.na(nb) & nb < th)
+  if (length(drop) == M) drop <- drop[-which.max(nb)]
+  if (!length(drop)) return(rk)
+  message(sprintf(paste0("%d kernel(s) nearly the identity on the training data (fewer than %s ",
+                         "effective neighbours per point) left out: %s%s ",
+                         "(options(mklearn.screen = 0) keeps them)"),
+                  length(drop), format(th),
+                  paste(utils::head(rk$labels[drop], 4L), collapse = ", "),
+                  if (length(drop) > 4L) sprintf(" and %d more", length(drop) - 4L) else ""))
+  rk$table <- rk$table[-drop, , drop = FALSE]
+  rk$screened <- rk$labels[drop]
+  rk$labels <- rk$labels[-drop]
+  rk
+}
