@@ -275,6 +275,8 @@ test_that("cv.mkl refuses a fractional nfolds and names 's'", {
                "'nfolds' must be a whole number; got 2.5")
   cv <- suppressMessages(cv.mkl(d$x, d$y, kernels = ks, C = c(1, 0.1), nfolds = 2))
   expect_error(predict(cv, d$x, s = "C.best"), "'s' should be one of.*C.min")
+})
+
 test_that("fold fits that learned nothing are counted and reported once per cv.mkl call", {
   d <- two_class(60, 3, seed = 45)
   ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4)))

@@ -203,6 +203,8 @@ test_that("random_kernels() drawn for another number of columns is refused", {
 test_that("match.arg errors of the kernel constructors name the argument", {
   expect_error(kernel_set(rbf_kernel(1), normalize = "max"), "'normalize' should be one of")
   expect_error(random_kernels(3, 2, design = "x"), "'design' should be one of.*got \"x\"")
+})
+
 test_that("the default Gaussian widths follow the data's scale: none is near the identity", {
   data("Sonar", package = "mlbench", envir = environment())
   x <- as.matrix(Sonar[, -61])

@@ -179,6 +179,8 @@ test_that("missing values in the new data of a formula fit are named like those 
   expect_identical(dim(gram(kernel_set(rbf_kernel(1)), d$x, d$x[0, , drop = FALSE])),
                    c(0L, 40L, 1L))
   expect_identical(formula(fit), cls ~ v1 + v2 + v3, ignore_attr = TRUE)
+})
+
 test_that("summary() counts support vectors, not the never-zero iterates of SpicyMKL", {
   io <- ionosphere_xy()
   set.seed(1)

@@ -327,6 +327,8 @@ test_that("match.arg errors of mkl() name the argument and the value given", {
   expect_error(mkl(d$x, d$y, method = "svm"), "'method' should be one of.*uniform.*got \"svm\"")
   expect_error(mkl(d$x, d$y, penalty = "l3"), "'penalty' should be one of.*got \"l3\"")
   expect_error(mkl(d$x, d$y, task = "clustering"), "'task' should be one of")
+})
+
 test_that("a fit whose kernels were all dropped has zero weights and 0 selected everywhere", {
   d <- two_class(40, 2, seed = 5)
   ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4)))
