@@ -134,15 +134,21 @@ fit_mwu <- function(store, y, task, C, control, init) {
        state = NULL, info = info, fitted_decision = fitted, active = seq_len(M))
 }
 
-# The error when the oracle finds no pair satisfying the step's condition (g_j+ + g_j- >= -2).
-# With positive semidefinite kernels the paper proves this cannot happen (footnote 3 of
-# Sec. 4.1.2); kernels that are not (precomputed ones that passed a cheap check) can trigger it.
+# The error when the oracle finds no pair satisfying the step's condition (g_j+ + g_j- >=
+# -2 sqrt(omega), src/mwu.c). With positive semidefinite kernels this cannot happen at any C or
+# epsilon (the paper's footnote 3, and omega bounds the soft-margin optimum); kernels that are
+# not (precomputed ones that passed a cheap check) can trigger it, and a large enough ridge 1/C
+# removes it (inst/notes/NOTES-mwu.md).
 mwu_infeasible <- function(eps, it, T, C, n) {
-  sprintf(paste0("MWUMKL found the problem infeasible at epsilon = %s (iteration %d of %d)%s. ",
-                 "Use a smaller epsilon%s, and check that the kernels are positive semidefinite."),
-          format(eps), as.integer(it), as.integer(T),
-          if (is.finite(C)) sprintf(" with C = %s", format(C / n)) else " (hard margin)",
-          if (is.finite(C)) " or a smaller C" else " or a finite C (2-norm soft margin)")
+  sprintf(paste0("MWUMKL stopped at iteration %d of %d (epsilon = %s, %s): its oracle found no ",
+                 "step, which cannot happen with positive semidefinite kernels at any C. A kernel ",
+                 "is not positive semidefinite on the training points: check the kernels ",
+                 "(mkl_control(check_kernels = \"full\") tests precomputed ones by their smallest ",
+                 "eigenvalue), or use %s"),
+          as.integer(it), as.integer(T), format(eps),
+          if (is.finite(C)) sprintf("C = %s", format(C / n)) else "hard margin",
+          if (is.finite(C)) "a smaller C (a larger ridge 1/C on the kernels' diagonal)" else
+            "a finite C (the 2-norm soft margin adds a ridge 1/C to the kernels' diagonal)")
 }
 
 # The hard margin (C = Inf) asks for a kernel combination that separates the training classes.

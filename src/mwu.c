@@ -9,7 +9,7 @@
  *
  * One iteration:
  *  oracle   j+ = argmax g over y = +1, j- = argmax g over y = -1 (infeasible if
- *           g_j+ + g_j- < -2); alpha += delta = (e_j+ + e_j-) / 2.
+ *           g_j+ + g_j- < -2 sqrt(omega), mwu_gfloor); alpha += delta = (e_j+ + e_j-) / 2.
  *  phase A  (parallel over kernels, O(M)) s_m += 2 delta' Ga_m + delta' G_m delta, from the
  *           difference of K_m's two columns at rows j+, j-, kept >= 0; p_m = eps' sqrt(s_m).
  *  weights  the closed-form exponential of Lemma 4.1: c_m = cosh(p_m) e^-r,
@@ -29,6 +29,7 @@ typedef struct {
     double eps;        /* approximation parameter epsilon */
     double invC;       /* 1 / C (0: hard margin) */
     double cutoff;     /* overflow cutoff of the exponentiation (20) */
+    double gfloor;     /* the oracle fails when g_j+ + g_j- < -gfloor (mwu_gfloor) */
     int T;             /* iterations */
     int nthreads, verbose, hist_every;
     int fmap;          /* kernels of finite rank without O(n) state (1) or as any other (0) */
@@ -461,6 +462,17 @@ static void row_step(const mk_store_pair *pp, const mwu_opts *o, const double *y
     *nextn = b;
 }
 
+/* The oracle's floor 2 sqrt(omega): g_j+ + g_j- below it certifies that no alpha (sum 1,
+   y'alpha = 0) has max_m alpha' G_m alpha <= omega. The balanced uniform alpha has at most
+   |alpha|^2 (1 + 1/C) <= omega / 2 (unit-trace kernels: eigenvalues <= 1), so with positive
+   semidefinite kernels the oracle cannot fail at any C; omega = 1 (the paper's floor 2) unless
+   the soft-margin term 1/C lifts that bound above 1/2 (inst/notes/NOTES-mwu.md). */
+static double mwu_gfloor(int n, int npos, double invC)
+{
+    double a2 = 0.25 / npos + 0.25 / (n - npos), omega = 2.0 * a2 * (1.0 + invC);
+    return 2.0 * sqrt(omega > 1.0 ? omega : 1.0);
+}
+
 /* The working state of a fit: the per-kernel arrays in position order (the state kernels in
    run order, then the mapped ones), Ga, the step design and its scratch. */
 typedef struct {
@@ -559,7 +571,7 @@ static int mwu_iterate(const mwu_opts *o, const double *y, double *alpha, mwu_wo
         int jp, jn;
         if (nextp >= 0 && nextn >= 0) { jp = nextp; jn = nextn; }
         else oracle(g, y, n, &jp, &jn);
-        if (g[jp] + g[jn] < -2.0) { status = MWU_INFEASIBLE; break; }
+        if (g[jp] + g[jn] < -o->gfloor) { status = MWU_INFEASIBLE; break; }
         map_move(&w->mp, alpha, jp, jn);
         alpha[jp] += 0.5;
         alpha[jn] += 0.5;
@@ -721,6 +733,7 @@ SEXP mkc_mwu(SEXP store, SEXP y, SEXP control, SEXP trace)
     o.block = mk_ctl_int(control, "block");
     if (!(o.eps > 0.0 && o.eps < 1.0) || !(o.invC >= 0.0) || o.T < 1 || o.hist_every < 1)
         error("mwu: bad settings");
+    o.gfloor = mwu_gfloor(n, np, o.invC);
     mk_progress prog;
     mk_progress_init(&prog, control);
 

@@ -149,12 +149,25 @@ test_that("MWUMKL's arguments are checked", {
   expect_error(mkl(d$x, d$y, ks, method = "mwu", init = f), "no warm start")
 })
 
-test_that("an infeasible problem is a clear error suggesting a smaller epsilon or a finite C", {
-  # unreachable with positive semidefinite kernels (the paper's footnote 3): the message itself
+test_that("an oracle without a step is a clear error naming the kernels and C", {
+  # unreachable with positive semidefinite kernels at any C (the paper's footnote 3 and the
+  # oracle's floor): the message itself, then a kernel with a negative eigenvalue
   expect_match(mklearn:::mwu_infeasible(0.2, 5L, 267L, Inf, 208),
-               "infeasible at epsilon = 0.2 \\(iteration 5 of 267\\) \\(hard margin\\).*smaller epsilon or a finite C")
+               "5 of 267 \\(epsilon = 0.2, hard margin\\).*not positive semidefinite.*a finite C")
   expect_match(mklearn:::mwu_infeasible(0.2, 5L, 267L, 2080, 208),
-               "with C = 10.*smaller epsilon or a smaller C")
+               "\\(epsilon = 0.2, C = 10\\).*not positive semidefinite.*a smaller C")
+  n <- 20
+  y <- rep(c(-1, 1), each = 10)
+  K <- array(outer(y, y) - 0.99 * diag(n), c(n, n, 1))   # eigenvalues -0.99 and 19.01
+  ctl <- mkl_control(check_kernels = "none", nthreads = 1)
+  expect_error(mkl(y = factor(y), kernels = K, method = "mwu", C = Inf, control = ctl),
+               paste0("MWUMKL stopped at iteration [0-9]+ of 150 \\(epsilon = 0.2, hard ",
+                      "margin\\).*oracle found no step.*not positive semidefinite.*a finite C"))
+  expect_error(mkl(y = factor(y), kernels = K, method = "mwu", C = 1, control = ctl),
+               "C = 1\\).*not positive semidefinite.*a smaller C")
+  # the advice holds: a ridge 1/C large enough makes G positive semidefinite and the fit runs
+  f <- suppressWarnings(mkl(y = factor(y), kernels = K, method = "mwu", C = 1e-4, control = ctl))
+  expect_true(f$converged)
 })
 
 test_that("random kernel designs are compact and resolve without per-kernel objects", {
@@ -359,4 +372,35 @@ test_that("a large iteration count is announced up front; a zero kernel is refus
   t <- system.time(expect_error(mkl(y = y, kernels = K, method = "mwu", control = ctl),
                                 "kernel 1 is zero on the training data"))
   expect_lt(t[["elapsed"]], 5)
+})
+
+test_that("every finite C gives a fit, bracketed by the dual at the returned weights", {
+  # The 2-norm soft-margin optimum exceeds 1 at a small C on few points, where the oracle's
+  # floor of the hard margin stopped the fit as infeasible. The dual at the returned weights mu,
+  # L = min over a >= 0, sum(a) = 1, y'a = 0 of a' (sum_m mu_m G_m) a, is at most the optimum,
+  # and MWUMKL's objective max_m s_m at least: within (1 + epsilon) of each other.
+  skip_if_not_installed("quadprog")
+  ctl <- mkl_control(nthreads = 1)
+  eps <- 0.2
+  muffle_degenerate <- function(w) if (inherits(w, "mkl_degenerate")) invokeRestart("muffleWarning")
+  for (n in c(2, 3, 4, 6, 10)) for (npos in unique(c(1, n %/% 2))) {
+    set.seed(10 * n + npos)
+    x <- matrix(rnorm(3 * n), n, 3)
+    y <- rep(c(1, -1), c(npos, n - npos))
+    K <- gram(kernel_set(rbf_kernel(c(1, 3))), x)
+    for (C in c(1e-6, 1e-4, 0.01, 0.05, 0.1)) {
+      lab <- sprintf("n = %d, %d positive, C = %g", n, npos, C)
+      f <- withCallingHandlers(
+        mkl(y = factor(y), kernels = K, method = "mwu", C = C, epsilon = eps, control = ctl),
+        warning = muffle_degenerate)
+      G <- Reduce(`+`, lapply(1:2, function(m)
+        f$info$mu[m] * (outer(y, y) * K[, , m] / sum(diag(K[, , m])) + diag(1 / (C * n), n))))
+      qp <- quadprog::solve.QP(2 * G, rep(0, n), cbind(rep(1, n), y, diag(n)),
+                               c(1, 0, rep(0, n)), meq = 2)
+      expect_true(f$converged, label = lab)
+      expect_gte(f$objective, qp$value * (1 - 1e-8), label = lab)
+      expect_lte(f$objective, qp$value * (1 + eps), label = lab)
+      expect_true(all(is.finite(f$fitted)) && is.finite(f$b), label = lab)
+    }
+  }
 })
