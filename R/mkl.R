@@ -284,7 +284,8 @@ mkl.default <- function(x = NULL, y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2
     M <- nrow(rk$table)
     labels <- rk$labels
     check_chisq_data(rk, xs, seq_len(M))
-    kind <- choose_store(ctl$store, kernel_bytes(n, n, M), ctl$memory, method, n, M)
+    pair <- if (multi && multiclass == "ovo") sum(sort(table(yc$y), decreasing = TRUE)[1:2])
+    kind <- choose_store(ctl, method, n, M, task, loss, pair)
     store <- if (kind == "dense") dense_store(rk, xs, ctl$nthreads) else
       fly_store(rk, xs, ctl$nthreads)
     kset <- kernels
