@@ -114,7 +114,8 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
       add("kernel products G (n x M), H (M x M)", n * M + M * M, "linear")
       add("vectors", 20 * n + 8 * M, "linear")
     },
-    mwu = memory_mwu(add, n, M, nt, ctl))
+    mwu = memory_mwu(add, n, M, nt, ctl),
+    stop(sprintf("internal: no memory arithmetic for method '%s'", method), call. = FALSE))
   do.call(rbind, parts)
 }
 

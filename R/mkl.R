@@ -37,11 +37,13 @@
 #'   are many and weak, at the cost of an n x n kernel). See `vignette("mwu")`.
 #'
 #' @section Kernel storage:
-#' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when it fits the
-#' memory budget `mkl_control(memory = )` (default: half of the machine's memory) and otherwise
-#' computes kernel columns on the fly from the data, in O(nM) memory but with more arithmetic
-#' (each pass over the kernels re-evaluates them); `mkl_control(store = "dense")` or `"fly"`
-#' forces either. `fit$store` says which was used. Predictions are always computed on the fly,
+#' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when the fit (the
+#' array and the solver's own buffers, [mkl_memory()]) fits the memory budget
+#' `mkl_control(memory = )` (default: half of the machine's memory) and otherwise computes
+#' kernel columns on the fly from the data, in O(nM) memory but with more arithmetic (each pass
+#' over the kernels re-evaluates them); `mkl_control(store = "dense")` or `"fly"` forces either.
+#' When neither fits, `mkl()` stops before allocating, naming the need, the budget and the
+#' remedies. `fit$store` says which was used. Predictions are always computed on the fly,
 #' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
 #'
 #' [mkl_methods()] lists the methods; `mkl_methods(details = TRUE)` says what each supports (tasks,
