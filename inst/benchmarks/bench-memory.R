@@ -6,14 +6,15 @@
 # measure). Each case runs in a fresh Rscript under /usr/bin/time -v (its maximum resident set
 # size), niced, with a timeout, one at a time, and waits while less than 12 GB is free.
 # Case "none" loads the package and makes the data without fitting: the session's baseline.
-# Usage: Rscript bench-memory.R [n ...] [--methods=a,b] [--threads=k] [--timeout=s]
+# Usage: Rscript bench-memory.R [n ...] [--methods=a,b] [--threads=k] [--store=s] [--timeout=s]
 # Prints one row per case: n, method, threads, chosen store, predicted bytes, measured peak RSS
 # minus the baseline, and the fit's outcome (fitted, or the error message: a clear stop).
 args <- commandArgs(trailingOnly = TRUE)
 
 if (length(args) && args[1L] == "case") {
-  # one case: case <n> <method> <threads>
+  # one case: case <n> <method> <threads> [<store>]
   n <- as.integer(args[2L]); method <- args[3L]; nt <- as.integer(args[4L])
+  store <- if (length(args) >= 5L) args[5L] else "auto"
   suppressPackageStartupMessages(library(mklearn))
   set.seed(1)
   d <- mlbench::mlbench.twonorm(n)
@@ -21,15 +22,16 @@ if (length(args) && args[1L] == "case") {
   if (method == "none") { cat("RESULT\tnone\t-\tNA\tbaseline\n"); quit(save = "no") }
   ks <- kernel_set(rbf_kernel(2^(-5:4)))
   has_maxiter <- !method %in% c("uniform", "mwu")
-  ctl <- if (has_maxiter) mkl_control(nthreads = nt, maxiter = 2L) else
-    mkl_control(nthreads = nt)
+  ctl <- if (has_maxiter) mkl_control(nthreads = nt, store = store, maxiter = 2L) else
+    mkl_control(nthreads = nt, store = store)
   t0 <- proc.time()[["elapsed"]]
   fit <- tryCatch(suppressWarnings(mkl(x, y, kernels = ks, method = method, control = ctl)),
                   error = function(e) conditionMessage(e))
   el <- proc.time()[["elapsed"]] - t0
   if (is.character(fit)) {
-    # the prediction for the store auto would try first (dense when the array fits)
-    mm <- mkl_memory(n, 10, method, c("dense", "fly"), nthreads = nt)
+    # the smaller need of the stores tried (the one the stop message names)
+    mm <- mkl_memory(n, 10, method, if (store == "auto") c("dense", "fly") else store,
+                     nthreads = nt)
     cat(sprintf("RESULT\t%s\t%s\t%.0f\tstop after %.1f s: %s\n", method, "-",
                 min(mm$total), el, gsub("[\t\n]", " ", fit)))
   } else {
@@ -48,6 +50,7 @@ if (!length(ns)) ns <- c(10000L, 20000L)
 methods <- strsplit(opt("methods", "uniform,spicy,simple,hessian,lp,bayes,l01,mwu"), ",")[[1L]]
 nt <- as.integer(opt("threads", "1"))
 tmo <- as.integer(opt("timeout", "300"))
+store <- opt("store", "auto")
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
 
 free_gb <- function() {
@@ -59,7 +62,7 @@ run_case <- function(n, method) {
   log <- tempfile()
   out <- suppressWarnings(system2("/usr/bin/time",
     c("-v", "-o", log, "timeout", tmo, "nice", "-n", "10", "Rscript", script, "case", n, method,
-      nt), stdout = TRUE, stderr = FALSE))
+      nt, store), stdout = TRUE, stderr = FALSE))
   tv <- readLines(log)
   kb <- as.double(sub(".*: ", "", grep("Maximum resident set size", tv, value = TRUE)))
   res <- strsplit(grep("^RESULT", out, value = TRUE), "\t")[[1L]]
@@ -69,8 +72,8 @@ run_case <- function(n, method) {
 gb <- function(b) ifelse(is.na(b), "-", sprintf("%.2f GB", b / 1e9))
 for (n in ns) {
   base <- suppressWarnings(run_case(n, "none"))$peak
-  cat(sprintf("\ntwonorm n = %d, M = 10, nthreads = %d; session baseline %s (subtracted)\n",
-              n, nt, gb(base)))
+  cat(sprintf(paste0("\ntwonorm n = %d, M = 10, nthreads = %d, store = \"%s\"; session ",
+                     "baseline %s (subtracted)\n"), n, nt, store, gb(base)))
   cat(sprintf("%-8s %-6s %10s %10s  %s\n", "method", "store", "predicted", "measured",
               "outcome"))
   for (m in methods) {
