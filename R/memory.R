@@ -109,7 +109,9 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
       if (fly) add("kernel column per thread", nt * n, "per_thread")
       add("vectors", 4 * n + 4 * M, "linear")
     },
-    l01 = {     # src/l01.c: the combined kernel Kd, G (n x M), H (M x M)
+    l01 = {     # src/l01.c: the combined kernel Kd, G (n x M), H (M x M); R/l01.R: the start's
+      # uniform combination, which R frees only at its next garbage collection
+      add("uniform combination for the start (n x n, R)", nn, "buffers")
       add("combined kernel (n x n)", nn, "buffers")
       add("kernel products G (n x M), H (M x M)", n * M + M * M, "linear")
       add("vectors", 20 * n + 8 * M, "linear")

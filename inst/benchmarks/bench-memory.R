@@ -65,8 +65,16 @@ run_case <- function(n, method) {
       nt, store), stdout = TRUE, stderr = FALSE))
   tv <- readLines(log)
   kb <- as.double(sub(".*: ", "", grep("Maximum resident set size", tv, value = TRUE)))
-  res <- strsplit(grep("^RESULT", out, value = TRUE), "\t")[[1L]]
-  if (!length(res)) res <- c("RESULT", method, "-", NA, sprintf("killed after %d s", tmo))
+  res <- strsplit(grep("^RESULT", out, value = TRUE), "\t")
+  if (!length(res)) {
+    # stopped by the timeout while fitting: the store mkl() chose and its prediction
+    mm <- mklearn::mkl_memory(n, 10, method, if (store == "auto") c("dense", "fly") else store,
+                              nthreads = nt)
+    r <- if (store != "auto" || (method != "mwu" && mm$fits[1L])) 1L else 2L
+    return(list(store = mm$store[r], predicted = mm$total[r], peak = kb * 1024,
+                outcome = sprintf("stopped by the timeout (%d s) while fitting", tmo)))
+  }
+  res <- res[[1L]]
   list(store = res[3L], predicted = as.double(res[4L]), peak = kb * 1024, outcome = res[5L])
 }
 gb <- function(b) ifelse(is.na(b), "-", sprintf("%.2f GB", b / 1e9))

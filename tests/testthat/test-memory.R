@@ -16,6 +16,8 @@ test_that("mkl_memory states the store, the n x n buffers and the per-thread buf
   expect_identical(row("simple", "dense")$buffers, 4 * nn)
   expect_identical(row("hessian", "dense")$buffers, 3 * nn)
   expect_identical(row("lp", "dense")$buffers, nn)
+  # MKL-L0/1: its combined kernel, and the uniform combination of its start (R)
+  expect_identical(mkl_memory(n, M, "l01", "fly")$buffers, 2 * nn)
   # on the fly SimpleMKL's first screening pass reads a whole kernel per thread
   expect_identical(row("simple", "fly")$per_thread, nn + 8 * n)
   expect_identical(row("simple", "dense")$per_thread, 0)
