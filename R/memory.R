@@ -15,7 +15,7 @@
 #' budget and the remedies when neither fits.
 #'
 #' The numbers are what the solvers allocate (an upper bound: buffers that a fit uses only in
-#' some iterations are counted whole), plus the fit's coefficients; the R session and the data
+#' some iterations are counted whole), plus the fit's coefficients; the R process and the data
 #' come on top.
 #'
 #' @param n number of observations.
@@ -163,8 +163,8 @@ memory_spicy <- function(add, n, M, fly, nt, ctl, loss) {
 }
 
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
-# line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes), gradient screening (3 n x M, and a
-# whole kernel per thread in its first pass on the fly).
+# line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes), gradient
+# screening (3 n x M, and a whole kernel per thread in its first pass on the fly).
 memory_svmfam <- function(add, method, n, M, fly, nt, ctl) {
   nn <- n * n
   add("combined kernel Kd (n x n)", nn, "buffers")

@@ -5,7 +5,7 @@
 # solver allocates later in a fit are counted by the prediction and may be missed by the
 # measure). Each case runs in a fresh Rscript under /usr/bin/time -v (its maximum resident set
 # size), niced, with a timeout, one at a time, and waits while less than 12 GB is free.
-# Case "none" loads the package and makes the data without fitting: the session's baseline.
+# Case "none" loads the package and makes the data without fitting: the R process's baseline.
 # Usage: Rscript bench-memory.R [n ...] [--methods=a,b] [--threads=k] [--store=s] [--timeout=s]
 # Prints one row per case: n, method, threads, chosen store, predicted bytes, measured peak RSS
 # minus the baseline, and the fit's outcome (fitted, or the error message: a clear stop).
@@ -80,7 +80,7 @@ run_case <- function(n, method) {
 gb <- function(b) ifelse(is.na(b), "-", sprintf("%.2f GB", b / 1e9))
 for (n in ns) {
   base <- suppressWarnings(run_case(n, "none"))$peak
-  cat(sprintf(paste0("\ntwonorm n = %d, M = 10, nthreads = %d, store = \"%s\"; session ",
+  cat(sprintf(paste0("\ntwonorm n = %d, M = 10, nthreads = %d, store = \"%s\"; R process ",
                      "baseline %s (subtracted)\n"), n, nt, store, gb(base)))
   cat(sprintf("%-8s %-6s %10s %10s  %s\n", "method", "store", "predicted", "measured",
               "outcome"))
