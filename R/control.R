@@ -67,10 +67,11 @@
 #'   goes back and reaches the end when the fit ends, converged or not. Paths (a vector `C`),
 #'   [cv.mkl()] and multiclass fits report one step per C value, fold or binary problem
 #'   instead, and the fits inside them report nothing of their own.
-#' @param memory bytes the n x n x M kernel array may take (default: half of the machine's
-#'   memory, or `getOption("mklearn.max_bytes")` when set). Above it, methods that can compute
-#'   kernels on the fly do so; others stop with an error.
-#' @param store `"auto"` (dense array when it fits `memory`), `"dense"` or `"fly"` (kernel
+#' @param memory bytes a fit may take: the kernel store and the solver's own buffers, counted
+#'   by [mkl_memory()] before anything is allocated (default: half of the machine's memory, or
+#'   `getOption("mklearn.max_bytes")` when set). Above it, a fit that fits on the fly is
+#'   computed so; otherwise it stops with an error naming the need and the remedies.
+#' @param store `"auto"` (dense array when the fit fits `memory`), `"dense"` or `"fly"` (kernel
 #'   columns computed from the data when needed; O(n M) memory, more arithmetic).
 #' @param check_kernels how [mkl()] checks precomputed kernels (an array or a list of matrices;
 #'   a [kernel_set()] is positive semidefinite by construction and giving this setting with one

@@ -37,11 +37,13 @@
 #'   are many and weak, at the cost of an n x n kernel). See `vignette("mwu")`.
 #'
 #' @section Kernel storage:
-#' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when it fits the
-#' memory budget `mkl_control(memory = )` (default: half of the machine's memory) and otherwise
-#' computes kernel columns on the fly from the data, in O(nM) memory but with more arithmetic
-#' (each pass over the kernels re-evaluates them); `mkl_control(store = "dense")` or `"fly"`
-#' forces either. `fit$store` says which was used. Predictions are always computed on the fly,
+#' With a [kernel_set()], `mkl()` builds the normalised n x n x M kernel array when the fit (the
+#' array and the solver's own buffers, [mkl_memory()]) fits the memory budget
+#' `mkl_control(memory = )` (default: half of the machine's memory) and otherwise computes
+#' kernel columns on the fly from the data, in O(nM) memory but with more arithmetic (each pass
+#' over the kernels re-evaluates them); `mkl_control(store = "dense")` or `"fly"` forces either.
+#' When neither fits, `mkl()` stops before allocating, naming the need, the budget and the
+#' remedies. `fit$store` says which was used. Predictions are always computed on the fly,
 #' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
 #'
 #' [mkl_methods()] lists the methods; `mkl_methods(details = TRUE)` says what each supports (tasks,
@@ -362,7 +364,8 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     M <- nrow(rk$table)
     labels <- rk$labels
     check_chisq_data(rk, xs, seq_len(M))
-    kind <- choose_store(ctl$store, kernel_bytes(n, n, M), ctl$memory, method, n, M)
+    pair <- if (multi && multiclass == "ovo") sum(sort(table(yc$y), decreasing = TRUE)[1:2])
+    kind <- choose_store(ctl, method, n, M, task, loss, pair)
     store <- if (kind == "dense") dense_store(rk, xs, ctl$nthreads) else
       fly_store(rk, xs, ctl$nthreads)
     kset <- kernels

@@ -101,29 +101,59 @@ kernel_scale <- function(store) {
   mean(store$diag_mean)
 }
 
-# The store backend: "dense" when the n x n x M array fits the memory budget (or is asked
-# for), otherwise on the fly where the method supports it, otherwise an error naming both
-# remedies.
-choose_store <- function(store, bytes, memory, method, n, M) {
-  fly_ok <- "fly" %in% method_info(method)$stores
-  if (store == "fly") {
-    if (!fly_ok) stop(sprintf("method '%s' cannot compute kernels on the fly", method),
-                      call. = FALSE)
-    return("fly")
-  }
-  if (store == "auto" && method_info(method)$store_default == "fly") return("fly")
-  if (bytes <= memory) return("dense")
-  if (store == "auto" && fly_ok) return("fly")
-  stop(sprintf(paste0("the kernel array would need %s (%d x %d x %d doubles), above the memory ",
-                      "budget of %s (mkl_control(memory = )). Raise the budget, or use %s, ",
-                      "which computes kernel columns on the fly in O(nM) memory ",
-                      "(mkl_control(store = \"fly\"))."),
-               format_bytes(bytes), n, n, M, format_bytes(memory),
-               if (fly_ok) "store = \"auto\" or \"fly\"" else
-                 paste0("a method that does (",
-                        paste(methods_where(function(e) "fly" %in% e$stores), collapse = ", "),
-                        ")")),
+# The store backend, chosen before anything is allocated: the requested store, or with "auto"
+# the dense array when the whole fit (array and solver buffers, memory_parts() in R/memory.R)
+# fits the budget mkl_control(memory = ), otherwise on the fly where the method supports it;
+# when none fits, an error naming the need, the budget and the remedies. `pair`: the rows of
+# the largest one-vs-one problem (its dense store is a copy of the pair's rows), or NULL.
+choose_store <- function(ctl, method, n, M, task = "classification", loss = NULL, pair = NULL) {
+  e <- method_info(method)
+  fly_ok <- "fly" %in% e$stores
+  if (ctl$store == "fly" && !fly_ok)
+    stop(sprintf("method '%s' cannot compute kernels on the fly", method), call. = FALSE)
+  cand <- if (ctl$store != "auto") ctl$store else if (e$store_default == "fly") "fly" else
+    c("dense", if (fly_ok) "fly")
+  nt <- memory_threads(ctl$nthreads)
+  need <- vapply(cand, function(s) store_need(ctl, method, n, M, s, nt, task, loss, pair), 0)
+  if (any(need <= ctl$memory)) return(cand[need <= ctl$memory][1L])
+  stop(memory_message(ctl, method, n, M, cand[which.min(need)], nt, task, loss, pair, fly_ok),
        call. = FALSE)
+}
+
+# Bytes of a fit on store s with nt threads (and the one-vs-one copy of a dense store).
+store_need <- function(ctl, method, n, M, s, nt, task, loss, pair = NULL,
+                       parts = memory_parts(method, n, M, s, nt, ctl, task, loss)) {
+  sum(parts$bytes) + if (s == "dense" && !is.null(pair)) 8 * as.double(pair)^2 * M else 0
+}
+
+# The error when no store fits: the need with its largest parts, the budget, and the remedies
+# with what each needs.
+memory_message <- function(ctl, method, n, M, s, nt, task, loss, pair, fly_ok) {
+  parts <- memory_parts(method, n, M, s, nt, ctl, task, loss)
+  need <- store_need(ctl, method, n, M, s, nt, task, loss, pair, parts)
+  top <- utils::head(parts[order(-parts$bytes), ], 3L)
+  needs <- function(what, b) sprintf("%s (needs %s)", what, format_bytes(b))
+  rem <- character()
+  other <- if (s == "dense") "fly" else "dense"
+  if (ctl$store != "auto" && (other == "dense" || fly_ok))
+    rem <- c(rem, needs(sprintf("mkl_control(store = \"%s\")", other),
+                        store_need(ctl, method, n, M, other, nt, task, loss, pair)))
+  if (nt > 1L) {
+    b1 <- store_need(ctl, method, n, M, s, 1L, task, loss, pair)
+    if (b1 < 0.99 * need) rem <- c(rem, needs("mkl_control(nthreads = 1)", b1))
+  }
+  if (method != "mwu")
+    rem <- c(rem, needs("method = \"mwu\" (MWUMKL, O(nM) memory)",
+                        store_need(method_control("mwu", NULL), "mwu", n, M, "fly", nt, task,
+                                   NULL)))
+  rem <- c(rem, sprintf("a larger budget, mkl_control(memory = %.3g) or more", need))
+  sprintf(paste0("method '%s' needs %s at n = %d and M = %d (%s store, %d thread%s: %s), above ",
+                 "the memory budget of %s (mkl_control(memory = ), default half the machine's ",
+                 "memory). Remedies: %s."),
+          method, format_bytes(need), as.integer(n), as.integer(M),
+          if (s == "dense") "dense" else "on-the-fly", nt, if (nt > 1L) "s" else "",
+          paste(sprintf("%s %s", top$part, vapply(top$bytes, format_bytes, "")), collapse = ", "),
+          format_bytes(ctl$memory), paste(rem, collapse = "; "))
 }
 
 # The effective number of neighbours of a training point under each kernel `which`:

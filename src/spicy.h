@@ -251,10 +251,11 @@ typedef struct {
     const sp_loss *L;
     const sp_opts *o;
     double C1, C2, eps;
-    /* threads and kernel scratch: kbuf holds nt_max blocks of scr doubles (one per thread),
-       hbuf nt_max blocks of 4 scr (the four kernels of a Hessian pass); NULL for a dense store */
+    /* threads and kernel scratch: kbuf holds nt_max blocks of scr doubles (a whole kernel per
+       thread), hbuf nt_max blocks of 4 hscr (one column of each of the four kernels of a
+       Newton-matrix pass: hscr = n); NULL for a dense store (R/memory.R counts both) */
     int nt_max;
-    size_t scr;
+    size_t scr, hscr;
     double *kbuf, *hbuf, *rsbuf;
     double *qt;    /* CG: nt_max blocks of n doubles (the threads' parts of a product with H) */
     /* iterate (owned by the caller): alpha n x M, b, rho n, aux 2n */

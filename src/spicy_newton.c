@@ -32,7 +32,7 @@ static void sp_hess_cols(const sp_state *S, int na, const int *act, const double
 {
     int n = S->n;
     const mk_store *st = S->st;
-    size_t scr = S->scr;
+    size_t scr = S->hscr;
     double *b0 = cb, *b1 = cb ? cb + scr : NULL, *b2 = cb ? cb + 2 * scr : NULL,
         *b3 = cb ? cb + 3 * scr : NULL;
     for (int jb = j0; jb < j1; jb += SP_PANEL) {
@@ -136,7 +136,7 @@ static void sp_hess_tri(const sp_state *S, const sp_hterms *T, int nt)
             int j0, j1;
             mk_tri_cols(n, omp_get_thread_num(), omp_get_num_threads(), &j0, &j1);
             if (j1 > j0)
-                sp_hess_part(S, T, j0, j1, sp_thread_buf(S->hbuf, 4 * S->scr),
+                sp_hess_part(S, T, j0, j1, sp_thread_buf(S->hbuf, 4 * S->hscr),
                              sp_thread_buf(S->hpan, SP_PANEL * n));
         }
         return;
@@ -165,7 +165,7 @@ static void sp_hessian(const sp_state *S, int na, const int *act, const double *
             for (int b = b0; b < b1; b++) {
                 int j0 = b * panel, j1 = j0 + panel < n ? j0 + panel : n;
                 sp_hess_cols(S, na, act, c1, c2, gb, hl, A, j0, j1,
-                             sp_thread_buf(S->hbuf, 4 * S->scr),
+                             sp_thread_buf(S->hbuf, 4 * S->hscr),
                              sp_thread_buf(S->hpan, SP_PANEL * n));
             }
             mk_interrupt_every(&tlast, 0.02);

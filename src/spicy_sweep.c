@@ -134,9 +134,10 @@ void sp_sweep_alloc(sp_state *S)
     size_t nM = (size_t) n * M;
     S->nt_max = mk_threads(S->o->nthreads);
     S->scr = mk_store_scratch(S->st);
+    S->hscr = S->scr > 0 ? (size_t) n : 0;
     if (S->scr > 0) {
         S->kbuf = (double *) R_alloc((size_t) S->nt_max * S->scr, sizeof(double));
-        S->hbuf = (double *) R_alloc((size_t) S->nt_max * 4 * S->scr, sizeof(double));
+        S->hbuf = (double *) R_alloc((size_t) S->nt_max * 4 * S->hscr, sizeof(double));
     }
     S->rsbuf = (double *) R_alloc((size_t) S->nt_max * n, sizeof(double));
     S->inS = (int *) R_alloc(M, sizeof(int));

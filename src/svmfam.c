@@ -98,6 +98,8 @@ static double sf_J_probe(mk_sf_ctx *c, double t, const int *idx, const double *w
     sf_drv *w = (sf_drv *) c->drv;
     w->kd_at_d = 0;
     double t0 = mk_time();
+    if (!w->KD2)   /* on the first probe: only strategies that probe pay for it */
+        w->KD2 = (double *) mk_alloc_huge((size_t) c->n * c->n * sizeof(double));
     sf_line(w->B, w->KD, t, w->Kd, c->n, w->nth2);
     memcpy(w->KD2, w->KD, (size_t) c->n * c->n * sizeof(double));
     mk_store_combine_add(c->st, idx, wk, wd, cnt, w->Kd, w->KD2);
@@ -344,7 +346,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     w->Kd = (double *) mk_alloc_huge(nnb);
     w->B = s->line ? (double *) mk_alloc_huge(nnb) : NULL;
     w->KD = s->line ? (double *) mk_alloc_huge(nnb) : NULL;
-    w->KD2 = s->line ? (double *) mk_alloc_huge(nnb) : NULL;
+    w->KD2 = NULL;   /* allocated by the first J_probe (SimpleMKL's line search) */
     w->grad = (double *) R_alloc(n, sizeof(double));
     w->ya = (double *) R_alloc(n, sizeof(double));
     w->nth2 = mk_threads_for(o->nthreads, (double) nn);

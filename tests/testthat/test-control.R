@@ -81,7 +81,8 @@ test_that("memory and store are validated", {
   expect_error(mkl(d$x, d$y, kernels = ks, method = "uniform",
                    control = mkl_control(store = "dense", memory = 100)),
                "above the memory budget.*mkl_control\\(memory = \\)")
-  f <- mkl(d$x, d$y, kernels = ks, method = "uniform", control = mkl_control(memory = 100))
+  f <- mkl(d$x, d$y, kernels = ks, method = "uniform",
+           control = mkl_control(memory = mkl_memory(30, 3, "uniform", "fly")$total))
   expect_identical(f$store, "fly")
   # the default budget: the option, else half the machine's memory
   old <- options(mklearn.max_bytes = 12345)

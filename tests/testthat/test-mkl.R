@@ -151,7 +151,7 @@ test_that("the memory budget chooses the kernel store; a dense array over budget
                tolerance = 1e-10)
   expect_error(mkl(d$x, d$y, kernels = ks_small,
                    control = mkl_control(memory = 1e5, store = "dense")),
-               "would need 256 KB.*Raise the budget.*on the fly")
+               "needs .*KB.*\\(dense store.*above the memory budget.*store = \"fly\"")
   old <- options(mklearn.max_bytes = 1e5)
   on.exit(options(old))
   expect_identical(mkl(d$x, d$y, kernels = ks_small)$store, "fly")

@@ -326,8 +326,10 @@ test_that("mkl() gives the same uniform fit with store = 'fly' and 'dense', and 
   expect_identical(vapply(fr, `[[`, "", "store"), c("fly", "dense"))
   expect_equal(fr[[1]]$alpha, fr[[2]]$alpha, tolerance = 1e-10)
   expect_equal(predict(fr[[1]], xt), predict(fr[[2]], xt), tolerance = 1e-10)
-  # "auto" picks by the memory budget
-  fa <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = 10, control = mkl_control(memory = 1))
+  # "auto" picks by the memory budget (the fly fit's own need fits, the dense one's not)
+  fly_need <- mkl_memory(nrow(d$x), n_kernels(ks, d$x), "uniform", "fly")$total
+  fa <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = 10,
+            control = mkl_control(memory = fly_need))
   expect_identical(fa$store, "fly")
   fa <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = 10, control = mkl_control(memory = 1e9))
   expect_identical(fa$store, "dense")

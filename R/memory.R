@@ -1,0 +1,191 @@
+# The memory a fit allocates: the kernel store plus each solver's own buffers, by the same
+# arithmetic as the allocations in src/ (the C lines are named beside each part), so that mkl()
+# can check a fit against mkl_control(memory = ) before it allocates anything.
+# Measured peaks beside these numbers: inst/notes/NOTES-store.md.
+
+#' Memory a fit needs
+#'
+#' States the peak memory of each method for `n` observations and `M` kernels, for a kernel
+#' store and a thread count: the kernel store (the n x n x M array, or O(nM) statistics on the
+#' fly), each solver's n x n buffers, its buffers per thread (on the fly, a kernel computed
+#' whole per thread where the solver sweeps kernels whole) and its O(nM) parts. [mkl()],
+#' [cv.mkl()] and multiclass fits compare this number with `mkl_control(memory = )` before they
+#' allocate anything: with `store = "auto"` they pick the dense array when the fit fits the
+#' budget and the on-the-fly store otherwise, and stop with a message naming the need, the
+#' budget and the remedies when neither fits.
+#'
+#' The numbers are what the solvers allocate (an upper bound: buffers that a fit uses only in
+#' some iterations are counted whole), plus the fit's coefficients; the R process and the data
+#' come on top.
+#'
+#' @param n number of observations.
+#' @param M number of kernels.
+#' @param method methods (see [mkl_methods()]); default all.
+#' @param store `"dense"`, `"fly"` or both.
+#' @param nthreads threads of the fit (default: `control`'s, else all processors).
+#' @param control settings as given to [mkl()] (`mkl_control()`); they matter where a setting
+#'   changes the buffers (SpicyMKL's tuning, SimpleMKL's gradient screening, MWUMKL's refit).
+#' @param task `"classification"` or `"regression"`.
+#' @param loss the loss (default: each method's default for the task).
+#' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
+#'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers),
+#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts), `total`, all in
+#'   bytes, and `fits` (whether `total` is within the budget, attribute `budget`). Attribute
+#'   `parts`: the named buffers of each row.
+#' @examples
+#' mkl_memory(20000, 10, method = c("spicy", "simple", "mwu"), nthreads = 1)
+#' @export
+mkl_memory <- function(n, M, method = NULL, store = c("dense", "fly"), nthreads = NULL,
+                       control = NULL, task = c("classification", "regression"), loss = NULL) {
+  task <- match.arg(task)
+  for (a in c("n", "M")) {
+    v <- get(a)
+    if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 1 || v != round(v))
+      stop(sprintf("'%s' must be one positive whole number", a), call. = FALSE)
+  }
+  if (is.null(method)) method <- names(.mkl_registry)
+  bad <- setdiff(method, names(.mkl_registry))
+  if (length(bad)) stop(sprintf("'method' must be among %s (not %s)",
+                                paste(names(.mkl_registry), collapse = ", "),
+                                paste(bad, collapse = ", ")), call. = FALSE)
+  if (!is.character(store) || !length(store) || !all(store %in% c("dense", "fly")))
+    stop("'store' must be \"dense\", \"fly\" or both", call. = FALSE)
+  if (is.null(nthreads)) nthreads <- control[["nthreads"]]
+  nt <- memory_threads(check_threads(nthreads))
+  rows <- list(); parts <- list()
+  for (m in method) for (s in store) {
+    ctl <- method_control(m, control)
+    p <- memory_parts(m, n, M, s, nt, ctl, task, loss)
+    sums <- vapply(c("kernels", "buffers", "per_thread", "linear"),
+                   function(k) sum(p$bytes[p$kind == k]), 0)
+    rows[[length(rows) + 1L]] <- data.frame(method = m, store = s, threads = nt,
+                                            t(sums), total = sum(p$bytes))
+    parts[[length(parts) + 1L]] <- p
+  }
+  out <- do.call(rbind, rows)
+  budget <- if (is.null(control[["memory"]])) default_memory() else control[["memory"]]
+  out$fits <- out$total <= budget
+  names(parts) <- paste(out$method, out$store)
+  structure(out, budget = budget, parts = parts, n = n, M = M,
+            class = c("mkl_memory", "data.frame"))
+}
+
+#' @export
+print.mkl_memory <- function(x, ...) {
+  cat(sprintf("Memory of a fit: n = %s, M = %s, budget %s (mkl_control(memory = ))\n",
+              format(attr(x, "n"), big.mark = ","), format(attr(x, "M")),
+              format_bytes(attr(x, "budget"))))
+  d <- as.data.frame(unclass(x))[c("method", "store", "threads", "kernels", "buffers",
+                                   "per_thread", "linear", "total", "fits")]
+  for (k in c("kernels", "buffers", "per_thread", "linear", "total"))
+    d[[k]] <- vapply(d[[k]], format_bytes, "")
+  print(d, row.names = FALSE, right = TRUE)
+  invisible(x)
+}
+
+# The threads the solvers run on for a requested count (mk_threads in src/utils.c).
+memory_threads <- function(nthreads) max(1L, as.integer(.Call(C_threads, as.integer(nthreads))))
+
+# The buffers of one fit: a data frame of part, bytes and kind ("kernels": the store,
+# "buffers": n x n, "per_thread", "linear": O(nM) and O(n)). `ctl`: method_control() settings.
+memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", loss = NULL) {
+  n <- as.double(n); M <- as.double(M); nn <- n * n
+  fly <- store == "fly"
+  if (is.null(loss)) loss <- ctl[["loss"]]
+  if (is.null(loss)) loss <- method_info(method)$losses[[task]][1L]
+  parts <- list()
+  add <- function(part, doubles, kind) parts[[length(parts) + 1L]] <<-
+    data.frame(part = part, bytes = 8 * doubles, kind = kind)
+  if (fly) add("training statistics (n x M column means)", n * M, "kernels") else
+    add("kernel array (n x n x M)", nn * M, "kernels")
+  add("coefficients (n x M) and result", 2 * n * M, "linear")
+  fam <- method_info(method)$control
+  switch(fam,
+    uniform = memory_uniform(add, n, task),
+    spicy = memory_spicy(add, n, M, fly, nt, ctl, loss),
+    svmfam = memory_svmfam(add, method, n, M, fly, nt, ctl),
+    bayes = {   # src/bayes.c: A, and a column per thread on the fly
+      add("posterior matrix A (n x n)", nn, "buffers")
+      if (fly) add("kernel column per thread", nt * n, "per_thread")
+      add("vectors", 4 * n + 4 * M, "linear")
+    },
+    l01 = {     # src/l01.c: the combined kernel Kd, G (n x M), H (M x M); R/l01.R: the start's
+      # uniform combination, which R frees only at its next garbage collection
+      add("uniform combination for the start (n x n, R)", nn, "buffers")
+      add("combined kernel (n x n)", nn, "buffers")
+      add("kernel products G (n x M), H (M x M)", n * M + M * M, "linear")
+      add("vectors", 20 * n + 8 * M, "linear")
+    },
+    mwu = memory_mwu(add, n, M, nt, ctl),
+    stop(sprintf("internal: no memory arithmetic for method '%s'", method), call. = FALSE))
+  do.call(rbind, parts)
+}
+
+# src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it.
+memory_uniform <- function(add, n, task) {
+  add("combined kernel (n x n)", n * n, "buffers")
+  if (task == "regression") add("kernel ridge matrix (n x n)", n * n, "buffers")
+  add("vectors", 4 * n, "linear")
+}
+
+# SpicyMKL (src/spicy_sweep.c, spicy_newton.c, spicy_hinge.c, spicy_gap.c, spicy_screen.c,
+# cg.c). Defaults of the knobs: R/tuning.R.
+memory_spicy <- function(add, n, M, fly, nt, ctl, loss) {
+  nn <- n * n
+  tun <- function(k) if (is.null(ctl[[k]])) .spicy_tuning[[k]] else ctl[[k]]
+  cg <- tun("cg")
+  use_cg <- if (is.na(cg)) n >= tun("cg_threshold") else isTRUE(cg)
+  if (fly) {
+    add("kernel per thread (kbuf: sweeps over whole kernels)", nt * nn, "per_thread")
+    add("Newton matrix columns per thread (hbuf: 4 n)", nt * 4 * n, "per_thread")
+  }
+  if (isTRUE(tun("newton_float")) && use_cg && n >= 512) {
+    add("Newton matrix (packed single precision)", n * (n + 1) / 4, "buffers")
+    add("Newton matrix panels per thread", nt * (48 * n + n / 2), "per_thread")
+  } else {
+    add("Newton matrix H (n x n)", nn, "buffers")
+    if (!use_cg) add("Cholesky factor (n x n)", nn, "buffers")
+  }
+  cache <- tun("newton_cache")
+  if (isTRUE(cache) || (is.na(cache) && use_cg)) add("Newton cache G (n x n)", nn, "buffers")
+  if (use_cg) {
+    cap <- min(n, max(200, (6 * nn)^(1 / 3)))
+    add("CG preconditioner block and deflation", cap * cap + (3 * tun("cg_deflate") + 20) * n,
+        "linear")
+  }
+  if (loss == "hinge") {
+    if (tun("box_fraction") > 0) add("box: free block of the Newton matrix (at most n x n)", nn,
+                                     "buffers")
+    if (isTRUE(tun("svm_dual"))) add("SVM dual point: combined kernel (n x n)", nn, "buffers")
+  }
+  add("kernel products and screening (5 n x M)", 5 * n * M, "linear")
+  add("vectors", 40 * n + 30 * M, "linear")
+}
+
+# The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
+# line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes), gradient
+# screening (3 n x M, and a whole kernel per thread in its first pass on the fly).
+memory_svmfam <- function(add, method, n, M, fly, nt, ctl) {
+  nn <- n * n
+  add("combined kernel Kd (n x n)", nn, "buffers")
+  if (method == "simple") add("line search kernels B, KD, KD2 (3 n x n)", 3 * nn, "buffers")
+  if (method == "hessian") add("line search kernels B, KD (2 n x n)", 2 * nn, "buffers")
+  p <- if (is.null(ctl[["p"]])) 1 else ctl[["p"]]
+  if (method == "simple" && !isFALSE(ctl[["gradient_screening"]]) && p <= 1 && M >= 2) {
+    add("gradient screening (3 n x M)", 3 * n * M + 16 * n, "linear")
+    if (fly) add("kernel per thread (first screening pass)", nt * nn, "per_thread")
+  }
+  if (fly) add("kernel column per thread", nt * n, "per_thread")
+  if (method == "hessian") add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
+  add("vectors", 10 * n + 20 * M, "linear")
+}
+
+# MWUMKL (src/mwu.c, store_pair.c): O(nM) state, blocks of rows per thread; the refit's
+# combined kernel.
+memory_mwu <- function(add, n, M, nt, ctl) {
+  B <- if (M <= 32) min(n, 1024) else if (n <= 8192) n else 4096
+  add("kernel products G_m alpha (n x M) and feature maps", n * M + 8 * n, "linear")
+  add("column blocks per thread", nt * ((M + 2) * B + n), "per_thread")
+  if (isTRUE(ctl[["refit"]])) add("refit: combined kernel (n x n)", n * n, "buffers")
+  add("vectors", 6 * n + 8 * M, "linear")
+}

@@ -1,0 +1,122 @@
+# The memory a fit needs (R/memory.R) and mkl()'s check of it against the budget before it
+# allocates (choose_store, R/store.R). Only the arithmetic is asserted here; measured peaks are
+# in inst/notes/NOTES-store.md (inst/benchmarks/bench-memory.R).
+
+test_that("mkl_memory states the store, the n x n buffers and the per-thread buffers", {
+  n <- 1000; M <- 7; nn <- 8 * n^2
+  mm <- mkl_memory(n, M, c("simple", "hessian", "lp", "spicy", "mwu"), c("dense", "fly"),
+                   nthreads = 1)
+  expect_s3_class(mm, "mkl_memory")
+  expect_identical(nrow(mm), 10L)
+  row <- function(m, s) mm[mm$method == m & mm$store == s, ]
+  # the store: the whole array, or O(nM) statistics on the fly
+  expect_identical(row("simple", "dense")$kernels, nn * M)
+  expect_identical(row("simple", "fly")$kernels, 8 * n * M)
+  # the SVM family: Kd, and the line kernels B, KD (HessianMKL) and KD2 (SimpleMKL's probes)
+  expect_identical(row("simple", "dense")$buffers, 4 * nn)
+  expect_identical(row("hessian", "dense")$buffers, 3 * nn)
+  expect_identical(row("lp", "dense")$buffers, nn)
+  # MKL-L0/1: its combined kernel, and the uniform combination of its start (R)
+  expect_identical(mkl_memory(n, M, "l01", "fly")$buffers, 2 * nn)
+  # on the fly SimpleMKL's first screening pass reads a whole kernel per thread
+  expect_identical(row("simple", "fly")$per_thread, nn + 8 * n)
+  expect_identical(row("simple", "dense")$per_thread, 0)
+  # SpicyMKL on the fly: a kernel per thread for its sweeps, O(n) per thread for the Newton
+  # matrix (one column of four kernels), not four whole kernels per thread
+  pt <- attr(mm, "parts")[["spicy fly"]]
+  expect_identical(pt$bytes[grepl("^kernel per thread", pt$part)], nn)
+  expect_identical(pt$bytes[grepl("^Newton matrix columns", pt$part)], 8 * 4 * n)
+  expect_lt(row("spicy", "fly")$per_thread, 1.5 * nn)
+  # MWUMKL keeps O(nM) whatever the store
+  expect_identical(row("mwu", "fly")$buffers, 0)
+  expect_lt(row("mwu", "fly")$total, 8 * n * (4 * M + 20) + 8 * 1024 * (M + 2))
+  # totals add the parts; threads multiply the per-thread part only
+  expect_equal(mm$total, mm$kernels + mm$buffers + mm$per_thread + mm$linear)
+  skip_if(mklearn:::max_threads() < 2L)
+  m2 <- mkl_memory(n, M, "simple", "fly", nthreads = 2)
+  expect_identical(m2$threads, 2L)
+  expect_identical(m2$per_thread, 2 * row("simple", "fly")$per_thread)
+  expect_identical(m2$buffers, row("simple", "fly")$buffers)
+})
+
+test_that("mkl_memory follows the settings that change the buffers", {
+  n <- 600; nn <- 8 * n^2
+  b <- function(...) mkl_memory(n, 4, "spicy", "dense", nthreads = 1, ...)$buffers
+  # SpicyMKL: packed single-precision Newton matrix with CG (default), a double one without;
+  # the Cholesky solve needs a second n x n matrix; the hinge's box and SVM dual point n x n
+  # each; the Newton cache one more
+  base <- b()
+  expect_equal(base, 8 * n * (n + 1) / 4 + 2 * nn)
+  expect_equal(b(control = mkl_control(tuning = spicy_tuning(newton_float = FALSE))),
+               nn + 2 * nn)
+  expect_equal(b(control = mkl_control(tuning = spicy_tuning(cg = FALSE))), 4 * nn)
+  expect_equal(b(control = mkl_control(tuning = spicy_tuning(newton_cache = TRUE))),
+               base + nn)
+  expect_equal(b(loss = "logistic"), 8 * n * (n + 1) / 4)
+  # kernel ridge copies the combined kernel; MWUMKL's refit needs it
+  expect_identical(mkl_memory(n, 4, "uniform", "fly", task = "regression")$buffers, 2 * nn)
+  expect_identical(mkl_memory(n, 4, "uniform", "fly")$buffers, nn)
+  expect_identical(mkl_memory(n, 4, "mwu", "fly", control = mkl_control(refit = TRUE))$buffers,
+                   nn)
+  expect_output(print(mkl_memory(n, 4, "mwu")), "budget.*\n.*method.*total")
+})
+
+test_that("mkl_memory refuses arguments it cannot count", {
+  expect_error(mkl_memory(-1, 3), "'n' must be one positive whole number")
+  expect_error(mkl_memory(10, 2.5), "'M' must be one positive whole number")
+  expect_error(mkl_memory(10, 3, method = "svm"), "'method' must be among .*not svm")
+  expect_error(mkl_memory(10, 3, store = "disk"), "'store' must be \"dense\", \"fly\" or both")
+})
+
+test_that("mkl() picks the store whose whole fit fits the budget, before allocating", {
+  d <- two_class(n = 200, p = 3)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2)))
+  mm <- mkl_memory(200, 3, "simple", c("dense", "fly"), nthreads = 1)
+  # the array alone fits, the array with SimpleMKL's four n x n buffers does not: on the fly
+  budget <- mean(mm$total)
+  expect_lt(mm$kernels[1], budget)
+  f <- mkl(d$x, d$y, kernels = ks, method = "simple",
+           control = mkl_control(memory = budget, nthreads = 1))
+  expect_identical(f$store, "fly")
+  f <- mkl(d$x, d$y, kernels = ks, method = "simple",
+           control = mkl_control(memory = max(mm$total), nthreads = 1))
+  expect_identical(f$store, "dense")
+})
+
+test_that("a fit above the budget stops at once naming the need, the budget and the remedies", {
+  d <- two_class(n = 3000, p = 3)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2)))
+  t0 <- proc.time()[["elapsed"]]
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
+                   control = mkl_control(memory = 1e6, nthreads = 1)),
+               paste0("method 'simple' needs 361 MB at n = 3000 and M = 3 \\(on-the-fly store, ",
+                      "1 thread: line search kernels.*above the memory budget of 1 MB.*",
+                      "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 3.61e\\+08\\)"))
+  expect_lt(proc.time()[["elapsed"]] - t0, 1)
+  need <- mkl_memory(3000, 3, "simple", "fly", nthreads = 1)$total
+  expect_equal(need, 3.61e8, tolerance = 0.01)
+  # a store that was asked for: the other store is a remedy
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
+                   control = mkl_control(memory = 1e6, nthreads = 1, store = "dense")),
+               "needs .* \\(dense store.*Remedies: mkl_control\\(store = \"fly\"\\) \\(needs")
+  # cross-validation stops the same way
+  expect_error(cv.mkl(d$x, d$y, kernels = ks, method = "hessian", C = c(10, 1), nfolds = 2,
+                      control = mkl_control(memory = 1e6, nthreads = 1)),
+               "method 'hessian' needs .* above the memory budget")
+  skip_if(mklearn:::max_threads() < 2L)
+  # threads: the per-thread kernels of SimpleMKL's first screening pass
+  two <- mkl_memory(3000, 3, "simple", "fly", nthreads = 2)$total
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
+                   control = mkl_control(memory = (need + two) / 2, nthreads = 2)),
+               "2 threads.*Remedies: mkl_control\\(nthreads = 1\\) \\(needs 361 MB\\)")
+})
+
+test_that("a one-vs-one fit on a dense store counts the copy of its largest pair", {
+  ctl <- method_control("simple", mkl_control(nthreads = 1))
+  a <- store_need(ctl, "simple", 300, 4, "dense", 1L, "classification", NULL)
+  b <- store_need(ctl, "simple", 300, 4, "dense", 1L, "classification", NULL, pair = 180)
+  expect_identical(b - a, 8 * 180^2 * 4)
+  expect_identical(store_need(ctl, "simple", 300, 4, "fly", 1L, "classification", NULL,
+                              pair = 180),
+                   store_need(ctl, "simple", 300, 4, "fly", 1L, "classification", NULL))
+})
