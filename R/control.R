@@ -15,9 +15,10 @@
   svmfam = list(maxiter = 200L, svm_tol = 1e-5, svm_maxiter = 10000000L, newton_tol = NULL,
                 gold_tol = 0.1, line_search = "halving", max_time = Inf),
   # l01: tol is the largest relative change of the eight ADMM blocks; C, rho1-3 are on the
-  # scale of kernels with unit mean diagonal (R/l01.R); rho2 = rho3 = NULL: 0.3 rho1 n
+  # scale of kernels with unit mean diagonal (R/l01.R); rho2 = rho3 = NULL:
+  # 0.3 rho1 n max(1, M / 10)^1.25 over the M kernels at or above identity_cut neighbours
   l01 = list(tol = 3e-3, maxiter = 20000L, rho1 = 4, rho2 = NULL, rho3 = NULL,
-             start = "reference", svm_C = 1,
+             identity_cut = 1.5, start = "reference", svm_C = 1,
              b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
              cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
              restarts = 0L),

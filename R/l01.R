@@ -6,15 +6,15 @@
 # rho3 multiplied by c (w scales by 1/c), so the same settings mean the same thing whatever the
 # normalisation (unit trace divides Gaussian kernels by n).
 
-# The starting point. "svm": the hinge-loss SVM on the uniform combination (SMO), read as an
-# L0/1 iterate (w = Y alpha, lambda = -alpha on the working set, b from the SVM, u the margin
-# slack), d uniform. "reference": the authors' start (w = 0, b = b0, d = 1/M, all
-# multipliers 0, u = 0).
-l01_start <- function(Kc, y, kscale, control, M, n) {
+# The starting point. "svm": the hinge-loss SVM on the uniform combination of the free kernels
+# (SMO), read as an L0/1 iterate (w = Y alpha, lambda = -alpha on the working set, b from the
+# SVM, u the margin slack), d uniform over them. "reference": the authors' start (w = 0, b = b0,
+# d uniform over the free kernels, all multipliers 0, u = 0). Kernels not free stay at d = 0.
+l01_start <- function(Kc, y, kscale, control, M, n, free = rep(TRUE, M)) {
   T0 <- l01_warmup_set(y, control$warmup_size)
-  d <- rep(1 / M, M)
+  d <- free / sum(free)
   st <- list(w = numeric(n), u = numeric(n), lambda = numeric(n), d = d, z = numeric(M),
-             theta = numeric(M), b = 1, a = control$a0 / kscale, T = T0)
+             theta = numeric(M), b = 1, a = control$a0 / kscale, T = T0, free = free)
   if (control$start == "reference") {
     st$b <- control$b0
     return(st)
@@ -29,6 +29,20 @@ l01_start <- function(Kc, y, kscale, control, M, n) {
   st$lambda <- -s$alpha
   st$T <- s$alpha > 0
   st
+}
+
+# The kernels the ADMM may weight: those whose effective number of neighbours on the training
+# set (kernel_neighbours(), R/store.R) is at least identity_cut. The d-step prefers a kernel
+# close to the identity, which reproduces any margin target on the training points, and such
+# a kernel predicts sign(b) on new points (inst/notes/NOTES-l01.md). All kernels are kept when
+# none passes.
+l01_free <- function(store, cut) {
+  M <- store_dims(store)[3L]
+  if (!(cut > 0) || M < 2L) return(rep(TRUE, M))
+  free <- kernel_neighbours(store) >= cut
+  free[is.na(free)] <- TRUE
+  if (!any(free)) free[] <- TRUE
+  free
 }
 
 # The warm-up working set: a class-balanced subset of the samples (size at least 2), or all.
@@ -55,8 +69,13 @@ fit_l01 <- function(store, y, task, C, control, init) {
   # solves an SVM on it
   Kc <- .Call(C_store_combine, store, rep(1 / M, M))
   kscale <- mean(diag(Kc))
-  rho2 <- if (is.null(control$rho2)) 0.3 * control$rho1 * n else control$rho2
-  rho3 <- if (is.null(control$rho3)) 0.3 * control$rho1 * n else control$rho3
+  free <- if (!is.null(init$free) && length(init$free) == M) init$free else
+    l01_free(store, control$identity_cut)
+  # the penalties of d = z and sum(d) = 1 grow with the number of free kernels: a weight of
+  # 1/M moves by a whole share for a change of 1/M (inst/notes/NOTES-l01.md)
+  rho_d <- 0.3 * control$rho1 * n * max(1, sum(free) / 10)^1.25
+  rho2 <- if (is.null(control$rho2)) rho_d else control$rho2
+  rho3 <- if (is.null(control$rho3)) rho_d else control$rho3
   ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale,
               tol = control$tol, maxiter = control$maxiter,
               warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
@@ -68,15 +87,21 @@ fit_l01 <- function(store, y, task, C, control, init) {
     # the authors' chained protocol: a previous convergent iterate, with u = 0, theta = 0 and
     # the warm-up working set again
     list(w = init$w, u = numeric(n), lambda = init$lambda, d = init$d, z = init$z,
-         theta = numeric(M), b = init$b, a = init$a, T = l01_warmup_set(y, control$warmup_size))
-  } else l01_start(Kc, y, kscale, control, M, n)
+         theta = numeric(M), b = init$b, a = init$a, T = l01_warmup_set(y, control$warmup_size),
+         free = free)
+  } else {
+    if (!all(free) && control$start == "svm")
+      Kc <- .Call(C_store_combine, store, free / sum(free))
+    l01_start(Kc, y, kscale, control, M, n, free)
+  }
   rm(Kc)
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_l01, store, y, as.double(Cs), ctl, start)
   runs <- 1L
   while (runs <= control$restarts) {
     st <- list(w = r$w, u = numeric(n), lambda = r$lambda, d = r$d, z = r$z,
-               theta = numeric(M), b = r$b, a = r$a, T = l01_warmup_set(y, control$warmup_size))
+               theta = numeric(M), b = r$b, a = r$a, T = l01_warmup_set(y, control$warmup_size),
+               free = free)
     ctl["progress_fun"] <- list(progress_part(prog, runs + 1L, control$restarts + 1L))
     r2 <- .Call(C_l01, store, y, as.double(Cs), ctl, st)
     r2$history$iteration <- r2$history$iteration + max(r$history$iteration)
@@ -98,7 +123,7 @@ fit_l01 <- function(store, y, task, C, control, init) {
                rho = c(ctl$rho1, ctl$rho2, ctl$rho3), change = r$change,
                chol_factorizations = r$chol_factorizations, cg_iterations = r$cg_iterations,
                solver_time = proc.time()[["elapsed"]] - t0, runs = runs,
-               T_frozen_at = r$T_frozen,
+               T_frozen_at = r$T_frozen, held_out = which(!free),
                w_off_T = max(abs(r$w[!r$T]), 0) / max(abs(r$w), .Machine$double.xmin))
   if (!isTRUE(r$converged)) {
     bad <- names(r$change)[r$change >= control$tol]
@@ -109,7 +134,7 @@ fit_l01 <- function(store, y, task, C, control, init) {
   list(weights = d, alpha = alpha, b = r$b, objective = r$objective,
        converged = isTRUE(r$converged), iterations = r$iterations, history = hist,
        state = list(w = r$w, b = r$b, d = r$d, z = r$z, theta = r$theta, a = r$a,
-                    lambda = r$lambda, u = r$u, T = r$T),
+                    lambda = r$lambda, u = r$u, T = r$T, free = free),
        info = info)
 }
 
@@ -117,6 +142,8 @@ fit_l01 <- function(store, y, task, C, control, init) {
 check_l01_control <- function(s) {
   for (nm in c("rho1", "rho2", "rho3", "svm_C", "cg_tol"))
     if (!is.null(s[[nm]])) s[[nm]] <- check_scalar(s[[nm]], nm, 0, lower_open = TRUE)
+  if (!is.null(s[["identity_cut"]]))
+    s[["identity_cut"]] <- check_scalar(s[["identity_cut"]], "identity_cut", 0)
   if (!is.null(s[["joint_wb"]]) && !(is.logical(s[["joint_wb"]]) && length(s[["joint_wb"]]) == 1L &&
                                 !is.na(s[["joint_wb"]])))
     stop("'joint_wb' must be TRUE or FALSE", call. = FALSE)
