@@ -99,7 +99,11 @@
 #'     loop stops, reported as not converged; `Inf`).
 #'   * MKL-L0/1-SVM (`"l01"`, where `tol` (3e-3) bounds the largest relative change of the
 #'     eight ADMM blocks and `maxiter` is 20000): the penalties `rho1` (4), `rho2`, `rho3`
-#'     (default `0.3 * rho1 * n`), on the scale of kernels with unit mean diagonal; `start`
+#'     (default `0.3 * rho1 * n * max(1, M / 10)^1.25`, M the kernels let in), on the scale of
+#'     kernels with unit mean diagonal; `identity_cut` (1.5: a kernel whose effective number of
+#'     neighbours of a training point, the mean over columns of
+#'     \eqn{\sum_i K_{ij}^2 / K_{jj}^2}, is below it is nearly the identity on the training
+#'     set and is held at weight 0, unless all are; 0 lets every kernel in); `start`
 #'     (`"reference"`: w = 0, b = `b0` (1), d = 1/M, multipliers 0 with the sum-to-one
 #'     multiplier at `a0` (0); `"svm"`: the hinge SVM on the uniform combination at box constant
 #'     `svm_C` (1)); `warmup` (5) iterations on a class-balanced working set of `warmup_size`
