@@ -490,11 +490,15 @@ static void l01_read_start(SEXP start, int n, int M, l01_iter *x)
     if (!isLogical(Tx) || LENGTH(Tx) != n) error("start value 'T' must be %d logicals", n);
     x->T = (int *) R_alloc(n, sizeof(int));
     for (int i = 0; i < n; i++) x->T[i] = LOGICAL(Tx)[i] == TRUE;
-    SEXP Fx = mk_ctl(start, "free");
-    if (!isLogical(Fx) || LENGTH(Fx) != M) error("start value 'free' must be %d logicals", M);
+    /* 'free' is optional (absent: every kernel free), so calls recorded before it still run */
+    SEXP Fx = R_NilValue, nms = getAttrib(start, R_NamesSymbol);
+    for (int k = 0; k < LENGTH(start) && !isNull(nms); k++)
+        if (strcmp(CHAR(STRING_ELT(nms, k)), "free") == 0) Fx = VECTOR_ELT(start, k);
+    if (!isNull(Fx) && (!isLogical(Fx) || LENGTH(Fx) != M))
+        error("start value 'free' must be %d logicals", M);
     x->free = (int *) R_alloc(M, sizeof(int));
     int nfree = 0;
-    for (int m = 0; m < M; m++) nfree += x->free[m] = LOGICAL(Fx)[m] == TRUE;
+    for (int m = 0; m < M; m++) nfree += x->free[m] = isNull(Fx) || LOGICAL(Fx)[m] == TRUE;
     if (nfree == 0) error("start value 'free' must keep at least one kernel");
 }
 

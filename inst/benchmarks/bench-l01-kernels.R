@@ -101,18 +101,22 @@ identity_share <- function(fit, ks, xtr) {
 
 run_one <- function(ds, tr, ks, method) {
   t0 <- proc.time()[["elapsed"]]
-  fit <- withCallingHandlers(
+  fit <- tryCatch(withCallingHandlers(
     mkl(ds$x[tr, ], ds$y[tr], kernels = ks, method = method,
         control = mkl_control(nthreads = 1)),
-    warning = function(w) invokeRestart("muffleWarning"))
+    warning = function(w) invokeRestart("muffleWarning")), error = function(e) e)
   tm <- proc.time()[["elapsed"]] - t0
+  if (inherits(fit, "error"))     # counted apart: a fit that stops with an error
+    return(data.frame(method = method, M = NA, acc = NA, kernels = NA, time = tm,
+                      converged = FALSE, train1 = NA, identity_share = NA, flagged = NA,
+                      test1 = NA, error = conditionMessage(fit)))
   pred <- as.numeric(as.character(predict(fit, ds$x[-tr, ])))
   train1 <- length(unique(sign(fit$fitted))) == 1L
   ish <- identity_share(fit, ks, ds$x[tr, ])
   data.frame(method = method, M = length(fit$weights), acc = mean(pred == ds$y[-tr]),
              kernels = sum(fit$weights > 0), time = tm, converged = fit$converged,
              train1 = train1, identity_share = ish, flagged = train1 || ish >= 0.9,
-             test1 = length(unique(pred)) == 1L)
+             test1 = length(unique(pred)) == 1L, error = "")
 }
 
 cat(sprintf("mklearn %s, R %s; %d split(s); results appended to %s\n",
@@ -139,6 +143,8 @@ cat("\n| data | kernels (M) | splits | l01 acc | SimpleMKL acc | SpicyMKL acc |"
     "l01 / SimpleMKL / SpicyMKL kernels | time l01 : Simple : Spicy | flagged (test one class) |\n")
 for (key in unique(paste(res$set, res$kset))) {
   r <- res[paste(res$set, res$kset) == key, ]
+  nerr <- vapply(methods, function(m) sum(r$method == m & !is.na(r$error) & r$error != ""), 0L)
+  r <- r[is.na(r$error) | r$error == "", ]
   g <- lapply(methods, function(m) r[r$method == m, ])
   if (any(vapply(g, nrow, 1L) == 0L)) next
   ts <- vapply(g, function(x) mean(x$time), 0)
@@ -148,4 +154,7 @@ for (key in unique(paste(res$set, res$kset))) {
               paste(sprintf("%.2g", ts / ts[2]), collapse = " : "),
               paste(sprintf("%d (%d)", vapply(g, function(x) sum(x$flagged), 0L),
                             vapply(g, function(x) sum(x$test1), 0L)), collapse = " / ")))
+  if (any(nerr > 0L))
+    cat(sprintf("  (%s: fits stopped with an error, left out)\n",
+                paste(sprintf("%s %d", methods, nerr)[nerr > 0L], collapse = ", ")))
 }
