@@ -38,49 +38,9 @@ kernel_sets <- list(
   large = kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)),
                      poly_kernel(degree = 1:3), features = c("all", "each")))
 
-data_dir <- function() {
-  cand <- c(Sys.getenv("MKLEARN_DATA"), file.path("..", "shared", "data"),
-            file.path("..", "..", "shared", "data"))
-  cand <- cand[nzchar(cand) & dir.exists(cand)]
-  if (length(cand)) cand[1] else file.path("..", "shared", "data")
-}
-
-load_set <- function(name, dir = data_dir()) {
-  e <- environment()
-  if (name == "ionosphere") {
-    utils::data("Ionosphere", package = "mlbench", envir = e)
-    x <- Ionosphere[, -c(2, 35)]
-    x$V1 <- as.numeric(as.character(x$V1))
-    return(list(x = as.matrix(x), y = ifelse(Ionosphere$Class == "bad", 1, -1)))
-  }
-  if (name == "sonar") {
-    utils::data("Sonar", package = "mlbench", envir = e)
-    return(list(x = as.matrix(Sonar[, 1:60]), y = ifelse(Sonar$Class == "M", 1, -1)))
-  }
-  if (name == "pima") {
-    utils::data("PimaIndiansDiabetes", package = "mlbench", envir = e)
-    d <- PimaIndiansDiabetes
-    return(list(x = as.matrix(d[, 1:8]), y = ifelse(d$diabetes == "pos", 1, -1)))
-  }
-  if (name == "breastcancer") {
-    utils::data("BreastCancer", package = "mlbench", envir = e)
-    d <- BreastCancer[stats::complete.cases(BreastCancer), ]
-    x <- sapply(d[, 2:10], function(v) as.numeric(as.character(v)))
-    return(list(x = x, y = ifelse(d$Class == "malignant", 1, -1)))
-  }
-  f <- file.path(dir, paste0(name, ".csv"))
-  if (!file.exists(f)) return(NULL)
-  d <- utils::read.csv(f)
-  x <- as.matrix(d[, -1])
-  y <- as.double(d$y)
-  if (name == "wpbc") x <- x[, -1]      # x1 is the recurrence time, which leaks the label
-  if (name == "banknote") {
-    set.seed(7)
-    i <- sample(nrow(x), 400)
-    x <- x[i, ]; y <- y[i]
-  }
-  list(x = x, y = y)
-}
+# the data sets, from the helper beside this script
+source(file.path(dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE),
+                                                                 value = TRUE)))), "l01-data.R"))
 
 split_of <- function(y, s) {
   set.seed(s)
