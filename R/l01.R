@@ -31,18 +31,24 @@ l01_start <- function(Kc, y, kscale, control, M, n, free = rep(TRUE, M)) {
   st
 }
 
-# The kernels the ADMM may weight: those whose effective number of neighbours on the training
-# set (kernel_neighbours(), R/store.R) is at least identity_cut. The d-step prefers a kernel
-# close to the identity, which reproduces any margin target on the training points, and such
-# a kernel predicts sign(b) on new points (inst/notes/NOTES-l01.md). All kernels are kept when
-# none passes.
-l01_free <- function(store, cut) {
+# The kernels nearly the identity on the training set: effective number of neighbours of a
+# training point (kernel_neighbours(), R/store.R) below cut. The d-step can prefer them, as
+# they reproduce any margin target on the training points, and a fit on them predicts sign(b)
+# on new points (inst/notes/NOTES-l01.md). None when all are.
+l01_near_identity <- function(store, cut) {
   M <- store_dims(store)[3L]
-  if (!(cut > 0) || M < 2L) return(rep(TRUE, M))
-  free <- kernel_neighbours(store) >= cut
-  free[is.na(free)] <- TRUE
-  if (!any(free)) free[] <- TRUE
-  free
+  if (!(cut > 0) || M < 2L) return(rep(FALSE, M))
+  near <- kernel_neighbours(store) < cut
+  near[is.na(near)] <- FALSE
+  if (all(near)) near[] <- FALSE
+  near
+}
+
+# A collapsed run: at least 90% of its weight on the near-identity kernels, or one predicted
+# class on the training data (y_i f(x_i) = 1 - u_i) while both labels occur.
+l01_collapsed <- function(r, y, near) {
+  f <- y * (1 - r$u)
+  sum(r$d[near]) >= 0.9 * sum(r$d) || all(f > 0) || all(f < 0)
 }
 
 # The warm-up working set: a class-balanced subset of the samples (size at least 2), or all.
@@ -57,20 +63,9 @@ l01_warmup_set <- function(y, size) {
   T
 }
 
-fit_l01 <- function(store, y, task, C, control, init) {
-  store <- as_store(store)
-  control <- method_control("l01", control)
-  store$nthreads <- control$nthreads
-  if (task != "classification") stop("method 'l01' does classification only", call. = FALSE)
-  dims <- store_dims(store)
-  n <- dims[2L]; M <- dims[3L]
-  y <- as.double(y)
-  # the uniform combination: its mean diagonal is the kernel scale, and the "svm" start
-  # solves an SVM on it
-  Kc <- .Call(C_store_combine, store, rep(1 / M, M))
-  kscale <- mean(diag(Kc))
-  free <- if (!is.null(init$free) && length(init$free) == M) init$free else
-    l01_free(store, control$identity_cut)
+# One ADMM fit (and its chained restarts) with the kernels outside `free` held at d = 0.
+l01_run <- function(store, y, C, control, init, warm, free, Kc, kscale, prog) {
+  n <- length(y); M <- length(free)
   # the penalties of d = z and sum(d) = 1 grow with the number of free kernels: a weight of
   # 1/M moves by a whole share for a change of 1/M (inst/notes/NOTES-l01.md)
   rho_d <- 0.3 * control$rho1 * n * max(1, sum(free) / 10)^1.25
@@ -80,10 +75,9 @@ fit_l01 <- function(store, y, task, C, control, init) {
               tol = control$tol, maxiter = control$maxiter,
               warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
               joint_wb = control$joint_wb, freeze_T = control$freeze_T)
-  prog <- fit_progress(control, method_info("l01")$label)
   ctl["progress_fun"] <- list(progress_part(prog, 1L, control$restarts + 1L))
   Cs <- C / kscale
-  start <- if (!is.null(init) && !is.null(init$w) && length(init$w) == n) {
+  start <- if (warm) {
     # the authors' chained protocol: a previous convergent iterate, with u = 0, theta = 0 and
     # the warm-up working set again
     list(w = init$w, u = numeric(n), lambda = init$lambda, d = init$d, z = init$z,
@@ -94,8 +88,6 @@ fit_l01 <- function(store, y, task, C, control, init) {
       Kc <- .Call(C_store_combine, store, free / sum(free))
     l01_start(Kc, y, kscale, control, M, n, free)
   }
-  rm(Kc)
-  t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_l01, store, y, as.double(Cs), ctl, start)
   runs <- 1L
   while (runs <= control$restarts) {
@@ -111,6 +103,36 @@ fit_l01 <- function(store, y, task, C, control, init) {
     r <- r2
     runs <- runs + 1L
   }
+  list(r = r, ctl = ctl, Cs = Cs, runs = runs)
+}
+
+fit_l01 <- function(store, y, task, C, control, init) {
+  store <- as_store(store)
+  control <- method_control("l01", control)
+  store$nthreads <- control$nthreads
+  if (task != "classification") stop("method 'l01' does classification only", call. = FALSE)
+  dims <- store_dims(store)
+  n <- dims[2L]; M <- dims[3L]
+  y <- as.double(y)
+  # the uniform combination: its mean diagonal is the kernel scale, and the "svm" start
+  # solves an SVM on it
+  Kc <- .Call(C_store_combine, store, rep(1 / M, M))
+  kscale <- mean(diag(Kc))
+  t0 <- proc.time()[["elapsed"]]
+  prog <- fit_progress(control, method_info("l01")$label)
+  warm <- !is.null(init) && !is.null(init$w) && length(init$w) == n
+  free <- if (warm && length(init$free) == M) init$free else rep(TRUE, M)
+  run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
+  if (!warm && all(free)) {
+    # a run that collapsed onto kernels nearly the identity is run again without them
+    near <- l01_near_identity(store, control$identity_cut)
+    if (any(near) && l01_collapsed(run$r, y, near)) {
+      free <- !near
+      run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
+    }
+  }
+  rm(Kc)
+  r <- run$r; ctl <- run$ctl; Cs <- run$Cs; runs <- run$runs
   d <- r$d
   if (sum(d) > 0) d <- d / sum(d)
   # P-stationarity makes w = -Y lambda, zero outside the working set T: the fit keeps w on T

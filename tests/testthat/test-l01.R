@@ -156,23 +156,29 @@ test_that("many kernels: l01 does not collapse onto the kernels that memorise (B
   expect_lt(fit$weights[["rbf(sigma=0.1)[all]"]], 0.5)
 })
 
-test_that("kernels nearly the identity on the training set are held at weight 0", {
+test_that("a run that collapses onto kernels nearly the identity is run again without them", {
   d <- l01_data()
   K <- d$K
   K[, , 1] <- diag(nrow(d$X))                  # the identity: one neighbour per point
-  fit <- mklearn:::fit_l01(K, d$y, "classification", 1, mkl_control(), NULL)
+  near <- mklearn:::l01_near_identity(as_store(K), 1.5)
+  expect_identical(near, c(TRUE, FALSE, FALSE))
+  expect_identical(mklearn:::l01_near_identity(as_store(K), 0), rep(FALSE, 3))
+  expect_identical(mklearn:::l01_near_identity(as_store(K[, , c(1, 1)]), 1.5), rep(FALSE, 2))
+  # collapsed: 90% of the weight on them, or one predicted class on the training data
+  y <- rep(c(-1, 1), 3)
+  expect_true(mklearn:::l01_collapsed(list(d = c(0.95, 0.05, 0), u = numeric(6)), y, near))
+  expect_false(mklearn:::l01_collapsed(list(d = c(0.5, 0.5, 0), u = numeric(6)), y, near))
+  expect_true(mklearn:::l01_collapsed(list(d = c(0.5, 0.5, 0), u = 1 + y), y, near))
+  # the run again: on a fit that collapses (one predicted class: C tiny), the identity is held
+  # at weight 0; identity_cut = 0 does not run again; a warm start keeps the held-out set
+  fit <- mklearn:::fit_l01(K, d$y, "classification", 1e-6, mkl_control(), NULL)
   expect_identical(fit$info$held_out, 1L)
   expect_identical(fit$weights[1], 0)
   expect_false(fit$state$free[1])
   expect_equal(sum(fit$weights), 1)
-  # identity_cut = 0 lets every kernel in; a warm start keeps the held-out set
-  f0 <- mklearn:::fit_l01(K, d$y, "classification", 1, mkl_control(identity_cut = 0), NULL)
+  f0 <- mklearn:::fit_l01(K, d$y, "classification", 1e-6, mkl_control(identity_cut = 0), NULL)
   expect_length(f0$info$held_out, 0L)
-  f2 <- mklearn:::fit_l01(K, d$y, "classification", 1, mkl_control(), fit$state)
+  f2 <- mklearn:::fit_l01(K, d$y, "classification", 1e-6, mkl_control(), fit$state)
   expect_identical(f2$weights[1], 0)
-  # only identities: all kept
-  Ki <- array(diag(nrow(d$X)), c(nrow(d$X), nrow(d$X), 2))
-  fi <- mklearn:::fit_l01(Ki, d$y, "classification", 1, mkl_control(maxiter = 5), NULL)
-  expect_length(fi$info$held_out, 0L)
   expect_error(mkl_control(identity_cut = -1), "'identity_cut' must be one finite number >= 0")
 })
