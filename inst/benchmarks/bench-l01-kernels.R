@@ -1,6 +1,6 @@
 # MKL-L0/1-SVM over kernel counts: does the default fit collapse when many kernels are offered?
 #
-#   Rscript inst/benchmarks/bench-l01-kernels.R [splits] [sets] [kernel sets] [out.csv]
+#   Rscript inst/benchmarks/bench-l01-kernels.R [splits] [sets] [kernel sets] [out.csv] [first]
 #
 # From the repository root. Environment: MKLEARN_LIB, the library holding the mklearn to test
 # (default: the installed one). Data: Pima, Ionosphere, Sonar and BreastCancer (complete cases,
@@ -30,6 +30,7 @@ sets <- if (length(args) >= 2L) strsplit(args[2], ",")[[1]] else
     "haberman")
 ksets <- if (length(args) >= 3L) strsplit(args[3], ",")[[1]] else c("paper", "mid", "large")
 out <- if (length(args) >= 4L) args[4] else "bench-l01-kernels-results.csv"
+first <- if (length(args) >= 5L) as.integer(args[5]) else 1L     # splits first..splits
 methods <- c("l01", "simple", "spicy")
 
 kernel_sets <- list(
@@ -84,7 +85,7 @@ cat(sprintf("mklearn %s, R %s; %d split(s); results appended to %s\n",
 for (kn in ksets) for (set in sets) {
   ds <- load_set(set)
   if (is.null(ds)) { cat(sprintf("%s: data not found, skipped\n", set)); next }
-  for (s in seq_len(nsplit)) {
+  for (s in seq(first, nsplit)) {
     tr <- split_of(ds$y, s)
     for (m in methods) {
       r <- cbind(set = set, kset = kn, split = s, run_one(ds, tr, kernel_sets[[kn]], m))
