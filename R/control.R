@@ -17,9 +17,10 @@
   svmfam = list(maxiter = 1000L, svm_tol = 1e-5, svm_maxiter = 10000000L, newton_tol = NULL,
                 gold_tol = 0.1, line_search = "halving", max_time = Inf),
   # l01: tol is the largest relative change of the eight ADMM blocks; C, rho1-3 are on the
-  # scale of kernels with unit mean diagonal (R/l01.R); rho2 = rho3 = NULL: 0.3 rho1 n
+  # scale of kernels with unit mean diagonal (R/l01.R); rho2 = rho3 = NULL:
+  # 0.3 rho1 n max(1, M / 10)^1.25 over the M kernels let in (identity_cut: R/l01.R)
   l01 = list(tol = 3e-3, maxiter = 20000L, rho1 = 4, rho2 = NULL, rho3 = NULL,
-             start = "reference", svm_C = 1,
+             identity_cut = 1.5, start = "reference", svm_C = 1,
              b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
              cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
              restarts = 0L),
@@ -101,7 +102,12 @@
 #'     loop stops, reported as not converged; `Inf`).
 #'   * MKL-L0/1-SVM (`"l01"`, where `tol` (3e-3) bounds the largest relative change of the
 #'     eight ADMM blocks and `maxiter` is 20000): the penalties `rho1` (4), `rho2`, `rho3`
-#'     (default `0.3 * rho1 * n`), on the scale of kernels with unit mean diagonal; `start`
+#'     (default `0.3 * rho1 * n * max(1, M / 10)^1.25`, M the kernels let in), on the scale of
+#'     kernels with unit mean diagonal; `identity_cut` (1.5: a kernel whose effective number of
+#'     neighbours of a training point, the mean over columns of
+#'     \eqn{\sum_i K_{ij}^2 / K_{jj}^2}, is below it is nearly the identity on the training
+#'     set; a fit that puts 90% of its weight on such kernels, or predicts one class on its
+#'     training data, is run again with them held at weight 0; 0 never does); `start`
 #'     (`"reference"`: w = 0, b = `b0` (1), d = 1/M, multipliers 0 with the sum-to-one
 #'     multiplier at `a0` (0); `"svm"`: the hinge SVM on the uniform combination at box constant
 #'     `svm_C` (1)); `warmup` (5) iterations on a class-balanced working set of `warmup_size`

@@ -6,15 +6,15 @@
 # rho3 multiplied by c (w scales by 1/c), so the same settings mean the same thing whatever the
 # normalisation (unit trace divides Gaussian kernels by n).
 
-# The starting point. "svm": the hinge-loss SVM on the uniform combination (SMO), read as an
-# L0/1 iterate (w = Y alpha, lambda = -alpha on the working set, b from the SVM, u the margin
-# slack), d uniform. "reference": the authors' start (w = 0, b = b0, d = 1/M, all
-# multipliers 0, u = 0).
-l01_start <- function(Kc, y, kscale, control, M, n) {
+# The starting point. "svm": the hinge-loss SVM on the uniform combination of the free kernels
+# (SMO), read as an L0/1 iterate (w = Y alpha, lambda = -alpha on the working set, b from the
+# SVM, u the margin slack), d uniform over them. "reference": the authors' start (w = 0, b = b0,
+# d uniform over the free kernels, all multipliers 0, u = 0). Kernels not free stay at d = 0.
+l01_start <- function(Kc, y, kscale, control, M, n, free = rep(TRUE, M)) {
   T0 <- l01_warmup_set(y, control$warmup_size)
-  d <- rep(1 / M, M)
+  d <- free / sum(free)
   st <- list(w = numeric(n), u = numeric(n), lambda = numeric(n), d = d, z = numeric(M),
-             theta = numeric(M), b = 1, a = control$a0 / kscale, T = T0)
+             theta = numeric(M), b = 1, a = control$a0 / kscale, T = T0, free = free)
   if (control$start == "reference") {
     st$b <- control$b0
     return(st)
@@ -31,6 +31,26 @@ l01_start <- function(Kc, y, kscale, control, M, n) {
   st
 }
 
+# The kernels nearly the identity on the training set: effective number of neighbours of a
+# training point (kernel_neighbours(), R/store.R) below cut. The d-step can prefer them, as
+# they reproduce any margin target on the training points, and a fit on them predicts sign(b)
+# on new points (inst/notes/NOTES-l01.md). None when all are.
+l01_near_identity <- function(store, cut) {
+  M <- store_dims(store)[3L]
+  if (!(cut > 0) || M < 2L) return(rep(FALSE, M))
+  near <- kernel_neighbours(store) < cut
+  near[is.na(near)] <- FALSE
+  if (all(near)) near[] <- FALSE
+  near
+}
+
+# A collapsed run: at least 90% of its weight on the near-identity kernels, or one predicted
+# class on the training data (y_i f(x_i) = 1 - u_i) while both labels occur.
+l01_collapsed <- function(r, y, near) {
+  f <- y * (1 - r$u)
+  sum(r$d[near]) >= 0.9 * sum(r$d) || all(f > 0) || all(f < 0)
+}
+
 # The warm-up working set: a class-balanced subset of the samples (size at least 2), or all.
 l01_warmup_set <- function(y, size) {
   n <- length(y)
@@ -41,6 +61,49 @@ l01_warmup_set <- function(y, size) {
   T[c(pos[seq_len(min(k, length(pos)))], neg[seq_len(min(size - min(k, length(pos)),
                                                          length(neg)))])] <- TRUE
   T
+}
+
+# One ADMM fit (and its chained restarts) with the kernels outside `free` held at d = 0.
+l01_run <- function(store, y, C, control, init, warm, free, Kc, kscale, prog) {
+  n <- length(y); M <- length(free)
+  # the penalties of d = z and sum(d) = 1 grow with the number of free kernels: a weight of
+  # 1/M moves by a whole share for a change of 1/M (inst/notes/NOTES-l01.md)
+  rho_d <- 0.3 * control$rho1 * n * max(1, sum(free) / 10)^1.25
+  rho2 <- if (is.null(control$rho2)) rho_d else control$rho2
+  rho3 <- if (is.null(control$rho3)) rho_d else control$rho3
+  ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale,
+              tol = control$tol, maxiter = control$maxiter,
+              warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
+              joint_wb = control$joint_wb, freeze_T = control$freeze_T)
+  ctl["progress_fun"] <- list(progress_part(prog, 1L, control$restarts + 1L))
+  Cs <- C / kscale
+  start <- if (warm) {
+    # the authors' chained protocol: a previous convergent iterate, with u = 0, theta = 0 and
+    # the warm-up working set again
+    list(w = init$w, u = numeric(n), lambda = init$lambda, d = init$d, z = init$z,
+         theta = numeric(M), b = init$b, a = init$a, T = l01_warmup_set(y, control$warmup_size),
+         free = free)
+  } else {
+    if (!all(free) && control$start == "svm")
+      Kc <- .Call(C_store_combine, store, free / sum(free))
+    l01_start(Kc, y, kscale, control, M, n, free)
+  }
+  r <- .Call(C_l01, store, y, as.double(Cs), ctl, start)
+  runs <- 1L
+  while (runs <= control$restarts) {
+    st <- list(w = r$w, u = numeric(n), lambda = r$lambda, d = r$d, z = r$z,
+               theta = numeric(M), b = r$b, a = r$a, T = l01_warmup_set(y, control$warmup_size),
+               free = free)
+    ctl["progress_fun"] <- list(progress_part(prog, runs + 1L, control$restarts + 1L))
+    r2 <- .Call(C_l01, store, y, as.double(Cs), ctl, st)
+    r2$history$iteration <- r2$history$iteration + max(r$history$iteration)
+    r2$history$time <- r2$history$time + max(r$history$time)
+    r2$history <- Map(c, r$history, r2$history)
+    r2$iterations <- r$iterations + r2$iterations
+    r <- r2
+    runs <- runs + 1L
+  }
+  list(r = r, ctl = ctl, Cs = Cs, runs = runs)
 }
 
 fit_l01 <- function(store, y, task, C, control, init) {
@@ -55,37 +118,21 @@ fit_l01 <- function(store, y, task, C, control, init) {
   # solves an SVM on it
   Kc <- .Call(C_store_combine, store, rep(1 / M, M))
   kscale <- mean(diag(Kc))
-  rho2 <- if (is.null(control$rho2)) 0.3 * control$rho1 * n else control$rho2
-  rho3 <- if (is.null(control$rho3)) 0.3 * control$rho1 * n else control$rho3
-  ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale,
-              tol = control$tol, maxiter = control$maxiter,
-              warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
-              joint_wb = control$joint_wb, freeze_T = control$freeze_T)
-  prog <- fit_progress(control, method_info("l01")$label)
-  ctl["progress_fun"] <- list(progress_part(prog, 1L, control$restarts + 1L))
-  Cs <- C / kscale
-  start <- if (!is.null(init) && !is.null(init$w) && length(init$w) == n) {
-    # the authors' chained protocol: a previous convergent iterate, with u = 0, theta = 0 and
-    # the warm-up working set again
-    list(w = init$w, u = numeric(n), lambda = init$lambda, d = init$d, z = init$z,
-         theta = numeric(M), b = init$b, a = init$a, T = l01_warmup_set(y, control$warmup_size))
-  } else l01_start(Kc, y, kscale, control, M, n)
-  rm(Kc)
   t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_l01, store, y, as.double(Cs), ctl, start)
-  runs <- 1L
-  while (runs <= control$restarts) {
-    st <- list(w = r$w, u = numeric(n), lambda = r$lambda, d = r$d, z = r$z,
-               theta = numeric(M), b = r$b, a = r$a, T = l01_warmup_set(y, control$warmup_size))
-    ctl["progress_fun"] <- list(progress_part(prog, runs + 1L, control$restarts + 1L))
-    r2 <- .Call(C_l01, store, y, as.double(Cs), ctl, st)
-    r2$history$iteration <- r2$history$iteration + max(r$history$iteration)
-    r2$history$time <- r2$history$time + max(r$history$time)
-    r2$history <- Map(c, r$history, r2$history)
-    r2$iterations <- r$iterations + r2$iterations
-    r <- r2
-    runs <- runs + 1L
+  prog <- fit_progress(control, method_info("l01")$label)
+  warm <- !is.null(init) && !is.null(init$w) && length(init$w) == n
+  free <- if (warm && length(init$free) == M) init$free else rep(TRUE, M)
+  run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
+  if (!warm && all(free)) {
+    # a run that collapsed onto kernels nearly the identity is run again without them
+    near <- l01_near_identity(store, control$identity_cut)
+    if (any(near) && l01_collapsed(run$r, y, near)) {
+      free <- !near
+      run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
+    }
   }
+  rm(Kc)
+  r <- run$r; ctl <- run$ctl; Cs <- run$Cs; runs <- run$runs
   d <- r$d
   if (sum(d) > 0) d <- d / sum(d)
   # P-stationarity makes w = -Y lambda, zero outside the working set T: the fit keeps w on T
@@ -98,7 +145,7 @@ fit_l01 <- function(store, y, task, C, control, init) {
                rho = c(ctl$rho1, ctl$rho2, ctl$rho3), change = r$change,
                chol_factorizations = r$chol_factorizations, cg_iterations = r$cg_iterations,
                solver_time = proc.time()[["elapsed"]] - t0, runs = runs,
-               T_frozen_at = r$T_frozen,
+               T_frozen_at = r$T_frozen, held_out = which(!free),
                w_off_T = max(abs(r$w[!r$T]), 0) / max(abs(r$w), .Machine$double.xmin))
   if (!isTRUE(r$converged)) {
     bad <- names(r$change)[r$change >= control$tol]
@@ -109,7 +156,7 @@ fit_l01 <- function(store, y, task, C, control, init) {
   list(weights = d, alpha = alpha, b = r$b, objective = r$objective,
        converged = isTRUE(r$converged), iterations = r$iterations, history = hist,
        state = list(w = r$w, b = r$b, d = r$d, z = r$z, theta = r$theta, a = r$a,
-                    lambda = r$lambda, u = r$u, T = r$T),
+                    lambda = r$lambda, u = r$u, T = r$T, free = free),
        info = info)
 }
 
@@ -117,6 +164,8 @@ fit_l01 <- function(store, y, task, C, control, init) {
 check_l01_control <- function(s) {
   for (nm in c("rho1", "rho2", "rho3", "svm_C", "cg_tol"))
     if (!is.null(s[[nm]])) s[[nm]] <- check_scalar(s[[nm]], nm, 0, lower_open = TRUE)
+  if (!is.null(s[["identity_cut"]]))
+    s[["identity_cut"]] <- check_scalar(s[["identity_cut"]], "identity_cut", 0)
   if (!is.null(s[["joint_wb"]]) && !(is.logical(s[["joint_wb"]]) && length(s[["joint_wb"]]) == 1L &&
                                 !is.na(s[["joint_wb"]])))
     stop("'joint_wb' must be TRUE or FALSE", call. = FALSE)

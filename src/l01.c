@@ -38,6 +38,7 @@ typedef struct {
     double *w, *u, *lambda, *d, *z, *theta;   /* n, n, n, M, M, M */
     double b, a;
     int *T;                                   /* n: 1 if in the working set */
+    int *free;                                /* M: 0 for a kernel held at d_m = 0 */
 } l01_iter;
 
 typedef struct {
@@ -77,6 +78,16 @@ static void simplex_project(double *v, int M, double *srt)
         if (srt[j] - t > 0) tau = t;
     }
     for (int m = 0; m < M; m++) v[m] = v[m] > tau ? v[m] - tau : 0.0;
+}
+
+/* The projection over the free kernels only (the others stay at 0). buf: 2M doubles. */
+static void simplex_project_free(double *v, int M, const int *free, double *buf)
+{
+    int mf = 0;
+    for (int m = 0; m < M; m++) if (free[m]) buf[mf++] = v[m];
+    simplex_project(buf, mf, buf + M);
+    mf = 0;
+    for (int m = 0; m < M; m++) v[m] = free[m] ? buf[mf++] : 0.0;
 }
 
 /* kd = G d (n x M times M), over the kernels with d_m != 0 */
@@ -187,7 +198,7 @@ static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, co
     k->G = dalloc((size_t) n * M);
     k->kdw = dalloc(n); k->s = dalloc(n); k->rhs = dalloc(n); k->v = dalloc(n);
     k->old = dalloc(n); k->oldM = dalloc(M); k->w0 = dalloc(n); k->w1 = dalloc(n);
-    k->H = dalloc((size_t) M * M); k->rd = dalloc(M); k->srt = dalloc(M);
+    k->H = dalloc((size_t) M * M); k->rd = dalloc(M); k->srt = dalloc(2 * (size_t) M);
     k->S = (int *) R_alloc(M, sizeof(int));
     k->Tp = (int *) R_alloc(n, sizeof(int));
     k->Tpp = (int *) R_alloc(n, sizeof(int));
@@ -204,7 +215,7 @@ static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, co
     /* G = [K_m w], K(d) w for the starting point */
     mk_store_mv(st, NULL, M, x->w, k->G, (size_t) n);
     comb_cols(k->G, n, M, x->d, k->kdw);
-    for (int m = 0; m < M; m++) k->S[m] = 1;
+    for (int m = 0; m < M; m++) k->S[m] = x->free[m];
     memcpy(k->w0, x->w, (size_t) n * sizeof(double));
     for (int i = 0; i < n; i++) k->w1[i] = 0.0;
 }
@@ -298,7 +309,7 @@ static void l01_d_step(l01_work *k, const double *y, const l01_opts *o, l01_iter
     memcpy(k->oldM, x->z, (size_t) M * sizeof(double));
     for (int m = 0; m < M; m++) {
         double t = x->d[m] + x->theta[m] / rho2;
-        S[m] = t > 0.0;
+        S[m] = x->free[m] && t > 0.0;
         x->z[m] = S[m] ? t : 0.0;
     }
     ch[B_Z] = dist2(k->oldM, x->z, M);
@@ -317,6 +328,13 @@ static void l01_d_step(l01_work *k, const double *y, const l01_opts *o, l01_iter
         rd[m] += -x->theta[m] + rho2 * x->z[m] - x->a + rho3;
         for (int l = m; l < M; l++) H[(size_t) m * M + l] += rho3;
         H[(size_t) m * M + m] += rho2;
+    }
+    /* a kernel held out solves d_m = 0 (its row and column of the system cleared) */
+    for (int m = 0; m < M; m++) {
+        if (x->free[m]) continue;
+        for (int l = 0; l < M; l++) H[(size_t) m * M + l] = H[(size_t) l * M + m] = 0.0;
+        H[(size_t) m * M + m] = 1.0;
+        rd[m] = 0.0;
     }
     memcpy(k->oldM, x->d, (size_t) M * sizeof(double));
     if (mk_chol_solve(H, M, rd, 1) != 0) error("l01: the d-system is not positive definite");
@@ -338,7 +356,7 @@ static void l01_d_step(l01_work *k, const double *y, const l01_opts *o, l01_iter
     ch[B_A] = fabs(da);
 
     /* 8. project d onto the simplex, zero outside S */
-    simplex_project(dn, M, k->srt);
+    simplex_project_free(dn, M, x->free, k->srt);
     for (int m = 0; m < M; m++) x->d[m] = S[m] ? dn[m] : 0.0;
     ch[B_D] = dist2(k->oldM, x->d, M);
 }
@@ -472,6 +490,16 @@ static void l01_read_start(SEXP start, int n, int M, l01_iter *x)
     if (!isLogical(Tx) || LENGTH(Tx) != n) error("start value 'T' must be %d logicals", n);
     x->T = (int *) R_alloc(n, sizeof(int));
     for (int i = 0; i < n; i++) x->T[i] = LOGICAL(Tx)[i] == TRUE;
+    /* 'free' is optional (absent: every kernel free), so calls recorded before it still run */
+    SEXP Fx = R_NilValue, nms = getAttrib(start, R_NamesSymbol);
+    for (int k = 0; k < LENGTH(start) && !isNull(nms); k++)
+        if (strcmp(CHAR(STRING_ELT(nms, k)), "free") == 0) Fx = VECTOR_ELT(start, k);
+    if (!isNull(Fx) && (!isLogical(Fx) || LENGTH(Fx) != M))
+        error("start value 'free' must be %d logicals", M);
+    x->free = (int *) R_alloc(M, sizeof(int));
+    int nfree = 0;
+    for (int m = 0; m < M; m++) nfree += x->free[m] = isNull(Fx) || LOGICAL(Fx)[m] == TRUE;
+    if (nfree == 0) error("start value 'free' must keep at least one kernel");
 }
 
 /* The result list (returned protected once). */

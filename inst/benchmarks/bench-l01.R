@@ -27,37 +27,9 @@ suppressMessages(library(mklearn, lib.loc = if (nzchar(lib)) lib else NULL))
 sigmas <- c(0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.2, 1.5, 1.7, 2)
 ks <- kernel_set(rbf_kernel(sigmas))
 
-data_dir <- function() {
-  cand <- c(Sys.getenv("MKLEARN_DATA"), file.path("..", "shared", "data"),
-            file.path("..", "..", "shared", "data"))
-  cand <- cand[nzchar(cand) & dir.exists(cand)]
-  if (length(cand)) cand[1] else file.path("..", "shared", "data")
-}
-
-load_set <- function(name, dir = data_dir()) {
-  e <- environment()
-  if (name == "ionosphere") {
-    utils::data("Ionosphere", package = "mlbench", envir = e)
-    x <- Ionosphere[, -c(2, 35)]
-    x$V1 <- as.numeric(as.character(x$V1))
-    return(list(x = as.matrix(x), y = ifelse(Ionosphere$Class == "bad", 1, -1)))
-  }
-  if (name == "sonar") {
-    utils::data("Sonar", package = "mlbench", envir = e)
-    return(list(x = as.matrix(Sonar[, 1:60]), y = ifelse(Sonar$Class == "M", 1, -1)))
-  }
-  if (name == "pima") {
-    utils::data("PimaIndiansDiabetes", package = "mlbench", envir = e)
-    d <- PimaIndiansDiabetes
-    return(list(x = as.matrix(d[, 1:8]), y = ifelse(d$diabetes == "pos", 1, -1)))
-  }
-  f <- file.path(dir, paste0(name, ".csv"))
-  if (!file.exists(f)) return(NULL)
-  d <- utils::read.csv(f)
-  x <- as.matrix(d[, -1])
-  if (name == "wpbc") x <- x[, -1]      # x1 is the recurrence time, which leaks the label
-  list(x = x, y = as.double(d$y))
-}
+# the data sets, from the helper beside this script
+source(file.path(dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE),
+                                                                 value = TRUE)))), "l01-data.R"))
 
 splits_of <- function(n, nsplit) lapply(seq_len(nsplit), function(s) {
   set.seed(1000 + s)

@@ -132,3 +132,53 @@ test_that("l01 settings are validated", {
   expect_error(mkl(x, rep(c(-1, 1), 10), method = "simple", control = mkl_control(rho1 = 1)),
                "does not use the setting")
 })
+
+test_that("many kernels: l01 does not collapse onto the kernels that memorise (BreastCancer)", {
+  skip_if_not_installed("mlbench")
+  e <- new.env()
+  utils::data("BreastCancer", package = "mlbench", envir = e)
+  d <- e$BreastCancer[stats::complete.cases(e$BreastCancer), ]
+  x <- sapply(d[, 2:10], function(v) as.numeric(as.character(v)))
+  y <- ifelse(d$Class == "malignant", 1, -1)
+  # the usual large set: 27 kernels on all features and on each of the 9 (M = 270)
+  ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)),
+                   poly_kernel(degree = 1:3), features = c("all", "each"))
+  set.seed(46)
+  i <- sample(nrow(x), 120)
+  tr <- i[1:90]
+  te <- setdiff(seq_len(nrow(x)), tr)[1:200]
+  fit <- mkl(x[tr, ], y[tr], kernels = ks, method = "l01")
+  pred <- as.numeric(as.character(predict(fit, x[te, ])))
+  # the collapsed fit put its weight on rbf(sigma = 0.1) on all features and predicted new
+  # points mostly as one class (accuracy 0.56)
+  expect_gt(mean(pred == y[te]), 0.85)
+  expect_gt(min(mean(pred == 1), mean(pred == -1)), 0.2)
+  expect_lt(fit$weights[["rbf(sigma=0.1)[all]"]], 0.5)
+})
+
+test_that("a run that collapses onto kernels nearly the identity is run again without them", {
+  d <- l01_data()
+  K <- d$K
+  K[, , 1] <- diag(nrow(d$X))                  # the identity: one neighbour per point
+  near <- mklearn:::l01_near_identity(as_store(K), 1.5)
+  expect_identical(near, c(TRUE, FALSE, FALSE))
+  expect_identical(mklearn:::l01_near_identity(as_store(K), 0), rep(FALSE, 3))
+  expect_identical(mklearn:::l01_near_identity(as_store(K[, , c(1, 1)]), 1.5), rep(FALSE, 2))
+  # collapsed: 90% of the weight on them, or one predicted class on the training data
+  y <- rep(c(-1, 1), 3)
+  expect_true(mklearn:::l01_collapsed(list(d = c(0.95, 0.05, 0), u = numeric(6)), y, near))
+  expect_false(mklearn:::l01_collapsed(list(d = c(0.5, 0.5, 0), u = numeric(6)), y, near))
+  expect_true(mklearn:::l01_collapsed(list(d = c(0.5, 0.5, 0), u = 1 + y), y, near))
+  # the run again: on a fit that collapses (one predicted class: C tiny), the identity is held
+  # at weight 0; identity_cut = 0 does not run again; a warm start keeps the held-out set
+  fit <- mklearn:::fit_l01(K, d$y, "classification", 1e-6, mkl_control(), NULL)
+  expect_identical(fit$info$held_out, 1L)
+  expect_identical(fit$weights[1], 0)
+  expect_false(fit$state$free[1])
+  expect_equal(sum(fit$weights), 1)
+  f0 <- mklearn:::fit_l01(K, d$y, "classification", 1e-6, mkl_control(identity_cut = 0), NULL)
+  expect_length(f0$info$held_out, 0L)
+  f2 <- mklearn:::fit_l01(K, d$y, "classification", 1e-6, mkl_control(), fit$state)
+  expect_identical(f2$weights[1], 0)
+  expect_error(mkl_control(identity_cut = -1), "'identity_cut' must be one finite number >= 0")
+})
