@@ -77,7 +77,7 @@ typedef struct {
 
 enum { EB_VAR_NOISE = -1, EB_VAR_BIAS = -2 };
 /* At most this many free variances take a scoring step (its system and products grow with
-   them); more fall back to MacKay's step. */
+   them); more fall back to MacKay's step, and the scoring phase waits for fewer. */
 #define EB_SCORING_MAXVAR 200
 
 /* A point: the variances, J there, and (after eb_stats) the traces and quadratic forms. */
@@ -445,7 +445,8 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
         R_CheckUserInterrupt();
         mk_progress_tick(o->prog, it, o->maxiter, r, o->tol);
 
-        int scoring = o->update == EB_UPD_SCORING && (w->scoring || r <= EB_SCORING_START);
+        int scoring = o->update == EB_UPD_SCORING &&
+            (w->scoring || (r <= EB_SCORING_START && eb_nactive(w, p) < EB_SCORING_MAXVAR));
         if (scoring && !w->scoring && eb_scoring_begin(w, p)) { out->stop = EB_STOP_NOTPD; break; }
         /* propose; keep p to fall back on */
         point_copy(&save, p, M);
