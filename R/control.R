@@ -119,7 +119,7 @@
 #'     \eqn{d_m \bar K_m / (\sigma^2 + \sum_l d_l \bar K_l)} of the prior variance falls below
 #'     it, 1e-8, leaves the active set (for good, except under `"scoring"`);
 #'     \eqn{\bar K_m} is its mean diagonal), `update` (`"scoring"`, the default: MacKay's
-#'     steps until the largest derivative is below 1, then projected Fisher-scoring steps, about
+#'     steps until the largest derivative is below 3, then projected Fisher-scoring steps, about
 #'     ten times fewer steps to the same optimum; `"mackay"`: Eq. 23 throughout; `"mm"`: the
 #'     bound-minimisation update \eqn{d_m \sqrt{q_m / t_m}}, slower, never increases the
 #'     objective), `sigma2` is on the response's scale, `safeguard` (TRUE: a

@@ -26,7 +26,8 @@
  * EB_SCORING_START, each step is a projected Newton step in theta with the Hessian replaced by
  * Q / 2, Q_jk = (P_j beta)' Kbar^{-1} (P_k beta), an estimate of the Fisher information (its
  * expectation over y is tr(Kbar^{-1} P_j Kbar^{-1} P_k) / 2 = E[Hessian]) that costs one
- * product with Kbar^{-1} per free variance. A variance the step drives below zero is set to
+ * product with Kbar^{-1} per free variance, plus a secant (rank-one) correction learned from
+ * the previous scoring point. A variance the step drives below zero is set to
  * zero (a kernel at zero re-enters when its gradient turns negative); a backtracking line
  * search keeps J decreasing, and a step it cannot make falls back to MacKay's.
  * Measurements: inst/notes/NOTES-bayes.md.
@@ -53,7 +54,7 @@ enum { EB_STEP_START = 0, EB_STEP_MACKAY = 1, EB_STEP_MM = 2, EB_STEP_ACCEL = 3,
        EB_STEP_SCORING = 4 };
 /* Scoring steps start once max |dJ / dlog theta| is below this (nats): the MacKay steps before
    it find the basin the MacKay iteration converges to (NOTES-bayes.md). */
-#define EB_SCORING_START 1.0
+#define EB_SCORING_START 3.0
 
 typedef struct {
     const mk_store *st;
@@ -73,6 +74,9 @@ typedef struct {
     double *hs, *gs;  /* (M + 2)^2 and M + 2: the scoring system */
     int *var;         /* M + 2: its variables (kernel m >= 0, EB_VAR_NOISE, EB_VAR_BIAS) */
     const double **up;   /* M + 2: P_j beta of each variable */
+    double *corr, *hq;   /* nv x nv: the secant correction of Q / 2, and Q / 2 itself */
+    double *pth, *pg;    /* nv: the variances and gradient at the previous scoring point */
+    int *pvar, npv;      /* its variables (npv = 0: none) */
 } eb_work;
 
 enum { EB_VAR_NOISE = -1, EB_VAR_BIAS = -2 };
@@ -292,6 +296,39 @@ static double *var_ref(eb_point *p, int v)
     return v >= 0 ? p->d + v : (v == EB_VAR_NOISE ? &p->s2 : &p->d0);
 }
 
+/* A symmetric rank-one (secant) correction E of H = Q / 2 from the previous scoring point:
+   (H + E) s = y for s, y the changes of the free variances and of the gradient, so that the
+   steps near the optimum converge faster than with Q / 2 alone (NOTES-bayes.md). E restarts at
+   zero when the free variables change. Leaves H + E in H (Q / 2 in w->hq). */
+static void eb_secant(eb_work *w, const eb_point *p, int nf, double *H, const double *g)
+{
+    double *E = w->corr;
+    int same = w->npv == nf;
+    for (int a = 0; same && a < nf; a++) same = w->pvar[a] == w->var[a];
+    if (!same) for (int k = 0; k < nf * nf; k++) E[k] = 0.0;
+    memcpy(w->hq, H, (size_t) nf * nf * sizeof(double));
+    if (same) {
+        double *sv = w->au, *r = w->au + nf, rs = 0.0, rr = 0.0, ss = 0.0;
+        for (int a = 0; a < nf; a++) sv[a] = *var_ref((eb_point *) p, w->var[a]) - w->pth[a];
+        for (int a = 0; a < nf; a++) {
+            double hs = 0.0;
+            for (int b = 0; b < nf; b++) hs += (H[a + b * nf] + E[a + b * nf]) * sv[b];
+            r[a] = g[a] - w->pg[a] - hs;
+        }
+        for (int a = 0; a < nf; a++) { rs += r[a] * sv[a]; rr += r[a] * r[a]; ss += sv[a] * sv[a]; }
+        if (fabs(rs) > 1e-8 * sqrt(rr * ss))
+            for (int a = 0; a < nf; a++)
+                for (int b = 0; b < nf; b++) E[a + b * nf] += r[a] * r[b] / rs;
+    }
+    for (int k = 0; k < nf * nf; k++) H[k] += E[k];
+    w->npv = nf;
+    for (int a = 0; a < nf; a++) {
+        w->pvar[a] = w->var[a];
+        w->pth[a] = *var_ref((eb_point *) p, w->var[a]);
+        w->pg[a] = g[a];
+    }
+}
+
 /* One scoring step from p (after eb_stats at p: w->A = Kbar^{-1}, w->kb) into np, factorised
    (np->J set). Returns 0 when the line search accepted it, 1 otherwise (w->A is then
    overwritten). */
@@ -332,7 +369,14 @@ static int eb_scoring(eb_work *w, eb_point *p, eb_point *np)
         }
     if (!(hmax > 0.0)) return 1;
     for (int a = 0; a < nf; a++) H[a + a * nf] += 1e-12 * hmax;
+    eb_secant(w, p, nf, H, g);
     F77_CALL(dpotrf)("L", &nf, H, &nf, &info FCONE);
+    if (info != 0) {
+        /* the correction left the positive definite cone: Q / 2 alone, and a fresh start */
+        memcpy(H, w->hq, (size_t) nf * nf * sizeof(double));
+        for (int k = 0; k < nf * nf; k++) w->corr[k] = 0.0;
+        F77_CALL(dpotrf)("L", &nf, H, &nf, &info FCONE);
+    }
     if (info != 0) return 1;
     double *step = w->au;   /* the products are no longer needed */
     for (int a = 0; a < nf; a++) step[a] = -g[a];
@@ -571,6 +615,12 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     w.au = (double *) R_alloc((size_t) n * nv, sizeof(double));
     w.ub = (double *) R_alloc(n, sizeof(double));
     w.hs = (double *) R_alloc((size_t) nv * nv, sizeof(double));
+    w.hq = (double *) R_alloc((size_t) nv * nv, sizeof(double));
+    w.corr = (double *) R_alloc((size_t) nv * nv, sizeof(double));
+    w.pth = (double *) R_alloc(nv, sizeof(double));
+    w.pg = (double *) R_alloc(nv, sizeof(double));
+    w.pvar = (int *) R_alloc(nv, sizeof(int));
+    w.npv = 0;
     w.gs = (double *) R_alloc(M + 3, sizeof(double));
     w.var = (int *) R_alloc(M + 3, sizeof(int));
     w.up = (const double **) R_alloc(M + 3, sizeof(double *));
