@@ -5,7 +5,8 @@
 # R_MAKEVARS_USER file: src/Makevars is not touched), installs it into a private library and
 # runs every test file (NOT_CRAN=true) in R with the sanitizer runtime preloaded (R itself is
 # not instrumented), then the Empirical Bayes fits under valgrind (below). Exits non-zero on any
-# sanitizer or valgrind report, crash or test failure; the last line says which. Logs are kept in the work directory it prints (SANITIZE_DIR to choose it).
+# sanitizer or valgrind report, crash or test failure; the last line says which. Logs are kept
+# in the work directory it prints (SANITIZE_DIR to choose it).
 #
 #   bash tools/sanitize.sh                 # everything
 #   bash tools/sanitize.sh store           # only test files matching a testthat filter
@@ -96,7 +97,9 @@ vg_reports=0
 if [ "${SANITIZE_VALGRIND:-1}" != "0" ] && command -v valgrind >/dev/null 2>&1; then
   mkdir -p "$work/lib-plain"
   R CMD INSTALL --no-test-load -l "$work/lib-plain" "$tarball" >"$work/install-plain.log" 2>&1 || {
-    cat "$work/install-plain.log"; echo "sanitizers: FAILED, the plain build did not install"; exit 1; }
+    cat "$work/install-plain.log"
+    echo "sanitizers: FAILED, the plain build did not install"
+    exit 1; }
   cat >"$work/bayes.R" <<'EOF'
 library(mklearn, lib.loc = commandArgs(TRUE)[1])
 set.seed(1)
@@ -113,7 +116,8 @@ EOF
   R -d valgrind --vanilla -f "$work/bayes.R" --args "$work/lib-plain" >"$work/valgrind.log" 2>&1 ||
     true
   if ! grep -q "valgrind bayes fits done" "$work/valgrind.log"; then
-    echo "sanitizers: FAILED, the valgrind run of the bayes fits did not finish ($work/valgrind.log)"
+    echo "sanitizers: FAILED, the valgrind run of the bayes fits did not finish" \
+      "($work/valgrind.log)"
     exit 1
   fi
   vg_reports=$(grep -cE "uninitialised|Invalid (read|write)|Invalid free|Mismatched free" \
