@@ -4,7 +4,8 @@
 # Model: y = sum_m f_m + b + e, f_m ~ GP(0, d_m K_m), e ~ N(0, sigma2 I). The kernel variances
 # d_m and the noise variance sigma2 maximise the marginal likelihood of y (Eq. 19) by MacKay's
 # update (Eq. 23), safeguarded: a step that would increase the negative log marginal likelihood
-# is replaced by the bound-minimisation step d_m <- d_m sqrt(q_m / t_m), which cannot.
+# is replaced by the bound-minimisation step d_m <- d_m sqrt(q_m / t_m), which cannot; near the
+# optimum (update = "scoring", the default) by projected Fisher-scoring steps (src/bayes.c).
 #
 # Bias: the paper omits it. bias = "center" (default) fits the centred response and b = mean(y);
 # bias = "kernel" adds the constant kernel 1 1' with its own learned variance d0 (a Gaussian
@@ -55,7 +56,7 @@ fit_bayes <- function(store, y, task, C, control, init) {
               prune = control[["prune"]], accelerate = control[["accelerate"]],
               sigma2_floor = control[["sigma2_floor"]] * v,
               fix_sigma2 = as.integer(fixed), bias_kernel = as.integer(bias == "kernel"),
-              update = if (control[["update"]] == "mackay") 0L else 1L,
+              update = .mk_codes$bayes_update[[control[["update"]]]],
               safeguard = as.integer(isTRUE(control[["safeguard"]])),
               nthreads = as.integer(control[["nthreads"]]),
               verbose = as.integer(control[["verbose"]]),
@@ -66,7 +67,7 @@ fit_bayes <- function(store, y, task, C, control, init) {
   h <- as.data.frame(r$history)
   h$iteration <- as.integer(h$iteration)
   h$n_active <- as.integer(h$n_active)
-  h$step <- c("start", "mackay", "mm", "accelerated")[h$step + 1L]
+  h$step <- c("start", "mackay", "mm", "accelerated", "scoring")[h$step + 1L]
   if (bias != "kernel") h$bias_variance <- NULL
   bayes_check_history(h$objective, isTRUE(control[["safeguard"]]))
   d <- r$d
@@ -82,7 +83,8 @@ fit_bayes <- function(store, y, task, C, control, init) {
                kernel_scale = r$scale, pruned_at = ifelse(r$pruned_at == 0L, NA_integer_,
                                                           r$pruned_at),
                mm_steps = r$mm_steps, mackay_rejected = r$mackay_rejected,
-               accelerated_rejected = r$accel_rejected,
+               accelerated_rejected = r$accel_rejected, scoring_steps = r$scoring_steps,
+               scoring_rejected = r$scoring_rejected,
                factorizations = r$factorizations, solver_time = r$time)
   converged <- stop_reason == "fixed_point"
   if (!converged)
@@ -98,6 +100,31 @@ fit_bayes <- function(store, y, task, C, control, init) {
        converged = converged, iterations = as.integer(r$iterations), history = h,
        state = list(method = "bayes", d = d, sigma2 = r$sigma2, d0 = r$d0),
        info = info)
+}
+
+# A regression is fitted on the standardised response (R/response.R): a fixed noise variance is
+# given on the response's scale, so it is divided by the response's variance s^2 for the fit.
+bayes_control_standard <- function(control, s) {
+  if (!is.na(control[["sigma2"]])) control[["sigma2"]] <- control[["sigma2"]] / s^2
+  control
+}
+
+# ... and the learned variances are reported on the response's scale (times s^2; a fixed
+# sigma2 as given), with the negative log marginal likelihood of the response as given (Eq. 19
+# plus n log s).
+bayes_response_scale <- function(res, s, n, control) {
+  v <- s^2
+  for (nm in c("d", "sigma2", "bias_variance"))
+    if (!is.null(res$info[[nm]])) res$info[[nm]] <- res$info[[nm]] * v
+  if (!is.na(control[["sigma2"]])) res$info$sigma2 <- control[["sigma2"]]
+  res$info$gradient <- res$info$gradient / v
+  res$objective <- res$objective + n * log(s)
+  h <- res$history
+  h$objective <- h$objective + n * log(s)
+  h$sigma2 <- h$sigma2 * v
+  if (!is.null(h$bias_variance)) h$bias_variance <- h$bias_variance * v
+  res$history <- h
+  res
 }
 
 # The negative log marginal likelihood must not increase along the iterations (beyond
@@ -130,7 +157,7 @@ check_bayes_control <- function(s) {
   if (!is.null(s[["bias"]]))
     s[["bias"]] <- match_arg(s[["bias"]], c("center", "kernel"), name = "bias")
   if (!is.null(s[["update"]]))
-    s[["update"]] <- match_arg(s[["update"]], c("mackay", "mm"), name = "update")
+    s[["update"]] <- match_arg(s[["update"]], names(.mk_codes$bayes_update), name = "update")
   if (!is.null(s[["safeguard"]]) && !(is.logical(s[["safeguard"]]) &&
                                       length(s[["safeguard"]]) == 1L &&
                                       !is.na(s[["safeguard"]])))

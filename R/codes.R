@@ -11,6 +11,7 @@
   store = c(dense = 0L, fly = 1L),
   svmfam_stop = c(gap = 0L, limit = 1L, stalled = 2L, newton_decrement = 3L),
   bayes_stop = c(fixed_point = 0L, limit = 1L, stalled = 2L, not_pd = 3L),
+  bayes_update = c(mackay = 0L, mm = 1L, scoring = 2L),
   mwu_status = c(done = 0L, infeasible = 1L)
 )
 

@@ -50,7 +50,7 @@
 #' @param C a strictly decreasing vector of C values (at least two; with a vector `lambda`, one
 #'   value is allowed and kept fixed), on the scale of [mkl()] (the SVM box constant on
 #'   unit-diagonal kernels; larger C, less regularisation). Default: 21 values log-spaced from
-#'   1000 down to 0.01, four per decade.
+#'   1000 down to 0.01, four per decade; for a regression from 10^4 down to 0.1.
 #' @param lambda `NULL` (the `lambda` of `...`'s elastic net, if any), or a vector of elastic-net
 #'   mixing parameters in \[0, 1\] (`method = "spicy", penalty = "elasticnet"`): each is
 #'   cross-validated over the C path on the same folds and the pair (C, lambda) with the
@@ -92,7 +92,6 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
                    type.measure = NULL) {
   cl <- match.call()
   grid_default <- missing(C)
-  if (grid_default) C <- default_C_grid()
   formula <- NULL
   data <- NULL
   dots <- list(...)
@@ -114,6 +113,7 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
     x <- des$x
     y <- des$y
   } else if (missing(x)) x <- NULL
+  if (grid_default) C <- default_C_grid(y, dots[["task"]])
   m <- dots[["method"]]
   if (is.character(m) && length(m) == 1L && m %in% mkl_methods() && !takes_C(m))
     stop(sprintf("cv.mkl cross-validates C, and method '%s' has none (%s): fit it with mkl()",
@@ -194,8 +194,14 @@ report_fit_notes <- function(cv) {
 # The default C grid of cv.mkl: log-spaced and decreasing, on mkl()'s scale of C (the SVM box
 # constant on unit-diagonal kernels, where C = 1 is a useful default whatever n): from 1000
 # (hardly regularised) to 0.01 (so regularised that the model is close to constant), four
-# values per decade.
-default_C_grid <- function() 10^seq(3, -2, by = -0.25)
+# values per decade; for a regression (task as mkl() guesses it from y) regression_C_grid()
+# (R/response.R). An unusable y gets the classification grid: mkl() refuses it.
+default_C_grid <- function(y = NULL, task = NULL) {
+  task <- tryCatch(suppressMessages(suppressWarnings(check_y(y, NROW(y), task,
+                                                             multiclass = TRUE)$task)),
+                   error = function(e) "classification")
+  if (identical(task, "regression")) regression_C_grid() else 10^seq(3, -2, by = -0.25)
+}
 
 # Fold numbers 1..nfolds; for classification, stratified: each class is spread evenly over
 # the folds (the classes in random order within, the folds continuing from class to class).

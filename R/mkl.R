@@ -16,8 +16,9 @@
 #'   normalisation), and `fit$info$n_sv` is the number of support vectors (the working set).
 #' * `"bayes"`: Empirical Bayesian MKL (Tomioka and Suzuki): Gaussian-process regression with
 #'   kernel variances \eqn{d_m} and noise variance \eqn{\sigma^2} that maximise the marginal
-#'   likelihood, by MacKay's update (safeguarded so that the negative log marginal likelihood,
-#'   `fit$objective`, never increases); squared loss, classification by the sign of the fit.
+#'   likelihood, by MacKay's update and, near the optimum, projected Fisher-scoring steps
+#'   (safeguarded so that the negative log marginal likelihood, `fit$objective`, never
+#'   increases); squared loss, classification by the sign of the fit.
 #'   It has no regularisation constant: a `C` given with it is an error (the fit records
 #'   `C = NA`). `fit$info$d` and `fit$info$sigma2` are the learned variances; `weights` are
 #'   `d / sum(d)`. Settings: `sigma2`, `bias`, `prune`, `update`, `safeguard` in
@@ -113,7 +114,8 @@
 #' @param method the solver, one of [mkl_methods()] (default `"uniform"`), see Methods.
 #' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
 #'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
-#'   "The meaning of C"); `Inf` (the hard margin) with `method = "mwu"`. A strictly decreasing
+#'   "The meaning of C"); `Inf` (the hard margin) with `method = "mwu"`. Default 1, and 10 for
+#'   a regression (fitted on the standardised response, see `task`). A strictly decreasing
 #'   vector fits the whole path with warm starts and returns an `"mkl_path"`.
 #' @param loss `"hinge"` or `"logistic"` (classification), `"squared"` or `"epsilon"`
 #'   (regression). Default: hinge for classification, squared for regression.
@@ -127,8 +129,9 @@
 #'   is the lasso and 0 the ridge.
 #' @param p the norm of lp-norm MKL (`method = "lp"`), `p >= 1`.
 #' @param epsilon SpicyMKL (`loss = "epsilon"`): the width of the epsilon-insensitive loss
-#'   (default 0.1); MWUMKL: the approximation parameter in (0, 1) (default 0.2; smaller is more
-#'   accurate and takes \eqn{1/\epsilon^2} times longer). The `2 log(n) / epsilon^2` steps
+#'   (default 0.1), in units of the response's standard deviation; MWUMKL: the approximation
+#'   parameter in (0, 1) (default 0.2; smaller is more accurate and takes \eqn{1/\epsilon^2}
+#'   times longer). The `2 log(n) / epsilon^2` steps
 #'   each put weight on two training points, so with thousands of points 0.2 can leave too few
 #'   of them in the classifier: the paper chose 0.07 or 0.05 by cross-validation for its
 #'   large sets (on 8,000 points of a nearly linear problem, training accuracy 0.74 at 0.2,
@@ -136,7 +139,11 @@
 #' @param standardize how the columns of `x` are scaled before the kernels are computed
 #'   (stored and re-applied by `predict`): `TRUE` or `"zscore"` (mean 0, sd 1), `"range"`
 #'   (to \[0, 1\] on the training data, as in the MWUMKL paper), `FALSE` (as given).
-#' @param task `"classification"` or `"regression"`; guessed from `y` when `NULL`.
+#' @param task `"classification"` or `"regression"`; guessed from `y` when `NULL`. A regression
+#'   is fitted on the standardised response (mean 0, standard deviation 1) and reported on the
+#'   response's scale (`fitted`, `b`, `alpha`, predictions; `fit$info$y_center` and
+#'   `fit$info$y_scale` record the transformation; `objective` and `history` are those of the
+#'   standardised problem, except for `"bayes"`), so scaling `y` scales every prediction alike.
 #' @param control settings from [mkl_control()]; a setting the chosen method does not read is
 #'   an error.
 #' @param init a previous fit of the same method on the same data, to warm-start from.
@@ -284,7 +291,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     stop(family_not_set("kernels"), call. = FALSE)
   method <- match_arg(method)
   penalty <- match_arg(penalty)
-  fitfun <- method_fit(method)
+  fitfun <- response_fit(method)   # regression: on the standardised response (R/response.R)
   check_method_C(method, C, !missing(C))
   if (!is.null(task)) task <- match_arg(task, c("classification", "regression"))
   lambda <- check_scalar(lambda, "lambda", 0, 1)
@@ -321,6 +328,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
   yc <- check_y(y, n, task, multiclass = TRUE)
   if (is.null(task)) note_numeric_labels(y, yc)
   task <- yc$task
+  if (missing(C) && task == "regression" && takes_C(method)) C <- regression_C  # R/response.R
   multi <- isTRUE(yc$multi)
   if (given[["multiclass"]] && !multi)
     stop(sprintf(paste0("'multiclass' is for a response of more than two classes; this one %s"),

@@ -22,6 +22,16 @@
  * matrices is formed). A kernel whose share of the prior variance falls below 'prune' leaves
  * the active set for good: it is never combined or read again.
  *
+ * Scoring (the default update): once the MacKay steps have brought max |dJ/dlog theta| below
+ * EB_SCORING_START, each step is a projected Newton step in theta with the Hessian replaced by
+ * Q / 2, Q_jk = (P_j beta)' Kbar^{-1} (P_k beta), an estimate of the Fisher information (its
+ * expectation over y is tr(Kbar^{-1} P_j Kbar^{-1} P_k) / 2 = E[Hessian]) that costs one
+ * product with Kbar^{-1} per free variance, plus a secant (rank-one) correction learned from
+ * the previous scoring point. A variance the step drives below zero is set to
+ * zero (a kernel at zero re-enters when its gradient turns negative); a backtracking line
+ * search keeps J decreasing, and a step it cannot make falls back to MacKay's.
+ * Measurements: inst/notes/NOTES-bayes.md.
+ *
  * Every default and the starting point come from the R front end (R/bayes.R). */
 #define USE_FC_LEN_T
 #include "mklearn.h"
@@ -40,7 +50,11 @@ typedef struct {
 } eb_opts;
 
 /* Step types in the history. */
-enum { EB_STEP_START = 0, EB_STEP_MACKAY = 1, EB_STEP_MM = 2, EB_STEP_ACCEL = 3 };
+enum { EB_STEP_START = 0, EB_STEP_MACKAY = 1, EB_STEP_MM = 2, EB_STEP_ACCEL = 3,
+       EB_STEP_SCORING = 4 };
+/* Scoring steps start once max |dJ / dlog theta| is below this (nats): the MacKay steps before
+   it find the basin the MacKay iteration converges to (NOTES-bayes.md). */
+#define EB_SCORING_START 3.0
 
 typedef struct {
     const mk_store *st;
@@ -52,9 +66,23 @@ typedef struct {
     double *scale;    /* mean diagonal of each kernel */
     double *buf;      /* per-thread column scratch (fly stores) */
     int nbuf;
-    int *idx, na;     /* the active kernels */
-    int factorizations;
+    int *idx, na;     /* the kernels read each step (MacKay: the active ones; scoring: all) */
+    int factorizations, scoring;   /* scoring: the scoring phase has begun */
+    double *kb;       /* n x M: K_m beta of the kernels read (from the pass of eb_stats) */
+    double *au;       /* n x (M + 2): Kbar^{-1} P_j beta of the free variances (scoring) */
+    double *ub;       /* n: P_bias beta = (1' beta) 1 */
+    double *hs, *gs;  /* (M + 2)^2 and M + 2: the scoring system */
+    int *var;         /* M + 2: its variables (kernel m >= 0, EB_VAR_NOISE, EB_VAR_BIAS) */
+    const double **up;   /* M + 2: P_j beta of each variable */
+    double *corr, *hq;   /* nv x nv: the secant correction of Q / 2, and Q / 2 itself */
+    double *pth, *pg;    /* nv: the variances and gradient at the previous scoring point */
+    int *pvar, npv;      /* its variables (npv = 0: none) */
 } eb_work;
+
+enum { EB_VAR_NOISE = -1, EB_VAR_BIAS = -2 };
+/* At most this many free variances take a scoring step (its system and products grow with
+   them); more fall back to MacKay's step, and the scoring phase waits for fewer. */
+#define EB_SCORING_MAXVAR 200
 
 /* A point: the variances, J there, and (after eb_stats) the traces and quadratic forms. */
 typedef struct {
@@ -69,6 +97,8 @@ static void point_alloc(eb_point *p, int M)
     p->q = (double *) R_alloc(M, sizeof(double));
     p->t = (double *) R_alloc(M, sizeof(double));
     for (int m = 0; m < M; m++) p->q[m] = p->t[m] = NA_REAL;
+    p->s2 = p->d0 = p->J = 0.0;
+    p->qs = p->ts = p->qb = p->tb = 0.0;   /* qb, tb stay 0 without the bias kernel */
 }
 
 static double store_pass_work(const eb_work *w, int cnt)
@@ -144,9 +174,11 @@ static int eb_stats(eb_work *w, eb_point *p)
         sb += w->beta[i];
     }
     p->ts = ts; p->qs = qs;
+    p->tb = p->qb = 0.0;
     if (w->o->bias_kernel) {
         for (size_t k = 0; k < (size_t) n * n; k++) tb += A[k];
         p->tb = tb; p->qb = sb * sb;
+        for (int i = 0; i < n; i++) w->ub[i] = sb;
     }
     int na = w->na;
     int nt = mk_threads_for(w->o->nthreads, store_pass_work(w, na));
@@ -165,6 +197,7 @@ static int eb_stats(eb_work *w, eb_point *p)
             for (int i = 0; i < n; i++) { st += aj[i] * c[i]; sq += beta[i] * c[i]; }
             tm += st;
             qm += beta[j] * sq;
+            w->kb[(size_t) m * n + j] = sq;   /* (K_m beta)_j: K_m is symmetric */
         }
         p->t[m] = tm;
         p->q[m] = qm;
@@ -257,6 +290,126 @@ static void eb_accel(const eb_work *w, const eb_point *p, double *ex, signed cha
     }
 }
 
+/* The variance of free variable v at p, and a pointer to it in np. */
+static double *var_ref(eb_point *p, int v)
+{
+    return v >= 0 ? p->d + v : (v == EB_VAR_NOISE ? &p->s2 : &p->d0);
+}
+
+/* A symmetric rank-one (secant) correction E of H = Q / 2 from the previous scoring point:
+   (H + E) s = y for s, y the changes of the free variances and of the gradient, so that the
+   steps near the optimum converge faster than with Q / 2 alone (NOTES-bayes.md). E restarts at
+   zero when the free variables change. Leaves H + E in H (Q / 2 in w->hq). */
+static void eb_secant(eb_work *w, const eb_point *p, int nf, double *H, const double *g)
+{
+    double *E = w->corr;
+    int same = w->npv == nf;
+    for (int a = 0; same && a < nf; a++) same = w->pvar[a] == w->var[a];
+    if (!same) for (int k = 0; k < nf * nf; k++) E[k] = 0.0;
+    memcpy(w->hq, H, (size_t) nf * nf * sizeof(double));
+    if (same) {
+        double *sv = w->au, *r = w->au + nf, rs = 0.0, rr = 0.0, ss = 0.0;
+        for (int a = 0; a < nf; a++) sv[a] = *var_ref((eb_point *) p, w->var[a]) - w->pth[a];
+        for (int a = 0; a < nf; a++) {
+            double hs = 0.0;
+            for (int b = 0; b < nf; b++) hs += (H[a + b * nf] + E[a + b * nf]) * sv[b];
+            r[a] = g[a] - w->pg[a] - hs;
+        }
+        for (int a = 0; a < nf; a++) { rs += r[a] * sv[a]; rr += r[a] * r[a]; ss += sv[a] * sv[a]; }
+        if (fabs(rs) > 1e-8 * sqrt(rr * ss))
+            for (int a = 0; a < nf; a++)
+                for (int b = 0; b < nf; b++) E[a + b * nf] += r[a] * r[b] / rs;
+    }
+    for (int k = 0; k < nf * nf; k++) H[k] += E[k];
+    w->npv = nf;
+    for (int a = 0; a < nf; a++) {
+        w->pvar[a] = w->var[a];
+        w->pth[a] = *var_ref((eb_point *) p, w->var[a]);
+        w->pg[a] = g[a];
+    }
+}
+
+/* One scoring step from p (after eb_stats at p: w->A = Kbar^{-1}, w->kb) into np, factorised
+   (np->J set). Returns 0 when the line search accepted it, 1 otherwise (w->A is then
+   overwritten). */
+static int eb_scoring(eb_work *w, eb_point *p, eb_point *np)
+{
+    const eb_opts *o = w->o;
+    int n = w->n, M = w->M, nf = 0, one = 1, info = 0;
+    double *g = w->gs, *H = w->hs, done = 1.0, dzero = 0.0;
+    for (int k = 0; k < w->na && nf <= EB_SCORING_MAXVAR; k++) {
+        int m = w->idx[k];
+        double gm = 0.5 * (p->t[m] - p->q[m]);
+        if (p->d[m] > 0.0 || gm < 0.0) { w->var[nf] = m; g[nf++] = gm; }
+    }
+    if (nf > EB_SCORING_MAXVAR) return 1;
+    int at_floor = p->s2 <= o->s2_floor * (1.0 + 1e-12) && p->qs > p->ts;
+    if (!o->fix_s2 && !at_floor) { w->var[nf] = EB_VAR_NOISE; g[nf++] = 0.5 * (p->ts - p->qs); }
+    if (o->bias_kernel && p->d0 > 0.0) {
+        w->var[nf] = EB_VAR_BIAS;
+        g[nf++] = 0.5 * (p->tb - p->qb);
+    }
+    if (nf == 0 || nf > EB_SCORING_MAXVAR) return 1;
+    /* H = Q / 2 over the free variables: u_j = P_j beta, Q_jk = u_j' Kbar^{-1} u_k */
+    const double **u = w->up;
+    for (int a = 0; a < nf; a++) {
+        int v = w->var[a];
+        u[a] = v >= 0 ? w->kb + (size_t) v * n : (v == EB_VAR_NOISE ? w->beta : w->ub);
+        F77_CALL(dsymv)("L", &n, &done, w->A, &n, u[a], &one, &dzero, w->au + (size_t) a * n,
+                        &one FCONE);
+    }
+    double hmax = 0.0;
+    for (int a = 0; a < nf; a++)
+        for (int b = a; b < nf; b++) {
+            double v = 0.0;
+            const double *x = u[a], *z = w->au + (size_t) b * n;
+            for (int i = 0; i < n; i++) v += x[i] * z[i];
+            H[a + b * nf] = H[b + a * nf] = 0.5 * v;
+            if (a == b && v > hmax) hmax = 0.5 * v;
+        }
+    if (!(hmax > 0.0)) return 1;
+    for (int a = 0; a < nf; a++) H[a + a * nf] += 1e-12 * hmax;
+    eb_secant(w, p, nf, H, g);
+    F77_CALL(dpotrf)("L", &nf, H, &nf, &info FCONE);
+    if (info != 0) {
+        /* the correction left the positive definite cone: Q / 2 alone, and a fresh start */
+        memcpy(H, w->hq, (size_t) nf * nf * sizeof(double));
+        for (int k = 0; k < nf * nf; k++) w->corr[k] = 0.0;
+        F77_CALL(dpotrf)("L", &nf, H, &nf, &info FCONE);
+    }
+    if (info != 0) return 1;
+    double *step = w->au;   /* the products are no longer needed */
+    for (int a = 0; a < nf; a++) step[a] = -g[a];
+    F77_CALL(dpotrs)("L", &nf, &one, H, &nf, step, &nf, &info FCONE);
+    if (info != 0) return 1;
+    /* backtracking along the projected arc: Armijo on the change actually made */
+    for (int half = 0; half < 12; half++) {
+        double sc = ldexp(1.0, -half), dec = 0.0, tot = 0.0;
+        memcpy(np->d, p->d, (size_t) M * sizeof(double));
+        np->s2 = p->s2; np->d0 = p->d0;
+        for (int a = 0; a < nf; a++) {
+            double *th = var_ref(np, w->var[a]);
+            *th += sc * step[a];
+            if (!(*th > 0.0)) *th = 0.0;
+        }
+        if (np->s2 < o->s2_floor) np->s2 = o->s2_floor;
+        for (int k = 0; k < w->na; k++) tot += np->d[w->idx[k]] * w->scale[w->idx[k]];
+        tot += np->s2 + np->d0;
+        for (int k = 0; k < w->na; k++) {
+            int m = w->idx[k];
+            if (np->d[m] * w->scale[m] < o->prune * tot) np->d[m] = 0.0;
+        }
+        if (np->d0 < o->prune * tot) np->d0 = 0.0;
+        for (int a = 0; a < nf; a++) {
+            int v = w->var[a];
+            dec += (*var_ref(np, v) - *var_ref(p, v)) * g[a];
+        }
+        if (!(dec < 0.0)) continue;
+        if (eb_factor(w, np) == 0 && np->J <= p->J + 1e-4 * dec) return 0;
+    }
+    return 1;
+}
+
 static void point_copy(eb_point *to, const eb_point *from, int M)
 {
     memcpy(to->d, from->d, (size_t) M * sizeof(double));
@@ -269,17 +422,35 @@ static void point_copy(eb_point *to, const eb_point *from, int M)
 #define EB_HCOLS 10
 
 typedef struct {
-    int iterations, stop, mm_steps, mackay_rejected, accel_rejected;
+    int iterations, stop, mm_steps, mackay_rejected, accel_rejected, scoring_steps,
+        scoring_rejected;
     double residual, time;
 } eb_out;
 
 /* The iteration from p (p->d, p->s2, p->d0 set); on return p is the last accepted point (with
    its traces and quadratic forms) and w->beta is Kbar^{-1} y there. pruned_at[m]: the step at
    which kernel m left the active set (0: still active, -1: inactive from the start). */
+/* The kernels with positive variance. */
+static int eb_nactive(const eb_work *w, const eb_point *p)
+{
+    int c = 0;
+    for (int k = 0; k < w->na; k++) c += p->d[w->idx[k]] > 0.0;
+    return c;
+}
+
+/* The scoring phase: every kernel is read from here on (a kernel at zero may re-enter). */
+static int eb_scoring_begin(eb_work *w, eb_point *p)
+{
+    w->scoring = 1;
+    w->na = 0;
+    for (int m = 0; m < w->M; m++) if (w->scale[m] > 0.0) w->idx[w->na++] = m;
+    return eb_factor(w, p) != 0 || eb_stats(w, p) != 0;
+}
+
 static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *out)
 {
     const eb_opts *o = w->o;
-    int M = w->M;
+    int M = w->M, mackay = o->update != EB_UPD_MM;
     double t0 = mk_time();
     eb_point np, save;
     point_alloc(&np, M);
@@ -302,25 +473,39 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
     int step = EB_STEP_START;
     for (int it = 0;; it++) {
         double r = eb_measure(w, p, 0);
-        double row[EB_HCOLS] = { (double) it, mk_time() - t0, p->J, NA_REAL, (double) w->na,
+        double row[EB_HCOLS] = { (double) it, mk_time() - t0, p->J, NA_REAL,
+                                 (double) eb_nactive(w, p),
                                  p->s2, r, eb_measure(w, p, 1), (double) step, p->d0 };
         mk_hist_add(h, row);
         out->iterations = it;
         out->residual = r;
         if (o->verbose)
             Rprintf("bayes %4d  J %.10g  max|dJ/dlog d| %.3e  active %d  sigma2 %.4g%s\n", it,
-                    p->J, r, w->na, p->s2, step == EB_STEP_MM ? "  (MM step)" :
-                    (step == EB_STEP_ACCEL ? "  (accelerated)" : ""));
+                    p->J, r, eb_nactive(w, p), p->s2, step == EB_STEP_MM ? "  (MM step)" :
+                    (step == EB_STEP_ACCEL ? "  (accelerated)" :
+                     (step == EB_STEP_SCORING ? "  (scoring)" : "")));
         if (r <= o->tol) { out->stop = EB_STOP_FP; break; }
         if (it >= o->maxiter) { out->stop = EB_STOP_LIMIT; break; }
         R_CheckUserInterrupt();
         mk_progress_tick(o->prog, it, o->maxiter, r, o->tol);
 
+        int scoring = o->update == EB_UPD_SCORING &&
+            (w->scoring || (r <= EB_SCORING_START && eb_nactive(w, p) < EB_SCORING_MAXVAR));
+        if (scoring && !w->scoring && eb_scoring_begin(w, p)) { out->stop = EB_STOP_NOTPD; break; }
         /* propose; keep p to fall back on */
         point_copy(&save, p, M);
         int info;
         double slack = 1e-12 * (fabs(save.J) + 1.0);
-        if (o->update == 0 && o->accel_max > 1.0) {
+        if (scoring) {
+            if (eb_scoring(w, &save, &np) == 0) {
+                info = 0;
+                step = EB_STEP_SCORING;
+                out->scoring_steps++;
+                goto accepted;
+            }
+            out->scoring_rejected++;   /* MacKay's step from the same point instead */
+        }
+        if (mackay && o->accel_max > 1.0) {
             eb_accel(w, &save, ex, sg, o->accel_max);
             int any = 0;
             for (int j = 0; j < M + 2; j++) if (ex[j] > 1.0) { any = 1; break; }
@@ -334,10 +519,10 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
                 for (int j = 0; j < M + 2; j++) { ex[j] = 1.0; sg[j] = 0; }
             }
         }
-        eb_update(w, &save, &np, o->update == 0 ? 1.0 : 0.5, NULL, o->prune);
+        eb_update(w, &save, &np, mackay ? 1.0 : 0.5, NULL, o->prune);
         info = eb_factor(w, &np);
-        step = o->update == 0 ? EB_STEP_MACKAY : EB_STEP_MM;
-        if (o->update == 0 && (info != 0 || (o->safeguard && np.J > save.J + slack))) {
+        step = mackay ? EB_STEP_MACKAY : EB_STEP_MM;
+        if (mackay && (info != 0 || (o->safeguard && np.J > save.J + slack))) {
             /* MacKay would increase J (or leave the PD cone): the MM step from the same point,
                without pruning, cannot increase it */
             out->mackay_rejected++;
@@ -355,24 +540,29 @@ static void eb_run(eb_work *w, eb_point *p, mk_hist *h, int *pruned_at, eb_out *
             point_copy(p, &save, M);
             break;
         }
-        int stalled = !(np.J < save.J) && o->safeguard && step == EB_STEP_MM &&
-                      o->update == 0;
-        /* accept np: the active set shrinks to its positive weights */
+        int stalled = !(np.J < save.J) && o->safeguard && step == EB_STEP_MM && mackay;
+        /* accept np: the active set shrinks to its positive weights (scoring: every kernel
+           stays read, and one that re-enters is active again) */
         int na = 0;
         for (int k = 0; k < w->na; k++) {
             int m = w->idx[k];
-            if (np.d[m] > 0.0) w->idx[na++] = m;
-            else { pruned_at[m] = it + 1; np.q[m] = np.t[m] = NA_REAL; }
+            if (np.d[m] > 0.0) { w->idx[na++] = m; pruned_at[m] = 0; }
+            else {
+                if (save.d[m] > 0.0) pruned_at[m] = it + 1;
+                if (w->scoring) w->idx[na++] = m; else np.q[m] = np.t[m] = NA_REAL;
+            }
         }
         w->na = na;
-        for (int m = 0; m < M; m++) if (np.d[m] == 0.0) np.q[m] = np.t[m] = NA_REAL;
+        if (!w->scoring)
+            for (int m = 0; m < M; m++) if (np.d[m] == 0.0) np.q[m] = np.t[m] = NA_REAL;
         if (eb_stats(w, &np) != 0) { out->stop = EB_STOP_NOTPD; break; }
         point_copy(p, &np, M);
         if (stalled) {
             /* no decrease even by the MM step: rounding level; record and stop */
             double r2 = eb_measure(w, p, 0);
             double row2[EB_HCOLS] = { (double) (it + 1), mk_time() - t0, p->J, NA_REAL,
-                                      (double) w->na, p->s2, r2, eb_measure(w, p, 1),
+                                      (double) eb_nactive(w, p), p->s2, r2,
+                                      eb_measure(w, p, 1),
                                       (double) step, p->d0 };
             mk_hist_add(h, row2);
             out->iterations = it + 1;
@@ -420,6 +610,20 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     w.scale = (double *) R_alloc(M, sizeof(double));
     w.idx = (int *) R_alloc(M, sizeof(int));
     w.nbuf = mk_threads(o.nthreads);
+    int nv = (M < EB_SCORING_MAXVAR ? M : EB_SCORING_MAXVAR) + 3;
+    w.kb = (double *) R_alloc((size_t) n * M, sizeof(double));
+    w.au = (double *) R_alloc((size_t) n * nv, sizeof(double));
+    w.ub = (double *) R_alloc(n, sizeof(double));
+    w.hs = (double *) R_alloc((size_t) nv * nv, sizeof(double));
+    w.hq = (double *) R_alloc((size_t) nv * nv, sizeof(double));
+    w.corr = (double *) R_alloc((size_t) nv * nv, sizeof(double));
+    w.pth = (double *) R_alloc(nv, sizeof(double));
+    w.pg = (double *) R_alloc(nv, sizeof(double));
+    w.pvar = (int *) R_alloc(nv, sizeof(int));
+    w.npv = 0;
+    w.gs = (double *) R_alloc(M + 3, sizeof(double));
+    w.var = (int *) R_alloc(M + 3, sizeof(int));
+    w.up = (const double **) R_alloc(M + 3, sizeof(double *));
     w.buf = st.kind == MK_STORE_DENSE ? NULL :
         (double *) R_alloc((size_t) w.nbuf * n, sizeof(double));
     eb_scales(&w);
@@ -451,7 +655,8 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     static const char *const rnames[] = {
         "d", "sigma2", "d0", "beta", "objective", "stop", "iterations", "grad_max", "history",
         "q", "t", "scale", "pruned_at", "mm_steps", "mackay_rejected", "accel_rejected",
-        "factorizations", "time", "q_noise", "t_noise", NULL };
+        "factorizations", "time", "q_noise", "t_noise", "scoring_steps", "scoring_rejected",
+        NULL };
     SEXP res = mk_list_new(rnames);
     mk_list_set(res, "d", mk_real_vec(p.d, M));
     mk_list_set(res, "sigma2", ScalarReal(p.s2));
@@ -475,6 +680,8 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     mk_list_set(res, "time", ScalarReal(out.time));
     mk_list_set(res, "q_noise", ScalarReal(p.qs));
     mk_list_set(res, "t_noise", ScalarReal(p.ts));
+    mk_list_set(res, "scoring_steps", ScalarInteger(out.scoring_steps));
+    mk_list_set(res, "scoring_rejected", ScalarInteger(out.scoring_rejected));
     UNPROTECT(1);
     return res;
 }

@@ -619,12 +619,14 @@ SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
    variances d_m, the noise variance sigma2 and optionally the variance d0 of a constant (bias)
    kernel, with one Cholesky factorisation of sigma2 I + sum_m d_m K_m (+ d0 1 1') and one pass
    over each active kernel per step. control: named list built by fit_bayes() (R/bayes.R: tol,
-   maxiter, prune, sigma2_floor, fix_sigma2, bias_kernel, update (0 MacKay, 1 MM), safeguard,
+   maxiter, prune, sigma2_floor, fix_sigma2, bias_kernel, update (EB_UPD_*), safeguard,
    nthreads, verbose); start: named list d (M; NA: from prior_variance), sigma2, d0, prior_variance.
    Returns a named list (d, sigma2, d0, beta, objective, stop, iterations, residual, history,
    q, t, scale, pruned_at, ...). */
 /* Stop reasons (R: .mk_codes$bayes_stop). */
 enum { EB_STOP_FP = 0, EB_STOP_LIMIT = 1, EB_STOP_STALLED = 2, EB_STOP_NOTPD = 3, EB_NSTOP = 4 };
+/* Update rules (R: .mk_codes$bayes_update). */
+enum { EB_UPD_MACKAY = 0, EB_UPD_MM = 1, EB_UPD_SCORING = 2, EB_NUPD = 3 };
 SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start);
 
 /* ====================================================================== mwu.c */

@@ -322,9 +322,10 @@ SEXP mkc_codes(void)
     static const char *const sfstop[MK_NSF_STOP] = { "gap", "limit", "stalled",
                                                       "newton_decrement" };
     static const char *const ebstop[EB_NSTOP] = { "fixed_point", "limit", "stalled", "not_pd" };
+    static const char *const ebupd[EB_NUPD] = { "mackay", "mm", "scoring" };
     static const char *const mwu[MWU_NSTATUS] = { "done", "infeasible" };
     static const char *const nm[] = { "loss", "kernel", "norm", "svmfam", "store", "svmfam_stop",
-                                      "bayes_stop", "mwu_status", NULL };
+                                      "bayes_stop", "bayes_update", "mwu_status", NULL };
     SEXP out = mk_list_new(nm);
     mk_list_set(out, "loss", mk_codes_vec(loss, MK_NLOSS));
     mk_list_set(out, "kernel", mk_codes_vec(kern, MK_NKERNEL));
@@ -333,6 +334,7 @@ SEXP mkc_codes(void)
     mk_list_set(out, "store", mk_codes_vec(store, MK_NSTORE));
     mk_list_set(out, "svmfam_stop", mk_codes_vec(sfstop, MK_NSF_STOP));
     mk_list_set(out, "bayes_stop", mk_codes_vec(ebstop, EB_NSTOP));
+    mk_list_set(out, "bayes_update", mk_codes_vec(ebupd, EB_NUPD));
     mk_list_set(out, "mwu_status", mk_codes_vec(mwu, MWU_NSTATUS));
     UNPROTECT(1);
     return out;

@@ -64,3 +64,20 @@ qp_svm <- function(K, y, C) {
   a <- pmin(pmax(s$solution, 0), C)
   list(a = a, J = sum(a) - 0.5 * drop(crossprod(a, Q %*% a)))
 }
+
+# A regression fit is equivariant to the units of y: y * a gives predictions (and b, alpha)
+# times a, to rounding, on the dense and the on-the-fly store (R/response.R).
+expect_y_equivariant <- function(x, y, ..., scales = c(0.1, 10, 1e4), tol = 1e-8) {
+  newx <- x[seq_len(min(10, nrow(x))), , drop = FALSE] + 0.1
+  for (store in c("dense", "fly")) {
+    ctl <- mkl_control(store = store, nthreads = 1)
+    f1 <- suppressWarnings(mkl(x, y, ..., control = ctl))
+    p1 <- predict(f1, newx)
+    for (a in scales) {
+      fa <- suppressWarnings(mkl(x, y * a, ..., control = ctl))
+      expect_equal(predict(fa, newx) / a, p1, tolerance = tol)
+      expect_equal(fa$fitted / a, f1$fitted, tolerance = tol)
+      expect_equal(fa$b / a, f1$b, tolerance = tol)
+    }
+  }
+}

@@ -200,3 +200,41 @@ test_that("classification by the sign of the fit", {
   expect_identical(as.numeric(pr), as.numeric(sign(predict(fit, d$x[-tr, ], type = "link"))))
   expect_gt(mean(pr == d$y[-tr]), 0.75)
 })
+
+test_that("scoring steps reach the MacKay iteration's optimum in a fraction of the steps", {
+  dat <- eb_regression(n = 80, seed = 11)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 5)), poly_kernel(1:2))
+  tight <- function(update) mkl(dat$x, dat$y, method = "bayes", kernels = ks,
+                                control = mkl_control(tol = 1e-8, update = update))
+  fm <- tight("mackay")
+  fs <- tight("scoring")
+  expect_true(fm$converged && fs$converged)
+  expect_gt(fs$info$scoring_steps, 0L)
+  expect_equal(fs$objective, fm$objective, tolerance = 1e-10)
+  expect_equal(fs$fitted, fm$fitted, tolerance = 1e-5)
+  expect_lt(fs$iterations, fm$iterations / 3)
+  # at the optimum: the fixed point for every kernel with positive variance; at zero the
+  # gradient points outwards (t >= q)
+  on <- fs$info$d > 0
+  expect_lt(max(abs(fs$info$fixed_point_ratio[on] - 1)), 1e-3)
+  expect_true(all(fs$info$gradient[!on] >= -1e-8))
+  expect_identical(mkl_control(update = "scoring")$update, "scoring")
+  expect_error(mkl_control(update = "newton"), "'update' must be one of \"mackay\", \"mm\"")
+})
+
+test_that("regression is equivariant to the units of y; sigma2 is on the response's scale", {
+  dat <- eb_regression(n = 50, seed = 12)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1))
+  expect_y_equivariant(dat$x, dat$y, method = "bayes", kernels = ks)
+  f1 <- mkl(dat$x, dat$y, method = "bayes", kernels = ks)
+  f2 <- mkl(dat$x, 100 * dat$y, method = "bayes", kernels = ks)
+  expect_equal(f2$info$sigma2, 1e4 * f1$info$sigma2, tolerance = 1e-8)
+  expect_equal(f2$info$d, 1e4 * f1$info$d, tolerance = 1e-8)
+  expect_equal(f2$objective, f1$objective + 50 * log(100), tolerance = 1e-10)
+  # a fixed noise variance is the user's: the same model in other units
+  g1 <- mkl(dat$x, dat$y, method = "bayes", kernels = ks, control = mkl_control(sigma2 = 0.05))
+  g2 <- mkl(dat$x, 100 * dat$y, method = "bayes", kernels = ks,
+            control = mkl_control(sigma2 = 500))
+  expect_identical(g1$info$sigma2, 0.05)
+  expect_equal(g2$fitted, 100 * g1$fitted, tolerance = 1e-8)
+})

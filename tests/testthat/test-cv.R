@@ -301,3 +301,19 @@ test_that("fold fits that learned nothing are counted and reported once per cv.m
   expect_match(about, "6 of 6 fold fits and 2 of 2 fits on all the data learned nothing")
   expect_match(about, "among them C.min or C.1se")
 })
+
+test_that("the default C grid of a regression runs from 1e4 down to 0.1", {
+  set.seed(41)
+  x <- matrix(runif(120), 40)
+  y <- 100 * sin(4 * x[, 1]) + 10 * rnorm(40)
+  cv <- cv.mkl(x, y, kernels = kernel_set(rbf_kernel(1)), nfolds = 3)
+  expect_true(cv$C_default)
+  expect_equal(range(cv$C), c(0.1, 1e4))
+  expect_length(cv$C, 21L)
+  expect_equal(mklearn:::default_C_grid(c(-1, 1, 1, -1)), 10^seq(3, -2, by = -0.25))
+  expect_equal(mklearn:::default_C_grid(factor(c("a", "b", "c"))), 10^seq(3, -2, by = -0.25))
+  expect_equal(mklearn:::default_C_grid(c(1, 1, 2), task = "regression"), cv$C)
+  # a formula gets the grid of its response
+  d <- data.frame(y = y, x)
+  expect_equal(cv.mkl(y ~ ., data = d, kernels = kernel_set(rbf_kernel(1)), nfolds = 3)$C, cv$C)
+})

@@ -992,3 +992,15 @@ test_that("hinge in the box: the dense and on-the-fly stores give the same fit (
   expect_hinge_certified(b, d$dense$K, y, 1)
   expect_equal(b$objective, a$objective, tolerance = 2e-6)
 })
+
+test_that("regression (squared and epsilon losses) is equivariant to the units of y", {
+  set.seed(31)
+  x <- matrix(rnorm(160), 40)
+  y <- 3 * sin(x[, 1]) + x[, 2]^2 + 0.2 * rnorm(40)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1), features = c("all", "each"))
+  for (loss in c("squared", "epsilon"))
+    expect_y_equivariant(x, y, kernels = ks, method = "spicy", loss = loss, C = 3)
+  # epsilon is in units of sd(y): the same epsilon fits y and y * 10 alike
+  expect_y_equivariant(x, y, kernels = ks, method = "spicy", loss = "epsilon", epsilon = 0.3,
+                       C = 3, scales = 10)
+})

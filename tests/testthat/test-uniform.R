@@ -63,3 +63,24 @@ test_that("an all-zero kernel is refused at once, not solved to the SMO's iterat
   expect_error(mkl(y = yr, kernels = array(0, c(n, n, 1)), method = "uniform"),
                "every training kernel is zero")
 })
+
+test_that("uniform regression: equivariant to the units of y, default C 10", {
+  set.seed(21)
+  x <- matrix(runif(150), 50)
+  y <- 20 * sin(4 * x[, 1]) + 5 * x[, 2]^2 + rnorm(50) + 300
+  ks <- kernel_set(rbf_kernel(c(0.3, 1)), linear_kernel())
+  expect_y_equivariant(x, y, kernels = ks, method = "uniform")
+  f <- mkl(x, y, kernels = ks)
+  expect_identical(f$C, 10)
+  expect_equal(f$fitted, mkl(x, y, kernels = ks, C = 10)$fitted)
+  expect_equal(f$info$y_center, mean(y))
+  expect_equal(f$info$y_scale, sqrt(mean((y - mean(y))^2)))
+  # the fit is kernel ridge on the standardised response, reported on y's scale
+  ys <- (y - mean(y)) / f$info$y_scale
+  g <- mklearn:::fit_uniform(mklearn:::as_store(gram(ks, scale(x))), ys, "regression",
+                             mklearn:::solver_C("uniform", 10, f$kscale, 50), mkl_control(),
+                             NULL)
+  expect_equal(f$b, g$b * f$info$y_scale + mean(y), tolerance = 1e-8)
+  # classification keeps C = 1
+  expect_identical(mkl(x, ifelse(y > 300, 1, -1), kernels = ks)$C, 1)
+})

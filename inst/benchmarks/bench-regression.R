@@ -1,0 +1,116 @@
+# Regression at its defaults against tuned e1071 (inst/notes/NOTES-regression.md).
+#
+# Data: mlbench's BostonHousing (506 x 13, chas as 0/1), friedman1 (n = 500, sd = 1, seed 11)
+# and friedman3 (n = 500, sd = 0.1, seed 13); random 80/20 splits (seed 100 + split); test RMSE.
+# Kernels: mkl()'s default set. Settings: mkl_control(nthreads = 1), everything else default.
+# Parts (run each niced, in its own process; each writes <out>/<part>.rds):
+#   new:   uniform (C = 10, the default), spicy squared and epsilon (C = 10), bayes (default),
+#          and cv.mkl over its default grid (uniform; spicy squared when MKL_BENCH_CV_SPICY=1)
+#   old:   the same model calls at the former defaults (C = 1; bayes' MacKay iteration), meant
+#          for a reference build: MKL_BENCH_BASE=<library>
+#   e1071: tune.svm (eps-regression, 10-fold CV, RMSE) over gamma = 2^(-2:2) / p and
+#          cost = 2^(-1:7), and svm() at its defaults
+#   table: the mean RMSE of every part side by side
+#   Rscript bench-regression.R <part> <out directory> [splits, default 10]
+args <- commandArgs(TRUE)
+part <- args[1]
+out <- args[2]
+nsplit <- if (length(args) > 2L) as.integer(args[3]) else 10L
+dir.create(out, showWarnings = FALSE, recursive = TRUE)
+
+bench_sets <- function() {
+  data("BostonHousing", package = "mlbench", envir = environment())
+  d <- BostonHousing
+  d$chas <- as.numeric(d$chas) - 1
+  set.seed(11)
+  f1 <- mlbench::mlbench.friedman1(500)
+  set.seed(13)
+  f3 <- mlbench::mlbench.friedman3(500)
+  list(BostonHousing = list(x = as.matrix(d[, -14]), y = d$medv),
+       friedman1 = list(x = f1$x, y = f1$y), friedman3 = list(x = f3$x, y = f3$y))
+}
+
+rmse <- function(p, y) sqrt(mean((p - y)^2))
+
+# One row per (set, split, model): test RMSE and fit time (user CPU seconds).
+run_models <- function(models) {
+  sets <- bench_sets()
+  rows <- list()
+  for (nm in names(sets)) {
+    x <- sets[[nm]]$x
+    y <- sets[[nm]]$y
+    n <- nrow(x)
+    for (sp in seq_len(nsplit)) {
+      set.seed(100 + sp)
+      tr <- sample(n, round(0.8 * n))
+      for (mod in names(models)) {
+        set.seed(sp)
+        t <- system.time(pr <- models[[mod]](x[tr, ], y[tr], x[-tr, ]))[["user.self"]]
+        rows[[length(rows) + 1L]] <- data.frame(set = nm, split = sp, model = mod,
+                                                rmse = rmse(pr, y[-tr]), time = t)
+        cat(sprintf("%-13s %2d %-16s %.4f %6.2fs\n", nm, sp, mod, rmse(pr, y[-tr]), t))
+      }
+    }
+  }
+  do.call(rbind, rows)
+}
+
+mkl_model <- function(...) function(x, y, newx) {
+  f <- suppressWarnings(mklearn::mkl(x, y, ..., control = mklearn::mkl_control(nthreads = 1)))
+  predict(f, newx)
+}
+mkl_model_ctl <- function(ctl, ...) function(x, y, newx) {
+  f <- suppressWarnings(mklearn::mkl(x, y, ..., control = ctl))
+  predict(f, newx)
+}
+cv_model <- function(...) function(x, y, newx) {
+  cv <- suppressMessages(suppressWarnings(
+    mklearn::cv.mkl(x, y, ..., control = mklearn::mkl_control(nthreads = 1))))
+  predict(cv, newx)
+}
+
+if (part == "new") {
+  library(mklearn)
+  models <- list(uniform = mkl_model(method = "uniform"),
+                 spicy = mkl_model(method = "spicy"),
+                 spicy_eps = mkl_model(method = "spicy", loss = "epsilon"),
+                 bayes = mkl_model(method = "bayes"),
+                 cv_uniform = cv_model(method = "uniform"))
+  if (identical(Sys.getenv("MKL_BENCH_CV_SPICY"), "1"))
+    models$cv_spicy <- cv_model(method = "spicy")
+  saveRDS(run_models(models), file.path(out, "new.rds"))
+} else if (part == "old") {
+  base <- Sys.getenv("MKL_BENCH_BASE")
+  library(mklearn, lib.loc = if (nzchar(base)) base else NULL)
+  models <- list(uniform = mkl_model(method = "uniform", C = 1),
+                 spicy = mkl_model(method = "spicy", C = 1),
+                 spicy_eps = mkl_model(method = "spicy", loss = "epsilon", C = 1),
+                 bayes = mkl_model_ctl(mklearn::mkl_control(nthreads = 1), method = "bayes"))
+  if (identical(Sys.getenv("MKL_BENCH_OLD_BAYES"), "0")) models$bayes <- NULL
+  saveRDS(run_models(models), file.path(out, "old.rds"))
+} else if (part == "e1071") {
+  models <- list(
+    e1071_tuned = function(x, y, newx) {
+      tt <- e1071::tune.svm(x, y, gamma = 2^(-2:2) / ncol(x), cost = 2^(-1:7),
+                            type = "eps-regression")
+      predict(tt$best.model, newx)
+    },
+    e1071_default = function(x, y, newx) predict(e1071::svm(x, y), newx))
+  saveRDS(run_models(models), file.path(out, "e1071.rds"))
+} else if (part == "table") {
+  parts <- c("old", "new", "e1071")
+  res <- do.call(rbind, lapply(parts, function(p) {
+    f <- file.path(out, paste0(p, ".rds"))
+    if (!file.exists(f)) return(NULL)
+    r <- readRDS(f)
+    r$model <- paste(p, r$model, sep = ":")
+    r
+  }))
+  tab <- stats::aggregate(cbind(rmse, time) ~ model + set, res, mean)
+  splits <- stats::aggregate(split ~ model + set, res, length)
+  tab$splits <- splits$split
+  print(stats::reshape(tab[, c("model", "set", "rmse")], idvar = "model", timevar = "set",
+                       direction = "wide"), digits = 4, row.names = FALSE)
+  print(stats::reshape(tab[, c("model", "set", "time")], idvar = "model", timevar = "set",
+                       direction = "wide"), digits = 3, row.names = FALSE)
+} else stop("part must be new, old, e1071 or table")
