@@ -125,8 +125,8 @@
 #'   \eqn{C_1 \|f_m\| + (C_2 / 2) \|f_m\|^2}{C1 ||f_m|| + (C2 / 2) ||f_m||^2} with
 #'   \eqn{C_1 = c (1 - \lambda)}{C1 = c (1 - lambda)} and \eqn{C_2 = c \lambda}{C2 = c lambda}
 #'   (\eqn{c} the penalty weight that `C` converts to), so `lambda = 0` is the block 1-norm
-#'   (sparse kernel weights) and `lambda = 1` the squared l2 norm (no kernel dropped). This is the opposite of glmnet's `alpha`, where 1
-#'   is the lasso and 0 the ridge.
+#'   (sparse kernel weights) and `lambda = 1` the squared l2 norm (no kernel dropped). This
+#'   is the opposite of glmnet's `alpha`, where 1 is the lasso and 0 the ridge.
 #' @param p the norm of lp-norm MKL (`method = "lp"`), `p >= 1`.
 #' @param epsilon SpicyMKL (`loss = "epsilon"`): the width of the epsilon-insensitive loss
 #'   (default 0.1), in units of the response's standard deviation; MWUMKL: the approximation
