@@ -219,7 +219,8 @@ test_that("scoring steps reach the MacKay iteration's optimum in a fraction of t
   expect_lt(max(abs(fs$info$fixed_point_ratio[on] - 1)), 1e-3)
   expect_true(all(fs$info$gradient[!on] >= -1e-8))
   expect_identical(mkl_control(update = "scoring")$update, "scoring")
-  expect_error(mkl_control(update = "newton"), "'update' must be one of \"mackay\", \"mm\"")
+  expect_error(mkl_control(update = "newton"),
+               "'update' should be one of \"mackay\", \"mm\", \"scoring\"; got \"newton\"")
 })
 
 test_that("regression is equivariant to the units of y; sigma2 is on the response's scale", {
