@@ -38,17 +38,26 @@ l01_start <- function(Kc, y, kscale, control, M, n, free = rep(TRUE, M)) {
 l01_near_identity <- function(store, cut) {
   M <- store_dims(store)[3L]
   if (!(cut > 0) || M < 2L) return(rep(FALSE, M))
-  near <- kernel_neighbours(store) < cut
-  near[is.na(near)] <- FALSE
+  near <- l01_near(store, seq_len(M), cut)
   if (all(near)) near[] <- FALSE
   near
 }
 
-# A collapsed run: at least 90% of its weight on the near-identity kernels, or one predicted
-# class on the training data (y_i f(x_i) = 1 - u_i) while both labels occur.
-l01_collapsed <- function(r, y, near) {
+# Whether kernels k have fewer than cut effective neighbours (FALSE where undefined).
+l01_near <- function(store, k, cut) {
+  near <- kernel_neighbours(store, k) < cut
+  near[is.na(near)] <- FALSE
+  near
+}
+
+# A collapsed run: at least 90% of its weight on the near-identity kernels (near_of(k) tells
+# which of kernels k are), or one predicted class on the training data (y_i f(x_i) = 1 - u_i)
+# while both labels occur.
+l01_collapsed <- function(r, y, near_of) {
   f <- y * (1 - r$u)
-  sum(r$d[near]) >= 0.9 * sum(r$d) || all(f > 0) || all(f < 0)
+  if (all(f > 0) || all(f < 0)) return(TRUE)
+  w <- which(r$d > 0)
+  sum(r$d[w][near_of(w)]) >= 0.9 * sum(r$d)
 }
 
 # The warm-up working set: a class-balanced subset of the samples (size at least 2), or all.
@@ -124,11 +133,15 @@ fit_l01 <- function(store, y, task, C, control, init) {
   free <- if (warm && length(init$free) == M) init$free else rep(TRUE, M)
   run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
   if (!warm && all(free)) {
-    # a run that collapsed onto kernels nearly the identity is run again without them
-    near <- l01_near_identity(store, control$identity_cut)
-    if (any(near) && l01_collapsed(run$r, y, near)) {
-      free <- !near
-      run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
+    # a run that collapsed onto kernels nearly the identity is run again without them (the
+    # collapse is judged on its weighted kernels; every kernel is read only after one)
+    cut <- control$identity_cut
+    if (cut > 0 && M >= 2L && l01_collapsed(run$r, y, function(k) l01_near(store, k, cut))) {
+      near <- l01_near_identity(store, cut)
+      if (any(near)) {
+        free <- !near
+        run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
+      }
     }
   }
   rm(Kc)

@@ -166,9 +166,10 @@ test_that("a run that collapses onto kernels nearly the identity is run again wi
   expect_identical(mklearn:::l01_near_identity(as_store(K[, , c(1, 1)]), 1.5), rep(FALSE, 2))
   # collapsed: 90% of the weight on them, or one predicted class on the training data
   y <- rep(c(-1, 1), 3)
-  expect_true(mklearn:::l01_collapsed(list(d = c(0.95, 0.05, 0), u = numeric(6)), y, near))
-  expect_false(mklearn:::l01_collapsed(list(d = c(0.5, 0.5, 0), u = numeric(6)), y, near))
-  expect_true(mklearn:::l01_collapsed(list(d = c(0.5, 0.5, 0), u = 1 + y), y, near))
+  near_of <- function(k) near[k]
+  expect_true(mklearn:::l01_collapsed(list(d = c(0.95, 0.05, 0), u = numeric(6)), y, near_of))
+  expect_false(mklearn:::l01_collapsed(list(d = c(0.5, 0.5, 0), u = numeric(6)), y, near_of))
+  expect_true(mklearn:::l01_collapsed(list(d = c(0.5, 0.5, 0), u = 1 + y), y, near_of))
   # the run again: on a fit that collapses (one predicted class: C tiny), the identity is held
   # at weight 0; identity_cut = 0 does not run again; a warm start keeps the held-out set
   fit <- mklearn:::fit_l01(K, d$y, "classification", 1e-6, mkl_control(), NULL)
