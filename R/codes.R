@@ -8,7 +8,7 @@
   kernel = c(linear = 0L, poly = 1L, rbf = 2L, laplace = 3L, chisq = 4L),
   norm = c(none = 0L, trace = 1L, center_trace = 2L),
   svmfam = c(simple = 0L, hessian = 1L, lp = 2L),
-  store = c(dense = 0L, fly = 1L),
+  store = c(dense = 0L, fly = 1L, lowrank = 2L),
   svmfam_stop = c(gap = 0L, limit = 1L, stalled = 2L, newton_decrement = 3L),
   bayes_stop = c(fixed_point = 0L, limit = 1L, stalled = 2L, not_pd = 3L),
   bayes_update = c(mackay = 0L, mm = 1L, scoring = 2L),

@@ -4,6 +4,9 @@
 #   fly:   list(kind = 1L, x = n x p training data, z = NULL (training) or nr x p new rows,
 #               gstart, gfeat, kgroup, ktype, kpar1, kpar2 (the resolved kernel table),
 #               norm, jitter, scale, colmeans, grandmean (training normalisation))
+#   lowrank: list(kind = 2L, G = n x R factors of all kernels side by side (normalised),
+#               goff = integer M + 1 (kernel m's columns goff[m] + 1 .. goff[m + 1]), jitter,
+#               Gz = NULL (training) or nr x R test factors, diag_mean)
 # Solvers receive a training store; predict() builds test stores (rows = new data).
 
 # A dense store from an array (or a store, returned as it is).
@@ -19,7 +22,10 @@ as_store <- function(K) {
 is_dense <- function(store) store$kind == .mk_codes$store[["dense"]]
 
 store_dims <- function(store) {
-  if (is_dense(store)) dim(store$K) else
+  if (is_dense(store)) return(dim(store$K))
+  if (store$kind == .mk_codes$store[["lowrank"]])
+    return(c(if (is.null(store$Gz)) nrow(store$G) else nrow(store$Gz), nrow(store$G),
+             length(store$goff) - 1L))
     c(if (is.null(store$z)) nrow(store$x) else nrow(store$z), nrow(store$x),
       length(store$ktype))
 }
@@ -59,6 +65,19 @@ test_store <- function(rk, x, z, stats, which, nthreads = 0L) {
                      stats$colmeans[, which, drop = FALSE],
                    grandmean = if (is.null(stats$grandmean)) NULL else
                      as.double(stats$grandmean[which]))), class = "mk_store")
+}
+
+# A low-rank store from factors: G a list of n x r_m matrices, one per kernel, with K_m = G_m G_m'
+# (normalised); Gz the matching test factors (nr x r_m), or NULL for a training store.
+lowrank_store <- function(G, jitter = 0, Gz = NULL, nthreads = 0L) {
+  goff <- c(0L, cumsum(vapply(G, ncol, 1L)))
+  Gm <- matrix(unlist(G, use.names = FALSE), nrow(G[[1L]]))
+  storage.mode(Gm) <- "double"
+  Zm <- if (is.null(Gz)) NULL else matrix(as.double(unlist(Gz, use.names = FALSE)), nrow(Gz[[1L]]))
+  diag_mean <- vapply(G, function(g) mean(rowSums(g^2)), 1) + jitter
+  structure(list(kind = .mk_codes$store[["lowrank"]], G = Gm, goff = as.integer(goff),
+                 jitter = as.double(jitter), Gz = Zm, nthreads = as.integer(nthreads),
+                 diag_mean = diag_mean), class = "mk_store")
 }
 
 # A dense training store for the kernels of rk on x (gram + normalisation in C).

@@ -175,7 +175,7 @@ SEXP mkc_check_kernels(SEXP K, SEXP level, SEXP nthreads);
  * column access every solver needs (mk_store_scratch, mk_store_col, mk_store_diag); the batch
  * operations read through mk_store_col, so they serve a new backend unchanged. A new backend
  * (e.g. low rank) lives in its own store_<name>.c; store.c's top comment lists each branch. */
-enum { MK_STORE_DENSE = 0, MK_STORE_FLY = 1, MK_NSTORE = 2 };
+enum { MK_STORE_DENSE = 0, MK_STORE_FLY = 1, MK_STORE_LOWRANK = 2, MK_NSTORE = 3 };
 typedef struct {
     int kind, nr, n, M, nthreads;
     int square;                       /* training store: Z = X (jitter on the diagonal) */
@@ -189,8 +189,17 @@ typedef struct {
     double jitter;
     const double *scale, *colmeans, *grandmean;   /* training statistics (M, n x M, M) */
     const double *rowmeans;           /* nr x M: row means of the raw test kernels (centring) */
+    /* low rank: K_m = G_m G_m' (+ jitter I when square), G_m the n x r_m block of G at column
+       goff[m] (r_m = goff[m + 1] - goff[m], normalisation applied); a test store's Gz (nr rows,
+       the same columns) gives K_m(Z, X) = Gz_m G_m' (Gz = G when square) */
+    const double *G, *Gz;
+    const int *goff;
 } mk_store;
 
+/* Low rank: kernel m's training factor G_m (n x *r, leading dimension n) and test factor Gz_m
+   (nr x *r, leading dimension nr); error() for another kind. (store_lowrank.c) */
+const double *mk_store_factor(const mk_store *s, int m, int *r);
+const double *mk_store_factor_test(const mk_store *s, int m, int *r);
 /* Fill st from the R store list (see R/store.R); checks types and lengths with error(). A
    fly test store with centring computes its row means here (R_alloc). */
 void mk_store_read(SEXP s, mk_store *st);

@@ -120,6 +120,8 @@ void mk_store_read(SEXP s, mk_store *st)
             if (!st->square && st->norm == MK_NORM_CENTER_TRACE) fly_rowmeans(st);
         } else if (st->norm != MK_NORM_NONE && !st->square)
             error("kernel store: a test store needs the training normalisation");
+    } else if (st->kind == MK_STORE_LOWRANK) {
+        lr_read(s, st);
     } else error("kernel store: unknown kind %d", st->kind);
     if (st->nr < 1 || st->n < 1 || st->M < 1) error("kernel store: empty");
 }
@@ -211,6 +213,7 @@ void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, do
 {
     int n = s->n, M = s->M;
     if (!s->square) error("kernel store: training statistics need a training store");
+    if (s->kind == MK_STORE_LOWRANK) error("kernel store: a low-rank store's factors are normalised");
     int nt = mk_threads_for(s->nthreads, (double) n * n * M);
     double *buf = (double *) R_alloc((size_t) nt * n, sizeof(double));
     (void) nt;
@@ -257,21 +260,24 @@ const double *mk_store_col(const mk_store *s, int m, int j, double *buf)
 {
     if (s->kind == MK_STORE_DENSE)
         return s->K + (size_t) m * s->nr * s->n + (size_t) j * s->nr;
-    fly_col(s, m, j, 0, s->nr, buf);
+    if (s->kind == MK_STORE_LOWRANK) lr_col(s, m, j, 0, s->nr, buf);
+    else fly_col(s, m, j, 0, s->nr, buf);
     return buf;
 }
 
 const double *mk_store_kernel(const mk_store *s, int m, double *buf)
 {
     if (s->kind == MK_STORE_DENSE) return s->K + (size_t) m * s->nr * s->n;
-    for (int j = 0; j < s->n; j++) fly_col(s, m, j, 0, s->nr, buf + (size_t) j * s->nr);
+    for (int j = 0; j < s->n; j++) mk_store_col(s, m, j, buf + (size_t) j * s->nr);
     return buf;
 }
 
 const double *mk_store_kernel_upper(const mk_store *s, int m, double *buf)
 {
     if (s->kind == MK_STORE_DENSE) return s->K + (size_t) m * s->nr * s->n;
-    for (int j = 0; j < s->n; j++) fly_col(s, m, j, 0, j + 1, buf + (size_t) j * s->nr);
+    for (int j = 0; j < s->n; j++)
+        if (s->kind == MK_STORE_LOWRANK) lr_col(s, m, j, 0, j + 1, buf + (size_t) j * s->nr);
+        else fly_col(s, m, j, 0, j + 1, buf + (size_t) j * s->nr);
     return buf;
 }
 
@@ -508,6 +514,7 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
                        double *out)
 {
     int nr = s->nr, n = s->n;
+    if (s->kind == MK_STORE_LOWRANK) { lr_decision(s, idx, cnt, alpha, out); return; }
     const int B = 256, fly = s->kind != MK_STORE_DENSE;
     int nblk = (nr + B - 1) / B;
     /* on the fly, the kernels also by ranges of 2048 (few rows, many kernels: both threads),
@@ -615,6 +622,7 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
             memcpy(o, mk_store_col(s, m, j, NULL), (size_t) nr * sizeof(double));
             continue;
         }
+        if (s->kind == MK_STORE_LOWRANK) { lr_col(s, m, j, 0, nr, o); continue; }
         int g = s->kgroup[m], kind = mk_kernel_base_kind(s->ktype[m]);
         if (g != prev_g || kind != prev_kind) {
             mk_kernel_base(s->x, s->n, s->z, nr, nr, j, s->gfeat + s->gstart[g], group_nf(s, g),
@@ -635,6 +643,7 @@ void mk_store_diag(const mk_store *s, int m, double *d)
         for (int j = 0; j < n; j++) d[j] = K[(size_t) j * n + j];
         return;
     }
+    if (s->kind == MK_STORE_LOWRANK) { lr_diag(s, m, d); return; }
     fly_raw_diag(s, m, d);
     for (int j = 0; j < n; j++) d[j] = norm_one(s, m, j, j, d[j]);
 }
@@ -644,6 +653,7 @@ void mk_store_diag(const mk_store *s, int m, double *d)
 void mk_store_normalize_test(const mk_store *s, double *Kt)
 {
     int nr = s->nr, n = s->n, M = s->M;
+    if (s->kind == MK_STORE_LOWRANK) error("kernel store: a low-rank store's factors are normalised");
     int nt = mk_threads_for(s->nthreads, (double) nr * n * M);
     (void) nt;
 #ifdef _OPENMP

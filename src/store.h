@@ -11,6 +11,14 @@
 #define THREAD_BUF(base, len) ((base) ? (base) + (size_t) omp_get_thread_num() * (len) : NULL)
 #else
 #define THREAD_BUF(base, len) (base)
+
+/* ------------------------------------------------------------------ low rank (store_lowrank.c) */
+void lr_read(SEXP s, mk_store *st);
+/* rows i0..i1-1 of column j of kernel m (jitter on the diagonal of a training store) */
+void lr_col(const mk_store *s, int m, int j, int i0, int i1, double *out);
+void lr_diag(const mk_store *s, int m, double *d);
+void lr_decision(const mk_store *s, const int *idx, int cnt, const double *alpha, double *out);
+
 #endif
 
 /* the number of features of feature group g (fly) */
@@ -43,5 +51,13 @@ void store_chain_link1(double delta, int q, const double *restrict b, double *re
 /* e1 *= exp(-delta b1) and e2 *= exp(-delta b2) in one pass */
 void store_chain_link2(double delta, int q, const double *restrict b1, const double *restrict b2,
                        double *restrict e1, double *restrict e2, int len);
+
+
+/* ------------------------------------------------------------------ low rank (store_lowrank.c) */
+void lr_read(SEXP s, mk_store *st);
+/* rows i0..i1-1 of column j of kernel m (jitter on the diagonal of a training store) */
+void lr_col(const mk_store *s, int m, int j, int i0, int i1, double *out);
+void lr_diag(const mk_store *s, int m, double *d);
+void lr_decision(const mk_store *s, const int *idx, int cnt, const double *alpha, double *out);
 
 #endif

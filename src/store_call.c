@@ -121,6 +121,18 @@ SEXP mkc_store_stats(SEXP store)
         UNPROTECT(1);
         return out;
     }
+    if (st.kind == MK_STORE_LOWRANK) {
+        /* the factors are normalised: only the mean diagonals */
+        double *d = (double *) R_alloc(st.n, sizeof(double));
+        for (int m = 0; m < st.M; m++) {
+            mk_store_diag(&st, m, d);
+            double t = 0.0;
+            for (int i = 0; i < st.n; i++) t += d[i];
+            REAL(dm)[m] = t / st.n;
+        }
+        UNPROTECT(1);
+        return out;
+    }
     SEXP sc = allocVector(REALSXP, st.M);
     mk_list_set(out, "scale", sc);
     int centre = st.norm == MK_NORM_CENTER_TRACE;

@@ -318,7 +318,7 @@ SEXP mkc_codes(void)
     static const char *const kern[MK_NKERNEL] = { "linear", "poly", "rbf", "laplace", "chisq" };
     static const char *const norm[MK_NNORM] = { "none", "trace", "center_trace" };
     static const char *const sf[MK_NSF] = { "simple", "hessian", "lp" };
-    static const char *const store[MK_NSTORE] = { "dense", "fly" };
+    static const char *const store[MK_NSTORE] = { "dense", "fly", "lowrank" };
     static const char *const sfstop[MK_NSF_STOP] = { "gap", "limit", "stalled",
                                                       "newton_decrement" };
     static const char *const ebstop[EB_NSTOP] = { "fixed_point", "limit", "stalled", "not_pd" };
