@@ -5,8 +5,9 @@
 
 # Settings every method reads.
 # progress: NA = automatic (fits that run longer than a couple of seconds), TRUE, FALSE
+# platt: the decision values Platt's sigmoid is fitted on (R/platt.R)
 .control_common <- list(tol = 0.01, nthreads = 0L, verbose = FALSE, memory = NA_real_,
-                        store = "auto", check_kernels = "fast", progress = NA)
+                        store = "auto", check_kernels = "fast", progress = NA, platt = "cv")
 
 # Method-specific settings with their defaults (NULL entries are derived, see method_control()).
 .control_methods <- list(
@@ -139,6 +140,17 @@
 #'     it the closed-form exponential is rescaled against overflow), `refit` (`FALSE`; `TRUE`
 #'     refits the hinge SVM on the learned combined kernel, the paper's two-stage use, with
 #'     `svm_tol` (1e-4) and `svm_maxiter`).
+#' @param platt how the probabilities of a classification fit (`predict(type = "response")`,
+#'   `"prob"`) are calibrated, for every loss but the logistic (whose link gives them):
+#'   Platt's sigmoid \eqn{1 / (1 + \exp(-(A f + B)))} of the decision value \eqn{f}, fitted
+#'   on `"cv"` (the default, as libsvm does) the held-out decision values of an internal 5-fold
+#'   cross-validation at the fit's C and kernels (folds stratified by class and drawn with a
+#'   fixed internal seed, so the fit is reproducible and leaves the session's random numbers
+#'   untouched; each fold fit is warm-started from the fit on all the data where the method
+#'   allows it), or on `"train"` the training decision values, which are optimistic
+#'   (over-confident probabilities) but cost no refit. With fewer than 5 points of a class,
+#'   `"cv"` falls back to `"train"`; `fit$platt_method` says which was used. The folds of
+#'   [cv.mkl()] use `"train"` (only the fits on all the data need calibrated probabilities).
 #' @param tuning SpicyMKL's solver internals, from [spicy_tuning()] (`NULL`: its defaults);
 #'   a method other than SpicyMKL refuses it. A tuning knob given to `mkl_control()` itself is
 #'   an error that names [spicy_tuning()].
@@ -149,10 +161,10 @@
 #' @export
 mkl_control <- function(tol = NULL, maxiter = NULL, svm_tol = NULL, svm_maxiter = NULL,
                         nthreads = NULL, verbose = NULL, memory = NULL, store = NULL, ...,
-                        check_kernels = NULL, progress = NULL, tuning = NULL) {
+                        check_kernels = NULL, progress = NULL, tuning = NULL, platt = NULL) {
   set <- c(list(tol = tol, maxiter = maxiter, svm_tol = svm_tol, svm_maxiter = svm_maxiter,
                 nthreads = nthreads, verbose = verbose, memory = memory, store = store,
-                check_kernels = check_kernels, progress = progress), list(...))
+                check_kernels = check_kernels, progress = progress, platt = platt), list(...))
   if (length(list(...)) && (is.null(names(list(...))) || any(!nzchar(names(list(...))))))
     stop("settings in '...' must be named", call. = FALSE)
   refuse_tuning_names(names(set))
@@ -206,6 +218,8 @@ check_control_values <- function(s) {
     stop("'memory' must be one positive number of bytes", call. = FALSE)
   if (!is.null(s[["store"]]))
     s[["store"]] <- match_arg(s[["store"]], c("auto", "dense", "fly"), name = "store")
+  if (!is.null(s[["platt"]]))
+    s[["platt"]] <- match_arg(s[["platt"]], c("cv", "train"), name = "platt")
   if (!is.null(s[["check_kernels"]])) {
     v <- s[["check_kernels"]]
     if (!is.character(v) || length(v) != 1L || !(v %in% c("fast", "full", "none")))

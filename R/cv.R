@@ -327,6 +327,8 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
   }
   xt <- if (is.null(x)) NULL else x[!out, , drop = FALSE]
   xo <- if (is.null(x)) NULL else x[out, , drop = FALSE]
+  # fold fits need no calibrated probabilities: Platt's sigmoid on their training values
+  args$control <- fold_control(args$control)
   # the regression-on-whole-numbers message was given once, by the fit on all the data
   fk <- withCallingHandlers(suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args))),
                             mklearn_task_message = function(m) invokeRestart("muffleMessage"))
@@ -337,6 +339,14 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
               degenerate = vapply(fk$fits, fit_flag, TRUE, "degenerate"))
   tick(sprintf("fold %s", format(k)))
   res
+}
+
+# The control of a fold fit: Platt's sigmoid on the training decision values (mkl_control(platt
+# = "train")), so that a fold does not run the internal cross-validation of probabilities.
+fold_control <- function(control) {
+  if (is.null(control)) control <- mkl_control()
+  if (inherits(control, "mkl_control")) control[["platt"]] <- "train"
+  control
 }
 
 # The held-out measure of one fit: misclassification rate, deviance (binomial or multinomial,

@@ -85,6 +85,7 @@ print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, .
   cat(sprintf("Data: %d observations%s%s\n", x$nobs,
               if (is.na(x$p_x)) ", precomputed kernels" else paste0(" x ", x$p_x, " features"),
               if (takes_C(x$method)) paste("; C =", format(x$C, digits = digits)) else ""))
+  print_dropped(x$na.action)
   print_extras(x, digits)
   cat(sprintf("Kernels selected: %d of %d\n", n_selected(x), x$M))
   print_fit_notes(x)
@@ -113,7 +114,7 @@ print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, .
 #'   history, the notes `learned_nothing` and `degenerate` (`NULL`, or why), and the method's
 #'   own figures (`extras`: SpicyMKL's equivalent SVM box constant `C_svm`, lp-norm MKL's `p`,
 #'   Empirical Bayes' noise variance `sigma2`, MKL-L0/1-SVM's support vectors `n_sv`, MWUMKL's
-#'   `epsilon`).
+#'   `epsilon`), and `na.action` (the rows a formula fit dropped for missing values).
 #' @details The support vectors of a hinge-loss fit (`"hinge"`: uniform, SpicyMKL, SimpleMKL,
 #'   HessianMKL, lp-norm; MWUMKL's squared hinge) are the training points whose largest sample
 #'   coefficient (over the kernels) exceeds `1e-3` times the largest of all points. At the
@@ -148,7 +149,7 @@ summary.mkl <- function(object, ...) {
                  converged = object$converged, iterations = object$iterations,
                  last = utils::tail(object$history, 1L), timing = object$timing,
                  learned_nothing = object$learned_nothing, degenerate = object$degenerate,
-                 extras = method_extras(object)),
+                 extras = method_extras(object), na.action = object$na.action),
             class = "summary.mkl")
 }
 
@@ -173,6 +174,12 @@ support_vectors <- function(object) {
   list(n = length(alpha_rows_nonzero(object$alpha)), rule = "non-zero sample coefficients")
 }
 
+# The rows a formula fit's na.action dropped, for print and summary (nothing when none).
+print_dropped <- function(na.action) {
+  if (length(na.action))
+    cat(sprintf("  (%s; fit$na.action lists them)\n", stats::naprint(na.action)))
+}
+
 # The notes of a fit that learned nothing or generalises nothing (print and summary).
 print_fit_notes <- function(x) {
   if (!is.null(x$learned_nothing))
@@ -190,6 +197,7 @@ print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
               x$method, x$task, x$loss,
               if (takes_C(x$method)) paste(", C =", format(x$C, digits = digits)) else "",
               x$nobs, x$M))
+  print_dropped(x$na.action)
   print_extras(x, digits)
   cat(sprintf("Converged: %s, %d iteration(s); kernel build %.3g s, fit %.3g s\n",
               if (x$converged) "yes" else "NO", x$iterations, x$timing[["kernels"]],
@@ -215,7 +223,8 @@ print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
 #' @param type `"weights"` (the kernel weights on the simplex), `"alpha"` (the n x M
 #'   sample coefficients) or `"bias"`.
 #' @param nonzero keep only the kernels with non-zero weight.
-#' @param s for a path: the value(s) of C to use (the nearest fitted value on the log scale).
+#' @param s for a path: the value(s) of C to use: the fit of the nearest fitted C on the log
+#'   scale, without interpolation (a message names a value that is not a fitted C).
 #' @param ... unused.
 #' @return A named numeric vector (or matrix for `type = "alpha"`, or for a path several
 #'   values of `s`; for a path of multiclass fits, a list over `s` of what
@@ -286,18 +295,27 @@ prepare_newx <- function(object, newx) {
 #'   as `newx`). Fits on precomputed kernels read no `newx`: they need `newkernels`, also for
 #'   the training points.
 #' @param type `"class"` (classification: labels as in the training response), `"link"`
-#'   (the decision value \eqn{f(x)}), or `"response"` (classification: the probability of the
-#'   second class, from the logistic link for the logistic loss and from Platt's sigmoid fitted
-#'   on the training decision values for the hinge loss; regression: \eqn{f(x)}).
+#'   (the decision value \eqn{f(x)}), `"response"` (classification: the probability of the
+#'   second class, from the logistic link for the logistic loss and otherwise from Platt's
+#'   sigmoid, fitted on cross-validated decision values by default, see `platt` in
+#'   [mkl_control()]; regression: \eqn{f(x)}) or `"prob"` (classification: the class
+#'   probabilities as a matrix with one column per class, named by the class labels, the shape
+#'   caret and tidymodels expect; the second column is `"response"`).
 #' @param newkernels for precomputed kernels: the test-by-train kernels, an n_new x n x M
 #'   array or a list of M matrices, un-normalised like the training kernels. When the training
 #'   kernels and these both have names (the third dimnames of an array, the names of a list),
 #'   they are matched by name, and a missing, extra or duplicated name is an error; otherwise
 #'   they are taken in the order of the training kernels.
 #' @param newdata the same as `newx` (the name other R models use); give one of the two.
+#' @param na.action what to do with rows of the new data that have missing values (in the
+#'   variables of the model): [stats::na.pass()] (the default, as `predict.lm()`) and
+#'   [stats::na.exclude()] predict `NA` for them, keeping every row in place;
+#'   [stats::na.omit()] drops them; [stats::na.fail()] makes them an error. Without new data,
+#'   the fitted values of a formula fit made with `na.action = na.exclude` are padded with `NA`
+#'   at the rows it dropped, as `lm()` does.
 #' @param ... nothing: any other argument is an error.
 #' @return A vector of predictions: a factor (or the training label values) for
-#'   `type = "class"`, numeric otherwise.
+#'   `type = "class"`, a matrix for `type = "prob"`, numeric otherwise.
 #' @examples
 #' set.seed(3)
 #' x <- matrix(rnorm(300), 100)
@@ -306,13 +324,22 @@ prepare_newx <- function(object, newx) {
 #' mean(predict(fit, x[71:100, ]) == y[71:100])
 #' head(predict(fit, x[71:100, ], type = "response"))
 #' @export
-predict.mkl <- function(object, newx, type = c("class", "link", "response"),
-                        newkernels = NULL, newdata = NULL, ...) {
+predict.mkl <- function(object, newx, type = c("class", "link", "response", "prob"),
+                        newkernels = NULL, newdata = NULL, na.action = stats::na.pass, ...) {
   check_dots_empty(list(...), "predict()")
   newx <- newx_or_newdata(if (missing(newx)) NULL else newx, newdata)
   type <- if (missing(type) && object$task == "regression") "link" else match_arg(type)
-  if (object$task == "regression" && type == "class")
-    stop("type = 'class' is for classification fits; use 'link' or 'response'", call. = FALSE)
+  if (object$task == "regression" && type %in% c("class", "prob"))
+    stop(sprintf("type = '%s' is for classification fits; use 'link' or 'response'", type),
+         call. = FALSE)
+  if (!is.null(newx) && !is.null(object$x)) {
+    newx <- formula_newx(object, newx)
+    if (!all_complete(newx))
+      return(predict_complete(newx, na.action, function(z)
+        predict.mkl(object, z, type = type, na.action = na.action)))
+  }
+  if (is.null(newx) && !is.null(object$x) && is.null(newkernels))
+    return(stats::napredict(object$na.action, predict_decision(object, object$fitted, type)))
   act <- active_kernels(object)
   nthreads <- check_threads(NULL)
   alpha <- alpha_columns(object$alpha, act)
@@ -354,16 +381,61 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
       }
     }
   }
+  predict_decision(object, f, type)
+}
+
+# Predictions of the given type from decision values f (binary or regression fits).
+predict_decision <- function(object, f, type) {
   if (type == "link" || object$task == "regression") return(f)
-  if (type == "response") return(stats::plogis(object$platt[["A"]] * f + object$platt[["B"]]))
+  if (type %in% c("response", "prob")) {
+    p <- stats::plogis(object$platt[["A"]] * f + object$platt[["B"]])
+    if (type == "response") return(p)
+    return(matrix(c(1 - p, p), length(p), 2L,
+                  dimnames = list(names(f), as.character(object$classes))))
+  }
   cls <- object$classes
   out <- cls[ifelse(f > 0, 2L, 1L)]
   names(out) <- names(f)
   out
 }
 
+# Whether new data (a matrix or data frame) have no missing value; other objects are left to
+# check_newx(), which names what is wrong with them.
+all_complete <- function(newx) {
+  if (!(is.matrix(newx) || is.data.frame(newx))) return(TRUE)
+  !anyNA(newx)
+}
+
+# Predictions of new data with missing values: `predict_rows` on the complete rows, and the
+# others as na.action says (na.pass, na.exclude: NA in place; na.omit: dropped; na.fail: an
+# error).
+predict_complete <- function(newx, na.action, predict_rows) {
+  cc <- stats::complete.cases(newx)
+  fun <- if (is.character(na.action)) get(na.action, mode = "function") else na.action
+  if (!is.function(fun))
+    stop("'na.action' must be a function such as na.pass, na.omit or na.exclude",
+         call. = FALSE)
+  r <- tryCatch(fun(newx), error = function(e)
+    stop(sprintf(paste0("'newx' contains missing values (%d of %d rows) and na.action ",
+                        "refuses them; na.action = na.pass predicts NA for them, na.omit ",
+                        "drops them"), sum(!cc), length(cc)), call. = FALSE))
+  out <- predict_rows(newx[cc, , drop = FALSE])
+  if (inherits(attr(r, "na.action"), "omit")) return(out)
+  idx <- rep(NA_integer_, length(cc))
+  idx[cc] <- seq_len(sum(cc))
+  rn <- rownames(newx)
+  if (is.matrix(out)) {
+    out <- out[idx, , drop = FALSE]
+    rownames(out) <- rn
+  } else {
+    out <- out[idx]
+    names(out) <- rn
+  }
+  out
+}
+
 #' @export
-fitted.mkl <- function(object, ...) object$fitted
+fitted.mkl <- function(object, ...) stats::napredict(object$na.action, object$fitted)
 
 #' Plot an mkl fit
 #'
@@ -423,11 +495,20 @@ fit_train_error <- function(f) {
   mean(decision_class(f$fitted) != f$y)
 }
 
+# The fits of a path at the values s of C: the nearest fitted C on the log scale (an MKL path is
+# not piecewise linear in C, so fits are not interpolated); a message names any s not fitted.
 path_index <- function(object, s) {
   if (is.null(s)) return(seq_along(object$C))
   if (!is.numeric(s) || anyNA(s) || any(s <= 0)) stop("'s' must be positive values of C",
                                                       call. = FALSE)
-  vapply(s, function(v) which.min(abs(log(object$C) - log(v))), integer(1))
+  idx <- vapply(s, function(v) which.min(abs(log(object$C) - log(v))), integer(1))
+  off <- abs(log(object$C[idx]) - log(s)) > 1e-8
+  if (any(off))
+    message(sprintf(paste0("s = %s: not a fitted C; the nearest fit on the log scale is used ",
+                           "(C = %s), without interpolation. mkl() at that C fits it exactly"),
+                    paste(format(s[off]), collapse = ", "),
+                    paste(format(object$C[idx[off]]), collapse = ", ")))
+  idx
 }
 
 #' @export
@@ -508,15 +589,33 @@ coef.mkl_path <- function(object, s = NULL, type = c("weights", "alpha", "bias")
 }
 
 #' @rdname predict.mkl
-#' @param s for a path: the value(s) of C to predict with (nearest fitted value, log scale).
+#' @param s for a path: the value(s) of C to predict with (default: every fitted C). Each
+#'   value takes the fit of the nearest fitted C on the log scale, without interpolation (an
+#'   MKL path is not piecewise linear in C); a message names a value that is not a fitted C.
+#'   One value gives what the fit's `predict` gives; several give a matrix with one column
+#'   per value (named by the C used; `type = "class"` gives the labels as a character matrix,
+#'   as glmnet does), or, for predictions that are matrices (`"prob"`, multiclass `"link"` and
+#'   `"response"`), an array with the values of `s` as its third dimension.
 #' @export
 predict.mkl_path <- function(object, newx, s = NULL, ...) {
   if (missing(newx)) newx <- NULL
   idx <- path_index(object, s)
   if (length(idx) == 1L) return(predict(object$fits[[idx]], newx, ...))
   out <- lapply(object$fits[idx], function(f) predict(f, newx, ...))
-  names(out) <- format(object$C[idx])
-  out
+  path_stack(out, format(object$C[idx], trim = TRUE))
+}
+
+# Predictions at several C side by side: vectors as the columns of a matrix (factors as
+# character), matrices as the slices of an array.
+path_stack <- function(out, labels) {
+  first <- out[[1L]]
+  if (is.matrix(first))
+    return(array(unlist(out, use.names = FALSE), c(dim(first), length(out)),
+                 dimnames = c(dimnames(first), list(labels))))
+  if (is.factor(first)) out <- lapply(out, as.character)
+  m <- do.call(cbind, out)
+  dimnames(m) <- list(names(first), labels)
+  m
 }
 
 #' @rdname plot.mkl

@@ -196,18 +196,34 @@ mkl <- function(x, ...) {
 
 #' @rdname mkl
 #' @param data a data frame for the formula method.
+#' @param subset for the formula method: the rows of `data` to fit on (a logical or index
+#'   vector, evaluated in `data`, as for `lm()`).
+#' @param weights for the formula method: case weights, evaluated in `data` (a column name or
+#'   an expression of its columns) and passed to the default method; rows dropped by `subset`
+#'   or `na.action` are dropped from them too.
 #' @param na.action for the formula method: what to do with rows that have missing values in
-#'   the variables of the formula. [stats::na.omit()] (the default, as in `e1071::svm()`) drops
-#'   them, with a message giving their number (the rows dropped are `fit$na.action`);
-#'   [stats::na.fail()] makes them an error.
+#'   the variables of the formula (and in `weights`). [stats::na.omit()] (the default, as in
+#'   `e1071::svm()`) drops them, with a message giving their number; [stats::na.exclude()]
+#'   drops them too, and `residuals()`, `fitted()` and `predict()` without new data pad their
+#'   results with `NA` at these rows (as for `lm()`); [stats::na.fail()] makes them an error.
+#'   The rows dropped are `fit$na.action` (their number is printed by `print()` and
+#'   `summary()`).
 #' @export
-mkl.formula <- function(x, data, ..., na.action = stats::na.omit) {
+mkl.formula <- function(x, data, ..., subset, weights, na.action = stats::na.omit) {
   formula <- x
   cl <- match.call()
   cl[[1L]] <- as.name("mkl")      # so that update() calls the generic
   if (missing(data)) stop("the formula interface needs 'data'", call. = FALSE)
-  des <- formula_design(formula, data, na.action)
-  fit <- mkl.default(des$x, des$y, ...)
+  # the model frame built as lm() does, so that subset and weights are evaluated in the data
+  mf <- match.call(expand.dots = FALSE)
+  mf <- mf[c(1L, match(c("x", "data", "subset", "weights"), names(mf), 0L))]
+  names(mf)[names(mf) == "x"] <- "formula"
+  mf$na.action <- quote(stats::na.pass)      # missing values: frame_design()
+  mf$drop.unused.levels <- TRUE
+  mf[[1L]] <- quote(stats::model.frame)
+  des <- frame_design(eval(mf, parent.frame()), na.action)
+  fit <- if (is.null(des$weights)) mkl.default(des$x, des$y, ...) else
+    mkl.default(des$x, des$y, weights = des$weights, ...)
   tt <- des$terms
   fml <- stats::formula(tt)       # with '.' expanded: update(fit, . ~ . - v) needs no data
   attr(tt, ".Environment") <- NULL
@@ -459,7 +475,7 @@ fit_store_path <- function(fitfun, store, y, C, ctl, base, state, cl, t_kernels,
                                         at_C(method, C[k]), what, fits[[k]]$degenerate))
     if (!is.null(tick)) tick(sprintf("%s%s%s", method, at_C(method, C[k]), what))
   }
-  fits
+  platt_path(fits, fitfun, store, y, C, ctl, base)   # probabilities (R/platt.R)
 }
 
 new_mkl <- function(res, base, C, store, call, timing) {

@@ -230,7 +230,8 @@ couple_pairs <- function(r, pos, neg, K) {
 #' @param object,x an `"mkl_multi"` fit.
 #' @param newx,newdata new data as for [predict.mkl()]; neither: the training data.
 #' @param type for `predict`: `"class"` (a factor with the training levels), `"link"` (the
-#'   decision values, observations x problems) or `"response"` (class probabilities,
+#'   decision values, observations x problems), `"response"` or `"prob"` (the same: class
+#'   probabilities,
 #'   observations x classes: one-vs-rest, each class's binary probability normalised to sum
 #'   one; one-vs-one, the pairwise probabilities coupled by the second method of Wu, Lin and
 #'   Weng (2004)). The binary probabilities come from each fit's Platt sigmoid (hinge loss) or
@@ -240,6 +241,7 @@ couple_pairs <- function(r, pos, neg, K) {
 #'   cases. For `coef`: `"weights"` (kernels x problems), `"alpha"` (a list of n x M sample
 #'   coefficient matrices) or `"bias"` (one per problem).
 #' @param newkernels for precomputed kernels: the test-by-train kernels of all training rows.
+#' @param na.action rows of the new data with missing values, as for [predict.mkl()].
 #' @param nonzero for `coef`: keep only the kernels some problem uses.
 #' @param top at most this many kernels are printed or plotted (those of largest weight).
 #' @param digits significant digits.
@@ -260,17 +262,26 @@ NULL
 
 #' @rdname mkl_multi
 #' @export
-predict.mkl_multi <- function(object, newx, type = c("class", "link", "response"),
-                              newkernels = NULL, newdata = NULL, ...) {
+predict.mkl_multi <- function(object, newx, type = c("class", "link", "response", "prob"),
+                              newkernels = NULL, newdata = NULL, na.action = stats::na.pass,
+                              ...) {
   check_dots_empty(list(...), "predict()")
   newx <- newx_or_newdata(if (missing(newx)) NULL else newx, newdata)
   type <- match_arg(type)
+  if (!is.null(newx) && !is.null(object$fits[[1L]]$x)) {
+    newx <- formula_newx(object, newx)
+    if (!all_complete(newx))
+      return(predict_complete(newx, na.action, function(z)
+        predict.mkl_multi(object, z, type = type, na.action = na.action)))
+  }
   Fm <- multi_link(object, newx, newkernels)
-  switch(type, link = Fm, class = multi_class(object, Fm), response = multi_prob(object, Fm))
+  out <- switch(type, link = Fm, class = multi_class(object, Fm),
+                response = , prob = multi_prob(object, Fm))
+  if (is.null(newx) && is.null(newkernels)) stats::napredict(object$na.action, out) else out
 }
 
 #' @export
-fitted.mkl_multi <- function(object, ...) object$fitted
+fitted.mkl_multi <- function(object, ...) stats::napredict(object$na.action, object$fitted)
 
 #' @rdname mkl_multi
 #' @export
@@ -311,6 +322,7 @@ print.mkl_multi <- function(x, digits = max(3L, getOption("digits") - 3L), top =
   cat(sprintf("Data: %d observations%s, %d classes (%s); C = %s\n", x$nobs,
               if (is.na(x$p_x)) ", precomputed kernels" else paste0(" x ", x$p_x, " features"),
               length(tab), paste(names(tab), tab, collapse = ", "), format(x$C, digits = digits)))
+  print_dropped(x$na.action)
   conv <- vapply(x$fits, `[[`, TRUE, "converged")
   cat(if (all(conv)) sprintf("Converged: yes (all %d binary fits)\n", length(conv)) else
     sprintf("Converged: NO for %d of %d binary fits (%s)\n", sum(!conv), length(conv),
@@ -355,7 +367,8 @@ summary.mkl_multi <- function(object, ...) {
                  loss = object$loss, C = object$C, nobs = object$nobs, M = object$M,
                  problems = tab, weights = object$weights,
                  train = c(error = mean(pred != object$y)),
-                 confusion = table(predicted = pred, truth = object$y), timing = object$timing),
+                 confusion = table(predicted = pred, truth = object$y), timing = object$timing,
+                 na.action = object$na.action),
             class = "summary.mkl_multi")
 }
 
@@ -365,6 +378,7 @@ print.summary.mkl_multi <- function(x, digits = max(3L, getOption("digits") - 3L
   cat("\nCall:  ", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat(sprintf("Method '%s' (%s, loss '%s'), C = %s, %d observations, %d kernels\n",
               x$method, x$scheme, x$loss, format(x$C, digits = digits), x$nobs, x$M))
+  print_dropped(x$na.action)
   cat(sprintf("Kernel build %.3g s, binary fits %.3g s in all\n", x$timing[["kernels"]],
               x$timing[["fit"]]))
   cat("\nBinary problems (error: binary training error):\n")

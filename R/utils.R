@@ -343,7 +343,12 @@ newx_or_newdata <- function(newx, newdata) {
 # with its "contrasts" attribute), y (the response), the terms, the model frame and the rows
 # na.action dropped (a message says how many).
 formula_design <- function(formula, data, na.action = stats::na.omit) {
-  mf <- stats::model.frame(formula, data = data, na.action = stats::na.pass)
+  frame_design(stats::model.frame(formula, data = data, na.action = stats::na.pass), na.action)
+}
+
+# The same from a model frame built with na.pass (mkl.formula: with subset and weights), and
+# its case weights (NULL when none).
+frame_design <- function(mf, na.action = stats::na.omit) {
   tt <- attr(mf, "terms")
   incomplete <- !stats::complete.cases(mf)
   if (any(incomplete)) {
@@ -355,8 +360,10 @@ formula_design <- function(formula, data, na.action = stats::na.omit) {
     dropped <- length(incomplete) - nrow(mf)
     if (dropped > 0L)
       message(sprintf(paste0("%d of %d rows have missing values (in %s) and were dropped ",
-                             "(na.action = na.omit; na.action = na.fail makes them an error)"),
-                      dropped, length(incomplete), paste(vars, collapse = ", ")))
+                             "(na.action = %s; na.action = na.fail makes them an error)"),
+                      dropped, length(incomplete), paste(vars, collapse = ", "),
+                      if (inherits(attr(mf, "na.action"), "exclude")) "na.exclude" else
+                        "na.omit"))
     attr(mf, "terms") <- tt
   }
   y <- stats::model.response(mf)
@@ -365,7 +372,8 @@ formula_design <- function(formula, data, na.action = stats::na.omit) {
   X <- stats::model.matrix(tt, mf)
   x <- X[, colnames(X) != "(Intercept)", drop = FALSE]
   attr(x, "contrasts") <- attr(X, "contrasts")
-  list(x = x, y = y, terms = tt, frame = mf, na.action = attr(mf, "na.action"))
+  list(x = x, y = y, terms = tt, frame = mf, na.action = attr(mf, "na.action"),
+       weights = stats::model.weights(mf))
 }
 
 # A numeric response of a few whole values (not {0, 1} or {-1, 1}) is fitted as a regression;

@@ -165,7 +165,8 @@ test_that("new data with a duplicated column name of the model are refused", {
 test_that("match.arg errors of the methods name the argument", {
   d <- two_class(40, 3, seed = 49)
   fit <- mkl(d$x, d$y, kernels = kernel_set(rbf_kernel(1)))
-  expect_error(predict(fit, d$x, type = "prob"), "'type' should be one of.*got \"prob\"")
+  expect_error(predict(fit, d$x, type = "probability"),
+               "'type' should be one of.*got \"probability\"")
   expect_error(coef(fit, type = "beta"), "'type' should be one of")
   expect_error(plot(fit, type = "pie"), "'type' should be one of")
 })
@@ -175,7 +176,7 @@ test_that("missing values in the new data of a formula fit are named like those 
   df <- data.frame(d$x, cls = factor(d$y))
   fit <- mkl(cls ~ ., data = df, kernels = kernel_set(rbf_kernel(1)))
   df$v2[2] <- NA
-  expect_error(predict(fit, df[1:3, ]), "'newx' contains missing values")
+  expect_error(predict(fit, df[1:3, ], na.action = na.fail), "'newx' contains missing values")
   expect_identical(dim(gram(kernel_set(rbf_kernel(1)), d$x, d$x[0, , drop = FALSE])),
                    c(0L, 40L, 1L))
   expect_identical(formula(fit), cls ~ v1 + v2 + v3, ignore_attr = TRUE)

@@ -116,7 +116,7 @@ test_that("bad input gets a specific error", {
   fit <- mkl(x, y, kernels = ks_small)
   expect_error(predict(fit, x[, 1:2]), "lacks column")
   expect_error(predict(fit, unname(x[, 1:2])), "2 column\\(s\\) but the model was fitted on 3")
-  expect_error(predict(fit, x, type = "prob"), "should be one of")
+  expect_error(predict(fit, x, type = "probability"), "should be one of")
   expect_error(mkl(x, y, kernels = ks_small, init = list()), "previous mkl fit")
 })
 

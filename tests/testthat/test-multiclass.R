@@ -144,7 +144,7 @@ test_that("predict: original levels, probability matrices, decision values, new 
     expect_identical(unname(predict(fit)), unname(predict(fit, df)))
     expect_error(predict(fit, iris[d$te, -1]),
                  "lack variable\\(s\\) of the model formula: Sepal.Length")
-    expect_error(predict(fit, iris[d$te, ], type = "prob"), "should be one of")
+    expect_error(predict(fit, iris[d$te, ], type = "probability"), "should be one of")
     expect_error(predict(fit, iris[d$te, ], s = 1), "unused argument")
   }
   # one-vs-one classes are the majority votes of the pairwise decisions

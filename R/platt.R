@@ -1,0 +1,108 @@
+# Probabilities of classification fits: Platt's sigmoid fitted on cross-validated decision
+# values (mkl_control(platt = "cv"), the default, as libsvm does) or on the training decision
+# values ("train"). The sigmoid itself is platt_fit() (R/methods.R); measurements in
+# inst/notes/NOTES-model.md (inst/benchmarks/bench-platt.R).
+
+.platt_nfolds <- 5L
+.platt_seed <- 5L
+
+# Evaluates expr with the random-number stream set by `seed`, then puts the session's stream
+# back as it was (or absent), so that a fit neither reads nor moves the global stream.
+with_seed <- function(seed, expr) {
+  env <- globalenv()
+  had <- exists(".Random.seed", envir = env, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
+  on.exit(if (had) assign(".Random.seed", old, envir = env) else
+    if (exists(".Random.seed", envir = env, inherits = FALSE))
+      rm(".Random.seed", envir = env))
+  set.seed(seed)
+  expr
+}
+
+# The start of a fold fit (rows `tr` of the training rows) from the fit on all the data, where
+# a method's state allows it: the SVM family its kernel weights, SpicyMKL its coefficients and
+# multipliers on those rows, Empirical Bayes its variances; otherwise a cold start (NULL).
+platt_warm <- function(fit, tr) {
+  st <- restore_state(fit)
+  if (is.null(st)) return(NULL)
+  n <- fit$nobs
+  switch(fit$method,
+         simple = , hessian = , lp = if (length(st$weights)) list(weights = st$weights),
+         spicy = if (is.matrix(st$alpha) && nrow(st$alpha) == n && length(st$rho) == n) {
+           st$alpha <- st$alpha[tr, , drop = FALSE]
+           st$rho <- st$rho[tr]
+           st$aux <- c(st$aux[tr], st$aux[n + tr])
+           st$dim <- c(length(tr), ncol(st$alpha))
+           st
+         },
+         bayes = st,
+         NULL)
+}
+
+# Held-out decision values of the fits `fits` (one per C, "mkl" objects on `store`) by an
+# internal cross-validation: per fold, the solver on the training part of the store (its
+# principal submatrix) at each C, warm-started from the fit on all the data; the held-out
+# decision values read the whole store through the fold's coefficients (zero on the held-out
+# rows). Returns an n x length(C) matrix, or a character reason when it cannot run.
+platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
+  if (min(table(y)) < .platt_nfolds)
+    return(sprintf("fewer than %d points of a class", .platt_nfolds))
+  n <- length(y)
+  foldid <- with_seed(.platt_seed, make_folds(y, .platt_nfolds, TRUE))
+  ctl$verbose <- FALSE
+  old <- progress_quiet()
+  on.exit(progress_restore(old))
+  dv <- matrix(NA_real_, n, length(C))
+  for (k in seq_len(.platt_nfolds)) {
+    tr <- which(foldid != k)
+    out <- foldid == k
+    st <- subset_store(store, tr)
+    for (j in seq_along(C)) {
+      Cs <- solver_C(base$method, C[j], base$kscale, length(tr))
+      res <- tryCatch(suppressWarnings(fitfun(st, y[tr], "classification", Cs, ctl,
+                                              platt_warm(fits[[j]], tr))),
+                      error = function(e) e)
+      if (inherits(res, "error"))
+        return(paste("a fold fit failed:", conditionMessage(res)))
+      alpha <- res$alpha
+      if (is_outer_alpha(alpha)) {
+        u <- numeric(n)
+        u[tr] <- alpha$u
+        alpha$u <- u
+      } else {
+        a <- matrix(0, n, ncol(alpha))
+        a[tr, ] <- alpha
+        alpha <- a
+      }
+      act <- alpha_cols_nonzero(alpha)
+      dv[out, j] <- train_decision(store, alpha, act, base$kernel_info, as.double(res$b))[out]
+    }
+  }
+  dv
+}
+
+# Platt's sigmoid for every fit of a path on one store (fit_store_path()): on cross-validated
+# decision values (platt = "cv") or on the training ones; fit$platt_method says which, and
+# why a cross-validation fell back to the training values.
+platt_path <- function(fits, fitfun, store, y, C, ctl, base) {
+  if (base$task != "classification") return(fits)
+  how <- if (identical(ctl[["platt"]], "train") || identical(base$loss, "logistic"))
+    "train" else "cv"
+  t0 <- proc.time()[["elapsed"]]
+  dv <- if (how == "cv") platt_cv_values(fitfun, store, y, C, ctl, base, fits)
+  t_cv <- (proc.time()[["elapsed"]] - t0) / length(fits)
+  for (j in seq_along(fits)) {
+    f <- fits[[j]]
+    if (is.matrix(dv)) {
+      f$platt <- platt_fit(dv[, j], y, f$loss)
+      f$platt_method <- "cv"
+      f$timing <- c(f$timing, platt = t_cv)
+    } else {
+      f$platt <- platt_fit(f$fitted, y, f$loss)
+      f$platt_method <- if (identical(base$loss, "logistic")) "logistic" else
+        if (is.character(dv)) paste0("train (", dv, ")") else "train"
+    }
+    fits[[j]] <- f
+  }
+  fits
+}
