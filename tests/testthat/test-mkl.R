@@ -429,3 +429,172 @@ test_that("a fit that predicts one class or memorises its training points is fla
   expect_null(fs$degenerate)
   expect_gt(mean(predict(fs, xb[-i, ]) == bc$Class[-i]), 0.9)
 })
+
+test_that("the formula interface takes subset, evaluated in the data, as lm() does", {
+  d <- two_class(60, 3, seed = 81)
+  df <- data.frame(d$x, cls = factor(d$y))
+  fit <- mkl(cls ~ ., data = df, kernels = ks_small, subset = v1 > -1)
+  ref <- mkl(cls ~ ., data = df[df$v1 > -1, ], kernels = ks_small)
+  expect_identical(fit$nobs, sum(df$v1 > -1))
+  expect_equal(fitted(fit), fitted(ref))
+  expect_equal(coef(fit), coef(ref))
+  expect_equal(fitted(mkl(cls ~ ., data = df, kernels = ks_small, subset = 1:40)),
+               fitted(mkl(cls ~ ., data = df[1:40, ], kernels = ks_small)))
+  # update() keeps the subset; a level absent from the subset is dropped
+  expect_identical(update(fit, C = 2)$nobs, fit$nobs)
+  df3 <- data.frame(d$x, cls = factor(ifelse(d$x[, 3] > 1, "c", ifelse(d$y > 0, "a", "b"))))
+  f2 <- mkl(cls ~ ., data = df3, kernels = ks_small, subset = cls != "c")
+  expect_s3_class(f2, "mkl")
+  expect_identical(levels(predict(f2, df3)), c("a", "b"))
+})
+
+test_that("na.exclude pads residuals and fitted values; print and summary report dropped rows", {
+  ks <- kernel_set(rbf_kernel(c(1, 3)))
+  d <- mtcars
+  d$wt[c(2, 5)] <- NA
+  expect_message(fe <- mkl(mpg ~ ., data = d, kernels = ks, na.action = na.exclude),
+                 "2 of 32 rows .* dropped \\(na.action = na.exclude")
+  fo <- suppressMessages(mkl(mpg ~ ., data = d, kernels = ks))
+  expect_length(residuals(fo), 30L)
+  expect_length(fitted(fo), 30L)
+  r <- residuals(fe)
+  expect_length(r, 32L)
+  expect_identical(which(is.na(r)), c(2L, 5L))
+  expect_equal(unname(r[-c(2, 5)]), residuals(fo), ignore_attr = TRUE)
+  expect_identical(which(is.na(fitted(fe))), c(2L, 5L))
+  expect_identical(which(is.na(predict(fe))), c(2L, 5L))
+  expect_equal(deviance(fe), deviance(fo))
+  expect_identical(nobs(fe), 30L)
+  expect_output(print(fe), "2 observations deleted due to missingness")
+  expect_output(print(summary(fo)), "2 observations deleted due to missingness")
+  expect_silent(capture.output(print(mkl(mpg ~ ., data = mtcars, kernels = ks))))
+  out <- capture.output(print(mkl(mpg ~ ., data = mtcars, kernels = ks)))
+  expect_false(any(grepl("deleted", out)))
+  di <- iris
+  di$Sepal.Width[c(1, 60)] <- NA
+  fm <- suppressMessages(mkl(Species ~ ., data = di, kernels = ks, na.action = na.exclude))
+  expect_identical(dim(fitted(fm)), c(150L, 3L))
+  expect_output(print(fm), "2 observations deleted")
+  expect_output(print(summary(fm)), "2 observations deleted")
+})
+
+test_that("predict() handles missing values in new data by na.action", {
+  d <- two_class(50, 3, seed = 82)
+  df <- data.frame(d$x, cls = factor(d$y, labels = c("neg", "pos")))
+  fit <- mkl(cls ~ ., data = df, kernels = ks_small)
+  nd <- df[1:6, ]
+  nd$v2[c(2, 5)] <- NA
+  ref <- predict(fit, df[c(1, 3, 4, 6), ])
+  p <- predict(fit, nd)
+  expect_length(p, 6L)
+  expect_identical(unname(which(is.na(p))), c(2L, 5L))
+  expect_identical(unname(p[-c(2, 5)]), unname(ref))
+  expect_identical(unname(predict(fit, nd, na.action = na.omit)), unname(ref))
+  expect_identical(unname(predict(fit, nd, na.action = na.exclude)), unname(p))
+  P <- predict(fit, nd, type = "prob")
+  expect_identical(dim(P), c(6L, 2L))
+  expect_true(all(is.na(P[c(2, 5), ])) && !anyNA(P[-c(2, 5), ]))
+  expect_error(predict(fit, nd, na.action = na.fail),
+               "'newx' contains missing values \\(2 of 6 rows\\) and na.action refuses them")
+  expect_error(predict(fit, nd, na.action = "na.fail"), "na.action refuses them")
+  expect_error(predict(fit, nd, na.action = 3), "'na.action' must be a function")
+  # a matrix fit alike
+  fx <- mkl(d$x, d$y, kernels = ks_small)
+  z <- d$x[1:4, ]
+  z[3, 1] <- NA
+  f <- predict(fx, z, type = "link")
+  expect_identical(which(is.na(f)), 3L)
+  expect_equal(f[-3], predict(fx, z[-3, ], type = "link"))
+  # multiclass (one-vs-one coupling needs complete rows)
+  di <- iris[c(1:5, 51:55, 101:105), ]
+  di$Petal.Length[c(2, 7)] <- NA
+  fm <- mkl(Species ~ ., data = iris, kernels = ks_small, multiclass = "ovo")
+  pm <- predict(fm, di, type = "prob")
+  expect_identical(unname(which(is.na(pm[, 1]))), c(2L, 7L))
+  expect_length(predict(fm, di, na.action = na.omit), 13L)
+})
+
+test_that("weights in the formula interface are evaluated in the data, subset with the rows", {
+  d <- two_class(40, 3, seed = 83)
+  df <- data.frame(d$x, cls = factor(d$y), w = seq(0.5, 2, length.out = 40))
+  df$v1[4] <- NA
+  rec <- new.env()
+  # what mkl.default receives as `weights` (an argument it gains with case weights)
+  suppressMessages(trace("mkl.default", bquote(assign("w", if (exists("weights",
+                                                                    inherits = FALSE))
+    weights else list(...)[["weights"]], envir = .(rec))), print = FALSE,
+    where = asNamespace("mklearn")))
+  on.exit(suppressMessages(untrace("mkl.default", where = asNamespace("mklearn"))))
+  try(suppressMessages(mkl(cls ~ v1 + v2, data = df, kernels = ks_small, weights = w,
+                           subset = v3 > -1)), silent = TRUE)
+  keep <- df$v3 > -1 & !is.na(df$v1)
+  expect_equal(unname(rec$w), df$w[keep])
+  rec$w <- "unset"
+  suppressMessages(mkl(cls ~ v1 + v2, data = df, kernels = ks_small))
+  expect_null(rec$w)
+  if ("weights" %in% names(formals(mklearn:::mkl.default))) {
+    fw <- suppressMessages(mkl(cls ~ v1 + v2, data = df, kernels = ks_small, weights = w))
+    ref <- mkl(df[-4, c("v1", "v2")], df$cls[-4], kernels = ks_small, weights = df$w[-4])
+    expect_equal(fitted(fw), fitted(ref), ignore_attr = TRUE)
+  }
+})
+
+test_that("probabilities: Platt's sigmoid on cross-validated decision values by default", {
+  set.seed(84)
+  n <- 60
+  x <- matrix(rnorm(n * 3), n)
+  y <- ifelse(x[, 1] + 0.5 * x[, 2]^2 + 0.5 * rnorm(n) > 0.5, 1, -1)
+  K <- array(c(rbf_R(x, x, 1), rbf_R(x, x, 3)), c(n, n, 2))
+  set.seed(1)
+  before <- runif(1)
+  set.seed(1)
+  fit <- mkl(y = y, kernels = K, C = 5)
+  expect_identical(runif(1), before)            # the session's random numbers untouched
+  expect_identical(fit$platt_method, "cv")
+  # the held-out decision values of the internal folds, refitted here by mkl() itself
+  foldid <- mklearn:::with_seed(5L, mklearn:::make_folds(y, 5L, TRUE))
+  dv <- numeric(n)
+  for (k in 1:5) {
+    tr <- foldid != k
+    fk <- mkl(y = y[tr], kernels = K[tr, tr, ], C = 5, control = mkl_control(platt = "train"))
+    dv[!tr] <- predict(fk, newkernels = K[!tr, tr, ], type = "link")
+  }
+  expect_equal(fit$platt, mklearn:::platt_fit(dv, y, "hinge"), tolerance = 1e-6)
+  ft <- mkl(y = y, kernels = K, C = 5, control = mkl_control(platt = "train"))
+  expect_identical(ft$platt_method, "train")
+  expect_identical(ft$platt, mklearn:::platt_fit(fitted(ft), y, "hinge"))
+  expect_identical(fitted(ft), fitted(fit))
+  # the training values are optimistic: a steeper sigmoid
+  expect_gt(ft$platt[["A"]], fit$platt[["A"]])
+  # reproducible, whatever the seed of the session
+  set.seed(99)
+  expect_identical(mkl(y = y, kernels = K, C = 5)$platt, fit$platt)
+  expect_error(mkl_control(platt = "holdout"), "'platt' should be one of \"cv\", \"train\"")
+  # too few points of a class for five folds: the training values, saying why
+  y6 <- rep(-1, n)
+  y6[1:4] <- 1
+  f6 <- suppressWarnings(mkl(y = y6, kernels = K, C = 5))
+  expect_identical(f6$platt_method, "train (fewer than 5 points of a class)")
+  expect_identical(mkl(y = y, kernels = K, loss = "logistic", method = "spicy")$platt_method,
+                   "logistic")
+})
+
+test_that("cross-validated probabilities: warm-started methods, multiclass, cv.mkl folds", {
+  d <- two_class(60, 3, seed = 85)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1))
+  for (m in c("simple", "spicy", "bayes", "l01")) {
+    f <- suppressWarnings(mkl(d$x, d$y, kernels = ks, method = m))
+    expect_identical(f$platt_method, "cv", label = m)
+    expect_true(all(is.finite(f$platt)) && f$platt[["A"]] > 0, label = m)
+  }
+  fm <- mkl(Species ~ ., data = iris, kernels = ks, multiclass = "ovo")
+  expect_identical(unname(vapply(fm$fits, `[[`, "", "platt_method")), rep("cv", 3))
+  path <- mkl(d$x, d$y, kernels = ks, method = "simple", C = c(10, 1))
+  expect_identical(vapply(path$fits, `[[`, "", "platt_method"), c("cv", "cv"))
+  expect_false(identical(path$fits[[1]]$platt, path$fits[[2]]$platt))
+  # the folds of cv.mkl calibrate on their training values; the path on all the data by cv
+  expect_identical(mklearn:::fold_control(NULL)[["platt"]], "train")
+  expect_identical(mklearn:::fold_control(mkl_control(tol = 1e-3))[["tol"]], 1e-3)
+  cv <- cv.mkl(d$x, d$y, kernels = ks, C = c(10, 1), nfolds = 3)
+  expect_identical(cv$fit$fits[[1]]$platt_method, "cv")
+})
