@@ -167,7 +167,10 @@
 #'   `iterations`,
 #'   `history` (a data frame per iteration), `objective`, `fitted` (training decision values,
 #'   equal to `predict(fit, x, type = "link")` on the training data),
-#'   `timing`, `store` (`"dense"` or `"fly"`), and what `predict` needs to rebuild the test
+#'   `timing` (seconds: `kernels`, `fit`, and `platt`, the cross-validation of the
+#'   probabilities, see `platt` in [mkl_control()]), `platt` (the sigmoid's `A` and `B`) and
+#'   `platt_method` (classification), `na.action` (formula fits: the rows dropped for missing
+#'   values), `store` (`"dense"` or `"fly"`), and what `predict` needs to rebuild the test
 #'   kernels (the kernel set, the training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
 #' @examples

@@ -170,7 +170,8 @@ test_that("NaN and Inf are refused in x, y, new data, precomputed kernels and C"
     f <- base_fit(m, task)
     for (v in c(NaN, Inf)) {
       z <- d$x[1:3, ]; z[2, 1] <- v
-      expect_error(predict(f, z), "'newx' contains (missing|infinite) values", label = lab)
+      expect_error(predict(f, z, na.action = na.fail),
+                   "'newx' contains (missing|infinite) values", label = lab)
     }
     K <- gram(common_ks, d$x)
     fk <- fit_m(NULL, d$y, m, kernels = K)

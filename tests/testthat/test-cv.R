@@ -194,7 +194,7 @@ test_that("cv.mkl of a multiclass response: misclassification by hand, deviance 
                 type.measure = "deviance", multiclass = "ovo")
   dev1 <- sapply(1:3, function(k) {
     f <- mkl(x[foldid != k, ], y[foldid != k], kernels = ks, method = "uniform", C = 10,
-             multiclass = "ovo")
+             multiclass = "ovo", control = mkl_control(platt = "train"))   # as cv.mkl folds
     P <- predict(f, x[foldid == k, ], type = "response")
     mean(-2 * log(P[cbind(seq_len(50), as.integer(y[foldid == k]))]))
   })

@@ -252,7 +252,8 @@ test_that("classification residuals are those of the probabilities; hinge residu
   expect_true(any(residuals(fit, "hinge") == 0) && any(residuals(fit, "hinge") > 1))
   lg <- mkl(d$x, d$y, kernels = ks, method = "spicy", loss = "logistic")
   expect_equal(residuals(lg, "response"), y01 - plogis(fitted(lg)))
-  expect_error(residuals(lg, "hinge"), "'hinge' is for hinge-loss fits; this fit's loss is 'logistic'")
+  expect_error(residuals(lg, "hinge"),
+               "'hinge' is for hinge-loss fits; this fit's loss is 'logistic'")
   expect_error(residuals(fit, "pearson"), "'type' should be one of")
 })
 

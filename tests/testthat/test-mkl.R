@@ -595,6 +595,12 @@ test_that("cross-validated probabilities: warm-started methods, multiclass, cv.m
   # the folds of cv.mkl calibrate on their training values; the path on all the data by cv
   expect_identical(mklearn:::fold_control(NULL)[["platt"]], "train")
   expect_identical(mklearn:::fold_control(mkl_control(tol = 1e-3))[["tol"]], 1e-3)
+  rec <- new.env()
+  rec$n <- 0L
+  suppressMessages(trace("platt_cv_values", bquote(assign("n", .(rec)$n + 1L, envir = .(rec))),
+                         print = FALSE, where = asNamespace("mklearn")))
+  on.exit(suppressMessages(untrace("platt_cv_values", where = asNamespace("mklearn"))))
   cv <- cv.mkl(d$x, d$y, kernels = ks, C = c(10, 1), nfolds = 3)
+  expect_identical(rec$n, 1L)                  # the path on all the data only
   expect_identical(cv$fit$fits[[1]]$platt_method, "cv")
 })
