@@ -100,13 +100,18 @@
 #'   constant of "The meaning of C" (`fit$info$C_solver`); the duality gap of the SVM family
 #'   holds with these boxes. uniform regression: kernel ridge with the squared residuals
 #'   weighted, \eqn{(C/2) \sum_i w_i r_i^2}.
+#' * spicy: the loss \eqn{\sum_i w_i \ell(y_i, z_i)} (every loss; the dual box of point i is
+#'   scaled by \eqn{w_i}, and the duality gap is that of the weighted problem); rows of weight
+#'   0 are left out of the solver. The penalty weight is converted with the total weight
+#'   \eqn{\sum_i w_i} in place of n. With weights the hinge's box phase
+#'   (`spicy_tuning(box_fraction = )`) is not used.
 #' * The kernel scale `kscale` that converts C is the weighted mean diagonal, and a regression
 #'   response is standardised by its weighted mean and standard deviation, so that weights equal
 #'   repeated rows there too. The kernels themselves (the standardisation of `x`, the widths of
 #'   [default_kernels()], the trace normalisation of a [kernel_set()]) are computed from the
 #'   rows as given, not weighted: with precomputed kernels, or kernels whose construction does
 #'   not depend on how often a row appears, weight k is exactly k copies of the row.
-#' * `"spicy"`, `"bayes"`, `"l01"` and `"mwu"` refuse case weights with an error saying why
+#' * `"bayes"`, `"l01"` and `"mwu"` refuse case weights with an error saying why
 #'   (`mkl_methods(details = TRUE)$case_weights`).
 #'
 #' Multiclass fits give each binary problem the weights of its rows; [cv.mkl()] fits each fold

@@ -53,9 +53,7 @@ svm_only <- list(classification = "hinge", regression = character())
     args = list(lambda = list(what = "the elastic-net mixing parameter of method 'spicy'"),
                 epsilon = list(what = "the width of SpicyMKL's epsilon-insensitive loss",
                                default = 0.1, loss = "epsilon")),
-    C = "spicy", control = "spicy", fit = "fit_spicy",
-    no_case_weights = paste0("its losses, proximal steps and duality-gap certificate are ",
-                             "unweighted (the SVM-family methods and 'uniform' take them)"),
+    C = "spicy", case_weights = TRUE, control = "spicy", fit = "fit_spicy",
     finish = function(info, base, C_solver) {
       if (identical(base$penalty, "l1") && !is.null(info$sum_norms))
         info$C_svm <- spicy_C_svm(info$sum_norms, C_solver, base$kscale)

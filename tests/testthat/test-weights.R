@@ -1,6 +1,7 @@
 # Case weights (mkl(weights = , class.weights = )): a per-point box C w_i in the SMO of the
-# SVM family and uniform, weighted ridge for uniform regression. Certificates: integer weights
-# equal repeated rows, weight 0 equals a dropped row, e1071's class weights on one kernel.
+# SVM family and uniform, weighted ridge for uniform regression, weighted losses in SpicyMKL.
+# Certificates: integer weights equal repeated rows, weight 0 equals a dropped row, e1071's
+# class weights on one kernel.
 
 wt_data <- function(n = 30, seed = 1) {
   d <- two_class(n = n, p = 3, seed = seed)
@@ -29,6 +30,43 @@ test_that("integer case weights equal repeated rows, on every method that takes 
   fd <- wt_fit(NULL, d$r[idx], kernels = d$K[idx, idx, ], method = "uniform")
   expect_lt(rel(fw$objective, fd$objective), 1e-10)
   expect_lt(rel(fitted(fw)[w > 0], fitted(fd)[first]), 1e-10)
+})
+
+test_that("SpicyMKL's weighted losses equal repeated rows, for every loss, with a valid gap", {
+  d <- wt_data(seed = 8)
+  w <- rep(c(3, 0, 1, 2), c(5, 3, 15, 7))
+  idx <- rep(seq_along(w), w)
+  first <- match(which(w > 0), idx)
+  ctl <- mkl_control(tol = 1e-6)
+  for (loss in c("hinge", "logistic", "squared", "epsilon")) {
+    yy <- if (loss %in% c("hinge", "logistic")) d$y else d$r
+    fw <- wt_fit(NULL, yy, kernels = d$K, method = "spicy", loss = loss, weights = w,
+                 control = ctl)
+    fd <- wt_fit(NULL, yy[idx], kernels = d$K[idx, idx, ], method = "spicy", loss = loss,
+                 control = ctl)
+    expect_true(fw$converged, label = loss)
+    expect_gte(fw$info$gap, 0)
+    expect_lt(rel(fw$objective, fd$objective), 1e-5)
+    expect_lt(rel(fw$weights, fd$weights), 1e-5)
+    expect_lt(rel(fitted(fw)[w > 0], fitted(fd)[first]), 1e-5)
+    expect_true(all(fw$alpha[w == 0, ] == 0), label = loss)
+  }
+  # the elastic net and a warm-started path keep the rows of weight 0 out
+  p <- wt_fit(NULL, d$y, kernels = d$K, method = "spicy", penalty = "elasticnet",
+              lambda = 0.3, C = c(3, 1), weights = w, control = ctl)
+  q <- wt_fit(NULL, d$y[idx], kernels = d$K[idx, idx, ], method = "spicy",
+              penalty = "elasticnet", lambda = 0.3, C = c(3, 1), control = ctl)
+  expect_lt(rel(fitted(p$fits[[2]])[w > 0], fitted(q$fits[[2]])[first]), 1e-5)
+  # the CG solve with the model direction (the box phase is off with weights)
+  d2 <- two_class(n = 60, p = 3, seed = 9)
+  K2 <- gram(kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(2)), d2$x)
+  w2 <- rep(c(2, 1), 30)
+  i2 <- rep(1:60, w2)
+  cg <- mkl_control(tol = 1e-5, tuning = spicy_tuning(cg = TRUE, cg_threshold = 2L))
+  fw <- wt_fit(NULL, d2$y, kernels = K2, method = "spicy", weights = w2, control = cg)
+  fd <- wt_fit(NULL, d2$y[i2], kernels = K2[i2, i2, ], method = "spicy", control = cg)
+  expect_lt(rel(fw$objective, fd$objective), 1e-4)
+  expect_lt(rel(fitted(fw), fitted(fd)[match(1:60, i2)]), 1e-3)
 })
 
 test_that("weight 0 equals dropping the row; no weights store NULL", {
@@ -95,7 +133,7 @@ test_that("dense and fly stores agree with case weights; multiclass subsets them
   d <- two_class(n = 40, p = 3, seed = 5)
   ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(2))
   w <- rep(c(0.5, 2, 1, 0), each = 10)
-  for (m in c("uniform", "simple")) {
+  for (m in c("uniform", "simple", "spicy")) {
     fd <- wt_fit(d$x, d$y, kernels = ks, method = m, weights = w,
                  control = mkl_control(store = "dense"))
     ff <- wt_fit(d$x, d$y, kernels = ks, method = m, weights = w,
@@ -142,8 +180,6 @@ test_that("case weights are refused with a reason, and checked", {
                "method 'l01' does not take case weights .*ADMM")
   expect_error(wt_fit(NULL, d$y, kernels = d$K, method = "mwu", weights = rep(1, 20)),
                "method 'mwu' does not take case weights .*multiplicative weights")
-  expect_error(wt_fit(NULL, d$y, kernels = d$K, method = "spicy", weights = rep(1, 20)),
-               "method 'spicy' does not take case weights .*unweighted")
   expect_error(wt_fit(NULL, d$y, kernels = d$K, weights = rep(1, 19)),
                "'weights' has 19 values for 20 observations")
   expect_error(wt_fit(NULL, d$y, kernels = d$K, weights = c(-1, rep(1, 19))),
