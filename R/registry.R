@@ -78,8 +78,8 @@ svm_only <- list(classification = "hinge", regression = character())
     no_C = paste0("the kernel variances and the noise variance are learned by maximising the ",
                   "marginal likelihood (mkl_control(sigma2 = ) fixes the noise variance)"),
     no_case_weights = paste0("its objective, the marginal likelihood of a Gaussian process, ",
-                             "does not split into a loss per observation (a weight is not a ",
-                             "repeated row: the noise variance would enter differently)"),
+                             "couples the observations through the noise variance and does not ",
+                             "split into a loss per observation"),
     control = "bayes", fit = "fit_bayes", extras = function(fit) c(sigma2 = fit$info$sigma2)),
   l01 = method_entry(
     label = "MKL-L0/1-SVM", paper = "Shi and Zhu",

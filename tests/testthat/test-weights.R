@@ -154,6 +154,11 @@ test_that("dense and fly stores agree with case weights; multiclass subsets them
     expect_identical(fw$case_weights, w3)
     expect_lt(rel(fw$fitted, fr$fitted[match(1:40, idx), ]), 1e-3)
   }
+  # class weights of a multiclass response: rows of class 'b' counted twice
+  fc <- wt_fit(NULL, y3, kernels = K, method = "simple", class.weights = c(b = 2))
+  ib <- rep(1:40, ifelse(y3 == "b", 2, 1))
+  fb <- wt_fit(NULL, y3[ib], kernels = K[ib, ib, ], method = "simple")
+  expect_lt(rel(fc$fitted, fb$fitted[match(1:40, ib), ]), 1e-3)
 })
 
 test_that("cv.mkl fits the folds with their weights and weights the held-out measure", {
