@@ -13,6 +13,33 @@ wt_fit <- function(...) suppressWarnings(mkl(...))
 rel <- function(a, b) max(abs(a - b)) / max(1, abs(a), abs(b))
 box_methods <- c("uniform", "simple", "hessian", "lp")
 
+test_that("the SMO with a box per point reaches quadprog's optimum; weighted ridge its system", {
+  skip_if_not_installed("quadprog")
+  d <- wt_data(n = 40, seed = 11)
+  K <- d$K[, , 1] * 40
+  set.seed(3)
+  box <- 2 * runif(40)^2
+  box[c(3, 7)] <- 0
+  s <- .Call(mklearn:::C_smo, K, d$y, box, numeric(40), 1e-10, 1e7L)
+  Q <- K * outer(d$y, d$y)
+  qp <- quadprog::solve.QP(Q + diag(1e-10 * mean(diag(Q)), 40), rep(1, 40),
+                           cbind(d$y, diag(40), -diag(40)), c(0, rep(0, 40), -box), meq = 1)
+  a <- pmin(pmax(qp$solution, 0), box)
+  J <- sum(a) - 0.5 * drop(crossprod(a, Q %*% a))
+  expect_true(all(s$alpha >= 0 & s$alpha <= box))
+  expect_lt(abs(sum(s$alpha * d$y)), 1e-10)
+  expect_lt(abs(s$objective - J) / J, 1e-6)
+  # the same box everywhere is the scalar C, bit for bit
+  expect_identical(.Call(mklearn:::C_smo, K, d$y, rep(0.7, 40), numeric(40), 1e-6, 1e7L),
+                   .Call(mklearn:::C_smo, K, d$y, 0.7, numeric(40), 1e-6, 1e7L))
+  # weighted kernel ridge: (K + W^-1 / C) beta = y - b, sum(beta) = 0, solved in R
+  w <- runif(40) + 0.5
+  r <- .Call(mklearn:::C_kridge, K, d$r, (1 / 3) / w)
+  A <- rbind(cbind(K + diag(1 / (3 * w)), 1), c(rep(1, 40), 0))
+  ref <- solve(A, c(d$r, 0))
+  expect_equal(c(r$beta, r$b), ref, tolerance = 1e-8)
+})
+
 test_that("integer case weights equal repeated rows, on every method that takes them", {
   d <- wt_data()
   w <- rep(c(3, 0, 1, 2), c(5, 3, 15, 7))
