@@ -29,6 +29,9 @@ test_that("the SMO with a box per point reaches quadprog's optimum; weighted rid
   expect_true(all(s$alpha >= 0 & s$alpha <= box))
   expect_lt(abs(sum(s$alpha * d$y)), 1e-10)
   expect_lt(abs(s$objective - J) / J, 1e-6)
+  expect_identical(svm_smo(K, d$y, C = box, tol = 1e-10), s)
+  expect_error(svm_smo(K, d$y, C = c(-1, box[-1])),
+               "a box per point 'C' must be finite, non-negative and not all zero")
   # the same box everywhere is the scalar C, bit for bit
   expect_identical(.Call(mklearn:::C_smo, K, d$y, rep(0.7, 40), numeric(40), 1e-6, 1e7L),
                    .Call(mklearn:::C_smo, K, d$y, 0.7, numeric(40), 1e-6, 1e7L))
