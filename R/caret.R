@@ -9,7 +9,8 @@
 #' The tuned parameter is `C` (on [mkl()]'s scale: the SVM box constant on kernels with unit
 #' mean diagonal). caret's default grid of `tuneLength` values is log-spaced from 0.1 to 100;
 #' `search = "random"` draws `log10(C)` uniformly from \[-2, 3\]. caret sorts the candidates
-#' from the most regularised (smallest C) up. Case weights are not supported (an error).
+#' from the most regularised (smallest C) up. caret's case weights (`train(weights = )`) are
+#' passed to [mkl()] as `weights` (an error for a method that does not take them).
 #'
 #' @param kernels a [kernel_set()] (kernels are rebuilt on every resample); `NULL` for the
 #'   default of [mkl()].
@@ -48,9 +49,7 @@ mkl_caret <- function(kernels = NULL, method = "uniform", ...) {
             regression = "Regression")[method_tasks(method_info(method))]
   type <- unname(type)
   fit_one <- function(x, y, wts, param, lev, last, classProbs, ...) {
-    if (!is.null(wts))
-      stop("mklearn models do not take case weights", call. = FALSE)
-    args <- c(list(x = x, y = y, method = method, C = param$C),
+    args <- c(list(x = x, y = y, method = method, C = param$C, weights = wts),
               if (!is.null(kernels)) list(kernels = kernels), fixed, list(...))
     do.call(mkl, args)
   }

@@ -65,7 +65,10 @@
 #'   Multiclass; it is maximised, so `C.min` has the largest and `C.1se` is the smallest C
 #'   within one standard error of it; every held-out fold needs two classes); for regression
 #'   `"mse"` or `"mae"`. Default: `"class"` or `"mse"`. Every measure is averaged within each
-#'   fold, then over the folds.
+#'   fold, then over the folds. With case weights (`weights =` in `...`, one per observation),
+#'   each fold is fitted with the weights of its training part and its measure is the
+#'   weighted mean over its held-out part (`"auc"` is not weighted); `class.weights` is passed
+#'   to every fit.
 #' @return An object of class `"cv.mkl"`: `C`, `cvm` (mean held-out loss), `cvsd` (its
 #'   standard error), `cvup`, `cvlo`, `C.min` (the C of the smallest mean held-out loss; of
 #'   several C with the same loss, the most regularised, as glmnet does: the smallest C, since
@@ -329,11 +332,20 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
   xo <- if (is.null(x)) NULL else x[out, , drop = FALSE]
   # fold fits need no calibrated probabilities: Platt's sigmoid on their training values
   args$control <- fold_control(args$control)
+  # case weights: the training part's for the fit, the held-out part's for the measure
+  wo <- NULL
+  if (!is.null(args[["weights"]])) {
+    if (length(args[["weights"]]) != length(foldid))
+      stop(sprintf("'weights' has %d values for %d observations", length(args[["weights"]]),
+                   length(foldid)), call. = FALSE)
+    wo <- args[["weights"]][out]
+    args[["weights"]] <- args[["weights"]][!out]
+  }
   # the regression-on-whole-numbers message was given once, by the fit on all the data
   fk <- withCallingHandlers(suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args))),
                             mklearn_task_message = function(m) invokeRestart("muffleMessage"))
   res <- list(measure = vapply(fk$fits, fold_measure, 1, newx = xo, yv = yv[out],
-                               measure = measure, newkernels = Kt),
+                               measure = measure, newkernels = Kt, w = wo),
               converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE),
               learned_nothing = vapply(fk$fits, fit_flag, TRUE, "learned_nothing"),
               degenerate = vapply(fk$fits, fit_flag, TRUE, "degenerate"))
@@ -352,8 +364,11 @@ fold_control <- function(control) {
 # The held-out measure of one fit: misclassification rate, deviance (binomial or multinomial,
 # of the 'response' probabilities), AUC (binary: of the decision values; multiclass: Hand and
 # Till's mean over pairs of classes of the pairwise AUCs of the class probabilities), MSE, MAE.
-fold_measure <- function(f, newx, yv, measure, newkernels = NULL) {
+# With case weights `w` of the held-out rows, the weighted mean of the per-row losses (AUC is
+# not weighted).
+fold_measure <- function(f, newx, yv, measure, newkernels = NULL, w = NULL) {
   predict <- function(f, newx, type) stats::predict(f, newx, type = type, newkernels = newkernels)
+  mean <- function(v) if (is.null(w)) base::mean(v) else sum(w * v) / sum(w)
   if (inherits(f, "mkl_multi")) {
     if (measure == "class")
       return(mean(as.character(predict(f, newx, type = "class")) != as.character(yv)))

@@ -89,6 +89,34 @@
 #'   renormalises each kernel to unit trace, so its constant is `C n`. `C = Inf` is the hard
 #'   margin.
 #'
+#' @section Case weights:
+#' `weights` (one per observation, finite, non-negative) and `class.weights` (named by class
+#' label, as in `e1071::svm()`; classes not named keep weight 1) multiply: observation i has
+#' the case weight \eqn{w_i} = `weights[i] * class.weights[y[i]]`, kept as `fit$case_weights`
+#' (`NULL` without weights) and `fit$class_weights`. A weight multiplies the observation's loss,
+#' so an integer weight k fits as k copies of the row, and weight 0 as the row left out:
+#' * uniform (classification), simple, hessian, lp: the SVM box of point i is
+#'   \eqn{C_i = C_{solver} w_i}{C_i = C_solver w_i}, with \eqn{C_{solver}}{C_solver} the box
+#'   constant of "The meaning of C" (`fit$info$C_solver`); the duality gap of the SVM family
+#'   holds with these boxes. uniform regression: kernel ridge with the squared residuals
+#'   weighted, \eqn{(C/2) \sum_i w_i r_i^2}.
+#' * spicy: the loss \eqn{\sum_i w_i \ell(y_i, z_i)} (every loss; the dual box of point i is
+#'   scaled by \eqn{w_i}, and the duality gap is that of the weighted problem); rows of weight
+#'   0 are left out of the solver. The penalty weight is converted with the total weight
+#'   \eqn{\sum_i w_i} in place of n. With weights the hinge's box phase
+#'   (`spicy_tuning(box_fraction = )`) is not used.
+#' * The kernel scale `kscale` that converts C is the weighted mean diagonal, and a regression
+#'   response is standardised by its weighted mean and standard deviation, so that weights equal
+#'   repeated rows there too. The kernels themselves (the standardisation of `x`, the widths of
+#'   [default_kernels()], the trace normalisation of a [kernel_set()]) are computed from the
+#'   rows as given, not weighted: with precomputed kernels, or kernels whose construction does
+#'   not depend on how often a row appears, weight k is exactly k copies of the row.
+#' * `"bayes"`, `"l01"` and `"mwu"` refuse case weights with an error saying why
+#'   (`mkl_methods(details = TRUE)$case_weights`).
+#'
+#' Multiclass fits give each binary problem the weights of its rows; [cv.mkl()] fits each fold
+#' with the weights of its training part and weights the held-out measure.
+#'
 #' The solver constant used is `fit$info$C_solver`. Earlier versions of mklearn passed C
 #' to the solvers unchanged; to reproduce such a fit on unit-trace kernels of n points, give
 #' `C = C_old / n` (box constants, more exactly `C_old * (1/n + jitter)`) or
@@ -149,6 +177,13 @@
 #' @param init a previous fit of the same method on the same data, to warm-start from.
 #' @param multiclass for a response of more than two classes: `"ovr"` (one-vs-rest, the
 #'   default) or `"ovo"` (one-vs-one); see Multiclass. An error for other responses.
+#' @param weights case weights: `NULL` (none), or one finite non-negative number per
+#'   observation (see Case weights); not every class may have weight zero. For the formula
+#'   method they are evaluated in `data` (a column name or an expression of its columns);
+#'   rows dropped by `subset` or `na.action` are dropped from them too.
+#' @param class.weights classification: weights of the classes, a numeric vector named by class
+#'   label (e.g. `c(yes = 2)`; for numeric labels their printed form, `c("-1" = 2)`), multiplying
+#'   `weights`; see Case weights.
 #' @param ... for the formula method, arguments passed to the default method.
 #' @return An object of class `"mkl"` (or `"mkl_path"` for a vector `C`; `"mkl_multi"` for
 #'   more than two classes, see [mkl_multi]), a list with
@@ -170,7 +205,8 @@
 #'   `timing` (seconds: `kernels`, `fit`, and `platt`, the cross-validation of the
 #'   probabilities, see `platt` in [mkl_control()]), `platt` (the sigmoid's `A` and `B`) and
 #'   `platt_method` (classification), `na.action` (formula fits: the rows dropped for missing
-#'   values), `store` (`"dense"` or `"fly"`), and what `predict` needs to rebuild the test
+#'   values), `store` (`"dense"` or `"fly"`), `case_weights` and `class_weights` (see Case
+#'   weights; `NULL` without), and what `predict` needs to rebuild the test
 #'   kernels (the kernel set, the training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
 #' @examples
@@ -201,9 +237,6 @@ mkl <- function(x, ...) {
 #' @param data a data frame for the formula method.
 #' @param subset for the formula method: the rows of `data` to fit on (a logical or index
 #'   vector, evaluated in `data`, as for `lm()`).
-#' @param weights for the formula method: case weights, evaluated in `data` (a column name or
-#'   an expression of its columns) and passed to the default method; rows dropped by `subset`
-#'   or `na.action` are dropped from them too.
 #' @param na.action for the formula method: what to do with rows that have missing values in
 #'   the variables of the formula (and in `weights`). [stats::na.omit()] (the default, as in
 #'   `e1071::svm()`) drops them, with a message giving their number; [stats::na.exclude()]
@@ -298,7 +331,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
                         loss = NULL, penalty = c("l1", "elasticnet"), lambda = 0.5, p = 2,
                         epsilon = NULL, standardize = TRUE, task = NULL,
                         control = mkl_control(), init = NULL, multiclass = c("ovr", "ovo"),
-                        ...) {
+                        weights = NULL, class.weights = NULL, ...) {
   cl <- match.call()
   cl[[1L]] <- as.name("mkl")      # so that update() calls the generic
   given <- c(p = !missing(p), lambda = !missing(lambda), epsilon = !missing(epsilon),
@@ -354,6 +387,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
                  if (task == "regression") "is numeric (regression)" else "has two"),
          call. = FALSE)
   loss <- check_method_model(method, task, loss, penalty, given[c("p", "lambda", "epsilon")])
+  cw <- check_case_weights(weights, class.weights, yc, n, method)
   if (multi && !method_info(method)$multiclass)
     stop(sprintf("method '%s' does not fit more than two classes", method), call. = FALSE)
   if (!is.null(init) && !inherits(init, "mkl"))
@@ -406,6 +440,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
 
   ctl$loss <- loss; ctl$penalty <- penalty; ctl$lambda <- lambda; ctl$p <- p
   ctl$epsilon <- epsilon
+  ctl["case_weights"] <- list(cw)
   e <- method_info(method)
   base <- list(method = method, task = task, loss = loss,
                penalty = if (!is.null(e$penalties)) penalty,
@@ -421,10 +456,12 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
                xnames = if (is.null(x)) NULL else colnames(x),
                p_x = if (is.null(x)) NA_integer_ else ncol(x),
                standardize = if (is.null(std)) NULL else std[c("center", "scale")],
-               y = yc$y, classes = yc$classes, nobs = n, M = M)
+               y = yc$y, classes = yc$classes, nobs = n, M = M, case_weights = cw,
+               class_weights = if (!is.null(class.weights)) class.weights)
   state <- if (is.null(init)) NULL else restore_state(init)
   # C on the scale of unit-diagonal kernels, converted for the solver in one place (R/cscale.R)
-  kscale <- kernel_scale(store)
+  # with case weights, the weighted mean diagonal: a row of weight 2 counts as two rows
+  kscale <- if (is.null(cw)) kernel_scale(store) else .Call(C_case_kscale, store, cw)
   base$kscale <- kscale
   if (multi)
     return(fit_multiclass(fitfun, store, yc, C, ctl, base, cl, t_kernels, multiclass))
@@ -432,6 +469,60 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
                          tick = mk_progressor(length(C)))
   if (length(C) == 1L) return(fits[[1L]])
   structure(list(call = cl, method = method, C = C, fits = fits), class = "mkl_path")
+}
+
+# The case weights of a fit (NULL without any): `weights` (one per observation, finite, >= 0)
+# times the weight of each observation's class in `class.weights` (named by class label, as
+# e1071::svm(); a class not named has weight 1). Refused by a method whose entry does not take
+# them. Every class (classification) needs a positive total weight.
+check_case_weights <- function(weights, class.weights, yc, n, method) {
+  if (is.null(weights) && is.null(class.weights)) return(NULL)
+  e <- method_info(method)
+  if (!isTRUE(e$case_weights))
+    stop(sprintf("method '%s' does not take case weights ('weights', 'class.weights'): %s",
+                 method, e$no_case_weights), call. = FALSE)
+  w <- rep(1, n)
+  if (!is.null(weights)) {
+    if (!is.numeric(weights) || length(dim(weights)) > 1L && ncol(weights) != 1L)
+      stop("'weights' must be a numeric vector, one weight per observation", call. = FALSE)
+    if (length(weights) != n)
+      stop(sprintf("'weights' has %d values for %d observations", length(weights), n),
+           call. = FALSE)
+    if (anyNA(weights)) stop("'weights' contains missing values", call. = FALSE)
+    if (any(!is.finite(weights)) || any(weights < 0))
+      stop("'weights' must be finite and non-negative", call. = FALSE)
+    w <- as.double(weights)
+  }
+  classes <- as.character(yc$classes)
+  lab <- if (yc$task == "classification")
+    if (is.factor(yc$y)) as.character(yc$y) else classes[ifelse(yc$y > 0, 2L, 1L)]
+  if (!is.null(class.weights)) {
+    if (yc$task != "classification")
+      stop("'class.weights' is for classification; this response is numeric (regression)",
+           call. = FALSE)
+    cwn <- names(class.weights)
+    if (!is.numeric(class.weights) || is.null(cwn) || any(!nzchar(cwn)) || anyDuplicated(cwn))
+      stop(paste0("'class.weights' must be a numeric vector named by class label, e.g. ",
+                  sprintf("c('%s' = 2)", classes[1L])), call. = FALSE)
+    bad <- setdiff(cwn, classes)
+    if (length(bad))
+      stop(sprintf("'class.weights' names class(es) %s; the classes are %s",
+                   paste0("'", bad, "'", collapse = ", "),
+                   paste0("'", classes, "'", collapse = ", ")), call. = FALSE)
+    if (anyNA(class.weights) || any(!is.finite(class.weights)) || any(class.weights < 0))
+      stop("'class.weights' must be finite and non-negative", call. = FALSE)
+    cwf <- stats::setNames(rep(1, length(classes)), classes)
+    cwf[cwn] <- as.double(class.weights)
+    w <- w * unname(cwf[lab])
+  }
+  if (!(sum(w) > 0)) stop("the case weights are all zero", call. = FALSE)
+  if (yc$task == "classification") {
+    tot <- tapply(w, factor(lab, levels = classes), sum)
+    if (any(!(tot > 0)))
+      stop(sprintf("the case weights of class(es) %s are all zero; every class needs weight",
+                   paste0("'", classes[!(tot > 0)], "'", collapse = ", ")), call. = FALSE)
+  }
+  w
 }
 
 # One binary or regression problem along the C path on a training store (shared by every
@@ -449,7 +540,8 @@ fit_store_path <- function(fitfun, store, y, C, ctl, base, state, cl, t_kernels,
   method <- base$method
   task <- base$task
   kscale <- base$kscale
-  n <- length(y)
+  # the number of observations C's conversion reads: the total case weight, if any
+  n <- if (is.null(ctl$case_weights)) length(y) else sum(ctl$case_weights)
   fits <- vector("list", length(C))
   for (k in seq_along(C)) {
     t1 <- proc.time()[["elapsed"]]

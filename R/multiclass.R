@@ -58,6 +58,10 @@ fit_multiclass_problem <- function(pb, fitfun, store, C, ctl, base, cl, t_kernel
     return(fit_store_path(fitfun, store, pb$y, C, ctl, b, NULL, cl, t_kernels, pb$what, tick,
                           quiet = TRUE))
   b$nobs <- length(pb$rows)
+  if (!is.null(ctl$case_weights)) {     # the pair's rows of the case weights
+    ctl$case_weights <- ctl$case_weights[pb$rows]
+    b$case_weights <- ctl$case_weights
+  }
   fits <- fit_store_path(fitfun, subset_store(store, pb$rows), pb$y, C, ctl, b, NULL, cl,
                          t_kernels, pb$what, tick, quiet = TRUE)
   lapply(fits, function(f) {
@@ -125,7 +129,8 @@ new_mkl_multi <- function(fits, probs, store, base, scheme, cl, t_kernels) {
                  weights = W, converged = all(vapply(fits, `[[`, TRUE, "converged")),
                  iterations = sum(vapply(fits, `[[`, 1L, "iterations")),
                  objective = sum(vapply(fits, function(f) as.double(f$objective)[1L], 1)),
-                 fitted = Fm, y = base$y, nobs = n, M = base$M, labels = base$labels,
+                 fitted = Fm, y = base$y, nobs = n, case_weights = base$case_weights,
+                 class_weights = base$class_weights, M = base$M, labels = base$labels,
                  p_x = base$p_x, xnames = base$xnames, store = base$store,
                  kernels = base$kernels, kscale = base$kscale,
                  timing = c(kernels = t_kernels,

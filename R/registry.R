@@ -15,8 +15,9 @@
 #   budget) or "fly".
 # * warm_start: it resumes from mkl(init = ); no_warm_start says why not.
 # * multiclass: one-vs-rest and one-vs-one over its binary fits.
-# * case_weights: it takes case weights (none does yet; tests/testthat/test-common.R checks that
-#   weights of 2 equal duplicated rows for the methods that set it).
+# * case_weights: it takes case weights (mkl(weights = , class.weights = ), passed to the fit
+#   as control$case_weights); no_case_weights says why not. tests/testthat/test-common.R checks
+#   that weights of 2 equal duplicated rows for the methods that set it.
 # * control: its control family (a table of .control_methods, R/control.R).
 # * fit: the name of its fit function (the solver contract in DEVELOPERS.md).
 # * finish: NULL or function(info, base, C_solver) returning info with derived extras.
@@ -25,13 +26,15 @@ method_entry <- function(label, paper, losses, control, fit, penalties = NULL, a
                          C = "box", no_C = NULL, C_inf = FALSE, stores = c("dense", "fly"),
                          store_default = "auto", warm_start = TRUE, no_warm_start = NULL,
                          multiclass = length(losses$classification) > 0L,
-                         case_weights = FALSE, finish = NULL, extras = NULL) {
+                         case_weights = FALSE, no_case_weights = NULL, finish = NULL,
+                         extras = NULL) {
   list(label = label, paper = paper,
        losses = list(classification = as.character(losses$classification),
                      regression = as.character(losses$regression)),
        penalties = penalties, args = args, C = C, no_C = no_C, C_inf = C_inf, stores = stores,
        store_default = store_default, warm_start = warm_start, no_warm_start = no_warm_start,
-       multiclass = multiclass, case_weights = case_weights, control = control, fit = fit,
+       multiclass = multiclass, case_weights = case_weights,
+       no_case_weights = no_case_weights, control = control, fit = fit,
        finish = finish, extras = extras)
 }
 
@@ -41,7 +44,7 @@ svm_only <- list(classification = "hinge", regression = character())
   uniform = method_entry(
     label = "uniform", paper = "equal kernel weights 1/M",
     losses = list(classification = "hinge", regression = "squared"),
-    control = "uniform", fit = "fit_uniform"),
+    case_weights = TRUE, control = "uniform", fit = "fit_uniform"),
   spicy = method_entry(
     label = "SpicyMKL", paper = "Suzuki and Tomioka 2009",
     losses = list(classification = c("hinge", "logistic"),
@@ -50,7 +53,7 @@ svm_only <- list(classification = "hinge", regression = character())
     args = list(lambda = list(what = "the elastic-net mixing parameter of method 'spicy'"),
                 epsilon = list(what = "the width of SpicyMKL's epsilon-insensitive loss",
                                default = 0.1, loss = "epsilon")),
-    C = "spicy", control = "spicy", fit = "fit_spicy",
+    C = "spicy", case_weights = TRUE, control = "spicy", fit = "fit_spicy",
     finish = function(info, base, C_solver) {
       if (identical(base$penalty, "l1") && !is.null(info$sum_norms))
         info$C_svm <- spicy_C_svm(info$sum_norms, C_solver, base$kscale)
@@ -59,25 +62,32 @@ svm_only <- list(classification = "hinge", regression = character())
     extras = function(fit) c(C_svm = fit$info$C_svm)),
   simple = method_entry(
     label = "SimpleMKL", paper = "Rakotomamonjy et al. 2008", losses = svm_only,
-    control = "svmfam", fit = "fit_simple"),
+    case_weights = TRUE, control = "svmfam", fit = "fit_simple"),
   hessian = method_entry(
     label = "HessianMKL", paper = "Chapelle and Rakotomamonjy 2008", losses = svm_only,
-    control = "svmfam", fit = "fit_hessian"),
+    case_weights = TRUE, control = "svmfam", fit = "fit_hessian"),
   lp = method_entry(
     label = "lp-norm MKL", paper = "Kloft et al. 2011", losses = svm_only,
     args = list(p = list(what = "the norm of method 'lp'")),
-    control = "svmfam", fit = "fit_lp", extras = function(fit) c(p = fit$p)),
+    case_weights = TRUE, control = "svmfam", fit = "fit_lp",
+    extras = function(fit) c(p = fit$p)),
   bayes = method_entry(
     label = "Empirical Bayes MKL", paper = "Tomioka and Suzuki 2010",
     losses = list(classification = "squared", regression = "squared"),
     C = "none",
     no_C = paste0("the kernel variances and the noise variance are learned by maximising the ",
                   "marginal likelihood (mkl_control(sigma2 = ) fixes the noise variance)"),
+    no_case_weights = paste0("its objective, the marginal likelihood of a Gaussian process, ",
+                             "couples the observations through the noise variance and does not ",
+                             "split into a loss per observation"),
     control = "bayes", fit = "fit_bayes", extras = function(fit) c(sigma2 = fit$info$sigma2)),
   l01 = method_entry(
     label = "MKL-L0/1-SVM", paper = "Shi and Zhu",
     losses = list(classification = "l01", regression = character()),
     C = "l01", control = "l01", fit = "fit_l01",
+    no_case_weights = paste0("its ADMM on the non-convex (0,1) loss is a heuristic whose ",
+                             "iterates depend on each row's own variables, so a weighted count ",
+                             "would not equal repeated rows"),
     extras = function(fit) c(n_sv = fit$info$n_sv)),
   mwu = method_entry(
     label = "MWUMKL", paper = "Moeller et al. 2014",
@@ -86,6 +96,9 @@ svm_only <- list(classification = "hinge", regression = character())
                                below = 1)),
     C = "mwu", C_inf = TRUE, store_default = "fly", warm_start = FALSE,
     no_warm_start = "it always runs its T iterations from alpha = 0",
+    no_case_weights = paste0("its matrix multiplicative weights update the points' dual ",
+                             "variables a fixed number of times (2 log(n) / epsilon^2), which ",
+                             "per-point boxes would change"),
     control = "mwu", fit = "fit_mwu", extras = function(fit) c(epsilon = fit$epsilon))
 )
 
@@ -120,8 +133,9 @@ takes_C <- function(method) method_info(method)$C != "none"
 #'   model arguments of [mkl()] it reads besides `C`), `C` (how the user's C reaches the
 #'   solver: `"box"` the SVM box constant, `"spicy"` SpicyMKL's penalty weight, `"l01"`,
 #'   `"mwu"` (also `Inf`, the hard margin), `"none"` (no C)), `stores` (kernel stores it reads,
-#'   `"dense"` and `"fly"`), `warm_start` (resumes from `init`), `multiclass`, `control` (the
-#'   family of [mkl_control()] settings it reads).
+#'   `"dense"` and `"fly"`), `warm_start` (resumes from `init`), `multiclass`, `case_weights`
+#'   (takes `weights` and `class.weights` of [mkl()]), `control` (the family of [mkl_control()]
+#'   settings it reads).
 #' @examples
 #' mkl_methods()
 #' mkl_methods(details = TRUE)[, c("method", "label", "classification", "regression")]
@@ -144,6 +158,8 @@ mkl_methods <- function(details = FALSE) {
                                  USE.NAMES = FALSE),
              multiclass = vapply(.mkl_registry, `[[`, logical(1L), "multiclass",
                                  USE.NAMES = FALSE),
+             case_weights = vapply(.mkl_registry, `[[`, logical(1L), "case_weights",
+                                   USE.NAMES = FALSE),
              control = col(function(e) e$control), stringsAsFactors = FALSE)
 }
 

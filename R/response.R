@@ -15,9 +15,13 @@ response_fit <- function(method) {
   fitfun <- method_fit(method)
   function(store, y, task, C, control, init) {
     if (task != "regression") return(fitfun(store, y, task, C, control, init))
-    s <- sqrt(mean((y - mean(y))^2))
+    w <- control$case_weights
+    # case weights: the weighted mean and sd (a row of weight 2 counts as two rows)
+    s <- if (is.null(w)) sqrt(mean((y - mean(y))^2)) else
+      sqrt(sum(w * (y - sum(w * y) / sum(w))^2) / sum(w))
     # bayes' constant kernel is a zero-mean prior on b: its response is only scaled
-    mu <- if (method == "bayes" && identical(control[["bias"]], "kernel")) 0 else mean(y)
+    mu <- if (method == "bayes" && identical(control[["bias"]], "kernel")) 0 else
+      if (is.null(w)) mean(y) else sum(w * y) / sum(w)
     if (!(is.finite(s) && s > 0)) s <- 1      # a constant response: only centred
     if (is.matrix(init$alpha) && !is.null(init$y_scale))
       init$alpha <- init$alpha / init$y_scale

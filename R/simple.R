@@ -6,6 +6,8 @@
 # d >= 0 with sum(d) = 1 (simple, hessian) or ||d||_p = 1 (lp). A fit has converged when the
 # relative duality gap (J(d) - [sum(a) - ||(a'YK_mYa)_m||_* / 2]) / J(d) is at most
 # control$tol; the defaults of every setting are in R/control.R (.control_methods$svmfam).
+# Case weights (control$case_weights) give point i the box C w_i in every SVM solve; the gap
+# above holds for any alpha in these boxes.
 
 svmfam_fit <- function(method, store, y, task, C, control, init) {
   if (!identical(task, "classification"))
@@ -28,6 +30,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   y <- as.double(y)
   if (length(y) != n) stop("length(y) must match the kernel dimension", call. = FALSE)
   if (!all(y %in% c(-1, 1))) stop("y must be coded -1/+1", call. = FALSE)
+  if (!is.null(control$case_weights)) control$case_weights <- as.double(control$case_weights)
   code <- .mk_codes$svmfam[[method]]
   control["progress_fun"] <- list(fit_progress(control, method_info(method)$label))
   res <- .Call(C_svmfam, code, store, y, as.double(C), control, init)

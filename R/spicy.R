@@ -29,8 +29,14 @@ spicy_gamma_n0 <- 500
 spicy_gamma_pow <- 0.75
 spicy_gamma_size <- function(n) max(1, n / spicy_gamma_n0)^spicy_gamma_pow
 
+# Case weights (control$case_weights): the loss sum_i w_i loss_i (src/spicy_loss.c); rows of
+# weight 0 are left out (the principal submatrix of the store, subset_store()) and get zero
+# coefficients, so that weight 0 is the row dropped.
 fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   store <- as_store(store)
+  cw <- control$case_weights
+  if (!is.null(cw) && any(cw == 0)) return(spicy_dropping_zero_weights(store, y, task, C,
+                                                                       control, init))
   control <- method_control("spicy", control)
   if (is.null(control[["loss"]]))
     control[["loss"]] <- if (identical(task, "regression")) "squared" else "hinge"
@@ -76,6 +82,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               gamma_mult = as.double(control[["gamma_mult"]]),
               gamma_max = as.double(control[["gamma_max"]]),
               progress_fun = fit_progress(control, method_info("spicy")$label))
+  if (!is.null(cw)) ctl$case_weights <- as.double(cw)
 
   cinit <- NULL
   if (!is.null(init) && identical(init$method, "spicy") && identical(init$loss, loss) &&
@@ -117,4 +124,22 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
                    newton_float = r$single,
                    kernel_bounds = structure(r$kernel_bounds,
                                              dimnames = list(NULL, c("sqrt_1K1", "sqrt_lmax")))))
+}
+
+# SpicyMKL on the rows of positive case weight: the fit's coefficients (and its warm-start
+# state's) on all n rows, zero on the rows of weight 0.
+spicy_dropping_zero_weights <- function(store, y, task, C, control, init) {
+  pos <- which(control$case_weights > 0)
+  n <- length(y)
+  control$case_weights <- control$case_weights[pos]
+  if (is.matrix(init$alpha) && nrow(init$alpha) == n) init$alpha <- init$alpha[pos, , drop = FALSE]
+  res <- fit_spicy(subset_store(store, pos), y[pos], task, C, control, init)
+  full <- function(a) {
+    out <- matrix(0, n, ncol(a), dimnames = dimnames(a))
+    out[pos, ] <- a
+    out
+  }
+  res$alpha <- full(res$alpha)
+  res$state$alpha <- res$alpha
+  res
 }

@@ -1,13 +1,14 @@
 #' The inner SVM: SMO on a precomputed kernel
 #'
 #' Solves the C-SVM dual \eqn{\max_a \sum_i a_i - \frac12 a^\top Y K Y a},
-#' \eqn{0 \le a \le C}, \eqn{y^\top a = 0} by sequential minimal optimisation with the
+#' \eqn{0 \le a_i \le C_i}, \eqn{y^\top a = 0} by sequential minimal optimisation with the
 #' second-order working-set selection of Fan, Chen and Lin (2005), in C. It is the inner
 #' solver of SimpleMKL, HessianMKL and lp-norm MKL, exposed for checking and reuse.
 #'
 #' @param K an n x n kernel matrix (symmetric positive semidefinite).
 #' @param y labels in \{-1, +1\}.
-#' @param C the box constant.
+#' @param C the box constant, or one box per point (non-negative, not all zero: case weights
+#'   times C, as [mkl()] uses them; a point of box 0 is left out).
 #' @param alpha optional warm start (projected onto the feasible set if needed).
 #' @param tol KKT tolerance (maximal violating pair).
 #' @param maxiter maximum number of SMO iterations.
@@ -29,7 +30,11 @@ svm_smo <- function(K, y, C = 1, alpha = NULL, tol = 1e-6, maxiter = 10000000L) 
   if (!is.numeric(y) || length(y) != n || !all(y %in% c(-1, 1)))
     stop("'y' must be a vector of -1/+1 labels, one per row of 'K'", call. = FALSE)
   if (length(unique(y)) < 2L) stop("'y' has a single class", call. = FALSE)
-  C <- check_scalar(C, "C", 0, lower_open = TRUE)
+  if (length(C) == n && n > 1L) {
+    if (!is.numeric(C) || anyNA(C) || any(!is.finite(C)) || any(C < 0) || !any(C > 0))
+      stop("a box per point 'C' must be finite, non-negative and not all zero", call. = FALSE)
+    C <- as.double(C)
+  } else C <- check_scalar(C, "C", 0, lower_open = TRUE)
   tol <- check_scalar(tol, "tol", 0, lower_open = TRUE)
   maxiter <- check_count(maxiter, "maxiter")
   if (is.null(alpha)) alpha <- numeric(n)

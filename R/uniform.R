@@ -1,5 +1,7 @@
 # The uniform combination: d_m = 1/M, one SVM (hinge) or one kernel ridge fit (squared).
 # Progress (control$progress) in two steps: the combined kernel (half), then the solve.
+# Case weights (control$case_weights): the SVM's box C w_i per point, the ridge's squared
+# residuals weighted by w_i (rows of weight 0 left out of the system, their beta 0).
 fit_uniform <- function(store, y, task, C, control, init) {
   store <- as_store(store)
   control <- method_control("uniform", control)
@@ -7,6 +9,8 @@ fit_uniform <- function(store, y, task, C, control, init) {
   check_box_C(C, store, "uniform")
   M <- store_dims(store)[3L]
   n <- length(y)
+  w <- control$case_weights
+  if (!is.null(w) && length(w) != n) stop("length(case_weights) must equal length(y)")
   d <- rep(1 / M, M)
   prog <- fit_progress(control, method_info("uniform")$label)
   t0 <- proc.time()[["elapsed"]]
@@ -15,24 +19,33 @@ fit_uniform <- function(store, y, task, C, control, init) {
   if (task == "classification") {
     a0 <- if (!is.null(init$alpha_svm) && length(init$alpha_svm) == n) init$alpha_svm else
       numeric(n)
-    s <- .Call(C_smo, Kc, y, C, as.double(a0), control$svm_tol, control$svm_maxiter)
+    box <- if (is.null(w)) C else C * w
+    s <- .Call(C_smo, Kc, y, box, as.double(a0), control$svm_tol, control$svm_maxiter)
     coef <- s$alpha * y
     b <- s$b
     obj <- s$objective
     conv <- s$converged
     it <- s$iterations
     f <- drop(Kc %*% coef) + b
-    primal <- 0.5 * sum(coef * drop(Kc %*% coef)) + C * sum(pmax(0, 1 - y * f))
+    primal <- 0.5 * sum(coef * drop(Kc %*% coef)) + sum(box * pmax(0, 1 - y * f))
     gap <- (primal - obj) / max(abs(primal), .Machine$double.eps)
     state <- list(alpha_svm = s$alpha)
     info <- list(svm_violation = s$violation, svm_iterations = s$iterations,
                  n_sv = sum(s$alpha > 0))
   } else {
-    r <- .Call(C_kridge, Kc, y, 1 / C)
-    coef <- r$beta
+    if (is.null(w)) {
+      r <- .Call(C_kridge, Kc, y, 1 / C)
+      coef <- r$beta
+    } else {
+      pos <- which(w > 0)
+      r <- .Call(C_kridge, Kc[pos, pos, drop = FALSE], y[pos], (1 / C) / w[pos])
+      coef <- numeric(n)
+      coef[pos] <- r$beta
+    }
     b <- r$b
     res <- y - drop(Kc %*% coef) - b
-    obj <- C / 2 * sum(res^2) + 0.5 * sum(coef * drop(Kc %*% coef))
+    obj <- C / 2 * sum((if (is.null(w)) 1 else w) * res^2) +
+      0.5 * sum(coef * drop(Kc %*% coef))
     conv <- TRUE
     it <- 1L
     gap <- 0

@@ -324,7 +324,8 @@ static void hess_model(mk_sf_ctx *c, hess_ws *w, hcols *hc)
     for (int i = 0; i < n; i++) {
         al[i] = c->y[i] * a[i];
         if (a[i] > 0.0) sv[nsv++] = i;
-        if (a[i] > eps && a[i] < C - eps) S[ns++] = i;
+        double Ci = c->o->box ? c->o->box[i] : C;   /* case weights: the point's own box */
+        if (a[i] > eps && a[i] < Ci - eps) S[ns++] = i;
     }
     hc->M = M; hc->cap = w->cap; hc->ncached = 0; hc->cache = w->cache; hc->slot = w->slot;
     for (int m = 0; m < M; m++) w->slot[m] = -1;

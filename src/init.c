@@ -22,6 +22,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(l01, 5),
     ENTRY(bayes, 4),
     ENTRY(mwu, 4),
+    ENTRY(case_kscale, 2),
     {NULL, NULL, 0}
 };
 

@@ -320,11 +320,23 @@ typedef struct {
    0.02 s (never call it from an OpenMP region). */
 int mk_smo(const double *K, int n, const double *y, double C, double tol, int maxiter,
            double *alpha, double *grad, mk_svm_result *res);
+/* The same with a box per point, 0 <= alpha_i <= box[i] (case weights: box[i] = C w_i; a
+   point of box 0 never moves and does not enter b); box NULL: box[i] = C. */
+int mk_smo_box(const double *K, int n, const double *y, double C, const double *box,
+               double tol, int maxiter, double *alpha, double *grad, mk_svm_result *res);
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter);
+
+/* ====================================================================== casew.c */
+/* The weighted mean diagonal of the training kernels (averaged over kernels): mkl()'s kernel
+   scale with case weights w (n doubles >= 0, positive sum). */
+SEXP mkc_case_kscale(SEXP store, SEXP w);
 
 /* ====================================================================== uniform.c */
 /* Kernel ridge: (K + lambda I) beta = y - b, b chosen so that sum(beta) = 0. */
 int mk_kridge(const double *K, int n, const double *y, double lambda, double *beta, double *b);
+/* The same with a ridge per point lam[i] (lam NULL: lambda for every point). */
+int mk_kridge_w(const double *K, int n, const double *y, double lambda, const double *lam,
+                double *beta, double *b);
 SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
 
 /* ====================================================================== shared numerics */
@@ -527,6 +539,7 @@ typedef struct {
     int line_search;     /* HessianMKL step length: 1 keep halving while J decreases, 0 first */
     int screen;          /* gradient screening for strategies that allow it (1: on) */
     mk_progress *prog;   /* progress of the fit (mk_progress_tick), or NULL */
+    const double *box;   /* per-point box C w_i (case weights), or NULL: C for every point */
 } mk_sf_opts;
 
 /* What a step returns. MK_SF_MOVED: a point was accepted (c->d, c->a, c->b, c->J updated).

@@ -25,7 +25,8 @@ static void sp_trace(const sp_state *S, int k, double c)
     if (S->L->aux_update && S->L->binary) {
         for (int i = 0; i < n; i++) {
             double t0 = S->y[i] * S->rho[i], t1 = t0 + c * S->y[i] * S->D[i];
-            double lo = S->aux[n + i] / S->gsl, hi = 1.0 - S->aux[i] / S->gsl;
+            double lo = S->aux[n + i] / S->gsl,
+                hi = (S->o->cw ? S->o->cw[i] : 1.0) - S->aux[i] / S->gsl;
             int a0 = t0 < lo ? 0 : (t0 > hi ? 2 : 1), a1 = t1 < lo ? 0 : (t1 > hi ? 2 : 1);
             pc[a0]++;
             chg += a0 != a1;
@@ -321,6 +322,18 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     mk_progress_init(&prog, control);
     o.prog = &prog;
     const double *yy = REAL(y);
+    /* case weights (optional control entry): the box phase of the hinge assumes unit boxes */
+    SEXP cw = mk_list_elt(control, "case_weights", NULL);
+    o.cw = NULL;
+    if (!isNull(cw)) {
+        if (!isReal(cw) || XLENGTH(cw) != n)
+            error("control entry 'case_weights' must be %d doubles", n);
+        for (int i = 0; i < n; i++)
+            if (!(REAL(cw)[i] > 0.0) || !R_FINITE(REAL(cw)[i]))
+                error("SpicyMKL's case weights must be finite and > 0");
+        o.cw = REAL(cw);
+        o.box_fraction = 0.0;
+    }
     if (sp_losses[loss].binary)
         for (int i = 0; i < n; i++)
             if (yy[i] != 1.0 && yy[i] != -1.0) error("y must be in {-1, +1}");

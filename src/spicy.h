@@ -146,25 +146,26 @@ typedef struct {
     int own_gamma;    /* the slack proximal parameter follows its own schedule (not gamma) */
     int pieces;       /* the loss part of phi is piecewise quadratic in each coordinate, with its
                          Hessian diagonal constant on each piece (the model direction) */
-    /* sum_i loss(y_i, z_i) */
-    double (*value)(int n, const double *y, const double *z, double eps);
+    /* Every function but aux_start takes the case weights w last (NULL: none; spicy_loss.c). */
+    /* sum_i w_i loss(y_i, z_i) */
+    double (*value)(int n, const double *y, const double *z, double eps, const double *w);
     /* loss part of phi at rho (+Inf outside its domain); grad / diagonal hess if not NULL */
     double (*phi)(int n, const double *y, const double *rho, const double *aux, double g,
-                  double eps, double *grad, double *hess);
+                  double eps, double *grad, double *hess, const double *w);
     /* multipliers consistent with the fitted values z at a cold start (NULL: none) */
     void (*aux_start)(int n, const double *y, const double *z, double *aux);
     /* multiplier update at the inner solution (NULL: none) */
     void (*aux_update)(int n, const double *y, const double *rho, double *aux, double g,
-                       double eps);
+                       double eps, const double *w);
     /* -f*(-u) for a feasible u */
-    double (*neg_conj)(int n, const double *y, const double *u, double eps);
+    double (*neg_conj)(int n, const double *y, const double *u, double eps, const double *w);
     /* make u feasible: the loss's box and sum(u) = 0 (in place) */
-    void (*project)(int n, const double *y, double *u);
+    void (*project)(int n, const double *y, double *u, const double *w);
     /* move rho strictly inside an open domain (NULL: closed domain) */
-    void (*interior)(int n, const double *y, double *rho);
+    void (*interior)(int n, const double *y, double *rho, const double *w);
     /* cap the Newton step D at rho (g: gradient, tmp: n scratch); NULL: no cap */
     void (*cap)(int n, const double *y, const double *rho, const double *g, double *D,
-                double *tmp);
+                double *tmp, const double *w);
 } sp_loss;
 
 typedef struct {
@@ -181,6 +182,7 @@ typedef struct {
                                            is inside it (sp_box_switch; 0: never) */
     int svm_dual;                       /* hinge: SVM dual points near tol (sp_svm_dual) */
     mk_progress *prog;
+    const double *cw;                   /* case weights (n, all > 0), or NULL: none */
 } sp_opts;
 
 typedef struct {

@@ -17,7 +17,7 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
     double lim = C1 * C1 * (1.0 - SP_THR_EPS);
     double *u = S->u, *sm = S->sm, *tmp = S->tmp;
     memcpy(u, u0 ? u0 : S->rho, sizeof(double) * n);
-    L->project(n, y, u);
+    L->project(n, y, u, S->o->cw);
     /* upper bounds of ||u||^2_{K_m}: kernels of S from rho (K_m rho is exact there), the others
        from their reference points */
     double *ub = S->sc.ubv, *key = S->Dq;   /* Dq: free outside the line search */
@@ -92,9 +92,9 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
     double kap = (C1 > 0.0 && maxn > C1) ? C1 / maxn : 1.0;
     if (C2 <= 0.0) {
         for (int i = 0; i < n; i++) u[i] *= kap;
-        dual = L->neg_conj(n, y, u, eps);
+        dual = L->neg_conj(n, y, u, eps, S->o->cw);
     } else {
-        double d1 = L->neg_conj(n, y, u, eps);
+        double d1 = L->neg_conj(n, y, u, eps, S->o->cw);
         for (int m = 0; m < M; m++) if (sm[m] > C1) {
             double e = sm[m] - C1;
             d1 -= e * e / (2.0 * C2);
@@ -102,7 +102,7 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
         dual = d1;
         if (kap < 1.0) {
             for (int i = 0; i < n; i++) tmp[i] = kap * u[i];
-            double d2 = L->neg_conj(n, y, tmp, eps);
+            double d2 = L->neg_conj(n, y, tmp, eps, S->o->cw);
             if (d2 > dual) dual = d2;
         }
     }
@@ -137,7 +137,7 @@ void sp_svm_dual(sp_state *S)
     int n = S->n, M = S->M;
     if (!S->sv.Kd) {
         S->sv.Kd = (double *) mk_alloc_huge((size_t) n * n * sizeof(double));
-        S->sv.a = (double *) R_alloc(3 * (size_t) n, sizeof(double));
+        S->sv.a = (double *) R_alloc(4 * (size_t) n, sizeof(double));
         S->sv.w = (double *) R_alloc(M, sizeof(double));
     }
     int nk = 0;
@@ -150,12 +150,16 @@ void sp_svm_dual(sp_state *S)
     mk_store_combine(S->st, S->sv.w, S->sv.Kd);
     S->nprod += nk;
     double csvm = S->sumnorm / S->C1, *a = S->sv.a, *g = S->sv.a + n, *u = S->sv.a + 2 * (size_t) n;
+    /* case weights: the SVM's box of point i is csvm w_i (u stays in the box 0 <= y u <= w_i) */
+    const double *cw = S->o->cw;
+    double *box = cw ? S->sv.a + 3 * (size_t) n : NULL;
     for (int i = 0; i < n; i++) {
-        double t = S->y[i] * S->rho[i];
-        a[i] = (t > 0.0 ? (t < 1.0 ? t : 1.0) : 0.0) * csvm;
+        double t = S->y[i] * S->rho[i], wi = cw ? cw[i] : 1.0;
+        a[i] = (t > 0.0 ? (t < wi ? t : wi) : 0.0) * csvm;
+        if (box) box[i] = csvm * wi;
     }
     mk_svm_result res;
-    mk_smo(S->sv.Kd, n, S->y, csvm, SP_SVM_TOL, SP_SVM_ITER * n, a, g, &res);
+    mk_smo_box(S->sv.Kd, n, S->y, csvm, box, SP_SVM_TOL, SP_SVM_ITER * n, a, g, &res);
     for (int i = 0; i < n; i++) u[i] = S->y[i] * a[i] / csvm;
     double d0 = S->dual, ag0 = S->absgap, g0 = S->gap;
     sp_dual_gap_at(S, u);

@@ -30,7 +30,7 @@ static double sp_model_slope(sp_state *S, const double *x, const double *dd, dou
 {
     int n = S->n;
     for (int i = 0; i < n; i++) tmp[i] = x[i] + t * dd[i];
-    S->L->phi(n, S->y, tmp, S->aux, S->gsl, S->eps, gl2, hh);
+    S->L->phi(n, S->y, tmp, S->aux, S->gsl, S->eps, gl2, hh, S->o->cw);
     double h = a + t * b, c = b;
     for (int i = 0; i < n; i++) { h += dd[i] * (gl2[i] - gl1[i]); c += dd[i] * dd[i] * hh[i]; }
     *dh = c;
@@ -68,7 +68,7 @@ void sp_model_direction(sp_state *S)
     int nt = sp_nm_threads(S, (double) n * n);
     const double *hl = S->hl;
     for (int i = 0; i < n; i++) hd[i] = mk_symmat_diag(A, i);
-    S->L->phi(n, S->y, S->rho, S->aux, S->gsl, S->eps, gl0, NULL);
+    S->L->phi(n, S->y, S->rho, S->aux, S->gsl, S->eps, gl0, NULL, S->o->cw);
     /* d = 0: x = rho, grad m (gm) = g; the first direction is the Newton direction */
     memcpy(p, D, sizeof(double) * n);
     memcpy(x, S->rho, sizeof(double) * n);
@@ -100,7 +100,7 @@ void sp_model_direction(sp_state *S)
         int changed = 0;
         moved = 1;
         for (int i = 0; i < n; i++) { x[i] += t * p[i]; hkd[i] += t * hkp[i]; }
-        S->L->phi(n, S->y, x, S->aux, S->gsl, S->eps, gl1, tmp);
+        S->L->phi(n, S->y, x, S->aux, S->gsl, S->eps, gl1, tmp, S->o->cw);
         for (int i = 0; i < n; i++) {
             changed += tmp[i] != hl1[i];
             hl1[i] = tmp[i];

@@ -262,7 +262,7 @@ double sp_gradient(sp_state *S)
     double sr = 0.0;
     for (int i = 0; i < n; i++) sr += rho[i];
     double bt = *S->b + S->gammab * sr;
-    double phi0 = S->L->phi(n, S->y, rho, S->aux, S->gsl, S->eps, g, S->hl) +
+    double phi0 = S->L->phi(n, S->y, rho, S->aux, S->gsl, S->eps, g, S->hl, S->o->cw) +
         bt * bt / (2.0 * S->gammab);
     for (int i = 0; i < n; i++) g[i] += bt;
     int na = 0;

@@ -31,12 +31,12 @@ void sp_start(sp_state *S)
            further below so that few kernels are active at the start (Remark 1) */
         for (int i = 0; i < n; i++) rho[i] = L->rho0 * y[i];
         double keep[2] = { rho[0], rho[1] };
-        L->project(n, y, rho);
+        L->project(n, y, rho, S->o->cw);
         double nrm = 0.0;
         for (int i = 0; i < n; i++) nrm += fabs(rho[i]);
         if (!(nrm > 0.0)) { rho[0] = keep[0]; rho[1] = keep[1]; }   /* one class only */
     }
-    if (L->interior) L->interior(n, y, rho);
+    if (L->interior) L->interior(n, y, rho, S->o->cw);
 
     /* K_m alpha_m for nonzero blocks, K_m rho0 for them too (fused) */
     int cnt = 0;
@@ -112,7 +112,7 @@ void sp_start(sp_state *S)
 /* The loss's cap on D; returns 1 if D is a descent direction (S->gd = g'D < 0). */
 int sp_step_cap(sp_state *S)
 {
-    if (S->L->cap) S->L->cap(S->n, S->y, S->rho, S->g, S->D, S->tmp);
+    if (S->L->cap) S->L->cap(S->n, S->y, S->rho, S->g, S->D, S->tmp, S->o->cw);
     S->gd = mk_dot(S->n, S->g, S->D);
     return S->gd < 0.0;
 }
@@ -151,7 +151,7 @@ int sp_line_search(sp_state *S, double *cstep)
         if (ls > 0) R_CheckUserInterrupt();   /* trials may bring kernels in: products */
         for (int i = 0; i < n; i++) tmp[i] = rho[i] + c * D[i];
         double bc = *S->b + gammab * (S->sr + c * sd);
-        double val = S->L->phi(n, S->y, tmp, S->aux, S->gsl, S->eps, NULL, NULL) +
+        double val = S->L->phi(n, S->y, tmp, S->aux, S->gsl, S->eps, NULL, NULL, S->o->cw) +
             bc * bc / (2.0 * gammab);
         for (int m = 0; m < M; m++) {
             if (!S->inS[m]) continue;
@@ -263,7 +263,8 @@ void sp_prox_update(sp_state *S)
         }
     }
     *S->b += S->gammab * sr;
-    if (S->L->aux_update) S->L->aux_update(n, S->y, rho, S->aux, S->gsl, S->eps);
+    if (S->L->aux_update)
+        S->L->aux_update(n, S->y, rho, S->aux, S->gsl, S->eps, S->o->cw);
     sp_primal(S);
 }
 
@@ -284,7 +285,7 @@ static void sp_primal(sp_state *S)
         pen += C1 * S->anorm[m] + 0.5 * C2 * S->anorm[m] * S->anorm[m];
         sumnorm += S->anorm[m];
     }
-    S->primal = S->L->value(n, S->y, z, S->eps) + pen;
+    S->primal = S->L->value(n, S->y, z, S->eps, S->o->cw) + pen;
     S->nactive = nactive;
     S->sumnorm = sumnorm;
 }

@@ -1,6 +1,7 @@
 /* C-SVM dual on a precomputed kernel: SMO with second-order working-set selection
- * (Fan, Chen & Lin, JMLR 2005).  min_a (1/2) a'Qa - e'a, 0 <= a <= C, y'a = 0,
- * Q = diag(y) K diag(y).  The whole kernel is in memory, so there is no cache. */
+ * (Fan, Chen & Lin, JMLR 2005).  min_a (1/2) a'Qa - e'a, 0 <= a_i <= C_i, y'a = 0,
+ * Q = diag(y) K diag(y); C_i = C, or C w_i with case weights (a per-point box, as libsvm's
+ * weighted variant). The whole kernel is in memory, so there is no cache. */
 #include "mklearn.h"
 #include <math.h>
 #include <float.h>
@@ -8,12 +9,12 @@
 #define TAU 1e-12
 
 /* Make a warm start feasible: clip to the box, then scale the heavier class down so y'a = 0. */
-static void project_start(int n, const double *y, double C, double *a)
+static void project_start(int n, const double *y, const double *C, double *a)
 {
     double sp = 0.0, sn = 0.0;
     for (int i = 0; i < n; i++) {
         if (!(a[i] > 0.0)) a[i] = 0.0;       /* also catches NaN */
-        if (a[i] > C) a[i] = C;
+        if (a[i] > C[i]) a[i] = C[i];
         if (y[i] > 0) sp += a[i]; else sn += a[i];
     }
     if (fabs(sp - sn) <= 1e-13 * (sp + sn)) return;   /* feasible up to rounding */
@@ -26,13 +27,15 @@ static void project_start(int n, const double *y, double C, double *a)
     }
 }
 
-static double bias(int n, const double *y, double C, const double *a, const double *G)
+/* A point with an empty box (C_i = 0: case weight 0) says nothing about b. */
+static double bias(int n, const double *y, const double *C, const double *a, const double *G)
 {
     double ub = INFINITY, lb = -INFINITY, sfree = 0.0;
     int nfree = 0;
     for (int i = 0; i < n; i++) {
         double yG = y[i] * G[i];
-        if (a[i] >= C) {
+        if (!(C[i] > 0.0)) continue;
+        if (a[i] >= C[i]) {
             if (y[i] < 0) ub = fmin(ub, yG); else lb = fmax(lb, yG);
         } else if (a[i] <= 0.0) {
             if (y[i] > 0) ub = fmin(ub, yG); else lb = fmax(lb, yG);
@@ -48,7 +51,17 @@ static double bias(int n, const double *y, double C, const double *a, const doub
 int mk_smo(const double *K, int n, const double *y, double C, double tol, int maxiter,
            double *alpha, double *G, mk_svm_result *res)
 {
+    return mk_smo_box(K, n, y, C, NULL, tol, maxiter, alpha, G, res);
+}
+
+int mk_smo_box(const double *K, int n, const double *y, double Cs, const double *box,
+               double tol, int maxiter, double *alpha, double *G, mk_svm_result *res)
+{
     double *a = alpha;
+    /* the box of every point (C_i = C bit for bit without case weights) */
+    const void *vmax = vmaxget();
+    double *C = (double *) R_alloc(n, sizeof(double));
+    for (int t = 0; t < n; t++) C[t] = box ? box[t] : Cs;
     project_start(n, y, C, a);
 
     /* gradient G = Q a - e, accumulated over the non-zero alphas */
@@ -62,7 +75,6 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
 
     /* the diagonal, read by every working-set selection, in its own vector (released on exit:
        the MKL solvers call this thousands of times within one .Call) */
-    const void *vmax = vmaxget();
     double *Kdiag = (double *) R_alloc(n, sizeof(double));
     for (int t = 0; t < n; t++) Kdiag[t] = K[(size_t) t * n + t];
 
@@ -75,7 +87,7 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
         int i = -1, j = -1;
         for (int t = 0; t < n; t++) {
             if (y[t] > 0) {
-                if (a[t] < C && -G[t] >= Gmax) { Gmax = -G[t]; i = t; }
+                if (a[t] < C[t] && -G[t] >= Gmax) { Gmax = -G[t]; i = t; }
             } else {
                 if (a[t] > 0.0 && G[t] >= Gmax) { Gmax = G[t]; i = t; }
             }
@@ -91,7 +103,7 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
                 if (!(a[t] > 0.0)) continue;
                 mgt = -G[t];
             } else {
-                if (!(a[t] < C)) continue;
+                if (!(a[t] < C[t])) continue;
                 mgt = G[t];
             }
             if (-mgt > Gmax2) Gmax2 = -mgt;  /* Gmax2 = max over I_low of y_t G_t */
@@ -118,18 +130,18 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
             a[i] += delta; a[j] += delta;
             if (diff > 0.0) { if (a[j] < 0.0) { a[j] = 0.0; a[i] = diff; } }
             else            { if (a[i] < 0.0) { a[i] = 0.0; a[j] = -diff; } }
-            if (diff > 0.0) { if (a[i] > C) { a[i] = C; a[j] = C - diff; } }
-            else            { if (a[j] > C) { a[j] = C; a[i] = C + diff; } }
+            if (diff > C[i] - C[j]) { if (a[i] > C[i]) { a[i] = C[i]; a[j] = C[i] - diff; } }
+            else                    { if (a[j] > C[j]) { a[j] = C[j]; a[i] = C[j] + diff; } }
         } else {
             double quad = Kii + Kj[j] - 2.0 * Qij;
             if (quad <= 0.0) quad = TAU;
             double delta = (G[i] - G[j]) / quad;
             double sum = a[i] + a[j];
             a[i] -= delta; a[j] += delta;
-            if (sum > C) { if (a[i] > C) { a[i] = C; a[j] = sum - C; } }
-            else         { if (a[j] < 0.0) { a[j] = 0.0; a[i] = sum; } }
-            if (sum > C) { if (a[j] > C) { a[j] = C; a[i] = sum - C; } }
-            else         { if (a[i] < 0.0) { a[i] = 0.0; a[j] = sum; } }
+            if (sum > C[i]) { if (a[i] > C[i]) { a[i] = C[i]; a[j] = sum - C[i]; } }
+            else            { if (a[j] < 0.0) { a[j] = 0.0; a[i] = sum; } }
+            if (sum > C[j]) { if (a[j] > C[j]) { a[j] = C[j]; a[i] = sum - C[j]; } }
+            else            { if (a[i] < 0.0) { a[i] = 0.0; a[j] = sum; } }
         }
         double di = (a[i] - ai_old) * y[i], dj = (a[j] - aj_old) * y[j];
         for (int t = 0; t < n; t++) G[t] += y[t] * (Ki[t] * di + Kj[t] * dj);
@@ -151,14 +163,24 @@ SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
     if (!isReal(K) || !isReal(y) || !isReal(alpha0)) error("'K', 'y', 'alpha0' must be double");
     int n = LENGTH(y);
     if ((R_xlen_t) n * n != XLENGTH(K) || LENGTH(alpha0) != n) error("dimension mismatch");
+    /* C: one box constant, or one per point (case weights: C w_i, zero allowed) */
+    const double *box = isReal(C) && XLENGTH(C) == n && n != 1 ? REAL(C) : NULL;
+    if (!box && XLENGTH(C) != 1) error("'C' must be one number or one per point");
     double c = asReal(C), eps = asReal(tol);
     int mi = asInteger(maxiter);
+    if (box) {
+        c = 0.0;
+        for (int i = 0; i < n; i++) {
+            if (!(box[i] >= 0.0) || !R_FINITE(box[i])) error("invalid C, tol or maxiter");
+            if (box[i] > c) c = box[i];
+        }
+    }
     if (!(c > 0.0) || !(eps > 0.0) || mi < 1) error("invalid C, tol or maxiter");
     int nprot = 0;
     SEXP a = PROTECT(duplicate(alpha0)); nprot++;
     double *G = (double *) R_alloc(n, sizeof(double));
     mk_svm_result r;
-    mk_smo(REAL(K), n, REAL(y), c, eps, mi, REAL(a), G, &r);
+    mk_smo_box(REAL(K), n, REAL(y), c, box, eps, mi, REAL(a), G, &r);
 
     const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged", NULL};
     SEXP out = mk_list_new(nms); nprot++;

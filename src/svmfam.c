@@ -50,7 +50,8 @@ static double sf_solve(mk_sf_ctx *c, double *alpha, double *b)
     mk_interrupt_every(&w->last_check, 0.02);
     double t = mk_time();
     mk_svm_result res;
-    mk_smo(w->Kd, c->n, c->y, c->C, c->svm_tol, c->o->svm_maxiter, alpha, w->grad, &res);
+    mk_smo_box(w->Kd, c->n, c->y, c->C, c->o->box, c->svm_tol, c->o->svm_maxiter, alpha,
+               w->grad, &res);
     c->svm_solves++;
     if (res.status != 0) c->svm_fail++;
     c->smo_iter += res.iter;
@@ -466,6 +467,23 @@ static void read_opts(SEXP control, mk_sf_opts *o)
         error("invalid control values");
 }
 
+/* The per-point box C w_i from the optional control entry case_weights (n weights >= 0), or
+   NULL without it. */
+static const double *sf_case_box(SEXP control, int n, double C)
+{
+    SEXP cw = mk_list_elt(control, "case_weights", NULL);
+    if (isNull(cw)) return NULL;
+    if (!isReal(cw) || XLENGTH(cw) != n)
+        error("control entry 'case_weights' must be %d doubles", n);
+    double *box = (double *) R_alloc(n, sizeof(double));
+    for (int i = 0; i < n; i++) {
+        double wi = REAL(cw)[i];
+        if (!(wi >= 0.0) || !R_FINITE(wi)) error("case weights must be finite and >= 0");
+        box[i] = C * wi;
+    }
+    return box;
+}
+
 /* The start: uniform weights and alpha = 0, unless init holds usable ones. */
 static void sf_read_init(SEXP init, int n, int M, double *dp, double *ap)
 {
@@ -555,6 +573,7 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
     o.prog = &prog;
     if (code != MK_SF_LP) o.p = 1.0;
     if (!isNull(init) && !isNewList(init)) error("'init' must be NULL or a list");
+    o.box = sf_case_box(control, n, Cv);
 
     int nprot = 0;
     SEXP d = PROTECT(allocVector(REALSXP, M)); nprot++;

@@ -43,9 +43,15 @@ test_that("caret::train tunes C over a small grid with mkl_caret()", {
   # regression
   fr <- spec$fit(mtcars[, -1], mtcars$mpg, NULL, data.frame(C = 1), NULL, TRUE, FALSE)
   expect_equal(spec$predict(fr, mtcars[1:3, -1]), predict(fr, mtcars[1:3, -1]))
+  # caret's case weights are mkl()'s weights
+  wts <- rep(c(2, 1), 50)
+  fw <- spec$fit(d[, 1:4], d$Species, wts, data.frame(C = 1), NULL, TRUE, FALSE)
+  expect_identical(fw$case_weights, wts)
+  expect_equal(fw$fitted, mkl(d[, 1:4], d$Species, kernels = ks, C = 1, weights = wts)$fitted)
+  expect_error(mkl_caret(ks, "mwu")$fit(d[, 1:4], d$Species, wts, data.frame(C = 1), NULL,
+                                        TRUE, FALSE),
+               "method 'mwu' does not take case weights")
   # errors
-  expect_error(spec$fit(d[, 1:4], d$Species, rep(1, 100), data.frame(C = 1), NULL, TRUE, FALSE),
-               "do not take case weights")
   expect_error(mkl_caret(gram(ks, as.matrix(iris[1:5, 1:4]))), "needs a kernel_set")
   expect_error(mkl_caret(ks, "bogus"), "'method' must be one of uniform")
   expect_error(mkl_caret(ks, "uniform", C = 2), "sets C itself")

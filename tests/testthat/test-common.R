@@ -26,7 +26,7 @@ expect_check <- function(check, ok, label) {
 entry <- function(m) mklearn:::method_info(m)
 tasks_of <- function(m) mklearn:::method_tasks(entry(m))
 has_C <- function(m) entry(m)$C != "none"
-# Case weights: the capability flag of the entry (no method has it yet) and mkl()'s argument.
+# Case weights: the capability flag of the entry and mkl()'s argument.
 case_weight_methods <- function()
   Filter(function(m) isTRUE(entry(m)$case_weights) &&
            "weights" %in% names(formals(mklearn:::mkl.default)), mkl_methods())
@@ -451,18 +451,33 @@ test_that("multiclass fits (methods whose entry has multiclass): the same checks
 
 test_that("case weights of 2 equal duplicated rows, for the methods that take case weights", {
   ms <- case_weight_methods()
-  if (length(ms) == 0L)
-    skip("no method takes case weights (registry field case_weights): checked for none")
+  expect_true(length(ms) > 0L)
+  # on the kernels of the n rows (precomputed), so that only the weights differ: a row of
+  # weight 2 and the same row twice give the same objective, kernel weights and decision values
   for (m in ms) for (task in tasks_of(m)) {
     lab <- case_label(m, task)
     d <- common_data(task, n = 30)
+    K <- gram(common_ks, d$x)
     w <- rep(c(2, 1), c(10, 20))
-    fw <- fit_m(d$x, d$y, m, weights = w)
-    fdup <- fit_m(d$x[rep(1:30, w), ], d$y[rep(1:30, w)], m)
-    expect_true(close_to(fw$weights, fdup$weights, solver_tol(m)), label = lab)
-    expect_true(close_to(predict(fw, d$x, type = "link"), predict(fdup, d$x, type = "link"),
-                         solver_tol(m)), label = lab)
+    idx <- rep(1:30, w)
+    fw <- fit_m(NULL, d$y, m, kernels = K, weights = w)
+    fdup <- fit_m(NULL, d$y[idx], m, kernels = K[idx, idx, ])
+    tol <- solver_tol(m)
+    expect_check("case_weights_objective", close_to(fw$objective, fdup$objective, tol),
+                 paste(lab, "objective", maxdiff(fw$objective, fdup$objective)))
+    expect_check("case_weights_weights", close_to(fw$weights, fdup$weights, sqrt(tol)),
+                 paste(lab, "weights", maxdiff(fw$weights, fdup$weights)))
+    expect_check("case_weights_fitted",
+                 close_to(fitted(fw), fitted(fdup)[match(1:30, idx)], sqrt(tol)),
+                 paste(lab, "fitted", maxdiff(fitted(fw), fitted(fdup)[match(1:30, idx)])))
+    expect_identical(fw$case_weights, w, label = lab)
   }
+  # the other methods refuse them, naming the method
+  for (m in setdiff(mkl_methods(), ms))
+    expect_error(fit_m(NULL, common_data(tasks_of(m)[1L], n = 10)$y, m,
+                       kernels = gram(common_ks, common_data(tasks_of(m)[1L], n = 10)$x),
+                       weights = rep(1, 10)),
+                 sprintf("method '%s' does not take case weights", m), label = m)
 })
 
 # --- randomised invariants ------------------------------------------------------------------

@@ -5,7 +5,7 @@ reg <- mklearn:::.mkl_registry
 entry <- function(m) mklearn:::method_info(m)
 fields <- c("label", "paper", "losses", "penalties", "args", "C", "no_C", "C_inf", "stores",
             "store_default", "warm_start", "no_warm_start", "multiclass", "case_weights",
-            "control", "fit", "finish", "extras")
+            "no_case_weights", "control", "fit", "finish", "extras")
 
 test_that("mkl_methods() lists exactly the registry, and describes it on request", {
   expect_identical(mkl_methods(), names(reg))
@@ -20,6 +20,7 @@ test_that("mkl_methods() lists exactly the registry, and describes it on request
   expect_identical(tab$regression[tab$method == "simple"], "")
   expect_identical(tab$C[tab$method == "mwu"], "mwu (or Inf)")
   expect_false(tab$warm_start[tab$method == "mwu"])
+  expect_identical(tab$case_weights, vapply(reg, `[[`, NA, "case_weights", USE.NAMES = FALSE))
   expect_error(mkl_methods(details = NA), "'details' must be TRUE or FALSE")
   expect_error(mklearn:::method_info("bogus"), "no method 'bogus'")
 })
@@ -44,6 +45,8 @@ test_that("every entry is complete and consistent", {
     expect_identical(isFALSE(e$warm_start), !is.null(e$no_warm_start), label = lab("warm"))
     expect_identical(e$multiclass, length(e$losses$classification) > 0L, label = lab("multi"))
     expect_true(isTRUE(e$case_weights) || isFALSE(e$case_weights), label = lab("case_weights"))
+    expect_identical(isFALSE(e$case_weights), is.character(e$no_case_weights) &&
+                       nzchar(e$no_case_weights), label = lab("no_case_weights"))
     expect_true(all(names(e$args) %in% c("p", "lambda", "epsilon")), label = lab("args"))
     for (a in e$args) expect_true(is.character(a$what) && nzchar(a$what))
     expect_true(is.null(e$finish) || is.function(e$finish))
