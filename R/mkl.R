@@ -287,7 +287,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
   if (length(list(...)))
     stop(sprintf("unused argument(s): %s", paste(names(list(...)), collapse = ", ")),
          call. = FALSE)
-  if (inherits(kernels, "mkl_kernel"))
+  if (is_kernel_family(kernels))
     stop(family_not_set("kernels"), call. = FALSE)
   method <- match_arg(method)
   penalty <- match_arg(penalty)
@@ -373,7 +373,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     labels <- rk$labels
     check_chisq_data(rk, xs, seq_len(M))
     pair <- if (multi && multiclass == "ovo") sum(sort(table(yc$y), decreasing = TRUE)[1:2])
-    kind <- choose_store(ctl, method, n, M, task, loss, pair)
+    kind <- choose_store(custom_store_control(ctl, rk), method, n, M, task, loss, pair)
     store <- if (kind == "dense") dense_store(rk, xs, ctl$nthreads) else
       fly_store(rk, xs, ctl$nthreads)
     kset <- kernels
