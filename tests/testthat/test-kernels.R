@@ -387,7 +387,8 @@ test_that("custom kernels and kernlab kernels: the refusals name the problem", {
   expect_error(custom_kernel(function(x, z) 1, name = ""), "'name' must be one non-empty")
   expect_error(kernel_set(function(x) 1), "'custom' must be a function of two rows")
   two <- function(x, z) c(1, 2)
-  expect_error(gram(kernel_set(two), d$x), "'two\\[all\\]' must return one number for two rows; it returned 2")
+  expect_error(gram(kernel_set(two), d$x),
+               "'two\\[all\\]' must return one number for two rows; it returned 2")
   chr <- function(x, z) "a"
   expect_error(gram(kernel_set(chr), d$x), "returned an object of class character")
   bad <- function(x, z) if (max(abs(x - z)) > 20) Inf else exp(-sum((x - z)^2))
