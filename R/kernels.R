@@ -150,9 +150,10 @@ print.mkl_kernel <- function(x, ...) {
 #' `laplacedot(sigma = s)`, \eqn{\exp(-s\|x - z\|)}, is `laplace_kernel(sigma = 1 / s)`;
 #' `vanilladot()` is `linear_kernel()`; `polydot(degree, scale, offset)`,
 #' \eqn{(scale \langle x, z\rangle + offset)^{degree}}, is `poly_kernel(degree, offset)` when
-#' `scale = 1`, and otherwise `scale^degree` times `poly_kernel(degree, offset / scale)`, which
-#' is that kernel once normalised (with `normalize = "none"` it is computed in R). Their
-#' labels keep kernlab's parameters (`"rbfdot(sigma=0.5)[all]"`). Every other kernlab kernel
+#' `scale = 1`; otherwise it is `scale^degree` times `poly_kernel(degree, offset / scale)`, so
+#' the two are equal once normalised, and with `normalize = "none"` (or a degree that is not a
+#' positive integer, a scale that is not positive, a negative offset) it is computed in R.
+#' Their labels keep kernlab's parameters (`"rbfdot(sigma=0.5)[all]"`). Every other kernlab kernel
 #' (`tanhdot()`, `besseldot()`, `anovadot()`, `splinedot()`) and any R function `k(x, z)` of
 #' two numeric vectors returning one number (see [custom_kernel()]) is a custom kernel,
 #' computed in R on the (standardised) features of its subset: much slower than the C

@@ -46,6 +46,8 @@
 #' When neither fits, `mkl()` stops before allocating, naming the need, the budget and the
 #' remedies. `fit$store` says which was used. Predictions are always computed on the fly,
 #' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
+#' Custom kernels (R functions and some kernlab kernels, see [kernel_set()]) are computed in R
+#' into the dense store, which `"auto"` then chooses; `store = "fly"` is refused for them.
 #'
 #' [mkl_methods()] lists the methods; `mkl_methods(details = TRUE)` says what each supports (tasks,
 #' losses, penalties, stores, warm starts, multiclass, the conversion of C).
