@@ -367,6 +367,12 @@ test_that("custom kernels take the dense store: 'auto' picks it, fly is refused 
   fm <- mkl(d$x, d$y, kernels = ks, method = "mwu")
   expect_identical(fm$store, "dense")
   expect_length(predict(fm, d$x[1:3, ]), 3L)
+  # cross-validation and one-vs-one multiclass fits read the same dense store
+  cv <- suppressMessages(suppressWarnings(cv.mkl(d$x, d$y, kernels = ks, C = c(10, 1),
+                                                 nfolds = 3)))
+  expect_true(all(is.finite(cv$cvm)))
+  fo <- mkl(iris[, 1:4], iris$Species, kernels = ks, multiclass = "ovo")
+  expect_gt(mean(predict(fo, iris[, 1:4]) == iris$Species), 0.9)
   expect_error(mkl(d$x, d$y, kernels = ks, control = mkl_control(store = "fly")),
                "store = \"fly\"\\) cannot compute the custom kernel\\(s\\) cosine\\[all\\]")
   expect_error(mklearn:::fly_store(mklearn:::resolve_kernels(ks, 3, NULL), d$x),
