@@ -23,7 +23,8 @@
 #' model: each kernel's weight is shared equally among the columns of its feature group and
 #' summed per column (for a multiclass fit, averaged over its binary problems), so with
 #' `features = "each"` a column's importance is the weight of the kernels on it alone; with
-#' only `features = "all"` every column has the same importance.
+#' only `features = "all"` every column has the same importance (which caret's default scaling
+#' to 0-100 turns into `NaN`: use `varImp(fit, scale = FALSE)`).
 #'
 #' @param kernels a [kernel_set()] (kernels are rebuilt on every resample); `NULL` for the
 #'   default of [mkl()].
@@ -102,6 +103,7 @@ mkl_caret <- function(kernels = NULL, method = "uniform", ..., loop = TRUE) {
   # predictions (or probabilities) of the loop's fit, then of each submodel's, from the path
   on_path <- function(one) function(modelFit, newdata, submodels = NULL) {
     if (!inherits(modelFit, "mkl_path")) return(one(modelFit, newdata))
+    if (is.null(submodels)) return(one(modelFit$fits[[1L]], newdata))
     Cs <- c(modelFit$C[1L], submodels$C)
     k <- match(Cs, modelFit$C)
     if (anyNA(k))

@@ -46,7 +46,7 @@ kernlab_family <- function(k, label, normalize) {
                 "data are numeric: compute its kernel matrices with kernlab::kernelMatrix() and ",
                 "give them to mkl(kernels = ) as precomputed kernels"), call. = FALSE)
   if (cls == "rbfkernel" && pos(kp$sigma))
-    return(new_kernel("rbf", gamma_width(kp$sigma, "rbfdot"), 0, label,
+    return(new_kernel("rbf", gamma_width(kp$sigma, "rbfdot", "sigma"), 0, label,
                       paste0("exp(-sigma ||x - z||^2) (kernlab's rbfdot), in C as ",
                              "rbf_kernel(gamma = sigma)")))
   if (cls == "laplacekernel" && pos(kp$sigma) && is.finite(1 / kp$sigma))

@@ -86,10 +86,10 @@ rbf_kernel <- function(sigma = 1, gamma) {
 
 # The Gaussian width sigma = 1 / sqrt(2 gamma) of exp(-gamma d^2), which C computes as
 # exp(-d^2 / (2 sigma^2)); a gamma whose width underflows is refused.
-gamma_width <- function(gamma, fun) {
+gamma_width <- function(gamma, fun, arg = "gamma") {
   sigma <- 1 / sqrt(2 * gamma)
   if (any(sigma == 0 | !is.finite(1 / (2 * sigma * sigma))))
-    stop(sprintf("%s(): 'gamma' = %s is too large: the Gaussian's width underflows", fun,
+    stop(sprintf("%s(): '%s' = %s is too large: the Gaussian's width underflows", fun, arg,
                  paste(format(gamma[sigma == 0 | !is.finite(1 / (2 * sigma * sigma))],
                               digits = 3), collapse = ", ")), call. = FALSE)
   sigma

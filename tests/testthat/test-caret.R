@@ -80,6 +80,7 @@ test_that("the submodel loop fits one warm-started path and predicts every C fro
   expect_length(pp, 4L)
   expect_equal(pp[[3]]$virginica, unname(predict(ref$fits[[3]], d[1:6, 1:4], type = "response")))
   expect_error(spec$predict(fp, d[1:2, 1:4], data.frame(C = 3)), "no fit at C = 3")
+  expect_identical(spec$predict(fp, d[1:6, 1:4]), pr[[1]])
   # the final model is one fit at the chosen C; so is a fit at a C that is not the loop's
   expect_s3_class(spec$fit(d[, 1:4], d$Species, NULL, info$loop, NULL, TRUE, TRUE), "mkl")
   expect_s3_class(spec$fit(d[, 1:4], d$Species, NULL, data.frame(C = 10), NULL, FALSE, TRUE),

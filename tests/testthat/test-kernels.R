@@ -408,5 +408,5 @@ test_that("custom kernels and kernlab kernels: the refusals name the problem", {
   cosine <- function(x, z) sum(x * z)
   expect_error(gram(cosine, d$x), "is a kernel family, not a kernel set")
   expect_error(n_kernels(kernlab::vanilladot(), d$x), "is a kernel family, not a kernel set")
-  expect_error(rbf_kernel(gamma = 1e308), "too large")
+  expect_error(kernel_set(kernlab::rbfdot(1e308)), "rbfdot\\(\\): 'sigma' = 1e\\+308 is too large")
 })
