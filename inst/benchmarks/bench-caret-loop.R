@@ -6,6 +6,8 @@
 # (305 kernels). Each variant runs `reps` times, alternating, after one untimed warm-up (caret's
 # first train() loads its packages); the best time is reported.
 # Usage: Rscript bench-caret-loop.R [methods ...]   (default: uniform simple)
+# MKL_BENCH_TOL=<tol> sets mkl_control(tol = ) for the methods other than uniform (default
+# 0.01, SimpleMKL's relative duality gap); MKL_BENCH_REPS=<k> the repetitions (default 2).
 # Prints per method both times, their ratio, the chosen C of each, the best mean accuracies,
 # the largest difference between the two mean accuracies of a C, and the number of (C, fold)
 # pairs (of 50) whose accuracies differ.
@@ -13,15 +15,17 @@ Sys.setenv(TZ = Sys.getenv("TZ", "UTC"))   # caret asks the system for its time 
 suppressPackageStartupMessages(library(mklearn))
 methods <- commandArgs(trailingOnly = TRUE)
 if (!length(methods)) methods <- c("uniform", "simple")
-reps <- 2L
+reps <- as.integer(Sys.getenv("MKL_BENCH_REPS", "2"))
+tol <- as.numeric(Sys.getenv("MKL_BENCH_TOL", NA))
 data("Sonar", package = "mlbench", envir = environment())
 x <- as.matrix(Sonar[, -61])
 y <- Sonar$Class
 ks <- kernel_set(rbf_kernel(c(2, 5, 10)), poly_kernel(1:2), features = c("all", "each"))
 grid <- data.frame(C = 10^seq(-2, 2, length.out = 10))
-ctl <- mkl_control(nthreads = 1)
 
 run <- function(method, loop) {
+  ctl <- if (is.na(tol) || method == "uniform") mkl_control(nthreads = 1) else
+    mkl_control(nthreads = 1, tol = tol)
   set.seed(2024)
   t0 <- proc.time()[["elapsed"]]
   tr <- suppressWarnings(caret::train(
