@@ -15,9 +15,10 @@
 #' path per resample, as [cv.mkl()] does: `mkl()` with the grid's C values in decreasing
 #' order, the kernels built once and each fit warm-started from the previous C, and the
 #' predictions of every C read from that path. The chosen C and the resampled accuracies are
-#' those of separate fits up to the solver's tolerance (the warm-started fits stop at another
-#' point within it); `loop = FALSE` fits every C of every resample from scratch. The final
-#' model is one fit at the chosen C on all the data.
+#' those of separate fits up to the solver's tolerance (a warm-started fit may stop at another
+#' point within it, and a held-out point change sides; a smaller `mkl_control(tol = )` makes
+#' them agree); `loop = FALSE` fits every C of every resample from scratch. The final model is
+#' one fit at the chosen C on all the data.
 #'
 #' caret's `varImp()` on the result ranks the features by the kernel weights of the final
 #' model: each kernel's weight is shared equally among the columns of its feature group and
