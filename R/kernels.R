@@ -1,9 +1,10 @@
 # Kernel descriptions: data-independent objects that become matrices when a model is fit.
 # Kernel type and normalisation codes: .mk_codes (R/codes.R).
 
-new_kernel <- function(type, par1, par2, label) {
+new_kernel <- function(type, par1, par2, label, formula) {
   structure(list(type = type, code = .mk_codes$kernel[[type]], par1 = as.double(par1),
-                 par2 = rep_len(as.double(par2), length(par1)), label = label),
+                 par2 = rep_len(as.double(par2), length(par1)), label = label,
+                 formula = formula),
             class = "mkl_kernel")
 }
 
@@ -39,8 +40,10 @@ fmt_par <- function(v) format(v, digits = 6, trim = TRUE, drop0trailing = TRUE)
 #' matrices (in parallel C code) when a model is fit or [gram()] is called.
 #'
 #' * `rbf_kernel(sigma)`: \eqn{k(x, x') = \exp(-\|x - x'\|^2 / (2\sigma^2))}, the width
-#'   convention of the MKL papers. (kernlab's `rbfdot(sigma = s)` uses
-#'   \eqn{\exp(-s\|x - x'\|^2)}, i.e. \eqn{s = 1 / (2\sigma^2)}.)
+#'   convention of the MKL papers. `rbf_kernel(gamma = g)` is
+#'   \eqn{\exp(-g\|x - x'\|^2)}, the convention of kernlab's `rbfdot(sigma = g)` and of
+#'   e1071's `gamma` (the width \eqn{\sigma = 1 / \sqrt{2g}}); give `sigma` or `gamma`, not
+#'   both. Printing a family states its convention.
 #' * `poly_kernel(degree, offset = 1)`: \eqn{(\langle x, x'\rangle + offset)^{degree}}.
 #' * `linear_kernel()`: \eqn{\langle x, x'\rangle}.
 #' * `laplace_kernel(sigma)`: \eqn{\exp(-\|x - x'\| / \sigma)} (Euclidean norm).
@@ -49,23 +52,47 @@ fmt_par <- function(v) format(v, digits = 6, trim = TRUE, drop0trailing = TRUE)
 #'   (terms with \eqn{x_j + x'_j = 0} are zero).
 #'
 #' @param sigma positive widths.
+#' @param gamma for `rbf_kernel()`: positive scales \eqn{g} of \eqn{\exp(-g\|x - x'\|^2)},
+#'   instead of `sigma`; for `chisq_kernel()`: positive scales of the chi-square distance.
 #' @param degree positive integer degrees.
 #' @param offset non-negative offset added to the inner product.
-#' @param gamma positive scale of the chi-square distance.
 #' @return An object of class `mkl_kernel`.
-#' @seealso [kernel_set()], [gram()]
+#' @seealso [kernel_set()] (which also takes kernlab's kernels and R functions), [gram()]
 #' @examples
 #' rbf_kernel(sigma = c(0.5, 1, 2))
+#' rbf_kernel(gamma = 0.1)
 #' poly_kernel(degree = 1:3)
 #' @name kernels
 NULL
 
 #' @rdname kernels
 #' @export
-rbf_kernel <- function(sigma = 1) {
+rbf_kernel <- function(sigma = 1, gamma) {
+  if (!missing(gamma)) {
+    if (!missing(sigma))
+      stop(paste0("rbf_kernel(): give 'sigma' (the width: exp(-||x - z||^2 / (2 sigma^2))) or ",
+                  "'gamma' (exp(-gamma ||x - z||^2)), not both"), call. = FALSE)
+    gamma <- check_positive(gamma, "gamma")
+    return(new_kernel("rbf", gamma_width(gamma, "rbf_kernel"), 0,
+                      sprintf("rbf(gamma=%s)", fmt_par(gamma)),
+                      "exp(-gamma ||x - z||^2), the convention of kernlab's rbfdot(sigma = gamma)"))
+  }
   sigma <- check_positive(sigma, "sigma")
   check_width(sigma, 1 / (2 * sigma * sigma), "rbf_kernel")
-  new_kernel("rbf", sigma, 0, sprintf("rbf(sigma=%s)", fmt_par(sigma)))
+  new_kernel("rbf", sigma, 0, sprintf("rbf(sigma=%s)", fmt_par(sigma)),
+             paste0("exp(-||x - z||^2 / (2 sigma^2)), sigma a width (kernlab's rbfdot(sigma = s) ",
+                    "is rbf_kernel(gamma = s))"))
+}
+
+# The Gaussian width sigma = 1 / sqrt(2 gamma) of exp(-gamma d^2), which C computes as
+# exp(-d^2 / (2 sigma^2)); a gamma whose width underflows is refused.
+gamma_width <- function(gamma, fun, arg = "gamma") {
+  sigma <- 1 / sqrt(2 * gamma)
+  if (any(sigma == 0 | !is.finite(1 / (2 * sigma * sigma))))
+    stop(sprintf("%s(): '%s' = %s is too large: the Gaussian's width underflows", fun, arg,
+                 paste(format(gamma[sigma == 0 | !is.finite(1 / (2 * sigma * sigma))],
+                              digits = 3), collapse = ", ")), call. = FALSE)
+  sigma
 }
 
 #' @rdname kernels
@@ -78,31 +105,36 @@ poly_kernel <- function(degree = 2, offset = 1) {
     stop("'offset' must be one non-negative number", call. = FALSE)
   new_kernel("poly", degree, rep(offset, length(degree)),
              sprintf("poly(degree=%s%s)", fmt_par(degree),
-                     if (offset != 1) paste0(",offset=", fmt_par(offset)) else ""))
+                     if (offset != 1) paste0(",offset=", fmt_par(offset)) else ""),
+             "(<x, z> + offset)^degree")
 }
 
 #' @rdname kernels
 #' @export
-linear_kernel <- function() new_kernel("linear", 0, 0, "linear")
+linear_kernel <- function() new_kernel("linear", 0, 0, "linear", "<x, z>")
 
 #' @rdname kernels
 #' @export
 laplace_kernel <- function(sigma = 1) {
   sigma <- check_positive(sigma, "sigma")
   check_width(sigma, 1 / sigma, "laplace_kernel")
-  new_kernel("laplace", sigma, 0, sprintf("laplace(sigma=%s)", fmt_par(sigma)))
+  new_kernel("laplace", sigma, 0, sprintf("laplace(sigma=%s)", fmt_par(sigma)),
+             paste0("exp(-||x - z|| / sigma), sigma a width (kernlab's laplacedot(sigma = s) is ",
+                    "laplace_kernel(sigma = 1 / s))"))
 }
 
 #' @rdname kernels
 #' @export
 chisq_kernel <- function(gamma = 1) {
   gamma <- check_positive(gamma, "gamma")
-  new_kernel("chisq", gamma, 0, sprintf("chisq(gamma=%s)", fmt_par(gamma)))
+  new_kernel("chisq", gamma, 0, sprintf("chisq(gamma=%s)", fmt_par(gamma)),
+             "exp(-gamma sum_j (x_j - z_j)^2 / (x_j + z_j))")
 }
 
 #' @export
 print.mkl_kernel <- function(x, ...) {
   cat("<mkl_kernel>", length(x$label), "kernel(s):", paste(x$label, collapse = ", "), "\n")
+  if (!is.null(x$formula)) cat(" k(x, z) =", x$formula, "\n")
   invisible(x)
 }
 
@@ -112,7 +144,29 @@ print.mkl_kernel <- function(x, ...) {
 #' the 27 (d + 1) design of the SpicyMKL and SimpleMKL experiments when used with 24 Gaussian
 #' widths and polynomial degrees 1 to 3.
 #'
-#' @param ... kernel families ([rbf_kernel()], [poly_kernel()], ...).
+#' Kernels of the kernlab package and R functions are taken as well. kernlab's `rbfdot()`,
+#' `laplacedot()`, `vanilladot()` and `polydot()` become the C kernels they equal:
+#' `rbfdot(sigma = s)`, \eqn{\exp(-s\|x - z\|^2)}, is `rbf_kernel(gamma = s)`;
+#' `laplacedot(sigma = s)`, \eqn{\exp(-s\|x - z\|)}, is `laplace_kernel(sigma = 1 / s)`;
+#' `vanilladot()` is `linear_kernel()`; `polydot(degree, scale, offset)`,
+#' \eqn{(scale \langle x, z\rangle + offset)^{degree}}, is `poly_kernel(degree, offset)` when
+#' `scale = 1`; otherwise it is `scale^degree` times `poly_kernel(degree, offset / scale)`, so
+#' the two are equal once normalised, and with `normalize = "none"` (or a degree that is not a
+#' positive integer, a scale that is not positive, a negative offset) it is computed in R.
+#' Their labels keep kernlab's parameters (`"rbfdot(sigma=0.5)[all]"`). Every other kernlab kernel
+#' (`tanhdot()`, `besseldot()`, `anovadot()`, `splinedot()`) and any R function `k(x, z)` of
+#' two numeric vectors returning one number (see [custom_kernel()]) is a custom kernel,
+#' computed in R on the (standardised) features of its subset: much slower than the C
+#' kernels (an R function is called once per pair of points), so meant for small data. Custom
+#' kernels are normalised like the others, work with [predict()] and [gram()], and need the
+#' dense store: `mkl()` uses it for a set that has one (`mkl_control(store = "auto")`) and
+#' refuses a store computed on the fly or from low-rank factors. `stringdot()` works on
+#' strings, which a numeric data matrix does not hold: give its kernel matrices, computed
+#' with `kernlab::kernelMatrix()`, to [mkl()] as precomputed kernels.
+#'
+#' @param ... kernel families ([rbf_kernel()], [poly_kernel()], ...), kernlab kernels
+#'   (`kernlab::rbfdot()`, ...) or R functions `k(x, z)`; a function given by name (or as a
+#'   named argument) is labelled by that name.
 #' @param features `"all"` (one kernel on all columns), `"each"` (one kernel per single
 #'   column), `c("all", "each")`, or a list of column subsets given by index or by name.
 #' @param normalize `"trace"` (each kernel scaled to unit trace, the default), `"center_trace"`
@@ -120,24 +174,33 @@ print.mkl_kernel <- function(x, ...) {
 #' @param jitter a small number added to the diagonal of each training kernel after
 #'   normalisation (default 1e-8, as in SpicyMKL's experiments).
 #' @return An object of class `kernel_set`.
-#' @seealso [random_kernels()], [gram()], [mkl()]
+#' @seealso [random_kernels()], [custom_kernel()], [gram()], [mkl()]
 #' @examples
 #' ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)),
 #'                  poly_kernel(degree = 1:3),
 #'                  features = c("all", "each"))
 #' ks
+#' if (requireNamespace("kernlab", quietly = TRUE))
+#'   kernel_set(kernlab::rbfdot(sigma = 0.1), kernlab::polydot(degree = 2))
+#' cosine <- function(x, z) sum(x * z) / sqrt(sum(x^2) * sum(z^2))
+#' kernel_set(rbf_kernel(1), cosine)
 #' @export
 kernel_set <- function(..., features = "all", normalize = c("trace", "center_trace", "none"),
                        jitter = 1e-8) {
   fams <- list(...)
-  fams <- fams[!vapply(fams, is.null, logical(1))]
+  labs <- dots_labels(substitute(list(...)), names(fams))   # labels of custom kernels
+  keep <- !vapply(fams, is.null, logical(1))
+  fams <- fams[keep]
   if (length(fams) == 0L)
     stop("a kernel set needs at least one kernel family, e.g. rbf_kernel(sigma = 1)",
          call. = FALSE)
-  if (!all(vapply(fams, inherits, logical(1), "mkl_kernel")))
-    stop("every argument in '...' must be a kernel family such as rbf_kernel() or poly_kernel()",
-         call. = FALSE)
+  if (!all(vapply(fams, is_kernel_family, logical(1))))
+    stop(paste0("every argument in '...' must be a kernel family such as rbf_kernel() or ",
+                "poly_kernel(), a kernlab kernel such as kernlab::rbfdot(), or a function ",
+                "k(x, z)"), call. = FALSE)
   normalize <- match_arg(normalize)
+  fams <- unname(Map(as_kernel_family, fams, labs$given[keep], labs$symbol[keep],
+                     MoreArgs = list(normalize = normalize)))
   check_features(features)
   if (!is.numeric(jitter) || length(jitter) != 1L || !is.finite(jitter) || jitter < 0)
     stop("'jitter' must be one non-negative number", call. = FALSE)
@@ -303,11 +366,14 @@ resolve_kernels <- function(ks, p, cn) {
     }
   }
   G <- length(glist)
+  custom <- NULL
   if (is.null(ks$explicit)) {
-    fam_type <- unlist(lapply(ks$families, function(f) rep(f$type, length(f$par1))))
-    fam_p1 <- unlist(lapply(ks$families, `[[`, "par1"))
-    fam_p2 <- unlist(lapply(ks$families, `[[`, "par2"))
-    fam_lab <- unlist(lapply(ks$families, `[[`, "label"))
+    fams <- number_custom(ks$families)     # a custom kernel's par1: its index in `custom`
+    custom <- attr(fams, "custom")
+    fam_type <- unlist(lapply(fams, function(f) rep(f$type, length(f$par1))))
+    fam_p1 <- unlist(lapply(fams, `[[`, "par1"))
+    fam_p2 <- unlist(lapply(fams, `[[`, "par2"))
+    fam_lab <- unlist(lapply(fams, `[[`, "label"))
     nf <- length(fam_type)
     kg <- rep(seq_len(G), each = nf)
     tab <- data.frame(group = kg, type = rep(fam_type, G), par1 = rep(fam_p1, G),
@@ -325,7 +391,7 @@ resolve_kernels <- function(ks, p, cn) {
   gstart <- c(0L, cumsum(lengths(glist)))
   list(groups = glist, group_labels = glab, gstart = as.integer(gstart),
        gfeat = as.integer(gfeat), table = tab, labels = labels,
-       normalize = ks$normalize, jitter = ks$jitter)
+       normalize = ks$normalize, jitter = ks$jitter, custom = custom)
 }
 
 # The compact description of random_kernels(): the groups and the table from its vectors,
@@ -364,7 +430,7 @@ resolve_random <- function(ks, p, cn) {
 #' n_kernels(kernel_set(rbf_kernel(1:3), features = c("all", "each")), matrix(0, 2, 4))
 #' @export
 n_kernels <- function(kernels, x) {
-  if (inherits(kernels, "mkl_kernel")) stop(family_not_set("kernels"), call. = FALSE)
+  if (is_kernel_family(kernels)) stop(family_not_set("kernels"), call. = FALSE)
   if (!inherits(kernels, "kernel_set")) stop("'kernels' must be a kernel_set", call. = FALSE)
   nrow(resolve_kernels(kernels, ncol(x), colnames(x))$table)
 }
@@ -405,6 +471,7 @@ build_train <- function(rk, x, which = NULL, nthreads = 0L, limit = default_memo
   if (is.null(which)) which <- seq_len(nrow(rk$table))
   check_kernel_memory(nrow(x), nrow(x), length(which), limit)
   check_chisq_data(rk, x, which)
+  if (any(rk$table$type[which] == "custom")) return(custom_train(rk, x, which, nthreads))
   st <- c(list(kind = .mk_codes$store[["fly"]], x = x, z = NULL,
               nthreads = as.integer(nthreads)),
           kernel_table(rk, which))
@@ -438,7 +505,9 @@ stop_nonfinite <- function(rk, bad, where) {
 build_test <- function(rk, x, z, stats, which, nthreads = 0L) {
   check_kernel_memory(nrow(z), nrow(x), length(which))
   check_chisq_data(rk, z, which)
-  K <- .Call(C_store_dense, test_store(rk, x, z, stats, which, nthreads))
+  st <- test_store(rk, x, z, stats, which, nthreads)
+  if (is_dense(st)) return(st$K)      # with custom kernels: built and checked in R
+  K <- .Call(C_store_dense, st)
   stop_nonfinite(rk, which[attr(K, "nonfinite")], "the new data")
   attr(K, "nonfinite") <- NULL
   K
@@ -465,7 +534,7 @@ build_test <- function(rk, x, z, stats, which, nthreads = 0L) {
 #' dimnames(K)[[3]]
 #' @export
 gram <- function(kernels, x, y = NULL, which = NULL, nthreads = 0L) {
-  if (inherits(kernels, "mkl_kernel")) stop(family_not_set("kernels"), call. = FALSE)
+  if (is_kernel_family(kernels)) stop(family_not_set("kernels"), call. = FALSE)
   if (!inherits(kernels, "kernel_set"))
     stop("'kernels' must be a kernel_set (see ?kernel_set)", call. = FALSE)
   x <- check_x(x)

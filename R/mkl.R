@@ -46,6 +46,8 @@
 #' When neither fits, `mkl()` stops before allocating, naming the need, the budget and the
 #' remedies. `fit$store` says which was used. Predictions are always computed on the fly,
 #' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
+#' Custom kernels (R functions and some kernlab kernels, see [kernel_set()]) are computed in R
+#' into the dense store, which `"auto"` then chooses; `store = "fly"` is refused for them.
 #'
 #' [mkl_methods()] lists the methods; `mkl_methods(details = TRUE)` says what each supports (tasks,
 #' losses, penalties, stores, warm starts, multiclass, the conversion of C).
@@ -339,7 +341,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
   if (length(list(...)))
     stop(sprintf("unused argument(s): %s", paste(names(list(...)), collapse = ", ")),
          call. = FALSE)
-  if (inherits(kernels, "mkl_kernel"))
+  if (is_kernel_family(kernels))
     stop(family_not_set("kernels"), call. = FALSE)
   method <- match_arg(method)
   penalty <- match_arg(penalty)
@@ -426,7 +428,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     labels <- rk$labels
     check_chisq_data(rk, xs, seq_len(M))
     pair <- if (multi && multiclass == "ovo") sum(sort(table(yc$y), decreasing = TRUE)[1:2])
-    kind <- choose_store(ctl, method, n, M, task, loss, pair)
+    kind <- choose_store(custom_store_control(ctl, rk), method, n, M, task, loss, pair)
     store <- if (kind == "dense") dense_store(rk, xs, ctl$nthreads) else
       fly_store(rk, xs, ctl$nthreads)
     kset <- kernels

@@ -20,7 +20,7 @@ screen_kernels <- function(rk, xs, nthreads = 0L) {
   th <- screen_threshold()
   M <- nrow(rk$table)
   if (th <= 1 || M < 2L) return(rk)
-  st <- fly_store(rk, xs, nthreads)
+  st <- if (has_custom(rk)) dense_store(rk, xs, nthreads) else fly_store(rk, xs, nthreads)
   nb <- kernel_neighbours(st, cols = 100L)
   drop <- which(!is.na(nb) & nb < th)
   if (length(drop) == M) drop <- drop[-which.max(nb)]

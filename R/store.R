@@ -42,6 +42,7 @@ kernel_table <- function(rk, which = NULL) {
 # A fly training store for the kernels of rk on x; computes the training normalisation
 # (one pass over each kernel, nothing stored but O(n M)).
 fly_store <- function(rk, x, nthreads = 0L) {
+  refuse_custom(rk, "mkl_control(store = \"fly\")")   # computed in R: dense only
   st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = x, z = NULL,
                         nthreads = as.integer(nthreads)),
                     kernel_table(rk)), class = "mk_store")
@@ -57,6 +58,8 @@ fly_store <- function(rk, x, nthreads = 0L) {
 # A test store: rows z against the training data x of a fitted model, kernels `which` only,
 # with the training normalisation of those kernels.
 test_store <- function(rk, x, z, stats, which, nthreads = 0L) {
+  if (any(rk$table$type[which] == "custom"))    # computed in R: a dense store (R/custom.R)
+    return(custom_test_store(rk, x, z, stats, which, nthreads))
   structure(c(list(kind = .mk_codes$store[["fly"]], x = x, z = z,
                    nthreads = as.integer(nthreads)),
               kernel_table(rk, which),

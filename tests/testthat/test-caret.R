@@ -57,3 +57,87 @@ test_that("caret::train tunes C over a small grid with mkl_caret()", {
   expect_error(mkl_caret(ks, "uniform", C = 2), "sets C itself")
   expect_error(mkl_caret(ks, "uniform", 2), "must be named")
 })
+
+test_that("the submodel loop fits one warm-started path and predicts every C from it", {
+  if (!nzchar(Sys.getenv("TZ"))) {
+    Sys.setenv(TZ = "UTC")
+    on.exit(Sys.unsetenv("TZ"))
+  }
+  skip_if_not_installed("caret")
+  d <- iris[51:150, ]
+  d$Species <- droplevels(d$Species)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), linear_kernel(), features = c("all", "each"))
+  spec <- mkl_caret(ks, "simple")
+  grid <- data.frame(C = c(0.1, 1, 10, 100))
+  info <- spec$loop(grid)
+  expect_identical(info$loop, data.frame(C = 100))
+  expect_identical(info$submodels, list(data.frame(C = c(10, 1, 0.1))))
+  # a resample: one path over the grid, from the largest C down
+  fp <- spec$fit(d[, 1:4], d$Species, NULL, info$loop, levels(d$Species), FALSE, TRUE)
+  expect_s3_class(fp, "mkl_path")
+  expect_identical(fp$C, c(100, 10, 1, 0.1))
+  ref <- mkl(d[, 1:4], d$Species, kernels = ks, method = "simple", C = c(100, 10, 1, 0.1))
+  expect_equal(fp$fits[[4]]$weights, ref$fits[[4]]$weights)
+  pr <- spec$predict(fp, d[1:6, 1:4], info$submodels[[1]])
+  expect_length(pr, 4L)
+  for (k in 1:4)
+    expect_identical(pr[[k]], as.character(predict(ref$fits[[k]], d[1:6, 1:4])))
+  pp <- spec$prob(fp, d[1:6, 1:4], info$submodels[[1]])
+  expect_length(pp, 4L)
+  expect_equal(pp[[3]]$virginica, unname(predict(ref$fits[[3]], d[1:6, 1:4], type = "response")))
+  expect_error(spec$predict(fp, d[1:2, 1:4], data.frame(C = 3)), "no fit at C = 3")
+  expect_identical(spec$predict(fp, d[1:6, 1:4]), pr[[1]])
+  # the final model is one fit at the chosen C; so is a fit at a C that is not the loop's
+  expect_s3_class(spec$fit(d[, 1:4], d$Species, NULL, info$loop, NULL, TRUE, TRUE), "mkl")
+  expect_s3_class(spec$fit(d[, 1:4], d$Species, NULL, data.frame(C = 10), NULL, FALSE, TRUE),
+                  "mkl")
+  expect_null(mkl_caret(ks, "simple", loop = FALSE)$loop)
+  expect_error(mkl_caret(ks, loop = NA), "'loop' must be TRUE or FALSE")
+  # train() with and without the loop: the same resampled accuracies and chosen C
+  run <- function(lp) {
+    set.seed(11)
+    suppressWarnings(suppressMessages(
+      caret::train(d[, 1:4], d$Species, method = mkl_caret(ks, "simple", loop = lp),
+                   tuneGrid = grid, trControl = caret::trainControl(method = "cv", number = 3))))
+  }
+  with_loop <- run(TRUE)
+  without <- run(FALSE)
+  expect_equal(with_loop$results, without$results)
+  expect_identical(with_loop$bestTune, without$bestTune)
+  expect_equal(with_loop$finalModel$weights, without$finalModel$weights)
+})
+
+test_that("varImp() shares each kernel's weight among the columns of its feature group", {
+  if (!nzchar(Sys.getenv("TZ"))) {
+    Sys.setenv(TZ = "UTC")
+    on.exit(Sys.unsetenv("TZ"))
+  }
+  d <- two_class(60, 4)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), features = list("all", "each", c("v1", "v3")))
+  fit <- mkl(d$x, d$y, kernels = ks, method = "simple", C = 10)
+  w <- fit$weights
+  grp <- rep(c("all", paste0("v", 1:4), "v13"), each = 2)
+  by_group <- tapply(w, grp, sum)
+  ref <- by_group[["all"]] / 4 + c(by_group[["v1"]], by_group[["v2"]], by_group[["v3"]],
+                                    by_group[["v4"]]) + c(1, 0, 1, 0) * by_group[["v13"]] / 2
+  spec <- mkl_caret(ks, "simple")
+  imp <- spec$varImp(fit)
+  expect_identical(rownames(imp), colnames(d$x))
+  expect_equal(imp$Overall, unname(ref))
+  expect_equal(sum(imp$Overall), 1)
+  expect_gt(imp["v1", "Overall"], imp["v4", "Overall"])
+  # multiclass: the mean over the binary problems
+  fm <- mkl(iris[, 1:4], iris$Species, kernels = kernel_set(rbf_kernel(1), features = "each"),
+            method = "simple")
+  expect_equal(spec$varImp(fm)$Overall, unname(rowMeans(fm$weights)))
+  expect_error(spec$varImp(mkl(y = d$y, kernels = gram(ks, d$x))),
+               "feature importance needs an mkl\\(\\) fit on a kernel_set")
+  skip_if_not_installed("caret")
+  set.seed(3)
+  tr <- suppressWarnings(suppressMessages(
+    caret::train(d$x, factor(d$y), method = spec, tuneGrid = data.frame(C = c(1, 10)),
+                 trControl = caret::trainControl(method = "cv", number = 3))))
+  vi <- caret::varImp(tr, scale = FALSE)$importance
+  expect_equal(vi$Overall, spec$varImp(tr$finalModel)$Overall)
+  expect_identical(rownames(vi), colnames(d$x))
+})

@@ -236,3 +236,177 @@ test_that("rbf_widths() are quantiles of squared distances on evenly spaced rows
   expect_error(gram(default_kernels(), x), "default_kernels\\(x\\)")
   expect_output(print(default_kernels()), "widths from the data")
 })
+
+test_that("kernlab's rbfdot, polydot, laplacedot and vanilladot are the C kernels, to 1e-12", {
+  skip_if_not_installed("kernlab")
+  skip_if_not_installed("mlbench")
+  x <- ionosphere_xy()$x[1:100, ]
+  z <- ionosphere_xy()$x[101:130, ]
+  sig <- c(0.01, 0.1, 0.5, 2)
+  rbfs <- lapply(sig, function(s) kernlab::rbfdot(sigma = s))
+  polys <- list(kernlab::polydot(degree = 1), kernlab::polydot(degree = 3, offset = 2),
+                kernlab::polydot(degree = 2, offset = 0))
+  refs <- c(rbfs, polys, list(kernlab::vanilladot()))
+  ks <- do.call(kernel_set, c(refs, list(features = list("all", 1:5, 7), normalize = "none",
+                                         jitter = 0)))
+  # mapped to the C kernels, not computed in R
+  expect_identical(vapply(ks$families, `[[`, "", "type"), rep(c("rbf", "poly", "linear"),
+                                                              c(4, 3, 1)))
+  K <- gram(ks, x)
+  Kt <- gram(ks, x, z)
+  err <- 0; m <- 0L
+  for (g in list(seq_len(ncol(x)), 1:5, 7)) for (kf in refs) {
+    m <- m + 1L
+    ref <- kernlab::kernelMatrix(kf, x[, g, drop = FALSE])
+    reft <- kernlab::kernelMatrix(kf, z[, g, drop = FALSE], x[, g, drop = FALSE])
+    err <- max(err, max(abs(K[, , m] - ref)) / max(abs(ref)),
+               max(abs(Kt[, , m] - reft)) / max(abs(reft)))
+  }
+  expect_lt(err, 1e-12)
+  expect_identical(dimnames(K)[[3]][c(1, 5, 8, 9)],
+                   c("rbfdot(sigma=0.01)[all]", "polydot(degree=1,scale=1,offset=1)[all]",
+                     "vanilladot()[all]", "rbfdot(sigma=0.01)[V1,V3,...(5)]"))
+  # laplacedot(sigma = s) is exp(-s ||x - z||): laplace_kernel(1 / s). kernlab rounds its
+  # squared distances to 9 digits, so the exact distances are the 1e-12 reference
+  kl <- kernlab::laplacedot(sigma = 0.3)
+  KL <- gram(kernel_set(kl, normalize = "none", jitter = 0), x, z)[, , 1]
+  Dx <- as.matrix(dist(rbind(z, x)))[seq_len(nrow(z)), nrow(z) + seq_len(nrow(x))]
+  expect_lt(max(abs(KL - exp(-0.3 * Dx))), 1e-12)
+  expect_lt(max(abs(KL - kernlab::kernelMatrix(kl, z, x))), 1e-7)
+  expect_equal(gram(kernel_set(kl), x), gram(kernel_set(laplace_kernel(1 / 0.3)), x),
+               ignore_attr = TRUE, tolerance = 1e-14)
+  # polydot(scale != 1) is scale^degree times the C kernel: equal once normalised; with
+  # normalize = "none" it is computed in R (kernlab's own values)
+  pd <- kernlab::polydot(degree = 2, scale = 0.25, offset = 1)
+  Kp <- kernlab::kernelMatrix(pd, x)
+  expect_identical(kernel_set(pd)$families[[1]]$type, "poly")
+  expect_lt(max(abs(gram(kernel_set(pd, jitter = 0), x)[, , 1] - Kp / sum(diag(Kp)))),
+            1e-12 * max(Kp / sum(diag(Kp))))
+  ksn <- kernel_set(pd, normalize = "none", jitter = 0)
+  expect_identical(ksn$families[[1]]$type, "custom")
+  expect_equal(gram(ksn, x)[, , 1], Kp, ignore_attr = TRUE, tolerance = 1e-14)
+})
+
+test_that("rbf_kernel(gamma = ) is the exp(-gamma d^2) convention and says so", {
+  skip_if_not_installed("kernlab")
+  d <- two_class(30, 3)
+  g <- c(0.05, 0.7)
+  K <- gram(kernel_set(rbf_kernel(gamma = g), normalize = "none", jitter = 0), d$x)
+  for (k in 1:2)
+    expect_lt(max(abs(K[, , k] - kernlab::kernelMatrix(kernlab::rbfdot(g[k]), d$x))), 1e-13)
+  expect_equal(unname(K), unname(gram(kernel_set(rbf_kernel(sigma = 1 / sqrt(2 * g)),
+                                                 normalize = "none", jitter = 0), d$x)),
+               tolerance = 1e-14)
+  expect_identical(dimnames(K)[[3]], c("rbf(gamma=0.05)[all]", "rbf(gamma=0.7)[all]"))
+  expect_output(print(rbf_kernel(gamma = 2)), "exp\\(-gamma \\|\\|x - z\\|\\|\\^2\\)")
+  expect_output(print(rbf_kernel(sigma = 2)), "2 sigma\\^2.*rbf_kernel\\(gamma = s\\)")
+  expect_output(print(laplace_kernel(2)), "laplacedot\\(sigma = s\\) is laplace_kernel")
+  expect_error(rbf_kernel(1, gamma = 2), "give 'sigma' .* or 'gamma' .*, not both")
+  expect_error(rbf_kernel(gamma = -1), "'gamma' must be a non-empty vector of positive")
+  expect_error(rbf_kernel(gamma = 1e308 * 10), "'gamma' must be")
+  expect_error(rbf_kernel(gamma = 1e308), "'gamma' = 1e\\+308 is too large")
+})
+
+test_that("R functions and other kernlab kernels are custom kernels computed in R", {
+  skip_if_not_installed("kernlab")
+  d <- two_class(40, 3)
+  z <- two_class(7, 3, seed = 5)$x
+  cosine <- function(x, z) sum(x * z) / sqrt(sum(x^2) * sum(z^2))
+  others <- list(kernlab::tanhdot(scale = 0.2, offset = 0.1), kernlab::besseldot(),
+                 kernlab::anovadot(sigma = 0.5, degree = 2), kernlab::splinedot())
+  ks <- kernel_set(cosine, my = function(a, b) exp(-sum(abs(a - b))), others[[1]], others[[2]],
+                   others[[3]], others[[4]], normalize = "none", jitter = 0)
+  expect_identical(vapply(ks$families, `[[`, "", "type"), rep("custom", 6))
+  K <- gram(ks, d$x)
+  Kt <- gram(ks, d$x, z)
+  expect_identical(dimnames(K)[[3]][1:3], c("cosine[all]", "my[all]",
+                                            "tanhdot(scale=0.2,offset=0.1)[all]"))
+  cos_ref <- tcrossprod(d$x) / sqrt(outer(rowSums(d$x^2), rowSums(d$x^2)))
+  expect_lt(max(abs(K[, , 1] - cos_ref)), 1e-12)
+  expect_lt(max(abs(Kt[, , 2] - exp(-as.matrix(dist(rbind(z, d$x), "manhattan"))[1:7, -(1:7)]))),
+            1e-12)
+  expect_lt(max(abs(Kt[, , 3] - tanh(0.2 * tcrossprod(z, d$x) + 0.1))), 1e-12)
+  for (k in 2:4) {
+    expect_lt(max(abs(K[, , k + 2] - kernlab::kernelMatrix(others[[k]], d$x))), 1e-12)
+    expect_lt(max(abs(Kt[, , k + 2] - kernlab::kernelMatrix(others[[k]], z, d$x))), 1e-12)
+  }
+  expect_output(print(ks$families[[1]]), "an R function, computed in R \\(slower\\)")
+  # custom_kernel() computes in R a kernel C has: the same normalised training and test
+  # kernels under every normalisation, and the same fit and predictions
+  rb <- kernlab::rbfdot(sigma = 0.4)
+  expect_identical(custom_kernel(rb)$label, "rbfdot(sigma=0.4)")
+  expect_identical(custom_kernel(cosine)$label, "cosine")
+  for (nm in c("trace", "center_trace", "none")) {
+    kc <- kernel_set(custom_kernel(rb), linear_kernel(), features = c("all", "each"),
+                     normalize = nm)
+    k0 <- kernel_set(rb, linear_kernel(), features = c("all", "each"), normalize = nm)
+    expect_equal(gram(kc, d$x), gram(k0, d$x), tolerance = 1e-12, ignore_attr = TRUE)
+    expect_equal(attr(gram(kc, d$x), "normalization"), attr(gram(k0, d$x), "normalization"),
+                 tolerance = 1e-12)
+    expect_equal(gram(kc, d$x, z), gram(k0, d$x, z), tolerance = 1e-12)
+  }
+  kc <- kernel_set(custom_kernel(rb), linear_kernel(), features = c("all", "each"))
+  k0 <- kernel_set(rb, linear_kernel(), features = c("all", "each"))
+  ctl <- mkl_control(svm_tol = 1e-10)     # the two SMO runs stop at the same point
+  f1 <- mkl(d$x, d$y, kernels = kc, C = 10, control = ctl)
+  f0 <- mkl(d$x, d$y, kernels = k0, C = 10, control = ctl)
+  expect_identical(f1$store, "dense")
+  expect_equal(f1$weights, f0$weights, tolerance = 1e-6)
+  expect_equal(predict(f1, z, type = "link"), predict(f0, z, type = "link"), tolerance = 1e-6)
+  expect_equal(predict(f1, z), predict(f0, z))
+  expect_identical(names(coef(f1))[1], "rbfdot(sigma=0.4)[all]")
+  # the training fitted values are predict() on the training data
+  expect_equal(predict(f1, d$x, type = "link"), f1$fitted, tolerance = 1e-10)
+})
+
+test_that("custom kernels take the dense store: 'auto' picks it, fly is refused by name", {
+  d <- two_class(30, 3)
+  cosine <- function(x, z) sum(x * z) / sqrt(sum(x^2) * sum(z^2))
+  ks <- kernel_set(rbf_kernel(1), cosine)
+  # MWUMKL computes kernels on the fly by default: a set with a custom kernel is dense
+  fm <- mkl(d$x, d$y, kernels = ks, method = "mwu")
+  expect_identical(fm$store, "dense")
+  expect_length(predict(fm, d$x[1:3, ]), 3L)
+  # cross-validation and one-vs-one multiclass fits read the same dense store
+  cv <- suppressMessages(suppressWarnings(cv.mkl(d$x, d$y, kernels = ks, C = c(10, 1),
+                                                 nfolds = 3)))
+  expect_true(all(is.finite(cv$cvm)))
+  fo <- mkl(iris[, 1:4], iris$Species, kernels = ks, multiclass = "ovo")
+  expect_gt(mean(predict(fo, iris[, 1:4]) == iris$Species), 0.9)
+  expect_error(mkl(d$x, d$y, kernels = ks, control = mkl_control(store = "fly")),
+               "store = \"fly\"\\) cannot compute the custom kernel\\(s\\) cosine\\[all\\]")
+  expect_error(mklearn:::fly_store(mklearn:::resolve_kernels(ks, 3, NULL), d$x),
+               "cannot compute the custom kernel\\(s\\) cosine\\[all\\]")
+  # kernel screening (options(mklearn.screen)) reads a dense store
+  old <- options(mklearn.screen = 3)
+  on.exit(options(old))
+  expect_s3_class(mkl(d$x, d$y, kernels = ks), "mkl")
+})
+
+test_that("custom kernels and kernlab kernels: the refusals name the problem", {
+  skip_if_not_installed("kernlab")
+  d <- two_class(20, 3)
+  expect_error(kernel_set(kernlab::stringdot()), "stringdot\\(\\) works on character strings")
+  expect_error(custom_kernel(kernlab::stringdot()), "stringdot\\(\\) works on character")
+  expect_error(kernel_set("rbf"), "a kernlab kernel such as kernlab::rbfdot\\(\\), or a function")
+  expect_error(custom_kernel(1), "'fun' must be a function k\\(x, z\\) or a kernlab kernel")
+  expect_error(custom_kernel(function(x, z) 1, name = ""), "'name' must be one non-empty")
+  expect_error(kernel_set(function(x) 1), "'custom' must be a function of two rows")
+  two <- function(x, z) c(1, 2)
+  expect_error(gram(kernel_set(two), d$x),
+               "'two\\[all\\]' must return one number for two rows; it returned 2")
+  chr <- function(x, z) "a"
+  expect_error(gram(kernel_set(chr), d$x), "returned an object of class character")
+  bad <- function(x, z) if (max(abs(x - z)) > 20) Inf else exp(-sum((x - z)^2))
+  expect_error(mkl(d$x * c(1, 100), d$y, kernels = kernel_set(bad), standardize = FALSE),
+               "kernel\\(s\\) bad\\[all\\] give non-finite values .* on the training data")
+  fb <- mkl(d$x, d$y, kernels = kernel_set(bad, rbf_kernel(1)))
+  expect_error(predict(fb, d$x[1:2, ] + 100),
+               "kernel\\(s\\) bad\\[all\\] give non-finite values .* on the new data")
+  expect_error(mkl(d$x, d$y, kernels = kernlab::rbfdot(1)),
+               "is a kernel family, not a kernel set")
+  cosine <- function(x, z) sum(x * z)
+  expect_error(gram(cosine, d$x), "is a kernel family, not a kernel set")
+  expect_error(n_kernels(kernlab::vanilladot(), d$x), "is a kernel family, not a kernel set")
+  expect_error(kernel_set(kernlab::rbfdot(1e308)), "rbfdot\\(\\): 'sigma' = 1e\\+308 is too large")
+})
