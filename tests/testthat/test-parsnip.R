@@ -26,8 +26,13 @@ test_that("mkl_svm() is a parsnip model with engine 'mklearn' whose cost is C", 
   expect_error(mkl_svm(mode = "survival"), "mode")
   up <- stats::update(spec, cost = 10)
   expect_identical(rlang::quo_get_expr(up$args$cost), 10)
-  tn <- parsnip::set_engine(mkl_svm(cost = tune::tune()), "mklearn")
-  expect_identical(tune::tunable(tn)$name[tune::tunable(tn)$name == "cost"], "cost")
+  # cost is tunable, with dials::cost() as its parameter
+  tn <- parsnip::set_engine(mkl_svm(cost = parsnip::tune()), "mklearn")
+  tb <- generics::tunable(tn)
+  expect_identical(tb$call_info[[match("cost", tb$name)]], list(pkg = "dials", fun = "cost"))
+  skip_if_not_installed("dials")
+  ps <- parsnip::extract_parameter_set_dials(tn)
+  expect_identical(ps$id, "cost")
 })
 
 test_that("a classification fit equals mkl() at the same C; class and probability predictions", {
