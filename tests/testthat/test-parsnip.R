@@ -83,6 +83,11 @@ test_that("mkl_method_param() is a dials parameter of mklearn methods", {
 })
 
 test_that("tune_grid() tunes cost over rsample folds in a workflow with a recipe", {
+  # (tune's dependencies read the time zone when loaded: without TZ, Sys.timezone() may warn)
+  if (!nzchar(Sys.getenv("TZ"))) {
+    Sys.setenv(TZ = "UTC")
+    on.exit(Sys.unsetenv("TZ"))
+  }
   for (p in c("tune", "dials", "workflows", "rsample", "yardstick", "recipes"))
     skip_if_not_installed(p)
   d <- sonar_small()
@@ -94,7 +99,7 @@ test_that("tune_grid() tunes cost over rsample folds in a workflow with a recipe
   wf <- workflows::add_model(workflows::add_recipe(workflows::workflow(), rec), spec)
   set.seed(12)
   folds <- rsample::vfold_cv(d, v = 3, strata = Class)
-  res <- tune::tune_grid(wf, resamples = folds, grid = data.frame(cost = c(0.1, 10)),
+  res <- tune::tune_grid(wf, resamples = folds, grid = data.frame(cost = c(1, 10)),
                          metrics = yardstick::metric_set(yardstick::accuracy,
                                                          yardstick::roc_auc))
   m <- tune::collect_metrics(res)
