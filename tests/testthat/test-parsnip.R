@@ -5,7 +5,8 @@ test_that("a missing suggested package is named", {
 
 skip_if_not_installed("parsnip")
 
-ks_pars <- function() kernel_set(rbf_kernel(c(0.5, 2)), linear_kernel(), features = c("all", "each"))
+ks_pars <- function()
+  kernel_set(rbf_kernel(c(0.5, 2)), linear_kernel(), features = c("all", "each"))
 
 sonar_small <- function() {
   data("Sonar", package = "mlbench", envir = environment())
