@@ -33,4 +33,4 @@ s3_register <- function(generic, class) {
 }
 
 # the pronoun of ggplot2's aesthetics (R/autoplot.R)
-utils::globalVariables(".data")
+if (getRversion() >= "2.15.1") utils::globalVariables(".data")
