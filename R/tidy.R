@@ -12,7 +12,8 @@
 #'   the width of a Gaussian or Laplace kernel, the degree of a polynomial), `group` (the
 #'   feature group, `NA` for precomputed kernels), `weight`, `norm` (the block norm
 #'   \eqn{\|f_m\| = \sqrt{\alpha_m' K_m \alpha_m}}{||f_m|| = sqrt(alpha_m' K_m alpha_m)} of the
-#'   kernel's part of the decision function, zero for a kernel not selected; `NA` for
+#'   kernel's part of the decision function (on the training kernel without its diagonal
+#'   jitter), zero for a kernel not selected; `NA` for
 #'   precomputed kernels, which the fit does not keep) and `selected`. A multiclass fit adds
 #'   `problem` (one block of rows per binary problem); a path adds `C` (one block per C).
 #'   A cross-validation: one row per C with `estimate` (the mean held-out loss `cvm`),
@@ -81,8 +82,8 @@ kernel_descriptions <- function(fit) {
 
 # The block norms sqrt(alpha_m' K_m alpha_m) of a binary or regression fit, zero for the
 # kernels not selected, NA for precomputed kernels (the fit does not keep them). The training
-# kernels of the selected kernels are recomputed on the fly from the fit's data and training
-# normalisation.
+# kernels of the selected kernels are recomputed as predict() computes kernels: the training
+# rows as new data (the training normalisation, without the diagonal jitter).
 kernel_norms <- function(fit) {
   out <- numeric(fit$M)
   act <- active_kernels(fit)
@@ -91,7 +92,7 @@ kernel_norms <- function(fit) {
     out[act] <- NA_real_
     return(out)
   }
-  st <- test_store(fit$kernel_info, fit$x, NULL, fit$normalization, act, check_threads(NULL))
+  st <- test_store(fit$kernel_info, fit$x, fit$x, fit$normalization, act, check_threads(NULL))
   a <- fit$alpha
   q <- if (is_outer_alpha(a)) {
     # alpha_m = u v_m: one quadratic form u' K_m u per kernel

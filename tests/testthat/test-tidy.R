@@ -27,14 +27,13 @@ test_that("tidy() of a fit: one row per kernel, with its family, group, weight a
   expect_identical(td$group, rep(c("all", "v1", "v2", "v3"), each = 3))
   expect_identical(td$selected, td$weight > 0)
   # the block norms sqrt(alpha_m' K_m alpha_m) on kernels computed in plain R (unit trace,
-  # 1e-8 on the diagonal) from the standardised training data
-  n <- nrow(d$x)
+  # without the diagonal jitter) from the standardised training data
   groups <- list(1:3, 1, 2, 3)
   K <- lapply(seq_len(12), function(m) {
     g <- groups[[(m - 1) %/% 3 + 1]]
     z <- fit$x[, g, drop = FALSE]
     A <- switch((m - 1) %% 3 + 1, rbf_R(z, z, 0.5), rbf_R(z, z, 2), tcrossprod(z) + 1)
-    A / sum(diag(A)) + diag(1e-8, n)
+    A / sum(diag(A))
   })
   A <- coef(fit, type = "alpha")
   nr <- vapply(seq_len(12), function(m) sqrt(max(0, drop(crossprod(A[, m], K[[m]] %*% A[, m])))), 1)
