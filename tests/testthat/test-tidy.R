@@ -1,0 +1,175 @@
+skip_if_not_installed("generics")
+
+ks_tidy <- function() kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1), features = c("all", "each"))
+
+test_that("the methods are registered for generics (and so for broom)", {
+  for (g in c("tidy", "glance", "augment"))
+    for (cl in c("mkl", "mkl_multi", "mkl_path", "cv.mkl"))
+      expect_true(is.function(utils::getS3method(g, cl, envir = asNamespace("generics"),
+                                                 optional = TRUE)), info = paste(g, cl))
+  skip_if_not_installed("broom")
+  d <- two_class(40, 2, seed = 3)
+  fit <- mkl(d$x, d$y, kernels = kernel_set(rbf_kernel(1)))
+  expect_identical(broom::glance(fit), generics::glance(fit))
+})
+
+test_that("tidy() of a fit: one row per kernel, with its family, group, weight and norm", {
+  d <- two_class(60, 3, seed = 21)
+  ks <- ks_tidy()
+  fit <- mkl(d$x, d$y, kernels = ks, method = "simple", C = 5)
+  td <- generics::tidy(fit)
+  expect_s3_class(td, "data.frame")
+  expect_named(td, c("kernel", "family", "parameter", "group", "weight", "norm", "selected"))
+  expect_identical(td$kernel, names(coef(fit)))
+  expect_equal(td$weight, unname(coef(fit)))
+  expect_identical(td$family, rep(c("rbf", "rbf", "poly"), 4))
+  expect_equal(td$parameter, rep(c(0.5, 2, 1), 4))
+  expect_identical(td$group, rep(c("all", "v1", "v2", "v3"), each = 3))
+  expect_identical(td$selected, td$weight > 0)
+  # the block norms sqrt(alpha_m' K_m alpha_m) on kernels computed in plain R (unit trace,
+  # without the diagonal jitter) from the standardised training data
+  groups <- list(1:3, 1, 2, 3)
+  K <- lapply(seq_len(12), function(m) {
+    g <- groups[[(m - 1) %/% 3 + 1]]
+    z <- fit$x[, g, drop = FALSE]
+    A <- switch((m - 1) %% 3 + 1, rbf_R(z, z, 0.5), rbf_R(z, z, 2), tcrossprod(z) + 1)
+    A / sum(diag(A))
+  })
+  A <- coef(fit, type = "alpha")
+  nr <- vapply(seq_len(12), function(m) sqrt(max(0, drop(crossprod(A[, m], K[[m]] %*% A[, m])))), 1)
+  expect_equal(td$norm, nr, tolerance = 1e-8)
+  expect_true(all(td$norm[!td$selected] == 0))
+  # SimpleMKL's optimality: the weights are proportional to the block norms
+  expect_equal(td$weight, td$norm / sum(td$norm), tolerance = 0.02)
+  sel <- generics::tidy(fit, selected = TRUE)
+  expect_identical(sel$kernel, td$kernel[td$selected])
+  expect_true(all(is.na(generics::tidy(fit, norms = FALSE)$norm)))
+  expect_error(generics::tidy(fit, norms = NA), "'norms' must be TRUE or FALSE")
+  expect_error(generics::tidy(fit, selected = "yes"), "'selected' must be TRUE or FALSE")
+})
+
+test_that("tidy() of precomputed kernels, MWUMKL's factored coefficients and multiclass fits", {
+  d <- two_class(50, 2, seed = 22)
+  K <- gram(kernel_set(rbf_kernel(c(0.5, 1))), d$x)
+  fit <- mkl(y = d$y, kernels = K)
+  td <- generics::tidy(fit)
+  expect_true(all(is.na(td$family)) && all(is.na(td$group)) && all(is.na(td$norm)))
+  expect_equal(td$weight, unname(coef(fit)))
+  # outer(u, v) coefficients: the norms equal those of the materialised matrix
+  mw <- mkl(d$x, d$y, kernels = kernel_set(rbf_kernel(c(0.5, 1, 2))), method = "mwu")
+  expect_true(mklearn:::is_outer_alpha(mw$alpha))
+  nm <- generics::tidy(mw)$norm
+  mw2 <- mw
+  mw2$alpha <- as.matrix(mw$alpha)
+  expect_equal(nm, generics::tidy(mw2)$norm, tolerance = 1e-10)
+  expect_true(all(nm > 0))
+  mc <- mkl(Species ~ ., data = iris, kernels = kernel_set(rbf_kernel(c(1, 3)), linear_kernel()))
+  tm <- generics::tidy(mc)
+  expect_identical(unique(tm$problem), levels(iris$Species))
+  expect_equal(nrow(tm), 3L * 3L)
+  expect_equal(tm$weight, as.vector(coef(mc)))
+})
+
+test_that("glance() of a fit, a multiclass fit and a regression", {
+  d <- two_class(60, 3, seed = 23)
+  fit <- mkl(d$x, d$y, kernels = ks_tidy(), method = "spicy", C = 2)
+  g <- generics::glance(fit)
+  expect_equal(nrow(g), 1L)
+  expect_named(g, c("method", "task", "C", "nobs", "kernels", "M", "objective", "gap",
+                    "converged", "iterations", "train_error", "train_rmse", "time"))
+  expect_identical(g$method, "spicy")
+  expect_equal(g$C, 2)
+  expect_identical(g$nobs, 60L)
+  expect_identical(g$kernels, sum(coef(fit) > 0))
+  expect_identical(g$M, 12L)
+  expect_equal(g$gap, utils::tail(fit$history$gap, 1))
+  expect_true(g$converged)
+  expect_equal(g$train_error, mean(predict(fit, d$x) != d$y))
+  expect_true(is.na(g$train_rmse))
+  reg <- mkl(d$x, d$x[, 1]^2 + d$x[, 2], kernels = ks_tidy())
+  gr <- generics::glance(reg)
+  expect_equal(gr$train_rmse, sqrt(mean((predict(reg, d$x) - d$x[, 1]^2 - d$x[, 2])^2)),
+               tolerance = 1e-6)
+  expect_true(is.na(gr$train_error))
+  mc <- mkl(Species ~ ., data = iris, kernels = kernel_set(rbf_kernel(1)))
+  gm <- generics::glance(mc)
+  expect_equal(gm$train_error, mean(predict(mc, iris) != iris$Species))
+})
+
+test_that("tidy() and glance() of a path and of a cross-validation", {
+  d <- two_class(60, 3, seed = 24)
+  Cs <- c(10, 1, 0.1)
+  path <- mkl(d$x, d$y, kernels = ks_tidy(), method = "simple", C = Cs)
+  tp <- generics::tidy(path, norms = FALSE)
+  expect_equal(nrow(tp), 3L * 12L)
+  expect_equal(tp$C, rep(Cs, each = 12))
+  expect_equal(tp$weight, as.vector(coef(path, s = Cs)))
+  expect_equal(nrow(generics::tidy(path, selected = TRUE)),
+               sum(vapply(path$fits, function(f) sum(coef(f) > 0), 1L)))
+  gp <- generics::glance(path)
+  expect_equal(nrow(gp), 1L)
+  expect_equal(c(gp$n_C, gp$C_max, gp$C_min), c(3, 10, 0.1))
+  set.seed(5)
+  cv <- suppressMessages(cv.mkl(d$x, d$y, kernels = ks_tidy(), method = "simple", C = Cs,
+                                nfolds = 3))
+  tc <- generics::tidy(cv)
+  expect_named(tc, c("C", "estimate", "std.error", "conf.low", "conf.high", "kernels"))
+  expect_equal(tc$estimate, cv$cvm)
+  expect_equal(tc$conf.high, cv$cvup)
+  gc <- generics::glance(cv)
+  expect_equal(c(gc$C.min, gc$C.1se), c(cv$C.min, cv$C.1se))
+  expect_equal(gc$estimate.min, min(cv$cvm))
+  expect_identical(gc$measure, "class")
+  expect_identical(gc$nfolds, 3L)
+})
+
+test_that("augment(): classes, probabilities and decision values; residuals of a regression", {
+  d <- two_class(80, 3, seed = 25)
+  df <- data.frame(d$x, cls = factor(d$y, labels = c("neg", "pos")))
+  fit <- mkl(cls ~ ., data = df[1:60, ], kernels = ks_tidy(), C = 3)
+  a <- generics::augment(fit, data = df[1:60, ])
+  expect_named(a, c(names(df), ".pred_class", ".pred_neg", ".pred_pos", ".fitted"))
+  expect_identical(a$.pred_class, unname(predict(fit)))
+  expect_equal(a$.pred_pos, unname(predict(fit, type = "response")))
+  expect_equal(a$.pred_neg + a$.pred_pos, rep(1, 60))
+  expect_equal(a$.fitted, unname(fitted(fit)))
+  an <- generics::augment(fit, newdata = df[61:80, ])
+  expect_equal(nrow(an), 20L)
+  expect_identical(an$.pred_class, unname(predict(fit, df[61:80, ])))
+  expect_equal(an$.fitted, unname(predict(fit, df[61:80, ], type = "link")))
+  expect_named(generics::augment(fit), c(".pred_class", ".pred_neg", ".pred_pos", ".fitted"))
+  expect_error(generics::augment(fit, data = df), "must have the 60 rows")
+  # rows dropped by na.action: the whole data frame also does
+  dn <- df[1:60, ]
+  dn$v1[c(3, 9)] <- NA
+  fn <- suppressMessages(mkl(cls ~ ., data = dn, kernels = ks_tidy(), C = 3))
+  expect_equal(nrow(generics::augment(fn, data = dn)), 58L)
+  # regression: residuals in the training data and in new data with the response
+  rd <- data.frame(d$x, y = d$x[, 1]^2 + d$x[, 2])
+  reg <- mkl(y ~ ., data = rd[1:60, ], kernels = ks_tidy())
+  ar <- generics::augment(reg, data = rd[1:60, ])
+  expect_equal(ar$.resid, rd$y[1:60] - unname(fitted(reg)))
+  an <- generics::augment(reg, newdata = rd[61:80, ])
+  expect_equal(an$.resid, rd$y[61:80] - an$.fitted)
+  expect_false(".resid" %in% names(generics::augment(reg, newdata = rd[61:80, -4])))
+  # multiclass: one probability column per class
+  mc <- mkl(Species ~ ., data = iris, kernels = kernel_set(rbf_kernel(1)))
+  am <- generics::augment(mc, data = iris)
+  expect_named(am, c(names(iris), ".pred_class", paste0(".pred_", levels(iris$Species))))
+  expect_equal(rowSums(as.matrix(am[, 7:9])), rep(1, 150))
+  expect_identical(am$.pred_class, unname(predict(mc, iris)))
+})
+
+test_that("augment() of a path and of a cross-validation at one C", {
+  d <- two_class(60, 3, seed = 26)
+  path <- mkl(d$x, d$y, kernels = ks_tidy(), C = c(10, 3, 1))
+  a <- generics::augment(path, s = 3, newdata = d$x)
+  expect_equal(a$.fitted, unname(predict(path$fits[[2]], d$x, type = "link")))
+  expect_error(generics::augment(path), "'s' must be one value of C")
+  expect_error(generics::augment(path, s = c(1, 10)), "'s' must be one value of C")
+  set.seed(6)
+  cv <- suppressMessages(cv.mkl(d$x, d$y, kernels = ks_tidy(), C = c(10, 3, 1), nfolds = 3))
+  ac <- generics::augment(cv, s = "C.1se")
+  k <- match(cv$C.1se, cv$fit$C)
+  expect_equal(ac$.fitted, unname(fitted(cv$fit$fits[[k]])))
+})
