@@ -20,8 +20,8 @@
  * halves, dtrtri and dlauum), then one pass over each active kernel's columns giving both
  * t_m = sum_ij (Kbar^{-1})_ij (K_m)_ij and q_m = beta' K_m beta (no product of two n x n
  * matrices is formed); on a low-rank store the same quantities come from the Woodbury form of
- * Kbar in the factors' ranks (bayes_lowrank.c). A kernel whose share of the prior variance falls below 'prune' leaves
- * the active set for good: it is never combined or read again.
+ * Kbar in the factors' ranks (bayes_lowrank.c). A kernel whose share of the prior variance
+ * falls below 'prune' leaves the active set for good: it is never combined or read again.
  *
  * Scoring (the default update): once the MacKay steps have brought max |dJ/dlog theta| below
  * EB_SCORING_START, each step is a projected Newton step in theta with the Hessian replaced by

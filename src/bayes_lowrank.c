@@ -160,7 +160,10 @@ void eb_lr_stats(eb_work *w, eb_point *p)
             for (int a = b; a < k; a++) L->Li[a + (size_t) b * k] = L->B[a + (size_t) b * k];
         F77_CALL(dtrtri)("L", "N", &k, L->Li, &k, &info FCONE FCONE);
         for (int b = 0; b < k; b++)
-            for (int a = b; a < k; a++) trb += L->Li[a + (size_t) b * k] * L->Li[a + (size_t) b * k];
+            for (int a = b; a < k; a++) {
+                double e = L->Li[a + (size_t) b * k];
+                trb += e * e;
+            }
     }
     double ts = (n - k + s * trb) / s, qs = 0.0, sb = 0.0;
     for (int i = 0; i < n; i++) { qs += w->beta[i] * w->beta[i]; sb += w->beta[i]; }
