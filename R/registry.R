@@ -13,6 +13,8 @@
 #   and no_C says why. C_inf: C = Inf (the hard margin) is accepted.
 # * stores: the kernel stores it reads; store_default: "auto" (dense when it fits the memory
 #   budget) or "fly".
+# * lowrank: it runs on a low-rank store in O(n sum r) memory (no n x n buffer), with its
+#   certificate computed on the approximated kernels.
 # * warm_start: it resumes from mkl(init = ); no_warm_start says why not.
 # * multiclass: one-vs-rest and one-vs-one over its binary fits.
 # * case_weights: it takes case weights (none does yet; tests/testthat/test-common.R checks that
@@ -25,14 +27,14 @@ method_entry <- function(label, paper, losses, control, fit, penalties = NULL, a
                          C = "box", no_C = NULL, C_inf = FALSE, stores = c("dense", "fly"),
                          store_default = "auto", warm_start = TRUE, no_warm_start = NULL,
                          multiclass = length(losses$classification) > 0L,
-                         case_weights = FALSE, finish = NULL, extras = NULL) {
+                         case_weights = FALSE, finish = NULL, extras = NULL, lowrank = FALSE) {
   list(label = label, paper = paper,
        losses = list(classification = as.character(losses$classification),
                      regression = as.character(losses$regression)),
        penalties = penalties, args = args, C = C, no_C = no_C, C_inf = C_inf, stores = stores,
        store_default = store_default, warm_start = warm_start, no_warm_start = no_warm_start,
        multiclass = multiclass, case_weights = case_weights, control = control, fit = fit,
-       finish = finish, extras = extras)
+       finish = finish, extras = extras, lowrank = lowrank)
 }
 
 svm_only <- list(classification = "hinge", regression = character())
@@ -50,7 +52,7 @@ svm_only <- list(classification = "hinge", regression = character())
     args = list(lambda = list(what = "the elastic-net mixing parameter of method 'spicy'"),
                 epsilon = list(what = "the width of SpicyMKL's epsilon-insensitive loss",
                                default = 0.1, loss = "epsilon")),
-    C = "spicy", control = "spicy", fit = "fit_spicy",
+    C = "spicy", control = "spicy", fit = "fit_spicy", lowrank = TRUE,
     finish = function(info, base, C_solver) {
       if (identical(base$penalty, "l1") && !is.null(info$sum_norms))
         info$C_svm <- spicy_C_svm(info$sum_norms, C_solver, base$kscale)
@@ -73,7 +75,8 @@ svm_only <- list(classification = "hinge", regression = character())
     C = "none",
     no_C = paste0("the kernel variances and the noise variance are learned by maximising the ",
                   "marginal likelihood (mkl_control(sigma2 = ) fixes the noise variance)"),
-    control = "bayes", fit = "fit_bayes", extras = function(fit) c(sigma2 = fit$info$sigma2)),
+    control = "bayes", fit = "fit_bayes", extras = function(fit) c(sigma2 = fit$info$sigma2),
+    lowrank = TRUE),
   l01 = method_entry(
     label = "MKL-L0/1-SVM", paper = "Shi and Zhu",
     losses = list(classification = "l01", regression = character()),
