@@ -249,7 +249,7 @@ typedef struct {
    set, as the model rounds do); products O(n sum r_a). The CG preconditioner's free block reads
    its entries from the rows of the scaled factors gathered into gt (rows x nf, column pos[i]). */
 typedef struct {
-    int on, n, na, rows, rmax;
+    int on, n, na, rows, rmax, gathered;
     const mk_store *st;
     const double *KD, *rn;   /* rn: n x M, the squared row norms of each G_m */
     const int *act;

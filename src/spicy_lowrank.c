@@ -77,7 +77,7 @@ void sp_lr_newton(sp_state *S)
         double c1 = L->c1[a], c2 = L->c2[a];
         for (int i = 0; i < n; i++) L->fd[i] += c1 * rn[i] + c2 * w[i] * w[i];
     }
-    L->rows = 0;
+    L->rows = 0; L->gathered = 0;
 }
 
 double sp_nm_diag(const sp_state *S, int i)
@@ -123,7 +123,7 @@ void sp_lrnm_mv(void *ctx, const double *p, double *q)
 void sp_lrnm_gather(sp_lrnm *L, const double *key, int cap)
 {
     int n = L->n, nf = 0, rows = 0;
-    L->rows = 0;
+    L->rows = 0; L->gathered = 0;
     for (int a = 0; a < L->na; a++) rows += L->st->goff[L->act[a] + 1] - L->st->goff[L->act[a]] + 1;
     if (cap <= 0 || (size_t) rows * cap > L->gcap) return;
     for (int i = 0; i < n; i++) if (key[i] == 0.0 && ++nf > cap) return;
@@ -142,14 +142,14 @@ void sp_lrnm_gather(sp_lrnm *L, const double *key, int cap)
             *g++ = sqrt(L->c2[a] > 0.0 ? L->c2[a] : 0.0) * L->KD[(size_t) m * n + i];
         }
     }
-    L->rows = rows;
+    L->rows = rows; L->gathered = 1;
 }
 
 /* entry (i, j), i <= j, of the operator at gathered coordinates (mk_pcblock_prepare) */
 double sp_lrnm_entry(const void *ctx, int i, int j)
 {
     const sp_lrnm *L = (const sp_lrnm *) ctx;
-    if (L->rows == 0 || L->pos[i] < 0 || L->pos[j] < 0)
+    if (!L->gathered || L->pos[i] < 0 || L->pos[j] < 0)
         error("SpicyMKL: a low-rank Newton entry outside the gathered block");
     double v = L->gb + mk_dot(L->rows, L->gt + (size_t) L->pos[i] * L->rows,
                               L->gt + (size_t) L->pos[j] * L->rows);

@@ -5,7 +5,7 @@ reg <- mklearn:::.mkl_registry
 entry <- function(m) mklearn:::method_info(m)
 fields <- c("label", "paper", "losses", "penalties", "args", "C", "no_C", "C_inf", "stores",
             "store_default", "warm_start", "no_warm_start", "multiclass", "case_weights",
-            "control", "fit", "finish", "extras")
+            "control", "fit", "finish", "extras", "lowrank")
 
 test_that("mkl_methods() lists exactly the registry, and describes it on request", {
   expect_identical(mkl_methods(), names(reg))
@@ -44,6 +44,7 @@ test_that("every entry is complete and consistent", {
     expect_identical(isFALSE(e$warm_start), !is.null(e$no_warm_start), label = lab("warm"))
     expect_identical(e$multiclass, length(e$losses$classification) > 0L, label = lab("multi"))
     expect_true(isTRUE(e$case_weights) || isFALSE(e$case_weights), label = lab("case_weights"))
+    expect_true(isTRUE(e$lowrank) || isFALSE(e$lowrank), label = lab("lowrank"))
     expect_true(all(names(e$args) %in% c("p", "lambda", "epsilon")), label = lab("args"))
     for (a in e$args) expect_true(is.character(a$what) && nzchar(a$what))
     expect_true(is.null(e$finish) || is.function(e$finish))
