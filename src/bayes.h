@@ -34,7 +34,7 @@ typedef struct {
     double *C;         /* (R + 1)^2: [G, 1]'[G, 1] */
     double *Gy;        /* R + 1: [G, 1]'y */
     double *B;         /* (R + 1)^2: the Cholesky factor of B (lower, k x k) */
-    double *X;         /* (R + 1)^2: L^{-1} F'[G, 1] (k x (R + 1)), for the traces */
+    int *pos;          /* R + 1: the position of a column of [G, 1] in F (-1: none) */
     double *Li;        /* (R + 1)^2: L^{-1} (k x k), for tr(B^{-1}) */
     int *col;          /* k: the columns of [G, 1] in F */
     double *sc;        /* k: their scales sqrt(d) */

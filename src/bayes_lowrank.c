@@ -3,8 +3,9 @@
  * and with B = s I + F'F = L L' (k x k, k the columns of F), by Woodbury and the determinant lemma
  *     Kbar^{-1} u = (u - F B^{-1} F'u) / s,   log |Kbar| = (n - k) log s + log |B|.
  * The Gram matrix [G, 1]'[G, 1] is formed once (O(n R^2)); a step costs O(n R) for beta and the
- * products K_m beta, and O(k^2 R) for the traces t_m = tr(Kbar^{-1} K_m) =
- * (||G_m||_F^2 - ||L^{-1} F'G_m||_F^2) / s + jitter tr(Kbar^{-1}): no n x n matrix
+ * products K_m beta, O(k^3) for B's factor and inverse, and for the traces t_m = tr(Kbar^{-1} K_m)
+ * = (||G_m||_F^2 - ||L^{-1} F'G_m||_F^2) / s + jitter tr(Kbar^{-1}) O(k) per column of F (O(k^2)
+ * per column of a kernel outside F): no n x n matrix
  * (NOTES-bayes.md). */
 #include "bayes.h"
 
@@ -63,7 +64,7 @@ void eb_lr_init(eb_work *w)
     L->jit = st->jitter;
     L->C = (double *) R_alloc(RR, sizeof(double));
     L->B = (double *) R_alloc(RR, sizeof(double));
-    L->X = (double *) R_alloc(RR, sizeof(double));
+    L->pos = (int *) R_alloc(R1, sizeof(int));
     L->Li = (double *) R_alloc(RR, sizeof(double));
     L->Gy = (double *) R_alloc(R1, sizeof(double));
     L->z = (double *) R_alloc(R1, sizeof(double));
@@ -116,6 +117,8 @@ int eb_lr_factor(eb_work *w, eb_point *p)
     }
     if (w->o->bias_kernel && p->d0 > 0.0) { L->col[k] = L->R; L->sc[k++] = sqrt(p->d0); }
     L->k = k;
+    for (int c = 0; c <= L->R; c++) L->pos[c] = -1;
+    for (int a = 0; a < k; a++) L->pos[L->col[a]] = a;
     double s = p->s2 + L->jit * dsum;
     L->s = s;
     w->factorizations++;
@@ -136,6 +139,29 @@ int eb_lr_factor(eb_work *w, eb_point *p)
     return 0;
 }
 
+/* |L^{-1} F'g_c|^2 for column c of [G, 1] (after L^{-1} is in Li). A column of F (position a):
+   F'g_c = (B - s I) e_a / sc_a, so L^{-1} F'g_c = (L' e_a - s L^{-1} e_a) / sc_a in O(k); another
+   column by a triangular solve, O(k^2). */
+static double lr_xnorm(const eb_work *w, int c)
+{
+    const eb_lr *L = w->lr;
+    int k = L->k, a = L->pos[c], R1 = L->R + 1, one = 1;
+    double e = 0.0, s = L->s;
+    if (a >= 0) {
+        for (int b = 0; b < k; b++) {
+            double x = (b <= a ? L->B[a + (size_t) b * k] : 0.0) -
+                (b >= a ? s * L->Li[b + (size_t) a * k] : 0.0);
+            e += x * x;
+        }
+        return e / (L->sc[a] * L->sc[a]);
+    }
+    if (k == 0) return 0.0;
+    for (int b = 0; b < k; b++) L->v[b] = L->sc[b] * L->C[L->col[b] + (size_t) c * R1];
+    F77_CALL(dtrsv)("L", "N", "N", &k, L->B, &k, L->v, &one FCONE FCONE FCONE);
+    for (int b = 0; b < k; b++) e += L->v[b] * L->v[b];
+    return e;
+}
+
 /* After eb_lr_factor at p: t and q of the noise, the bias kernel and the kernels of w->idx, and
    K_m beta into w->kb. */
 void eb_lr_stats(eb_work *w, eb_point *p)
@@ -144,15 +170,6 @@ void eb_lr_stats(eb_work *w, eb_point *p)
     const int *goff = w->st->goff;
     int n = w->n, k = L->k, R1 = L->R + 1, one = 1, info = 0;
     double s = L->s, done = 1.0, dzero = 0.0;
-    /* X = L^{-1} F'[G, 1] = L^{-1} diag(sc) C[col, ] */
-    for (int c = 0; c < R1; c++)
-        for (int a = 0; a < k; a++)
-            L->X[a + (size_t) c * k] = L->sc[a] * L->C[L->col[a] + (size_t) c * R1];
-    if (k > 0) {
-        F77_CALL(dtrsm)("L", "L", "N", "N", &k, &R1, &done, L->B, &k, L->X, &k
-                        FCONE FCONE FCONE FCONE);
-        R_CheckUserInterrupt();
-    }
     /* tr(Kbar^{-1}) = (n - k + s tr(B^{-1})) / s, tr(B^{-1}) = ||L^{-1}||_F^2 */
     double trb = 0.0;
     if (k > 0) {
@@ -170,21 +187,14 @@ void eb_lr_stats(eb_work *w, eb_point *p)
     p->ts = ts; p->qs = qs;
     p->tb = p->qb = 0.0;
     if (w->o->bias_kernel) {
-        const double *xr = L->X + (size_t) L->R * k;
-        double e = 0.0;
-        for (int a = 0; a < k; a++) e += xr[a] * xr[a];
-        p->tb = (n - e) / s; p->qb = sb * sb;
+        p->tb = (n - lr_xnorm(w, L->R)) / s; p->qb = sb * sb;
         for (int i = 0; i < n; i++) w->ub[i] = sb;
     }
     for (int j = 0; j < w->na; j++) {
         int m = w->idx[j], r = goff[m + 1] - goff[m];
         double tm = 0.0, qm = 0.0;
-        for (int c = goff[m]; c < goff[m + 1]; c++) {
-            const double *xc = L->X + (size_t) c * k;
-            double e = 0.0;
-            for (int a = 0; a < k; a++) e += xc[a] * xc[a];
-            tm += L->C[c + (size_t) c * R1] - e;
-        }
+        for (int c = goff[m]; c < goff[m + 1]; c++)
+            tm += L->C[c + (size_t) c * R1] - lr_xnorm(w, c);
         double *kb = w->kb + (size_t) m * n;
         memcpy(kb, w->beta, (size_t) n * sizeof(double));
         if (r > 0) {
