@@ -183,8 +183,7 @@ memory_spicy_lowrank <- function(add, n, M, R, nt, ctl) {
 # Empirical Bayes on a low-rank store (src/bayes_lowrank.c): the Gram matrix of the factors and
 # the Woodbury matrices ((R + 1)^2 each), K_m beta (n x M) and the scoring products.
 memory_bayes_lowrank <- function(add, n, M, R) {
-  add("Gram matrix, Cholesky factor, its inverse, traces (4 (R + 1)^2)", 4 * (R + 1)^2,
-      "linear")
+  add("Gram matrix, Cholesky factor and its inverse (3 (R + 1)^2)", 3 * (R + 1)^2, "linear")
   add("products K_m beta (n x M) and scoring products", n * M + n * (min(M, 200) + 3), "linear")
   add("vectors", 6 * n + 8 * M, "linear")
 }

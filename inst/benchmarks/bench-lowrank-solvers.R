@@ -71,34 +71,37 @@ cat(sprintf("%s n = %d: ranks %s (R = %d), trace error max %.2e, factors %.1f s\
 rm(fs); invisible(gc())
 
 peak_reset()
-t0 <- proc.time()[["elapsed"]]
+t0 <- proc.time()[["elapsed"]]; c0 <- proc.time()[["user.self"]]
 if (what == "spicy") {
   fit <- ns$fit_spicy(st, y, "classification", sqrt(n) / 2, list(nthreads = 1L), NULL)
 } else {
   fit <- ns$fit_bayes(st, y, "regression", NA, list(nthreads = 1L), NULL)
 }
-tfit <- proc.time()[["elapsed"]] - t0
+tfit <- proc.time()[["elapsed"]] - t0; cfit <- proc.time()[["user.self"]] - c0
 pk <- peak()
 f <- ns$store_decision(stz, fit$alpha, seq_along(G)) + fit$b
 if (what == "spicy") {
   acc <- mean(sign(f) == yt)
-  cat(sprintf("spicy lowrank: solver %.1f s, peak %.0f MB, gap %.2e (%s), iterations %d, active %d, accuracy %.4f\n",
-              tfit, pk, fit$info$gap, if (fit$converged) "converged" else "not converged",
+  cat(sprintf(paste0("spicy lowrank: solver %.1f s (CPU %.1f s), peak %.0f MB, gap %.2e (%s), ",
+                     "iterations %d, active %d, accuracy %.4f\n"),
+              tfit, cfit, pk, fit$info$gap, if (fit$converged) "converged" else "not converged",
               fit$iterations, sum(fit$weights > 0), acc))
 } else {
-  cat(sprintf("bayes lowrank: solver %.1f s, peak %.0f MB, J %.6f, max|dJ/dlog theta| %.2e (%s), steps %d, test RMSE %.4f\n",
-              tfit, pk, fit$objective, fit$info$gradient_max, fit$info$stop, fit$iterations,
+  cat(sprintf(paste0("bayes lowrank: solver %.1f s (CPU %.1f s), peak %.0f MB, J %.6f, ",
+                     "max|dJ/dlog theta| %.2e (%s), steps %d, test RMSE %.4f\n"),
+              tfit, cfit, pk, fit$objective, fit$info$gradient_max, fit$info$stop, fit$iterations,
               sqrt(mean((f - yt)^2))))
 }
 if (requireNamespace("e1071", quietly = TRUE)) {
   peak_reset()
-  t0 <- proc.time()[["elapsed"]]
+  t0 <- proc.time()[["elapsed"]]; c0 <- proc.time()[["user.self"]]
   sv <- if (what == "spicy")
     e1071::svm(x, factor(y), kernel = "radial", gamma = 1 / (2 * s2[5]), cost = 1) else
     e1071::svm(x, y, kernel = "radial", gamma = 1 / (2 * s2[5]), cost = 1)
-  tsv <- proc.time()[["elapsed"]] - t0
+  tsv <- proc.time()[["elapsed"]] - t0; csv <- proc.time()[["user.self"]] - c0
   pv <- predict(sv, z)
   q <- if (what == "spicy") sprintf("accuracy %.4f", mean(as.numeric(as.character(pv)) == yt)) else
     sprintf("test RMSE %.4f", sqrt(mean((pv - yt)^2)))
-  cat(sprintf("e1071 svm (one kernel, middle width): %.1f s, peak %.0f MB, %s\n", tsv, peak(), q))
+  cat(sprintf("e1071 svm (one kernel, middle width): %.1f s (CPU %.1f s), peak %.0f MB, %s\n",
+              tsv, csv, peak(), q))
 }

@@ -142,7 +142,7 @@ test_that("Empirical Bayes on truncated factors: the fixed point recomputed from
   }
 })
 
-test_that("the registry marks SpicyMKL and Empirical Bayes as low rank, and their memory is O(n R)", {
+test_that("the registry marks SpicyMKL and Empirical Bayes low rank; their memory is O(n R)", {
   expect_true(method_info("spicy")$lowrank)
   expect_true(method_info("bayes")$lowrank)
   expect_false(method_info("simple")$lowrank)
