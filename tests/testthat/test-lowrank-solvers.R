@@ -153,3 +153,23 @@ test_that("the registry marks SpicyMKL and Empirical Bayes low rank; their memor
     expect_lt(sum(p$bytes), 8 * n * (3 * R + 100 * M), label = m)   # O(n (R + M)), not n^2
   }
 })
+
+test_that("mkl() on the full-rank low-rank store predicts as the dense fit (spicy, bayes)", {
+  set.seed(8)
+  n <- 80
+  x <- matrix(rnorm(n * 3), n); z <- matrix(rnorm(40 * 3), 40)
+  yc <- factor(ifelse(x[, 1] + x[, 2]^2 > 1, "a", "b")); yr <- sin(x[, 1]) + x[, 3]
+  ks <- kernel_set(rbf_kernel(c(1, 3)), poly_kernel(2))
+  for (method in c("spicy", "bayes")) {
+    y <- if (method == "spicy") yc else yr
+    tol <- if (method == "spicy") 1e-8 else 1e-5   # bayes: its rounding level is near 1e-6
+    run <- function(store, ...) mkl(x, y, kernels = ks, method = method,
+                                    control = mkl_control(store = store, tol = tol, ...))
+    fd <- run("dense")
+    fl <- run("lowrank", rank = n, lowrank_tol = 0)
+    expect_identical(fl$store, "lowrank")
+    expect_equal(fl$objective, fd$objective, tolerance = 1e-6, label = method)
+    pd <- predict(fd, z, type = "link"); pl <- predict(fl, z, type = "link")
+    expect_lt(max(abs(pd - pl)), 1e-4 * max(1, abs(pd)), label = method)
+  }
+})
