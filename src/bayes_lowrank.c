@@ -75,7 +75,15 @@ void eb_lr_init(eb_work *w)
     for (int i = 0; i < n; i++) L->ones[i] = 1.0;
     double done = 1.0, dzero = 0.0;
     if (R > 0) {
-        F77_CALL(dsyrk)("U", "T", &R, &n, &done, st->G, &n, &dzero, L->C, &R1 FCONE FCONE);
+        /* by blocks of rows, with an interrupt check between them (O(n R^2) in all) */
+        double tlast = mk_time();
+        for (int i0 = 0; i0 < n; i0 += 4096) {
+            int nb = n - i0 < 4096 ? n - i0 : 4096;
+            double bt = i0 == 0 ? 0.0 : 1.0;
+            F77_CALL(dsyrk)("U", "T", &R, &nb, &done, st->G + i0, &n, &bt, L->C, &R1
+                            FCONE FCONE);
+            mk_interrupt_every(&tlast, 0.02);
+        }
         F77_CALL(dgemv)("T", &n, &R, &done, st->G, &n, L->ones, &one, &dzero,
                         L->C + (size_t) R * R1, &one FCONE);
         F77_CALL(dgemv)("T", &n, &R, &done, st->G, &n, w->y, &one, &dzero, L->Gy, &one FCONE);
