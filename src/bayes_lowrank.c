@@ -75,14 +75,23 @@ void eb_lr_init(eb_work *w)
     for (int i = 0; i < n; i++) L->ones[i] = 1.0;
     double done = 1.0, dzero = 0.0;
     if (R > 0) {
-        /* by blocks of rows, with an interrupt check between them (O(n R^2) in all) */
+        /* by panels of 256 columns and blocks of 1024 rows, with an interrupt check between
+           them (O(n R^2) in all): the diagonal block by dsyrk, the part above it by dgemm */
         double tlast = mk_time();
-        for (int i0 = 0; i0 < n; i0 += 4096) {
-            int nb = n - i0 < 4096 ? n - i0 : 4096;
-            double bt = i0 == 0 ? 0.0 : 1.0;
-            F77_CALL(dsyrk)("U", "T", &R, &nb, &done, st->G + i0, &n, &bt, L->C, &R1
-                            FCONE FCONE);
-            mk_interrupt_every(&tlast, 0.02);
+        for (int j0 = 0; j0 < R; j0 += 256) {
+            int jb = R - j0 < 256 ? R - j0 : 256;
+            const double *Gj = st->G + (size_t) j0 * n;
+            double *Cd = L->C + j0 + (size_t) j0 * R1, *Co = L->C + (size_t) j0 * R1;
+            for (int i0 = 0; i0 < n; i0 += 1024) {
+                int nb = n - i0 < 1024 ? n - i0 : 1024;
+                double bt = i0 == 0 ? 0.0 : 1.0;
+                F77_CALL(dsyrk)("U", "T", &jb, &nb, &done, Gj + i0, &n, &bt, Cd, &R1
+                                FCONE FCONE);
+                if (j0 > 0)
+                    F77_CALL(dgemm)("T", "N", &j0, &jb, &nb, &done, st->G + i0, &n, Gj + i0, &n,
+                                    &bt, Co, &R1 FCONE FCONE);
+                mk_interrupt_every(&tlast, 0.02);
+            }
         }
         F77_CALL(dgemv)("T", &n, &R, &done, st->G, &n, L->ones, &one, &dzero,
                         L->C + (size_t) R * R1, &one FCONE);
@@ -135,6 +144,7 @@ int eb_lr_factor(eb_work *w, eb_point *p)
             L->B[a + (size_t) b * k] = L->sc[a] * L->sc[b] *
                 L->C[L->col[a] + (size_t) L->col[b] * R1] + (a == b ? s : 0.0);
     if (k > 0) F77_CALL(dpotrf)("L", &k, L->B, &k, &info FCONE);
+    R_CheckUserInterrupt();   /* O(k^3) above */
     if (info != 0 || !(s > 0.0)) { p->J = R_PosInf; return info != 0 ? info : 1; }
     for (int a = 0; a < k; a++) L->z[a] = L->sc[a] * L->Gy[L->col[a]];
     if (k > 0) F77_CALL(dpotrs)("L", &k, &one, L->B, &k, L->z, &k, &info FCONE);
@@ -184,6 +194,7 @@ void eb_lr_stats(eb_work *w, eb_point *p)
         for (int b = 0; b < k; b++)
             for (int a = b; a < k; a++) L->Li[a + (size_t) b * k] = L->B[a + (size_t) b * k];
         F77_CALL(dtrtri)("L", "N", &k, L->Li, &k, &info FCONE FCONE);
+        R_CheckUserInterrupt();
         for (int b = 0; b < k; b++)
             for (int a = b; a < k; a++) {
                 double e = L->Li[a + (size_t) b * k];
