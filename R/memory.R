@@ -90,8 +90,13 @@ memory_threads <- function(nthreads) max(1L, as.integer(.Call(C_threads, as.inte
 
 # The buffers of one fit: a data frame of part, bytes and kind ("kernels": the store,
 # "buffers": n x n, "per_thread", "linear": O(nM) and O(n)). `ctl`: method_control() settings.
-memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", loss = NULL) {
+# `R`: the total rank (columns of the factors) of a low-rank store (default: M times the rank
+# cap, as memory_lowrank() counts the factors).
+memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", loss = NULL,
+                         R = NULL) {
   n <- as.double(n); M <- as.double(M); nn <- n * n
+  if (store == "lowrank" && is.null(R))
+    R <- M * min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
   fly <- store != "dense"   # the low-rank store serves the generic paths column by column
   if (is.null(loss)) loss <- ctl[["loss"]]
   if (is.null(loss)) loss <- method_info(method)$losses[[task]][1L]
@@ -105,9 +110,11 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   fam <- method_info(method)$control
   switch(fam,
     uniform = memory_uniform(add, n, task),
-    spicy = memory_spicy(add, n, M, fly, nt, ctl, loss),
+    spicy = if (store == "lowrank") memory_spicy_lowrank(add, n, M, R, nt, ctl) else
+      memory_spicy(add, n, M, fly, nt, ctl, loss),
     svmfam = memory_svmfam(add, method, n, M, fly, nt, ctl),
-    bayes = {   # src/bayes.c: A, and a column per thread on the fly
+    bayes = if (store == "lowrank") memory_bayes_lowrank(add, n, M, R) else {
+      # src/bayes.c: A, and a column per thread on the fly
       add("posterior matrix A (n x n)", nn, "buffers")
       if (fly) add("kernel column per thread", nt * n, "per_thread")
       add("vectors", 4 * n + 4 * M, "linear")
@@ -174,6 +181,27 @@ memory_spicy <- function(add, n, M, fly, nt, ctl, loss) {
   }
   add("kernel products and screening (5 n x M)", 5 * n * M, "linear")
   add("vectors", 40 * n + 30 * M, "linear")
+}
+
+# SpicyMKL on a low-rank store (src/spicy_lowrank.c, sp_newton_alloc): no n x n buffer; the
+# factors' squared row norms (n x M), a factor-sized scratch per thread, and the CG
+# preconditioner's free block with its gathered factor rows (cap x (R + M)).
+memory_spicy_lowrank <- function(add, n, M, R, nt, ctl) {
+  tun <- function(k) if (is.null(ctl[[k]])) .spicy_tuning[[k]] else ctl[[k]]
+  cap <- min(n, max(200, (6 * n * (R + M))^(1 / 3)))
+  add("factor scratch per thread (2 r_max)", nt * 2 * R, "per_thread")
+  add("CG preconditioner block, gathered factor rows, deflation",
+      cap * cap + cap * (R + M) + (3 * tun("cg_deflate") + 20) * n, "linear")
+  add("factor row norms, kernel products and screening (6 n x M)", 6 * n * M, "linear")
+  add("vectors", 44 * n + 30 * M, "linear")
+}
+
+# Empirical Bayes on a low-rank store (src/bayes_lowrank.c): the Gram matrix of the factors and
+# the Woodbury matrices ((R + 1)^2 each), K_m beta (n x M) and the scoring products.
+memory_bayes_lowrank <- function(add, n, M, R) {
+  add("Gram matrix, Cholesky factor and its inverse (3 (R + 1)^2)", 3 * (R + 1)^2, "linear")
+  add("products K_m beta (n x M) and scoring products", n * M + n * (min(M, 200) + 3), "linear")
+  add("vectors", 6 * n + 8 * M, "linear")
 }
 
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the

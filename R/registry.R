@@ -58,7 +58,7 @@ svm_only <- list(classification = "hinge", regression = character())
     args = list(lambda = list(what = "the elastic-net mixing parameter of method 'spicy'"),
                 epsilon = list(what = "the width of SpicyMKL's epsilon-insensitive loss",
                                default = 0.1, loss = "epsilon")),
-    C = "spicy", case_weights = TRUE, control = "spicy", fit = "fit_spicy",
+    C = "spicy", case_weights = TRUE, control = "spicy", fit = "fit_spicy", lowrank = TRUE,
     finish = function(info, base, C_solver) {
       if (identical(base$penalty, "l1") && !is.null(info$sum_norms))
         info$C_svm <- spicy_C_svm(info$sum_norms, C_solver, base$kscale)
@@ -85,7 +85,8 @@ svm_only <- list(classification = "hinge", regression = character())
     no_case_weights = paste0("its objective, the marginal likelihood of a Gaussian process, ",
                              "couples the observations through the noise variance and does not ",
                              "split into a loss per observation"),
-    control = "bayes", fit = "fit_bayes", extras = function(fit) c(sigma2 = fit$info$sigma2)),
+    control = "bayes", fit = "fit_bayes", extras = function(fit) c(sigma2 = fit$info$sigma2),
+    lowrank = TRUE),
   l01 = method_entry(
     label = "MKL-L0/1-SVM", paper = "Shi and Zhu",
     losses = list(classification = "l01", regression = character()),

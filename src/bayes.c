@@ -19,8 +19,9 @@
  * factorisation (J and beta from it), the inverse Kbar^{-1} from the factor (dpotri's two
  * halves, dtrtri and dlauum), then one pass over each active kernel's columns giving both
  * t_m = sum_ij (Kbar^{-1})_ij (K_m)_ij and q_m = beta' K_m beta (no product of two n x n
- * matrices is formed). A kernel whose share of the prior variance falls below 'prune' leaves
- * the active set for good: it is never combined or read again.
+ * matrices is formed); on a low-rank store the same quantities come from the Woodbury form of
+ * Kbar in the factors' ranks (bayes_lowrank.c). A kernel whose share of the prior variance
+ * falls below 'prune' leaves the active set for good: it is never combined or read again.
  *
  * Scoring (the default update): once the MacKay steps have brought max |dJ/dlog theta| below
  * EB_SCORING_START, each step is a projected Newton step in theta with the Hessian replaced by
@@ -33,63 +34,7 @@
  * Measurements: inst/notes/NOTES-bayes.md.
  *
  * Every default and the starting point come from the R front end (R/bayes.R). */
-#define USE_FC_LEN_T
-#include "mklearn.h"
-#include <R_ext/BLAS.h>
-#include <R_ext/Lapack.h>
-#include <math.h>
-#include <string.h>
-#ifndef FCONE
-#define FCONE
-#endif
-
-typedef struct {
-    double tol, prune, s2_floor, accel_max;
-    int maxiter, fix_s2, bias_kernel, update, safeguard, nthreads, verbose;
-    mk_progress *prog;
-} eb_opts;
-
-/* Step types in the history. */
-enum { EB_STEP_START = 0, EB_STEP_MACKAY = 1, EB_STEP_MM = 2, EB_STEP_ACCEL = 3,
-       EB_STEP_SCORING = 4 };
-/* Scoring steps start once max |dJ / dlog theta| is below this (nats): the MacKay steps before
-   it find the basin the MacKay iteration converges to (NOTES-bayes.md). */
-#define EB_SCORING_START 3.0
-
-typedef struct {
-    const mk_store *st;
-    const double *y;
-    int n, M;
-    const eb_opts *o;
-    double *A;        /* n x n: Kbar, then its Cholesky factor, then its inverse */
-    double *beta;     /* Kbar^{-1} y */
-    double *scale;    /* mean diagonal of each kernel */
-    double *buf;      /* per-thread column scratch (fly stores) */
-    int nbuf;
-    int *idx, na;     /* the kernels read each step (MacKay: the active ones; scoring: all) */
-    int factorizations, scoring;   /* scoring: the scoring phase has begun */
-    double *kb;       /* n x M: K_m beta of the kernels read (from the pass of eb_stats) */
-    double *au;       /* n x (M + 2): Kbar^{-1} P_j beta of the free variances (scoring) */
-    double *ub;       /* n: P_bias beta = (1' beta) 1 */
-    double *hs, *gs;  /* (M + 2)^2 and M + 2: the scoring system */
-    int *var;         /* M + 2: its variables (kernel m >= 0, EB_VAR_NOISE, EB_VAR_BIAS) */
-    const double **up;   /* M + 2: P_j beta of each variable */
-    double *corr, *hq;   /* nv x nv: the secant correction of Q / 2, and Q / 2 itself */
-    double *pth, *pg;    /* nv: the variances and gradient at the previous scoring point */
-    int *pvar, npv;      /* its variables (npv = 0: none) */
-} eb_work;
-
-enum { EB_VAR_NOISE = -1, EB_VAR_BIAS = -2 };
-/* At most this many free variances take a scoring step (its system and products grow with
-   them); more fall back to MacKay's step, and the scoring phase waits for fewer. */
-#define EB_SCORING_MAXVAR 200
-
-/* A point: the variances, J there, and (after eb_stats) the traces and quadratic forms. */
-typedef struct {
-    double *d, s2, d0, J;
-    double *q, *t;    /* M (active kernels only) */
-    double qs, ts, qb, tb;
-} eb_point;
+#include "bayes.h"
 
 static void point_alloc(eb_point *p, int M)
 {
@@ -111,6 +56,7 @@ static double store_pass_work(const eb_work *w, int cnt)
 static void eb_scales(eb_work *w)
 {
     int n = w->n, M = w->M;
+    if (w->lr) { eb_lr_scales(w); return; }
     int nt = mk_threads_for(w->o->nthreads, w->st->kind == MK_STORE_DENSE ? (double) n * M :
                             4.0 * n * n * M);
     if (nt > w->nbuf) nt = w->nbuf;
@@ -129,6 +75,7 @@ static void eb_scales(eb_work *w)
 static int eb_factor(eb_work *w, eb_point *p)
 {
     int n = w->n, info = 0, one = 1;
+    if (w->lr) return eb_lr_factor(w, p);
     mk_store_combine(w->st, p->d, w->A);
     for (int i = 0; i < n; i++) w->A[(size_t) i * n + i] += p->s2;
     if (w->o->bias_kernel && p->d0 > 0.0)
@@ -155,6 +102,7 @@ static int eb_stats(eb_work *w, eb_point *p)
 {
     int n = w->n, info = 0;
     double *A = w->A;
+    if (w->lr) { eb_lr_stats(w, p); return 0; }
     /* dpotri in its two halves (LAPACK's dpotri is exactly dtrtri then dlauum), each about
        n^3 / 3 flops, with an interrupt check before, between and after: R acts on a time limit
        only at every sixth check, so the checks of a step are kept short and frequent */
@@ -355,8 +303,9 @@ static int eb_scoring(eb_work *w, eb_point *p, eb_point *np)
     for (int a = 0; a < nf; a++) {
         int v = w->var[a];
         u[a] = v >= 0 ? w->kb + (size_t) v * n : (v == EB_VAR_NOISE ? w->beta : w->ub);
-        F77_CALL(dsymv)("L", &n, &done, w->A, &n, u[a], &one, &dzero, w->au + (size_t) a * n,
-                        &one FCONE);
+        if (w->lr) eb_lr_solve(w, u[a], w->au + (size_t) a * n);
+        else F77_CALL(dsymv)("L", &n, &done, w->A, &n, u[a], &one, &dzero,
+                             w->au + (size_t) a * n, &one FCONE);
     }
     double hmax = 0.0;
     for (int a = 0; a < nf; a++)
@@ -605,7 +554,9 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     eb_work w;
     memset(&w, 0, sizeof(w));
     w.st = &st; w.y = REAL(y); w.n = n; w.M = M; w.o = &o;
-    w.A = (double *) R_alloc((size_t) n * n, sizeof(double));
+    /* a low-rank store: Kbar in its Woodbury form (bayes_lowrank.c), no n x n matrix */
+    if (st.kind == MK_STORE_LOWRANK) eb_lr_init(&w);
+    else w.A = (double *) R_alloc((size_t) n * n, sizeof(double));
     w.beta = (double *) R_alloc(n, sizeof(double));
     w.scale = (double *) R_alloc(M, sizeof(double));
     w.idx = (int *) R_alloc(M, sizeof(int));
@@ -624,7 +575,7 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     w.gs = (double *) R_alloc(M + 3, sizeof(double));
     w.var = (int *) R_alloc(M + 3, sizeof(int));
     w.up = (const double **) R_alloc(M + 3, sizeof(double *));
-    w.buf = st.kind == MK_STORE_DENSE ? NULL :
+    w.buf = st.kind != MK_STORE_FLY ? NULL :
         (double *) R_alloc((size_t) w.nbuf * n, sizeof(double));
     eb_scales(&w);
 

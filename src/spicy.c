@@ -318,6 +318,11 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init)
     sp_opts o;
     double gam0[2];
     sp_read_opts(control, &o, gam0);
+    if (st.kind == MK_STORE_LOWRANK) {
+        /* the Newton matrix only as an operator through the factors (CG, double precision, no
+           cache); no n x n combination for an SVM dual point, no box (it gathers columns) */
+        o.cg = 1; o.cache = 0; o.single = 0; o.svm_dual = 0; o.box_fraction = 0.0;
+    }
     mk_progress prog;
     mk_progress_init(&prog, control);
     o.prog = &prog;

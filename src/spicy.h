@@ -245,6 +245,23 @@ typedef struct {
     long nclip, nfree, nfail, nround;
 } sp_box;
 
+/* The Newton matrix on a low-rank store (spicy_lowrank.c), never formed:
+     H = diag(dh) + gb 11' + sum_a c1[a] G_a G_a' + c2[a] w_a w_a'   (m_a = act[a], w_a in KD),
+   dh = hl + jitter sum_a c1[a]; fd its diagonal without dh (so that the whole diagonal can be
+   set, as the model rounds do); products O(n sum r_a). The CG preconditioner's free block reads
+   its entries from the rows of the scaled factors gathered into gt (rows x nf, column pos[i]). */
+typedef struct {
+    int on, n, na, rows, rmax, gathered;
+    const mk_store *st;
+    const double *KD, *rn;   /* rn: n x M, the squared row norms of each G_m */
+    const int *act;
+    const double *c1, *c2;
+    double gb;
+    double *dh, *fd, *t, *gt;
+    int *pos;
+    size_t gcap;
+} sp_lrnm;
+
 typedef struct {
     /* problem */
     const mk_store *st;
@@ -301,6 +318,11 @@ typedef struct {
     double t0, tq, tm[9];   /* section timers, reported when verbose */
     int itcur;     /* the current outer iteration */
     sp_box bx;
+    /* low-rank store: per-thread scratch of lrs doubles (two factor-sized vectors) and the
+       Newton operator (lr.on = 0 for dense and fly stores) */
+    double *lrbuf;
+    size_t lrs;
+    sp_lrnm lr;
 } sp_state;
 
 /* this thread's block of a per-thread scratch array (NULL for a dense store) */
@@ -344,8 +366,8 @@ void sp_screen(sp_state *S);
 void sp_screen_alloc(sp_state *S);
 
 /* spicy_newton.c: gradient, Newton matrix and solve, the Newton direction */
-int sp_solve(const mk_symmat *A, int n, const double *g, double *d, double *work, int cg,
-             int equil, double gnorm, int *cgit, mk_pcblock *B, const double *hl, int nt,
+int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, double *work,
+             int cg, int equil, double gnorm, int *cgit, mk_pcblock *B, const double *hl, int nt,
              double *qt, mk_defl *Df, int cgmax);
 double sp_gradient(sp_state *S);
 void sp_newton_coefs(sp_state *S);
@@ -367,6 +389,22 @@ int sp_line_search(sp_state *S, double *cstep);
 void sp_accept(sp_state *S, double c);
 void sp_prox_update(sp_state *S);
 void sp_step_alloc(sp_state *S);
+
+/* spicy_lowrank.c: a low-rank store's kernel products, quadratic forms and first-sweep
+   statistics through the factors, and its Newton operator (sp_lrnm) */
+void sp_lr_mv2(const sp_state *S, int m, const double *x1, const double *x2, double *y1,
+               double *y2);
+double sp_lr_quad(const sp_state *S, int m, const double *u);
+void sp_lr_stats(const sp_state *S, int m, const double *v, double *kv, double *s1, double *lc,
+                 double *k1);
+void sp_lr_newton(sp_state *S);
+double sp_nm_diag(const sp_state *S, int i);
+void sp_nm_set_diag(sp_state *S, int i, double v);
+void sp_nm_mv(sp_state *S, const double *p, double *q, int nt);
+void sp_lrnm_mv(void *ctx, const double *p, double *q);
+double sp_lrnm_entry(const void *ctx, int i, int j);
+void sp_lrnm_gather(sp_lrnm *L, const double *key, int cap);
+void sp_lr_alloc(sp_state *S);
 
 /* spicy_gap.c: dual value and duality gap, the SVM dual point */
 void sp_dual_gap(sp_state *S);

@@ -65,6 +65,17 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
 #endif
         for (int j = done; j < j1; j++) {
             int m = S->list[j];
+            if (S->lr.on) {
+                /* through the factors: the norms of the approximated kernels */
+                if (S->inS[m]) sm[m] = sp_sqrt0(sp_lr_quad(S, m, u));
+                else {
+                    double *ku = sp_thread_buf(S->rsbuf, (size_t) n);
+                    sp_lr_mv2(S, m, S->rho, u, S->Kr + (size_t) m * n, ku);
+                    sp_set_ref(S, m, S->rho);
+                    sm[m] = sp_sqrt0(mk_dot(n, u, ku));
+                }
+                continue;
+            }
             const double *Km = sp_kernel(S, m);
             if (S->inS[m]) sm[m] = sp_sqrt0(mk_quad(Km, n, u));
             else {

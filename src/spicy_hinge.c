@@ -60,6 +60,7 @@ void sp_model_direction(sp_state *S)
 {
     int n = S->n;
     mk_symmat *A = &S->nm;
+    sp_lrnm *LR = S->lr.on ? &S->lr : NULL;
     double *D = S->D, *w = S->md.w;
     double *gl0 = w, *gl1 = w + n, *hl1 = w + 2 * (size_t) n, *hkd = w + 3 * (size_t) n,
         *hkp = w + 4 * (size_t) n, *gm = w + 5 * (size_t) n, *p = w + 6 * (size_t) n,
@@ -67,7 +68,7 @@ void sp_model_direction(sp_state *S)
         *hd = w + 10 * (size_t) n, *hh = w + 11 * (size_t) n;
     int nt = sp_nm_threads(S, (double) n * n);
     const double *hl = S->hl;
-    for (int i = 0; i < n; i++) hd[i] = mk_symmat_diag(A, i);
+    for (int i = 0; i < n; i++) hd[i] = sp_nm_diag(S, i);
     S->L->phi(n, S->y, S->rho, S->aux, S->gsl, S->eps, gl0, NULL, S->o->cw);
     /* d = 0: x = rho, grad m (gm) = g; the first direction is the Newton direction */
     memcpy(p, D, sizeof(double) * n);
@@ -82,16 +83,16 @@ void sp_model_direction(sp_state *S)
         if (r > 0) {
             double gn = sqrt(mk_dot(n, gm, gm));
             if (gn <= gtol) break;
-            for (int i = 0; i < n; i++) mk_symmat_set_diag(A, i, hd[i] - hl[i] + hl1[i]);
+            for (int i = 0; i < n; i++) sp_nm_set_diag(S, i, hd[i] - hl[i] + hl1[i]);
             A->fast = A->P != NULL;
-            int info = sp_solve(A, n, gm, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt, S->qt,
-                                &S->df, SP_ROUND_MAXIT);
+            int info = sp_solve(A, LR, n, gm, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt,
+                                S->qt, &S->df, SP_ROUND_MAXIT);
             A->fast = 0;
-            for (int i = 0; i < n; i++) mk_symmat_set_diag(A, i, hd[i]);
+            for (int i = 0; i < n; i++) sp_nm_set_diag(S, i, hd[i]);
             if (info != 0) break;
             S->md.rounds++;
         }
-        mk_symmat_mv(A, p, hkp, nt, S->qt);
+        sp_nm_mv(S, p, hkp, nt);
         for (int i = 0; i < n; i++) hkp[i] -= hl[i] * p[i];
         double a = mk_dot(n, gm, p), b = mk_dot(n, p, hkp);
         if (!(a < 0.0)) break;

@@ -190,9 +190,9 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
    (coordinates with hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df
    (kmax = 0: none): the deflation directions, recorded by this solve and deflating it unless
    Df->rec, which starts a new set. CG stops after cgmax iterations (and 2n) at the latest.
-   Returns 0 on success. */
-int sp_solve(const mk_symmat *A, int n, const double *g, double *d, double *work, int cg,
-             int equil, double gnorm, int *cgit, mk_pcblock *B, const double *hl, int nt,
+   L (not NULL): the low-rank operator in place of A (CG only). Returns 0 on success. */
+int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, double *work,
+             int cg, int equil, double gnorm, int *cgit, mk_pcblock *B, const double *hl, int nt,
              double *qt, mk_defl *Df, int cgmax)
 {
     int info = 0;
@@ -230,9 +230,15 @@ int sp_solve(const mk_symmat *A, int n, const double *g, double *d, double *work
     }
     /* PCG on the explicit H, Jacobi and free-block preconditioner, deflated by Df */
     double *r = work, *pre = work + 4 * n;
-    mk_pcblock_prepare(B, n, hl, mk_symmat_entry, A);
+    if (L) {
+        /* the low-rank operator: its free block from the gathered factor rows */
+        sp_lrnm_gather(L, hl, B->cap);
+        mk_pcblock_prepare(B, n, hl, sp_lrnm_entry, L);
+    } else {
+        mk_pcblock_prepare(B, n, hl, mk_symmat_entry, A);
+    }
     for (int i = 0; i < n; i++) {
-        double h = mk_symmat_diag(A, i);
+        double h = L ? L->dh[i] + L->fd[i] : mk_symmat_diag(A, i);
         pre[i] = h > 0.0 ? 1.0 / h : 1.0;
         d[i] = 0.0; r[i] = -g[i];
     }
@@ -243,7 +249,8 @@ int sp_solve(const mk_symmat *A, int n, const double *g, double *d, double *work
        classes: H = gamma_b 11' and 1'g = 0); that direction is taken, and the step cap and the
        line search scale it, as the ridge does in the Cholesky branch */
     mk_symmat_op op = { A, nt, qt };
-    mk_cg c = { n, 2 * n < cgmax ? 2 * n : cgmax, eta * gnorm, mk_symmat_op_mv, &op,
+    mk_cg c = { n, 2 * n < cgmax ? 2 * n : cgmax, eta * gnorm, L ? sp_lrnm_mv : mk_symmat_op_mv,
+                L ? (void *) L : (void *) &op,
                 mk_pcblock_apply, B, 0, 1, Df, hl, work + n };
     int it = 0;
     info = mk_cg_solve(&c, d, r, &it);
@@ -287,6 +294,7 @@ double sp_gradient(sp_state *S)
 static void sp_newton_matrix(sp_state *S)
 {
     S->nm.gb = S->gammab;
+    if (S->lr.on) { sp_lr_newton(S); return; }
     if (!S->nc.G) {
         sp_hessian(S, S->na, S->act, S->hc1, S->hc2, S->gammab, S->hl, &S->nm);
         return;
@@ -342,9 +350,10 @@ int sp_direction(sp_state *S)
     sp_newton_matrix(S);
     sp_tick(S, 2);
     S->df.rec = S->df.kmax > 0;
-    int info = sp_solve(&S->nm, n, S->g, S->D, S->work, S->use_cg, S->L->equilibrate, S->gnorm,
-                        &S->cgit, &S->fb, S->hl, S->use_cg ? sp_nm_threads(S, (double) n * n) : 1,
-                        S->qt, &S->df, SP_CG_MAXIT);
+    int info = sp_solve(&S->nm, S->lr.on ? &S->lr : NULL, n, S->g, S->D, S->work, S->use_cg,
+                        S->L->equilibrate, S->gnorm, &S->cgit, &S->fb, S->hl,
+                        S->use_cg ? sp_nm_threads(S, (double) n * n) : 1, S->qt, &S->df,
+                        SP_CG_MAXIT);
     sp_tick(S, 3);
     if (info == 0 && S->md.w) {
         sp_model_direction(S);
@@ -367,6 +376,23 @@ void sp_newton_alloc(sp_state *S)
     S->use_cg = o->cg < 0 ? (n >= o->cg_threshold) : o->cg;
     memset(&S->nm, 0, sizeof(S->nm));
     S->nm.n = n;
+    if (S->lr.on) {
+        /* low rank: the operator sp_lrnm with the CG solve (mkc_spicy sets cg, no cache, no
+           single precision), its free block bounded by a product's cost O(n R) */
+        double R = (double) S->st->goff[M] + M, cap = cbrt(6.0 * SP_BLOCK_KAPPA * n * R);
+        if (cap < SP_BLOCK_MIN) cap = SP_BLOCK_MIN;
+        int fcap = cap < n ? (int) cap : n;
+        S->lr.gcap = (size_t) fcap * (size_t) R;
+        S->lr.gt = (double *) R_alloc(S->lr.gcap, sizeof(double));
+        mk_pcblock_init(&S->fb, fcap);
+        memset(&S->df, 0, sizeof(S->df));
+        S->work = (double *) R_alloc(5 * (size_t) n, sizeof(double));
+        S->qt = NULL;
+        S->g = (double *) R_alloc(n, sizeof(double));
+        S->hl = (double *) R_alloc(n, sizeof(double));
+        S->D = (double *) R_alloc(n, sizeof(double));
+        return;
+    }
     if (o->single && S->use_cg && n >= MK_TRI_MIN) {
         S->nm.P = (float *) mk_alloc_huge((size_t) n * (n + 1) / 2 * sizeof(float));
         S->nm.dg = (double *) R_alloc(n, sizeof(double));

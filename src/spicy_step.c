@@ -66,6 +66,11 @@ void sp_start(sp_state *S)
     for (int m = 0; m < M; m++) {
         double *rs = sp_thread_buf(S->rsbuf, (size_t) n);
         double *kr = S->Kr + (size_t) m * n;
+        if (S->lr.on) {
+            sp_lr_stats(S, m, rho, kr, S->sc.s1 + m, S->sc.sqL + m, S->sc.K1 + (size_t) m * n);
+            S->sc.nref[m] = sp_sqrt0(mk_dot(n, rho, kr));
+            continue;
+        }
         /* from MK_TRI_MIN rows an on-the-fly kernel is computed on its upper triangle only */
         const double *Km = sp_kernel(S, m);
         if (ones)

@@ -81,6 +81,13 @@ void sp_kernel_mv(sp_state *S, int cnt, const double *x1, const double *x2, size
     for (int j = 0; j < cnt; j++) {
         int m = S->list[j];
         double *y1 = Y1 + (size_t) m * n, *y2 = Y2 + (size_t) m * n;
+        if (S->lr.on) {
+            /* through the factors, O(n r_m), sparse or not */
+            const double *x2m = x2 + (size_t) m * s2;
+            sp_lr_mv2(S, m, S->flag[j] != 0 ? x1 : NULL, S->flag[j] != 2 ? x2m : NULL,
+                      y1, y2);
+            continue;
+        }
         if (sparse) {
             double *buf = sp_thread_buf(S->kbuf, S->scr);
             if (S->flag[j] != 2) sp_cols_mv(S, m, S->bx.nzd, S->bx.vzd, S->bx.nnzd, y2, buf);
@@ -133,7 +140,9 @@ void sp_sweep_alloc(sp_state *S)
     int n = S->n, M = S->M;
     size_t nM = (size_t) n * M;
     S->nt_max = mk_threads(S->o->nthreads);
-    S->scr = mk_store_scratch(S->st);
+    /* a low-rank store reads factors, never a whole kernel or column (sp_lr_alloc) */
+    int lowrank = S->st->kind == MK_STORE_LOWRANK;
+    S->scr = lowrank ? 0 : mk_store_scratch(S->st);
     S->hscr = S->scr > 0 ? (size_t) n : 0;
     if (S->scr > 0) {
         S->kbuf = (double *) R_alloc((size_t) S->nt_max * S->scr, sizeof(double));
@@ -150,4 +159,5 @@ void sp_sweep_alloc(sp_state *S)
     S->KD = (double *) mk_alloc_huge(nM * sizeof(double));
     S->anorm = (double *) R_alloc(M, sizeof(double));
     S->r = (double *) R_alloc(M, sizeof(double));
+    if (lowrank) sp_lr_alloc(S);
 }

@@ -216,3 +216,17 @@ test_that("the low-rank factorisation and its predictions stop within 1 s, 20 ti
   expect_interruptible("lowrank predict", function()
     mklearn:::lowrank_decision(fit, z, 1:4), rss_margin = 100)
 })
+
+test_that("the solvers with a low-rank path stop within 1 s on the low-rank store, 20 times", {
+  skip_on_cran()
+  pr <- mkl_problem()
+  rk <- mklearn:::resolve_kernels(pr$ks, ncol(pr$x), NULL)
+  st <- mklearn:::lowrank_train(rk, pr$x, tol = 0, rank = 60L)
+  # a tiny penalty (spicy) and the slow MM update (bayes) at tol 1e-12: seconds uninterrupted
+  expect_interruptible("spicy lowrank", function()
+    mklearn:::fit_spicy(st, pr$y, "classification", 1e-4,
+                        list(tol = 1e-12, maxiter = 1e6), NULL))
+  expect_interruptible("bayes lowrank", function()
+    mklearn:::fit_bayes(st, pr$y, "regression", NA,
+                        list(tol = 1e-12, maxiter = 1e6, update = "mm"), NULL))
+})
