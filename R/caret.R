@@ -73,6 +73,8 @@ mkl_caret <- function(kernels = NULL, method = "uniform", ..., loop = TRUE) {
   fit_one <- function(x, y, wts, param, lev, last, classProbs, ...) {
     args <- c(list(x = x, y = y, method = method, C = param$C, weights = wts),
               if (!is.null(kernels)) list(kernels = kernels), fixed, list(...))
+    # resample fits: Platt's sigmoid on their training values, as cv.mkl's folds (R/cv.R)
+    if (!last) args$control <- fold_control(args$control)
     do.call(mkl, args)
   }
   predict_one <- function(modelFit, newdata, submodels = NULL) {

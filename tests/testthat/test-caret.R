@@ -141,3 +141,18 @@ test_that("varImp() shares each kernel's weight among the columns of its feature
   expect_equal(vi$Overall, spec$varImp(tr$finalModel)$Overall)
   expect_identical(rownames(vi), colnames(d$x))
 })
+
+test_that("caret's resample fits use the training sigmoid, its final fit the cross-validated one", {
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), linear_kernel())
+  d <- iris[iris$Species != "setosa", ]
+  d$Species <- droplevels(d$Species)
+  spec <- mkl_caret(ks, "uniform")
+  res <- spec$fit(d[, 1:4], d$Species, NULL, data.frame(C = 1), levels(d$Species),
+                  last = FALSE, classProbs = TRUE)
+  fin <- spec$fit(d[, 1:4], d$Species, NULL, data.frame(C = 1), levels(d$Species),
+                  last = TRUE, classProbs = TRUE)
+  expect_identical(res$platt_method, "train")
+  expect_identical(fin$platt_method, "cv")
+  # the same model, only the sigmoid differs
+  expect_equal(res$fitted, fin$fitted)
+})
