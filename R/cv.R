@@ -485,6 +485,13 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
     yc <- check_y(y, n, args[["task"]], multiclass = TRUE)
     foldid <- make_folds(yc$y, nfolds, yc$task == "classification")
   }
+  # a kernel has at most as many effective neighbours as training rows: a threshold that high
+  # would leave out every kernel (screen_kernels() then keeps the widest alone)
+  ntrain <- length(foldid) - max(table(foldid))
+  if (any(screen >= ntrain))
+    stop(sprintf(paste0("'screen' thresholds must be below %d, the training rows of the ",
+                        "smallest training part of a fold: a larger threshold leaves out ",
+                        "every kernel"), ntrain), call. = FALSE)
   cvs <- lapply(seq_along(screen), function(i) withCallingHandlers(
     do.call(cv_path, c(list(x, y), args, list(lambda = lambda)[!is.null(lambda)],
                        list(C = C, nfolds = nfolds, foldid = foldid,

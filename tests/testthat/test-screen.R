@@ -106,6 +106,9 @@ test_that("cv.mkl(screen = ) refuses what it cannot screen", {
   expect_error(cv.mkl(d$x, d$y, kernels = ks, method = "spicy", penalty = "elasticnet",
                       lambda = c(0, 1), screen = 3, C = c(1, 0.1), nfolds = 2),
                "either 'screen' or a vector 'lambda'")
+  # 40 rows in two folds: 20 training rows, so no kernel has 20 effective neighbours
+  expect_error(cv.mkl(d$x, d$y, kernels = ks, screen = c(3, 20), C = c(1, 0.1), nfolds = 2),
+               "'screen' thresholds must be below 20")
 })
 
 test_that("a store's kernel neighbours are computed once and equal kernel_neighbours()", {
