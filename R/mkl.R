@@ -110,7 +110,8 @@
 #'   kernels whose widths are set from the distances between the (standardised) training rows
 #'   and polynomial kernels of degree 1 and 2. With
 #'   `options(mklearn.screen = 3)`, the kernels of a set that are nearly the identity on the
-#'   training data (fewer than 3 effective neighbours per point) are left out, with a message.
+#'   training data (fewer than 3 effective neighbours per point) are left out, with a message;
+#'   `cv.mkl(screen = )` chooses the threshold (and so the narrowest width) by cross-validation.
 #' @param method the solver, one of [mkl_methods()] (default `"uniform"`), see Methods.
 #' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
 #'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
