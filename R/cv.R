@@ -57,6 +57,17 @@
 #'   smallest mean held-out loss is chosen (of tied pairs, the smallest C, then the first
 #'   lambda). Tomioka and Suzuki take lambda from
 #'   `seq(0, 1, by = 0.2)`.
+#' @param screen `NULL` (the kernels as `options(mklearn.screen)` leaves them), or a vector of
+#'   screening thresholds (effective neighbours per training point; 0 keeps every kernel; see
+#'   `kernels` in [mkl()]): for a [kernel_set()], the kernel choice is cross-validated with C.
+#'   Each threshold leaves out, on each fold's training part, the kernels that are nearly the
+#'   identity there (so a larger threshold leaves only wider Gaussians); the C path is fitted
+#'   for every threshold on the same folds, and the pair (C, threshold) with the smallest mean
+#'   held-out loss is chosen (of tied pairs, the smallest C, then the largest threshold).
+#'   MKL solvers put their weight on the narrowest Gaussian they are offered, so this is how
+#'   held-out data choose its width (see `inst/notes/NOTES-kernels.md`). The result then also
+#'   holds `screen`, `screen.min`, `cvm_screen` (C x threshold) and `kernels_screen` (the
+#'   number of kernels left on all the data per threshold); `fit` is the path at `screen.min`.
 #' @param nfolds number of folds, a whole number >= 2; ignored when `foldid` is given.
 #' @param foldid optional fold assignment, integers 1..K, one per observation.
 #' @param type.measure for classification `"class"` (misclassification rate), `"deviance"`
@@ -91,7 +102,7 @@
 #' cv
 #' predict(cv, x[1:5, ], s = "C.min")
 #' @export
-cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
+cv.mkl <- function(x, y, ..., C, lambda = NULL, screen = NULL, nfolds = 5L, foldid = NULL,
                    type.measure = NULL) {
   cl <- match.call()
   grid_default <- missing(C)
@@ -123,7 +134,10 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
                  m, method_info(m)$no_C), call. = FALSE)
   common <- list(nfolds = nfolds, foldid = foldid, type.measure = type.measure,
                  formula = formula, data = data)
-  out <- if (length(lambda) > 1L)
+  out <- if (!is.null(screen))
+    do.call(cv_screen, c(list(x, y), dots, list(C = C, lambda = lambda, screen = screen),
+                         common))
+  else if (length(lambda) > 1L)
     do.call(cv_lambda, c(list(x, y), dots, list(C = C, lambda = lambda), common))
   else if (length(lambda) == 1L)
     do.call(cv_path, c(list(x, y), dots, list(lambda = lambda, C = C), common))
@@ -133,7 +147,7 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, nfolds = 5L, foldid = NULL,
   # the path on all the data records the mkl() call that refits it (so update() works)
   fc <- cl
   fc[[1L]] <- as.name("mkl")
-  fc <- fc[!(names(fc) %in% c("nfolds", "foldid", "type.measure", "lambda"))]
+  fc <- fc[!(names(fc) %in% c("nfolds", "foldid", "type.measure", "lambda", "screen"))]
   fc[["C"]] <- out$C
   if (!is.null(out$lambda.min)) fc[["lambda"]] <- out$lambda.min
   out$fit$call <- fc
@@ -224,7 +238,8 @@ make_folds <- function(y, nfolds, classification) {
 # installed): each receives the data, the fold assignment and mkl()'s arguments (a kernel
 # description, not kernels), fits the path on its training part and returns its held-out
 # measure per C.
-cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, data = NULL) {
+cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, data = NULL,
+                    screen = NULL) {
   if (is.null(C) || !is.numeric(C) || length(C) < 2L)
     stop("cv.mkl needs a vector 'C' of at least two values", call. = FALSE)
   args <- list(...)
@@ -245,8 +260,9 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   }
   tick <- mk_progressor(1L + if (is.null(foldid)) nfolds else length(unique(foldid)))
   old <- progress_quiet()
-  fit <- tryCatch(muffle_fit_notes(if (is.null(formula)) mkl(x, y, C = C, ...) else
-    mkl(formula, data = data, C = C, ...)), finally = progress_restore(old))
+  fit <- with_screen(screen, tryCatch(muffle_fit_notes(if (is.null(formula))
+    mkl(x, y, C = C, ...) else mkl(formula, data = data, C = C, ...)),
+    finally = progress_restore(old)))
   if (!is.null(K)) K <- as_kernel_array(K, test = TRUE)
   tick("the path on all the data")
   f1 <- fit$fits[[1]]
@@ -266,7 +282,7 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   xm <- if (is.null(x) || is.data.frame(x)) x else as.matrix(x)
   args$control <- worker_control(args$control)
   res <- mk_lapply(folds, cv_fold, x = xm, y = y, yv = yv, foldid = foldid, C = C,
-                   args = args, measure = type.measure, tick = tick, K = K)
+                   args = args, measure = type.measure, tick = tick, K = K, screen = screen)
   per_fold <- matrix(vapply(res, `[[`, numeric(length(C)), "measure"), nrow = length(C))
   conv <- matrix(vapply(res, `[[`, logical(length(C)), "converged"), nrow = length(C))
   nonconv <- as.integer(rowSums(!conv))    # per C, the folds whose fit did not converge
@@ -319,7 +335,7 @@ check_fold_classes <- function(yv, foldid, folds, measure) {
 # One fold: the path fitted on the training part, the held-out measure, convergence and the
 # notes (learned nothing, generalises nothing) per C. Warnings of the fold fits are not passed
 # on one by one: they are counted (and reported once by cv.mkl).
-cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
+cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, screen = NULL) {
   old <- progress_quiet()
   on.exit(progress_restore(old))
   out <- foldid == k
@@ -342,8 +358,9 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL) {
     args[["weights"]] <- args[["weights"]][!out]
   }
   # the regression-on-whole-numbers message was given once, by the fit on all the data
-  fk <- withCallingHandlers(suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args))),
-                            mklearn_task_message = function(m) invokeRestart("muffleMessage"))
+  fk <- with_screen(screen, withCallingHandlers(
+    suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args))),
+    mklearn_task_message = function(m) invokeRestart("muffleMessage")))
   res <- list(measure = vapply(fk$fits, fold_measure, 1, newx = xo, yv = yv[out],
                                measure = measure, newkernels = Kt, w = wo),
               converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE),
@@ -462,6 +479,71 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
   out
 }
 
+# Evaluates expr with the screening threshold `screen` (NULL: the option as it is), without
+# the screening messages (cv_screen() reports the choice). The threshold travels as an
+# argument, not as an option, so that fold fits on parallel workers use it too.
+with_screen <- function(screen, expr) {
+  if (is.null(screen)) return(expr)
+  op <- options(mklearn.screen = screen)
+  on.exit(options(op))
+  withCallingHandlers(expr, mklearn_screen_message = function(m) invokeRestart("muffleMessage"))
+}
+
+# The kernel choice by cross-validation: the screening threshold (R/screen.R) of every value
+# of `screen` with the C path on the same folds; the pair with the smallest mean held-out loss
+# wins (ties: the most regularised C, then the largest threshold, the smaller kernel set).
+cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure,
+                      formula = NULL, data = NULL) {
+  args <- list(...)
+  if (!is.numeric(screen) || !length(screen) || anyNA(screen) || any(screen < 0) ||
+      any(!is.finite(screen)))
+    stop("'screen' must be non-negative numbers (effective neighbours per point; 0: none)",
+         call. = FALSE)
+  if (length(lambda) > 1L)
+    stop("cross-validate either 'screen' or a vector 'lambda', not both", call. = FALSE)
+  if (!is.null(args[["kernels"]]) && !inherits(args[["kernels"]], "kernel_set"))
+    stop(paste0("'screen' chooses among the kernels of a kernel_set; precomputed kernels ",
+                "are used as given"), call. = FALSE)
+  if (is.null(foldid)) {
+    n <- NROW(y)
+    nfolds <- check_count(nfolds, "nfolds", 2, n)
+    yc <- check_y(y, n, args[["task"]], multiclass = TRUE)
+    foldid <- make_folds(yc$y, nfolds, yc$task == "classification")
+  }
+  # a kernel has at most as many effective neighbours as training rows: a threshold that high
+  # would leave out every kernel (screen_kernels() then keeps the widest alone)
+  ntrain <- length(foldid) - max(table(foldid))
+  if (any(screen >= ntrain))
+    stop(sprintf(paste0("'screen' thresholds must be below %d, the training rows of the ",
+                        "smallest training part of a fold: a larger threshold leaves out ",
+                        "every kernel"), ntrain), call. = FALSE)
+  cvs <- lapply(seq_along(screen), function(i) withCallingHandlers(
+    do.call(cv_path, c(list(x, y), args, list(lambda = lambda)[!is.null(lambda)],
+                       list(C = C, nfolds = nfolds, foldid = foldid,
+                            type.measure = type.measure, formula = formula, data = data,
+                            screen = screen[i]))),
+    mklearn_task_message = function(m) if (i > 1L) invokeRestart("muffleMessage")))
+  grid <- matrix(vapply(cvs, `[[`, numeric(length(C)), "cvm"), ncol = length(screen),
+                 dimnames = list(C = format(C), screen = format(screen)))
+  best <- which(grid == (if (cvs[[1L]]$name == "auc") max(grid) else min(grid)),
+                arr.ind = TRUE)
+  best <- best[order(-best[, 1L], -screen[best[, 2L]]), , drop = FALSE][1L, ]
+  out <- cvs[[best[2L]]]
+  out$screen <- screen
+  out$screen.min <- screen[best[2L]]
+  out$cvm_screen <- grid
+  out$kernels_screen <- vapply(cvs, function(cv) fit_M(cv$fit), 1L)
+  out$nonconverged <- Reduce(`+`, lapply(cvs, `[[`, "nonconverged"))
+  for (kind in c("learned_nothing", "degenerate"))
+    out[[kind]] <- Reduce(`+`, lapply(cvs, `[[`, kind))
+  out$path_flags <- Reduce(`|`, lapply(cvs, `[[`, "path_flags"))
+  out$n_foldfits <- sum(vapply(cvs, `[[`, 1, "n_foldfits"))
+  out
+}
+
+# The number of kernels of a fit or path (after screening).
+fit_M <- function(f) as.integer(if (inherits(f, "mkl_path")) f$fits[[1L]]$M else f$M)
+
 cv_s <- function(object, s) {
   if (is.character(s)) {
     s <- match_arg(s, c("C.min", "C.1se"), name = "s")
@@ -490,6 +572,13 @@ print.cv.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
                "nothing or generalise nothing (see ?mkl)\n"))
   cat(sprintf("\nC.min = %s, C.1se = %s\n", format(x$C.min, digits = digits),
               format(x$C.1se, digits = digits)))
+  if (!is.null(x$screen.min)) {
+    cat(sprintf(paste0("screen.min = %s (kernels: %s); mean held-out loss over C x screening ",
+                       "threshold:\n"), format(x$screen.min),
+                paste(sprintf("%s: %d", format(x$screen, trim = TRUE), x$kernels_screen),
+                      collapse = ", ")))
+    print(x$cvm_screen, digits = digits)
+  }
   if (!is.null(x$lambda.min)) {
     cat(sprintf("lambda.min = %s; mean held-out loss over C x lambda:\n",
                 format(x$lambda.min, digits = digits)))

@@ -143,7 +143,8 @@
 #'   kernels whose widths are set from the distances between the (standardised) training rows
 #'   and polynomial kernels of degree 1 and 2. With
 #'   `options(mklearn.screen = 3)`, the kernels of a set that are nearly the identity on the
-#'   training data (fewer than 3 effective neighbours per point) are left out, with a message.
+#'   training data (fewer than 3 effective neighbours per point) are left out, with a message;
+#'   `cv.mkl(screen = )` chooses the threshold (and so the narrowest width) by cross-validation.
 #' @param method the solver, one of [mkl_methods()] (default `"uniform"`), see Methods.
 #' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
 #'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
@@ -446,6 +447,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     kset <- kernels
   }
   t_kernels <- proc.time()[["elapsed"]] - t0
+  store$neighbours <- neighbour_cache(M)   # shared by every fit on this store
   if (!is.null(init)) {
     if (init$method != method || nrow(init$alpha) != n || ncol(init$alpha) != M)
       stop("'init' must be a fit of the same method on data of the same size and kernels",
@@ -739,9 +741,30 @@ degenerate_note <- function(fitted, act, w, alpha, store, base, C) {
 # neighbours), among the `top` selected kernels of largest weight (MWUMKL may select 10^6).
 near_identity_kernels <- function(store, act, w, top = 500L) {
   cand <- utils::head(act[order(-w[act])], top)
-  nb <- kernel_neighbours(store, cand)
+  nb <- store_neighbours(store, cand)
   keep <- !is.na(nb) & nb < .near_identity
   list(which = cand[keep], neighbours = nb[keep])
+}
+
+# A memo of kernel_neighbours() for the kernels of one store (NULL: none), which depends only on
+# the store: the fits along a C path and the problems of a multiclass fit read it once.
+neighbour_cache <- function(M) {
+  e <- new.env(parent = emptyenv())
+  e$nb <- rep(NA_real_, M)
+  e$done <- logical(M)
+  e
+}
+
+# kernel_neighbours(store, which), each kernel computed once per store when it has a memo.
+store_neighbours <- function(store, which) {
+  memo <- store$neighbours
+  if (!is.environment(memo)) return(kernel_neighbours(store, which))
+  need <- which[!memo$done[which]]
+  if (length(need)) {
+    memo$nb[need] <- kernel_neighbours(store, need)
+    memo$done[need] <- TRUE
+  }
+  memo$nb[which]
 }
 
 # The diagonals of the training kernels `which` (n x length(which)), without the jitter.

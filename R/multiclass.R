@@ -38,10 +38,12 @@ multiclass_problems <- function(y, scheme) {
 # The store of the rows 'rows' (a principal submatrix of every kernel), with the normalisation
 # of the full training data.
 subset_store <- function(store, rows) {
+  M <- store_dims(store)[3L]
   if (is_dense(store))
     return(structure(list(kind = .mk_codes$store[["dense"]],
                           K = store$K[rows, rows, , drop = FALSE],
-                          nthreads = store$nthreads), class = "mk_store"))
+                          nthreads = store$nthreads, neighbours = neighbour_cache(M)),
+                     class = "mk_store"))
   st <- store
   if (store$kind == .mk_codes$store[["lowrank"]]) {   # the factors' rows
     st$G <- store$G[rows, , drop = FALSE]
@@ -51,6 +53,7 @@ subset_store <- function(store, rows) {
   st$x <- store$x[rows, , drop = FALSE]
   if (!is.null(store$colmeans)) st$colmeans <- store$colmeans[rows, , drop = FALSE]
   st$diag_mean <- NULL
+  st$neighbours <- neighbour_cache(M)   # the pair's rows: not the memo of all the rows
   st
 }
 

@@ -25,7 +25,10 @@ screen_kernels <- function(rk, xs, nthreads = 0L) {
   drop <- which(!is.na(nb) & nb < th)
   if (length(drop) == M) drop <- drop[-which.max(nb)]
   if (!length(drop)) return(rk)
-  message(sprintf(paste0("%d kernel(s) nearly the identity on the training data (fewer than %s ",
+  inform <- function(msg) message(structure(class = c("mklearn_screen_message", "message",
+                                                      "condition"),
+                                            list(message = paste0(msg, "\n"), call = NULL)))
+  inform(sprintf(paste0("%d kernel(s) nearly the identity on the training data (fewer than %s ",
                          "effective neighbours per point) left out: %s%s ",
                          "(options(mklearn.screen = 0) keeps them)"),
                   length(drop), format(th),

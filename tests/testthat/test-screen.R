@@ -49,3 +49,81 @@ test_that("a multiclass MKL fit no longer collapses onto a near-identity kernel"
   acc <- function(f) mean(predict(f, x[-tr, ]) == y[-tr])
   expect_gt(acc(f1), acc(f0))
 })
+
+# three classes from a noisy sum of two of twelve features (as above): a Gaussian of width 0.3
+# on all twelve is the identity on 100 of these points
+collapse_data <- function() {
+  set.seed(7)
+  x <- matrix(rnorm(150 * 12), 150, 12)
+  s <- x[, 1] + x[, 2] + 0.8 * rnorm(150)
+  y <- cut(s, quantile(s, c(0, 1 / 3, 2 / 3, 1)), include.lowest = TRUE,
+           labels = c("a", "b", "c"))
+  list(x = x, y = y)
+}
+
+test_that("cv.mkl(screen = ) cross-validates the screening threshold jointly with C", {
+  d <- collapse_data()
+  ks <- kernel_set(rbf_kernel(c(0.3, 4)))
+  fid <- rep(1:3, length.out = 100)
+  C <- c(10, 1)
+  # (only the screening messages are looked for: C.min is at an end of this short grid)
+  others <- function(expr) withCallingHandlers(expr, message = function(m)
+    if (!inherits(m, "mklearn_screen_message")) invokeRestart("muffleMessage"))
+  expect_no_message(cv <- others(suppressWarnings(
+    cv.mkl(d$x[1:100, ], d$y[1:100], kernels = ks, method = "hessian", C = C,
+           screen = c(0, 3), foldid = fid))), class = "mklearn_screen_message")
+  # each column of the grid is the cross-validation at that threshold on the same folds
+  cv0 <- suppressMessages(suppressWarnings(
+    cv.mkl(d$x[1:100, ], d$y[1:100], kernels = ks, method = "hessian", C = C, foldid = fid)))
+  expect_equal(unname(cv$cvm_screen[, 1]), cv0$cvm)
+  op <- options(mklearn.screen = 3)
+  on.exit(options(op), add = TRUE)
+  cv3 <- suppressMessages(suppressWarnings(
+    cv.mkl(d$x[1:100, ], d$y[1:100], kernels = ks, method = "hessian", C = C, foldid = fid)))
+  options(op)
+  expect_equal(unname(cv$cvm_screen[, 2]), cv3$cvm)
+  # the near-identity Gaussian loses on held-out data: threshold 3 is chosen, and the path on
+  # all the data is that threshold's (one kernel left)
+  expect_equal(cv$screen.min, 3)
+  expect_equal(cv$kernels_screen, c(2L, 1L))
+  expect_equal(cv$cvm, cv3$cvm)
+  expect_equal(rownames(coef(cv)), "rbf(sigma=4)[all]")
+  expect_lt(min(cv$cvm_screen[, 2]), min(cv$cvm_screen[, 1]))
+  expect_output(print(cv), "screen.min = 3 \\(kernels: 0: 2, 3: 1\\)")
+  # the option is left as it was
+  expect_equal(getOption("mklearn.screen", 0), 0)
+})
+
+test_that("cv.mkl(screen = ) refuses what it cannot screen", {
+  d <- two_class(40, p = 3, seed = 1)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)))
+  expect_error(cv.mkl(d$x, d$y, kernels = ks, screen = -1, C = c(1, 0.1), nfolds = 2),
+               "'screen' must be non-negative numbers")
+  expect_error(cv.mkl(d$x, d$y, kernels = ks, screen = NA_real_, C = c(1, 0.1), nfolds = 2),
+               "'screen' must be non-negative numbers")
+  expect_error(cv.mkl(d$x, d$y, kernels = gram(ks, d$x), screen = 3, C = c(1, 0.1),
+                      nfolds = 2), "'screen' chooses among the kernels of a kernel_set")
+  expect_error(cv.mkl(d$x, d$y, kernels = ks, method = "spicy", penalty = "elasticnet",
+                      lambda = c(0, 1), screen = 3, C = c(1, 0.1), nfolds = 2),
+               "either 'screen' or a vector 'lambda'")
+  # 40 rows in two folds: 20 training rows, so no kernel has 20 effective neighbours
+  expect_error(cv.mkl(d$x, d$y, kernels = ks, screen = c(3, 20), C = c(1, 0.1), nfolds = 2),
+               "'screen' thresholds must be below 20")
+})
+
+test_that("a store's kernel neighbours are computed once and equal kernel_neighbours()", {
+  d <- two_class(60, p = 4, seed = 3)
+  ks <- kernel_set(rbf_kernel(c(0.1, 1, 3)), poly_kernel(1))
+  st <- mklearn:::as_store(gram(ks, scale(d$x)))
+  nb <- mklearn:::kernel_neighbours(st)
+  st$neighbours <- mklearn:::neighbour_cache(4L)
+  expect_identical(mklearn:::store_neighbours(st, c(3L, 1L)), nb[c(3L, 1L)])
+  expect_identical(st$neighbours$done, c(TRUE, FALSE, TRUE, FALSE))
+  st$neighbours$nb[1L] <- -1     # a memo is read, not recomputed
+  expect_identical(mklearn:::store_neighbours(st, 1:2), c(-1, nb[2L]))
+  # one-vs-one problems get a memo of their own rows
+  sub <- mklearn:::subset_store(st, 1:30)
+  expect_false(identical(sub$neighbours, st$neighbours))
+  expect_identical(mklearn:::store_neighbours(sub, 1L),
+                   mklearn:::kernel_neighbours(mklearn:::subset_store(st, 1:30), 1L))
+})
