@@ -119,11 +119,20 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, screen = NULL, nfolds = 5L, fold
     if (is.null(data)) stop("the formula interface needs 'data'", call. = FALSE)
     formula <- x
     dots[["data"]] <- NULL
+    if (!is.null(dots[["subset"]]))
+      stop("the formula method of cv.mkl takes no 'subset': give the rows as 'data[rows, ]'",
+           call. = FALSE)
     des <- formula_design(formula, data, if (is.null(dots[["na.action"]])) stats::na.omit else
       dots[["na.action"]])
     dots[["na.action"]] <- NULL
     # the rows na.action dropped (said once, here) are dropped from the data of the refit too
-    if (is.numeric(des$na.action)) data <- data[-des$na.action, , drop = FALSE]
+    if (is.numeric(des$na.action)) {
+      data <- data[-des$na.action, , drop = FALSE]
+      # case weights given per row of the data: those of the kept rows
+      if (is.numeric(dots[["weights"]]) && length(dots[["weights"]]) == length(des$y) +
+          length(des$na.action))
+        dots[["weights"]] <- dots[["weights"]][-des$na.action]
+    }
     x <- des$x
     y <- des$y
   } else if (missing(x)) x <- NULL

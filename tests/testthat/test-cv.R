@@ -317,3 +317,21 @@ test_that("the default C grid of a regression runs from 1e4 down to 0.1", {
   d <- data.frame(y = y, x)
   expect_equal(cv.mkl(y ~ ., data = d, kernels = kernel_set(rbf_kernel(1)), nfolds = 3)$C, cv$C)
 })
+
+test_that("cv.mkl's formula method drops the case weights of rows with missing values, and refuses subset", {
+  set.seed(11)
+  d <- data.frame(a = rnorm(60), b = rnorm(60))
+  d$y <- factor(ifelse(d$a + d$b + rnorm(60, sd = 0.5) > 0, "p", "n"))
+  w <- rep(c(1, 2), 30)
+  dn <- d
+  dn$a[c(3, 10)] <- NA
+  ks <- kernel_set(rbf_kernel(1), linear_kernel())
+  foldid <- rep(1:3, 20)[-c(3, 10)]
+  cv1 <- suppressMessages(cv.mkl(y ~ a + b, data = dn, kernels = ks, method = "uniform",
+                                 C = c(1, 0.1), weights = w, foldid = foldid))
+  cv2 <- cv.mkl(y ~ a + b, data = d[-c(3, 10), ], kernels = ks, method = "uniform",
+                C = c(1, 0.1), weights = w[-c(3, 10)], foldid = foldid)
+  expect_equal(cv1$cvm, cv2$cvm)
+  expect_error(cv.mkl(y ~ a + b, data = d, kernels = ks, method = "uniform", subset = 1:40),
+               "formula method of cv.mkl takes no 'subset'")
+})
