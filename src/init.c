@@ -16,6 +16,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(store_decision, 3),
     ENTRY(store_cols, 3),
     ENTRY(smo, 6),
+    ENTRY(lsvm, 7),
     ENTRY(kridge, 3),
     ENTRY(spicy, 4),
     ENTRY(svmfam, 6),

@@ -321,6 +321,32 @@ typedef struct {
 int mk_smo(const double *K, int n, const double *y, double C, double tol, int maxiter,
            double *alpha, double *grad, mk_svm_result *res);
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter);
+/* Make a warm start feasible: clip to [0, C], scale the heavier class down so that y'a = 0. */
+void mk_svm_project(int n, const double *y, double C, double *a);
+/* The bias -rho of an SVM solution from its gradient G = Qa - 1 (mean of y G over the free
+   alphas, else the middle of the bounds). */
+double mk_svm_bias(int n, const double *y, double C, const double *a, const double *G);
+
+/* ====================================================================== lsvm.c */
+/* The same C-SVM dual when K = F F' + jit I with F (n x R) given by its rows (Ft: row i at
+   Ft + i * R): dual coordinate descent (Hsieh et al. 2008: random order, shrinking) with the
+   equality y'a = 0 by an augmented Lagrangian, O(n R) per pass and O(R) state w = F'(y.a).
+   Stops on the SMO's test (maximal violating pair below tol, a feasible); alpha: in = warm
+   start, out = solution; grad (n): out = Qa - 1; w (R): out = F'(y.a). res->iter counts
+   passes. (inst/notes/NOTES-svm-family.md, "Low rank") */
+int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double jit, double tol,
+            int maxiter, double *alpha, double *grad, double *w, mk_svm_result *res);
+/* The rows of F = [sqrt(d_m) G_m] (kernels with d_m > 0) of a low-rank training store, the
+   input of mk_lsvm: K(d) = F F' + jit I. init allocates n x (all columns); set fills Ft (R x n,
+   row i at Ft + i * R) and jit = jitter * sum d for the weights d. */
+typedef struct {
+    const mk_store *st;
+    double *Ft, jit;
+    int R, Rtot;
+} mk_lr_factors;
+void mk_lr_factors_init(mk_lr_factors *f, const mk_store *st);
+void mk_lr_factors_set(mk_lr_factors *f, const double *d, int nthreads);
+SEXP mkc_lsvm(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP maxiter);
 
 /* ====================================================================== uniform.c */
 /* Kernel ridge: (K + lambda I) beta = y - b, b chosen so that sum(beta) = 0. */

@@ -8,7 +8,7 @@
 #define TAU 1e-12
 
 /* Make a warm start feasible: clip to the box, then scale the heavier class down so y'a = 0. */
-static void project_start(int n, const double *y, double C, double *a)
+void mk_svm_project(int n, const double *y, double C, double *a)
 {
     double sp = 0.0, sn = 0.0;
     for (int i = 0; i < n; i++) {
@@ -26,7 +26,7 @@ static void project_start(int n, const double *y, double C, double *a)
     }
 }
 
-static double bias(int n, const double *y, double C, const double *a, const double *G)
+double mk_svm_bias(int n, const double *y, double C, const double *a, const double *G)
 {
     double ub = INFINITY, lb = -INFINITY, sfree = 0.0;
     int nfree = 0;
@@ -49,7 +49,7 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
            double *alpha, double *G, mk_svm_result *res)
 {
     double *a = alpha;
-    project_start(n, y, C, a);
+    mk_svm_project(n, y, C, a);
 
     /* gradient G = Q a - e, accumulated over the non-zero alphas */
     for (int t = 0; t < n; t++) G[t] = -1.0;
@@ -138,7 +138,7 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
     double obj = 0.0;
     for (int t = 0; t < n; t++) obj += a[t] * (1.0 - G[t]);
     res->obj = 0.5 * obj;
-    res->b = bias(n, y, C, a, G);
+    res->b = mk_svm_bias(n, y, C, a, G);
     res->viol = viol;
     res->iter = iter;
     res->status = status;
