@@ -598,8 +598,13 @@ struct mk_sf_ctx {
     void (*base_take_line)(mk_sf_ctx *c);                    /* B = kernel of the last J_line */
     void (*base_axpy)(mk_sf_ctx *c, int m, double t);        /* B += t K_m */
     void (*base_div)(mk_sf_ctx *c, double s);                /* B /= s */
-    const double *(*base)(mk_sf_ctx *c);                     /* B, n x n */
+    const double *(*base)(mk_sf_ctx *c);                     /* B, n x n (NULL: low rank) */
+    /* Low rank only (NULL otherwise): HessianMKL's curvature on the free support vectors S,
+       al = y.a: Z (*zr rows, M + 1 columns) with Z'Z = [Q 1]' Kbar^{-1} [Q 1], Q[, m] =
+       (K_m al)_S, Kbar = K(d)_SS + ridge; NULL on failure (svmfam_lr.c) */
+    double *(*hess_gram)(mk_sf_ctx *c, const int *S, int ns, const double *al, int *zr);
     void *drv;                     /* the driver's own state */
+    void *lrdrv;                   /* the low-rank services' state */
 };
 
 /* A step strategy. init: its scratch for the whole fit (R_alloc), handed back to step.
@@ -638,6 +643,11 @@ int mk_sf_lp_step(mk_sf_ctx *c, void *ws, int it, const double *v);
 int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, double C,
               const mk_sf_opts *o, double *d, double *a, double *b, double *J, double *gap,
               int *iter, mk_hist *hist, mk_hist *wpath, mk_sf_ctx *c);
+/* svmfam_lr.c: the driver's services on a low-rank store. attach: put them in c (after the
+   driver filled it); rebuild: the line's base back at c->d; quad: v_m = x'K_m x, all m. */
+void mk_sf_lr_attach(mk_sf_ctx *c);
+void mk_sf_lr_rebuild(mk_sf_ctx *c);
+void mk_sf_lr_quad(mk_sf_ctx *c, const double *x, double *v);
 /* The one .Call entry of the family: method code 0 simple, 1 hessian, 2 lp; control: named
    list (R/simple.R fills every entry); init: NULL or a list with weights and / or alpha_svm. */
 SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init);
