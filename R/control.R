@@ -6,7 +6,8 @@
 # Settings every method reads.
 # progress: NA = automatic (fits that run longer than a couple of seconds), TRUE, FALSE
 .control_common <- list(tol = 0.01, nthreads = 0L, verbose = FALSE, memory = NA_real_,
-                        store = "auto", check_kernels = "fast", progress = NA)
+                        store = "auto", check_kernels = "fast", progress = NA,
+                        rank = 200L, lowrank_tol = 1e-3)
 
 # Method-specific settings with their defaults (NULL entries are derived, see method_control()).
 .control_methods <- list(
@@ -33,7 +34,7 @@
   mwu = list(ratio = 1, cutoff = 20, refit = FALSE, svm_tol = 1e-4, svm_maxiter = 10000000L)
 )
 # Common settings a method does not read (refused like any other unused setting).
-.control_not_read <- list(mwu = "tol")
+.control_not_read <- list(mwu = c("tol", "rank", "lowrank_tol"))
 
 #' Solver settings
 #'
@@ -72,8 +73,16 @@
 #'   by [mkl_memory()] before anything is allocated (default: half of the machine's memory, or
 #'   `getOption("mklearn.max_bytes")` when set). Above it, a fit that fits on the fly is
 #'   computed so; otherwise it stops with an error naming the need and the remedies.
-#' @param store `"auto"` (dense array when the fit fits `memory`), `"dense"` or `"fly"` (kernel
-#'   columns computed from the data when needed; O(n M) memory, more arithmetic).
+#' @param store `"auto"` (dense array when the fit fits `memory`; otherwise the low-rank store
+#'   for the methods that scale on it, else kernels on the fly), `"dense"`, `"fly"` (kernel
+#'   columns computed from the data when needed; O(n M) memory, more arithmetic) or
+#'   `"lowrank"`: each kernel replaced by a factor G_m (n x r_m) with \eqn{K_m \approx G_m G_m'}
+#'   from pivoted incomplete Cholesky, greedy on the largest residual diagonal, stopping when the
+#'   residual trace is at most `lowrank_tol` (1e-3) of the kernel's trace or at `rank` (200)
+#'   columns; the normalisation is applied to the factors. A fit on it solves the problem on
+#'   the approximated kernels (its objective and duality gap are theirs) and records each
+#'   kernel's rank and relative residual trace in `fit$lowrank` (`print()` shows them);
+#'   `predict()` evaluates each kernel at its r_m pivots only. MWUMKL does not run on it.
 #' @param check_kernels how [mkl()] checks precomputed kernels (an array or a list of matrices;
 #'   a [kernel_set()] is positive semidefinite by construction and giving this setting with one
 #'   is an error). Every level refuses NA, NaN and infinite entries.
@@ -205,7 +214,21 @@ check_control_values <- function(s) {
                               !is.na(s[["memory"]]) && s[["memory"]] > 0))
     stop("'memory' must be one positive number of bytes", call. = FALSE)
   if (!is.null(s[["store"]]))
-    s[["store"]] <- match_arg(s[["store"]], c("auto", "dense", "fly"), name = "store")
+    s[["store"]] <- match_arg(s[["store"]], c("auto", "dense", "fly", "lowrank"), name = "store")
+  if (!is.null(s[["rank"]])) {
+    v <- s[["rank"]]
+    if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 1 || v != round(v))
+      stop("'rank' must be one whole number >= 1: the largest rank of a kernel's low-rank factor",
+           call. = FALSE)
+    s[["rank"]] <- as.integer(min(v, .Machine$integer.max))
+  }
+  if (!is.null(s[["lowrank_tol"]])) {
+    v <- s[["lowrank_tol"]]
+    if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0 || v >= 1)
+      stop(paste0("'lowrank_tol' must be one number in [0, 1): the residual trace of a kernel's ",
+                  "low-rank factor relative to the kernel's trace"), call. = FALSE)
+    s[["lowrank_tol"]] <- as.double(v)
+  }
   if (!is.null(s[["check_kernels"]])) {
     v <- s[["check_kernels"]]
     if (!is.character(v) || length(v) != 1L || !(v %in% c("fast", "full", "none")))

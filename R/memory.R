@@ -21,7 +21,8 @@
 #' @param n number of observations.
 #' @param M number of kernels.
 #' @param method methods (see [mkl_methods()]); default all.
-#' @param store `"dense"`, `"fly"` or both.
+#' @param store among `"dense"`, `"fly"` and `"lowrank"` (the low-rank store at its rank cap,
+#'   `mkl_control(rank = )`; methods that do not run on it are left out).
 #' @param nthreads threads of the fit (default: `control`'s, else all processors).
 #' @param control settings as given to [mkl()] (`mkl_control()`); they matter where a setting
 #'   changes the buffers (SpicyMKL's tuning, SimpleMKL's gradient screening, MWUMKL's refit).
@@ -48,12 +49,13 @@ mkl_memory <- function(n, M, method = NULL, store = c("dense", "fly"), nthreads 
   if (length(bad)) stop(sprintf("'method' must be among %s (not %s)",
                                 paste(names(.mkl_registry), collapse = ", "),
                                 paste(bad, collapse = ", ")), call. = FALSE)
-  if (!is.character(store) || !length(store) || !all(store %in% c("dense", "fly")))
-    stop("'store' must be \"dense\", \"fly\" or both", call. = FALSE)
+  if (!is.character(store) || !length(store) || !all(store %in% c("dense", "fly", "lowrank")))
+    stop("'store' must be among \"dense\", \"fly\" and \"lowrank\"", call. = FALSE)
   if (is.null(nthreads)) nthreads <- control[["nthreads"]]
   nt <- memory_threads(check_threads(nthreads))
   rows <- list(); parts <- list()
   for (m in method) for (s in store) {
+    if (s == "lowrank" && !"lowrank" %in% method_info(m)$stores) next
     ctl <- method_control(m, control)
     p <- memory_parts(m, n, M, s, nt, ctl, task, loss)
     sums <- vapply(c("kernels", "buffers", "per_thread", "linear"),
@@ -90,13 +92,14 @@ memory_threads <- function(nthreads) max(1L, as.integer(.Call(C_threads, as.inte
 # "buffers": n x n, "per_thread", "linear": O(nM) and O(n)). `ctl`: method_control() settings.
 memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", loss = NULL) {
   n <- as.double(n); M <- as.double(M); nn <- n * n
-  fly <- store == "fly"
+  fly <- store != "dense"   # the low-rank store serves the generic paths column by column
   if (is.null(loss)) loss <- ctl[["loss"]]
   if (is.null(loss)) loss <- method_info(method)$losses[[task]][1L]
   parts <- list()
   add <- function(part, doubles, kind) parts[[length(parts) + 1L]] <<-
     data.frame(part = part, bytes = 8 * doubles, kind = kind)
-  if (fly) add("training statistics (n x M column means)", n * M, "kernels") else
+  if (store == "lowrank") memory_lowrank(add, n, M, nt, ctl) else if (fly)
+    add("training statistics (n x M column means)", n * M, "kernels") else
     add("kernel array (n x n x M)", nn * M, "kernels")
   add("coefficients (n x M) and result", 2 * n * M, "linear")
   fam <- method_info(method)$control
@@ -119,6 +122,16 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     mwu = memory_mwu(add, n, M, nt, ctl),
     stop(sprintf("internal: no memory arithmetic for method '%s'", method), call. = FALSE))
   do.call(rbind, parts)
+}
+
+# The low-rank store (src/store_lowrank_chol.c) at the rank cap r = min(n, rank): every
+# kernel's raw factor (malloc, grown by doubling) and the normalised copy R keeps, the pivot
+# rows (r x r per kernel) and each thread's residual diagonal and column.
+memory_lowrank <- function(add, n, M, nt, ctl) {
+  r <- min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
+  add("low-rank factors G (n x r x M) and their raw copy while built", 2 * n * r * M, "kernels")
+  add("pivot rows (r x r x M)", r * r * M + 3 * r * M, "linear")
+  add("factorisation scratch per thread", nt * (2 * n + r), "per_thread")
 }
 
 # src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it.

@@ -86,6 +86,7 @@ print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, .
               if (is.na(x$p_x)) ", precomputed kernels" else paste0(" x ", x$p_x, " features"),
               if (takes_C(x$method)) paste("; C =", format(x$C, digits = digits)) else ""))
   print_extras(x, digits)
+  if (!is.null(x$lowrank)) cat(lowrank_line(x$lowrank), "\n", sep = "")
   cat(sprintf("Kernels selected: %d of %d\n", n_selected(x), x$M))
   print_fit_notes(x)
   cat(sprintf("Converged: %s after %d iteration(s)", if (x$converged) "yes" else "NO",
@@ -148,7 +149,8 @@ summary.mkl <- function(object, ...) {
                  converged = object$converged, iterations = object$iterations,
                  last = utils::tail(object$history, 1L), timing = object$timing,
                  learned_nothing = object$learned_nothing, degenerate = object$degenerate,
-                 extras = method_extras(object)),
+                 extras = method_extras(object),
+                 lowrank = object$lowrank[c("rank", "error", "tol", "cap")]),
             class = "summary.mkl")
 }
 
@@ -194,6 +196,7 @@ print.summary.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...
   cat(sprintf("Converged: %s, %d iteration(s); kernel build %.3g s, fit %.3g s\n",
               if (x$converged) "yes" else "NO", x$iterations, x$timing[["kernels"]],
               x$timing[["fit"]]))
+  if (!is.null(x$lowrank)) cat(lowrank_line(x$lowrank), "\n", sep = "")
   rule <- if (is.null(x$sv_rule)) "non-zero sample coefficients" else x$sv_rule
   cat(sprintf("%s%s: %d of %d\n", toupper(substr(rule, 1L, 1L)), substring(rule, 2L), x$n_sv,
               x$nobs))
@@ -341,7 +344,14 @@ predict.mkl <- function(object, newx, type = c("class", "link", "response"),
       z <- prepare_newx(object, newx)
       f <- rep(object$b, nrow(z))
       names(f) <- rownames(z)
-      if (length(act) && nrow(z)) {
+      if (length(act) && nrow(z) && !is.null(object$lowrank)) {
+        # the low-rank store's kernels: r_m evaluations per new row and kernel
+        check_chisq_data(object$kernel_info, z, act)
+        for (i0 in seq(1L, nrow(z), by = 100000L)) {
+          rows <- i0:min(nrow(z), i0 + 99999L)
+          f[rows] <- f[rows] + lowrank_decision(object, z[rows, , drop = FALSE], act, nthreads)
+        }
+      } else if (length(act) && nrow(z)) {
         # test kernels computed on the fly, block by block of rows: memory O(block x kernels)
         check_chisq_data(object$kernel_info, z, act)
         for (i0 in seq(1L, nrow(z), by = 10000L)) {

@@ -43,7 +43,10 @@
 #' `mkl_control(memory = )` (default: half of the machine's memory) and otherwise computes
 #' kernel columns on the fly from the data, in O(nM) memory but with more arithmetic (each pass
 #' over the kernels re-evaluates them); `mkl_control(store = "dense")` or `"fly"` forces either.
-#' When neither fits, `mkl()` stops before allocating, naming the need, the budget and the
+#' Methods that scale on the low-rank store take it, when the dense array does not fit, before
+#' the on-the-fly store (with a message naming the ranks and the approximation error);
+#' `mkl_control(store = "lowrank")` forces it (see [mkl_control()]). When none fits, `mkl()`
+#' stops before allocating, naming the need, the budget and the
 #' remedies. `fit$store` says which was used. Predictions are always computed on the fly,
 #' for the kernels with non-zero weight only. Precomputed kernels are used as given (dense).
 #'
@@ -167,8 +170,10 @@
 #'   `iterations`,
 #'   `history` (a data frame per iteration), `objective`, `fitted` (training decision values,
 #'   equal to `predict(fit, x, type = "link")` on the training data),
-#'   `timing`, `store` (`"dense"` or `"fly"`), and what `predict` needs to rebuild the test
-#'   kernels (the kernel set, the training data and normalisation).
+#'   `timing`, `store` (`"dense"`, `"fly"` or `"lowrank"`), `lowrank` (on the low-rank store:
+#'   `rank` and `error`, each kernel's rank and residual trace relative to its trace, the
+#'   `tol` and rank `cap` used, and what `predict` needs; `NULL` otherwise), and what `predict`
+#'   needs to rebuild the test kernels (the kernel set, the training data and normalisation).
 #' @seealso [kernel_set()], [predict.mkl()], [mkl_control()]
 #' @examples
 #' data(iris)
@@ -355,6 +360,9 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     M <- dim(Karr)[3]
     labels <- dimnames(Karr)[[3]]
     if (is.null(labels)) labels <- paste0("K", seq_len(M))
+    if (ctl$store == "lowrank")
+      stop(paste0("store = \"lowrank\" factors kernels computed from 'x'; precomputed kernels ",
+                  "are used as given"), call. = FALSE)
     store <- as_store(Karr)      # used as given: no copy, no normalisation
     store$nthreads <- ctl$nthreads
     store$scale <- rep(1, M)
@@ -374,8 +382,12 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     check_chisq_data(rk, xs, seq_len(M))
     pair <- if (multi && multiclass == "ovo") sum(sort(table(yc$y), decreasing = TRUE)[1:2])
     kind <- choose_store(ctl, method, n, M, task, loss, pair)
-    store <- if (kind == "dense") dense_store(rk, xs, ctl$nthreads) else
-      fly_store(rk, xs, ctl$nthreads)
+    store <- switch(kind, dense = dense_store(rk, xs, ctl$nthreads),
+                    fly = fly_store(rk, xs, ctl$nthreads),
+                    lowrank = lowrank_train(rk, xs, ctl$lowrank_tol, ctl$rank, ctl$nthreads))
+    if (kind == "lowrank" && ctl$store == "auto")
+      message(sprintf("mkl(): the dense kernels do not fit the memory budget; %s",
+                      lowrank_line(store$factors)))
     kset <- kernels
   }
   t_kernels <- proc.time()[["elapsed"]] - t0
@@ -498,6 +510,8 @@ new_mkl <- function(res, base, C, store, call, timing) {
     if (is_outer_alpha(alpha)) alpha$v <- w
     fitted <- rep(as.double(res$b), base$nobs)
   }
+  # a fit on the low-rank store: the approximation and what predict() needs (R/store.R)
+  lowrank <- if (!is.null(store$factors)) lowrank_fit(store, alpha, act)
   # the fit keeps alpha once: a solver state that holds it (warm starts) gets it back from
   # the fit's alpha (restore_state)
   state <- res$state
@@ -510,7 +524,7 @@ new_mkl <- function(res, base, C, store, call, timing) {
                 objective = res$objective, converged = isTRUE(res$converged),
                 iterations = as.integer(res$iterations), history = as.data.frame(res$history),
                 fitted = fitted, state = state, info = res$info, timing = timing,
-                learned_nothing = nothing,
+                learned_nothing = nothing, lowrank = lowrank,
                 degenerate = if (is.null(nothing))
                   degenerate_note(fitted, act, w, alpha, store, base, C)))
   if (obj$task == "classification") obj$platt <- platt_fit(fitted, base$y, obj$loss)

@@ -43,6 +43,11 @@ subset_store <- function(store, rows) {
                           K = store$K[rows, rows, , drop = FALSE],
                           nthreads = store$nthreads), class = "mk_store"))
   st <- store
+  if (store$kind == .mk_codes$store[["lowrank"]]) {   # the factors' rows
+    st$G <- store$G[rows, , drop = FALSE]
+    st$diag_mean <- NULL
+    return(st)
+  }
   st$x <- store$x[rows, , drop = FALSE]
   if (!is.null(store$colmeans)) st$colmeans <- store$colmeans[rows, , drop = FALSE]
   st$diag_mean <- NULL

@@ -12,7 +12,9 @@
 # * C: its conversion of the user's C (a name in .C_scales, R/cscale.R); "none": it takes no C,
 #   and no_C says why. C_inf: C = Inf (the hard margin) is accepted.
 # * stores: the kernel stores it reads; store_default: "auto" (dense when it fits the memory
-#   budget) or "fly".
+#   budget) or "fly". lowrank: it scales on the low-rank store (O(n r) per kernel and pass, no
+#   n x n buffer), so store = "auto" picks that store when the dense array does not fit;
+#   no_lowrank: why a method without "lowrank" in its stores cannot run on it.
 # * warm_start: it resumes from mkl(init = ); no_warm_start says why not.
 # * multiclass: one-vs-rest and one-vs-one over its binary fits.
 # * case_weights: it takes case weights (none does yet; tests/testthat/test-common.R checks that
@@ -22,15 +24,18 @@
 # * finish: NULL or function(info, base, C_solver) returning info with derived extras.
 # * extras: NULL or function(fit) giving named values that print() and summary() show.
 method_entry <- function(label, paper, losses, control, fit, penalties = NULL, args = list(),
-                         C = "box", no_C = NULL, C_inf = FALSE, stores = c("dense", "fly"),
-                         store_default = "auto", warm_start = TRUE, no_warm_start = NULL,
+                         C = "box", no_C = NULL, C_inf = FALSE,
+                         stores = c("dense", "fly", "lowrank"), store_default = "auto",
+                         lowrank = FALSE, no_lowrank = NULL, warm_start = TRUE,
+                         no_warm_start = NULL,
                          multiclass = length(losses$classification) > 0L,
                          case_weights = FALSE, finish = NULL, extras = NULL) {
   list(label = label, paper = paper,
        losses = list(classification = as.character(losses$classification),
                      regression = as.character(losses$regression)),
        penalties = penalties, args = args, C = C, no_C = no_C, C_inf = C_inf, stores = stores,
-       store_default = store_default, warm_start = warm_start, no_warm_start = no_warm_start,
+       store_default = store_default, lowrank = lowrank, no_lowrank = no_lowrank,
+       warm_start = warm_start, no_warm_start = no_warm_start,
        multiclass = multiclass, case_weights = case_weights, control = control, fit = fit,
        finish = finish, extras = extras)
 }
@@ -84,7 +89,9 @@ svm_only <- list(classification = "hinge", regression = character())
     losses = list(classification = "squared_hinge", regression = character()),
     args = list(epsilon = list(what = "MWUMKL's approximation parameter", default = 0.2,
                                below = 1)),
-    C = "mwu", C_inf = TRUE, store_default = "fly", warm_start = FALSE,
+    C = "mwu", C_inf = TRUE, stores = c("dense", "fly"), store_default = "fly",
+    no_lowrank = "it reads two exact kernel columns per step (its store is \"fly\")",
+    warm_start = FALSE,
     no_warm_start = "it always runs its T iterations from alpha = 0",
     control = "mwu", fit = "fit_mwu", extras = function(fit) c(epsilon = fit$epsilon))
 )
@@ -120,7 +127,8 @@ takes_C <- function(method) method_info(method)$C != "none"
 #'   model arguments of [mkl()] it reads besides `C`), `C` (how the user's C reaches the
 #'   solver: `"box"` the SVM box constant, `"spicy"` SpicyMKL's penalty weight, `"l01"`,
 #'   `"mwu"` (also `Inf`, the hard margin), `"none"` (no C)), `stores` (kernel stores it reads,
-#'   `"dense"` and `"fly"`), `warm_start` (resumes from `init`), `multiclass`, `control` (the
+#'   `"dense"`, `"fly"`, `"lowrank"`), `warm_start` (resumes from `init`), `multiclass`,
+#'   `control` (the
 #'   family of [mkl_control()] settings it reads).
 #' @examples
 #' mkl_methods()

@@ -6,7 +6,8 @@
 #               norm, jitter, scale, colmeans, grandmean (training normalisation))
 #   lowrank: list(kind = 2L, G = n x R factors of all kernels side by side (normalised),
 #               goff = integer M + 1 (kernel m's columns goff[m] + 1 .. goff[m + 1]), jitter,
-#               Gz = NULL (training) or nr x R test factors, diag_mean)
+#               Gz = NULL (training) or nr x R test factors, diag_mean; from mkl() also
+#               scale and factors, the factorisation: lowrank_train())
 # Solvers receive a training store; predict() builds test stores (rows = new data).
 
 # A dense store from an array (or a store, returned as it is).
@@ -80,6 +81,88 @@ lowrank_store <- function(G, jitter = 0, Gz = NULL, nthreads = 0L) {
                  diag_mean = diag_mean), class = "mk_store")
 }
 
+# A low-rank training store for the kernels of rk on x: each kernel factored by pivoted
+# incomplete Cholesky (src/store_lowrank_chol.c) to the relative residual-trace tolerance `tol`
+# or `rank` columns, the training normalisation applied to the factors. `factors` keeps what
+# predict() needs (pivots, pivot rows, column means, scales) and the approximation per kernel:
+# rank and error, the residual trace of the raw kernel relative to its trace.
+lowrank_train <- function(rk, x, tol, rank, nthreads = 0L) {
+  check_chisq_data(rk, x, seq_len(nrow(rk$table)))
+  fst <- structure(c(list(kind = .mk_codes$store[["fly"]], x = x, z = NULL,
+                          nthreads = as.integer(nthreads)), kernel_table(rk)),
+                   class = "mk_store")
+  f <- .Call(C_store_lowrank, fst, as.double(tol), as.integer(rank))
+  st <- structure(list(kind = .mk_codes$store[["lowrank"]], G = f$G, goff = f$goff,
+                       jitter = as.double(rk$jitter), Gz = NULL, nthreads = as.integer(nthreads)),
+                  class = "mk_store")
+  st$diag_mean <- .Call(C_store_stats, st)$diag_mean
+  bad <- which(!is.finite(f$scale) | !is.finite(f$trace) | !is.finite(st$diag_mean))
+  stop_nonfinite(rk, bad, "the training data")
+  st$scale <- f$scale
+  f$G <- NULL
+  st$factors <- c(f, list(rank = as.integer(diff(f$goff)),
+                          error = ifelse(f$trace > 0, pmax(f$resid, 0) / f$trace, 0),
+                          tol = as.double(tol), cap = as.integer(min(rank, nrow(x)))))
+  names(st$factors$rank) <- names(st$factors$error) <- rk$labels
+  st
+}
+
+# The pieces of a factorisation for kernels `which` (pivots, pivot rows, column means, scales).
+lowrank_subset <- function(f, which) {
+  cols <- unlist(lapply(which, function(m) seq_len(f$rank[[m]]) + f$goff[m]), use.names = FALSE)
+  lp <- c(0, cumsum(as.double(f$rank)^2))
+  lpi <- unlist(lapply(which, function(m) seq_len(f$rank[[m]]^2) + lp[m]), use.names = FALSE)
+  list(piv = f$piv[cols], goff = c(0L, cumsum(as.integer(f$rank[which]))), Lp = f$Lp[lpi],
+       lbar = f$lbar[cols], scale = f$scale[which])
+}
+
+# The low-rank approximation a fit carries (fit$lowrank): per kernel its rank and error (the
+# residual trace of the raw kernel relative to its trace), the tolerance and cap, what predict()
+# needs, and beta = G_m' alpha_m of the selected kernels (zero elsewhere), by which new rows
+# cost r_m kernel evaluations per kernel (lowrank_decision()).
+lowrank_fit <- function(store, alpha, act) {
+  f <- store$factors
+  beta <- double(length(f$piv))
+  if (length(act))
+    beta[unlist(lapply(act, function(m) seq_len(f$rank[[m]]) + f$goff[m]))] <-
+      .Call(C_store_factor_tmul, store, as.integer(act), alpha_columns(alpha, act))
+  c(f[c("rank", "error", "tol", "cap", "piv", "goff", "Lp", "lbar", "scale")],
+    list(beta = beta))
+}
+
+# Decision values (without b) of new rows z of a fit on the low-rank store, its selected kernels
+# `act`: r_m kernel evaluations per row and kernel (src/store_lowrank_chol.c).
+lowrank_decision <- function(object, z, act, nthreads = 0L) {
+  rk <- object$kernel_info
+  st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = object$x, z = z,
+                         nthreads = as.integer(nthreads)), kernel_table(rk, act)),
+                  class = "mk_store")
+  st$norm <- .mk_codes$norm[["none"]]   # raw kernels: the factors carry the normalisation
+  lr <- object$lowrank
+  cols <- unlist(lapply(act, function(m) seq_len(lr$rank[[m]]) + lr$goff[m]), use.names = FALSE)
+  .Call(C_store_lowrank_test, st, lowrank_subset(lr, act), as.double(lr$beta[cols]))
+}
+
+# The test factors Gz (nr x R, kernels `which`) of new rows z from a low-rank training store of
+# the kernels rk on x: a low-rank test store (lowrank_store(Gz = )) with the training factors.
+lowrank_test_factors <- function(store, rk, x, z, which = seq_len(nrow(rk$table)),
+                                 nthreads = 0L) {
+  st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = x, z = z,
+                         nthreads = as.integer(nthreads)), kernel_table(rk, which)),
+                  class = "mk_store")
+  st$norm <- .mk_codes$norm[["none"]]
+  .Call(C_store_lowrank_test, st, lowrank_subset(store$factors, which), NULL)
+}
+
+# One line on a low-rank approximation (print, summary, the message of store = "auto").
+lowrank_line <- function(lr) {
+  r <- range(lr$rank)
+  sprintf(paste0("low-rank kernels (pivoted Cholesky): rank %s%s, total %d; relative residual ",
+                 "trace at most %s"),
+          r[1L], if (r[2L] > r[1L]) paste0("-", r[2L]) else "", sum(lr$rank),
+          format(signif(max(lr$error), 2)))
+}
+
 # A dense training store for the kernels of rk on x (gram + normalisation in C).
 dense_store <- function(rk, x, nthreads = 0L) {
   tr <- build_train(rk, x, NULL, nthreads, limit = Inf)   # the budget was checked by mkl()
@@ -122,16 +205,21 @@ kernel_scale <- function(store) {
 
 # The store backend, chosen before anything is allocated: the requested store, or with "auto"
 # the dense array when the whole fit (array and solver buffers, memory_parts() in R/memory.R)
-# fits the budget mkl_control(memory = ), otherwise on the fly where the method supports it;
+# fits the budget mkl_control(memory = ), otherwise the low-rank store for the methods that
+# scale on it (registry field lowrank), otherwise on the fly where the method supports it;
 # when none fits, an error naming the need, the budget and the remedies. `pair`: the rows of
 # the largest one-vs-one problem (its dense store is a copy of the pair's rows), or NULL.
 choose_store <- function(ctl, method, n, M, task = "classification", loss = NULL, pair = NULL) {
   e <- method_info(method)
   fly_ok <- "fly" %in% e$stores
+  lr_ok <- "lowrank" %in% e$stores
   if (ctl$store == "fly" && !fly_ok)
     stop(sprintf("method '%s' cannot compute kernels on the fly", method), call. = FALSE)
+  if (ctl$store == "lowrank" && !lr_ok)
+    stop(sprintf("method '%s' does not run on the low-rank store (store = \"lowrank\"): %s",
+                 method, e$no_lowrank), call. = FALSE)
   cand <- if (ctl$store != "auto") ctl$store else if (e$store_default == "fly") "fly" else
-    c("dense", if (fly_ok) "fly")
+    c("dense", if (lr_ok && isTRUE(e$lowrank)) "lowrank", if (fly_ok) "fly")
   nt <- memory_threads(ctl$nthreads)
   need <- vapply(cand, function(s) store_need(ctl, method, n, M, s, nt, task, loss, pair), 0)
   if (any(need <= ctl$memory)) return(cand[need <= ctl$memory][1L])
@@ -170,7 +258,8 @@ memory_message <- function(ctl, method, n, M, s, nt, task, loss, pair, fly_ok) {
                  "the memory budget of %s (mkl_control(memory = ), default half the machine's ",
                  "memory). Remedies: %s."),
           method, format_bytes(need), as.integer(n), as.integer(M),
-          if (s == "dense") "dense" else "on-the-fly", nt, if (nt > 1L) "s" else "",
+          c(dense = "dense", fly = "on-the-fly", lowrank = "low-rank")[[s]], nt,
+          if (nt > 1L) "s" else "",
           paste(sprintf("%s %s", top$part, vapply(top$bytes, format_bytes, "")), collapse = ", "),
           format_bytes(ctl$memory), paste(rem, collapse = "; "))
 }

@@ -200,6 +200,8 @@ typedef struct {
    (nr x *r, leading dimension nr); error() for another kind. (store_lowrank.c) */
 const double *mk_store_factor(const mk_store *s, int m, int *r);
 const double *mk_store_factor_test(const mk_store *s, int m, int *r);
+/* t = G_m' x (r_m values; x: n values), each summed over the rows in order; thread-safe */
+void mk_store_factor_tmul(const mk_store *s, int m, const double *x, double *t);
 /* Fill st from the R store list (see R/store.R); checks types and lengths with error(). A
    fly test store with centring computes its row means here (R_alloc). */
 void mk_store_read(SEXP s, mk_store *st);
@@ -259,6 +261,12 @@ SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v);
 SEXP mkc_store_combine(SEXP store, SEXP d);
 SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha);
 SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j);
+SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x);
+/* (store_lowrank_chol.c) the low-rank factors of a fly training store (pivoted incomplete
+   Cholesky to a relative residual-trace tolerance or a rank cap), and the test factors or
+   decision values of a fly test store's new rows from them */
+SEXP mkc_store_lowrank(SEXP store, SEXP tol, SEXP rank);
+SEXP mkc_store_lowrank_test(SEXP store, SEXP fac, SEXP beta);
 SEXP mkc_threads(SEXP requested);
 
 /* ====================================================================== store_pair.c */

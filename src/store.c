@@ -154,6 +154,13 @@ static void fly_raw_diag(const mk_store *s, int m, double *out)
     mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], out, n, out);
 }
 
+void store_fly_raw(const mk_store *s, int m, int j, int i0, int i1, double *out)
+{
+    fly_raw(s, m, j, i0, i1, out);
+}
+
+void store_fly_raw_diag(const mk_store *s, int m, double *out) { fly_raw_diag(s, m, out); }
+
 /* Normalise raw values of kernel m, rows i0..i1-1, column j, in place (training statistics;
    the same arithmetic as mk_normalize / mk_normalize_test on an array). */
 static void fly_norm(const mk_store *s, int m, int j, int i0, int i1, double *v)
@@ -285,6 +292,7 @@ void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2,
                    double *y2, double *buf)
 {
     int nr = s->nr, n = s->n;
+    if (s->kind == MK_STORE_LOWRANK) { lr_kmv2(s, m, x1, x2, y1, y2); return; }
     for (int i = 0; i < nr; i++) y1[i] = 0.0;
     if (x2) for (int i = 0; i < nr; i++) y2[i] = 0.0;
     /* dense columns are streamed, zeros of x1 included, unless most of x1 is zero (skipping
@@ -337,6 +345,7 @@ double mk_store_kquad(const mk_store *s, int m, const double *v, double *buf)
 {
     int n = s->n;
     if (s->kind == MK_STORE_DENSE) return quad_lower(mk_store_kernel(s, m, NULL), n, v);
+    if (s->kind == MK_STORE_LOWRANK) return lr_kquad(s, m, v);
     double q = 0.0;
     for (int j = 0; j < n; j++) {
         if (v[j] == 0.0) continue;
@@ -367,7 +376,8 @@ static double pass_work(const mk_store *s, int cnt)
 void mk_store_mv(const mk_store *s, const int *idx, int cnt, const double *v, double *out,
                  size_t ldo)
 {
-    int nt = mk_threads_for(s->nthreads, pass_work(s, cnt));
+    int nt = mk_threads_for(s->nthreads, s->kind == MK_STORE_LOWRANK ?
+                            lr_pass_work(s, idx, cnt) : pass_work(s, cnt));
     double *scr = col_scratch(s, nt);
     (void) nt;
 #ifdef _OPENMP
@@ -380,7 +390,8 @@ void mk_store_mv(const mk_store *s, const int *idx, int cnt, const double *v, do
 
 void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, double *out)
 {
-    int nt = mk_threads_for(s->nthreads, pass_work(s, cnt));
+    int nt = mk_threads_for(s->nthreads, s->kind == MK_STORE_LOWRANK ?
+                            lr_pass_work(s, idx, cnt) / 2.0 : pass_work(s, cnt));
     double *scr = col_scratch(s, nt);
     (void) nt;
 #ifdef _OPENMP

@@ -11,14 +11,6 @@
 #define THREAD_BUF(base, len) ((base) ? (base) + (size_t) omp_get_thread_num() * (len) : NULL)
 #else
 #define THREAD_BUF(base, len) (base)
-
-/* ------------------------------------------------------------------ low rank (store_lowrank.c) */
-void lr_read(SEXP s, mk_store *st);
-/* rows i0..i1-1 of column j of kernel m (jitter on the diagonal of a training store) */
-void lr_col(const mk_store *s, int m, int j, int i0, int i1, double *out);
-void lr_diag(const mk_store *s, int m, double *d);
-void lr_decision(const mk_store *s, const int *idx, int cnt, const double *alpha, double *out);
-
 #endif
 
 /* the number of features of feature group g (fly) */
@@ -59,5 +51,17 @@ void lr_read(SEXP s, mk_store *st);
 void lr_col(const mk_store *s, int m, int j, int i0, int i1, double *out);
 void lr_diag(const mk_store *s, int m, double *d);
 void lr_decision(const mk_store *s, const int *idx, int cnt, const double *alpha, double *out);
+/* the O(n r) primitives of a low-rank store (store_lowrank.c): K_m x = Gz_m (G_m' x), x'K_m x =
+   |G_m' x|^2 (+ the jitter's share on a training store) */
+void lr_kmv2(const mk_store *s, int m, const double *x1, const double *x2, double *y1,
+             double *y2);
+double lr_kquad(const mk_store *s, int m, const double *v);
+/* multiply-adds of one pass of mv or quad over cnt kernels */
+double lr_pass_work(const mk_store *s, const int *idx, int cnt);
+
+/* fly kernels for the factorisation (store.c): the raw (un-normalised) rows i0..i1-1 of column j
+   of kernel m, and the raw training diagonal (n values) */
+void store_fly_raw(const mk_store *s, int m, int j, int i0, int i1, double *out);
+void store_fly_raw_diag(const mk_store *s, int m, double *out);
 
 #endif

@@ -219,3 +219,23 @@ SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j)
     UNPROTECT(1);
     return out;
 }
+
+/* A low-rank store's G_m' x_k for the kernels idx (x: n x length(idx)), one after the other */
+SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x)
+{
+    mk_store st;
+    int cnt;
+    const int *ix = read_indexed(store, idx, &st, &cnt);
+    if (st.kind != MK_STORE_LOWRANK) error("not a low-rank store");
+    const double *xx = reals(x, (R_xlen_t) st.n * cnt, "'x' must be n x length(idx)");
+    R_xlen_t len = 0;
+    for (int k = 0; k < cnt; k++) len += st.goff[(ix ? ix[k] : k) + 1] - st.goff[ix ? ix[k] : k];
+    SEXP out = PROTECT(allocVector(REALSXP, len));
+    for (int k = 0, off = 0; k < cnt; k++) {
+        int m = ix ? ix[k] : k;
+        mk_store_factor_tmul(&st, m, xx + (size_t) k * st.n, REAL(out) + off);
+        off += st.goff[m + 1] - st.goff[m];
+    }
+    UNPROTECT(1);
+    return out;
+}

@@ -65,7 +65,8 @@ test_that("mkl_memory refuses arguments it cannot count", {
   expect_error(mkl_memory(-1, 3), "'n' must be one positive whole number")
   expect_error(mkl_memory(10, 2.5), "'M' must be one positive whole number")
   expect_error(mkl_memory(10, 3, method = "svm"), "'method' must be among .*not svm")
-  expect_error(mkl_memory(10, 3, store = "disk"), "'store' must be \"dense\", \"fly\" or both")
+  expect_error(mkl_memory(10, 3, store = "disk"),
+               "'store' must be among \"dense\", \"fly\" and \"lowrank\"")
 })
 
 test_that("mkl() picks the store whose whole fit fits the budget, before allocating", {

@@ -4,8 +4,8 @@
 reg <- mklearn:::.mkl_registry
 entry <- function(m) mklearn:::method_info(m)
 fields <- c("label", "paper", "losses", "penalties", "args", "C", "no_C", "C_inf", "stores",
-            "store_default", "warm_start", "no_warm_start", "multiclass", "case_weights",
-            "control", "fit", "finish", "extras")
+            "store_default", "lowrank", "no_lowrank", "warm_start", "no_warm_start", "multiclass",
+            "case_weights", "control", "fit", "finish", "extras")
 
 test_that("mkl_methods() lists exactly the registry, and describes it on request", {
   expect_identical(mkl_methods(), names(reg))
@@ -39,7 +39,10 @@ test_that("every entry is complete and consistent", {
     expect_true(e$control %in% names(mklearn:::.control_methods), label = lab("control"))
     expect_true(e$C %in% names(mklearn:::.C_scales), label = lab("C"))
     expect_identical(e$C == "none", !is.null(e$no_C), label = lab("no_C"))
-    expect_true(all(e$stores %in% c("dense", "fly")) && length(e$stores) > 0L)
+    expect_true(all(e$stores %in% c("dense", "fly", "lowrank")) && length(e$stores) > 0L)
+    expect_true(isTRUE(e$lowrank) || isFALSE(e$lowrank), label = lab("lowrank"))
+    expect_false(isTRUE(e$lowrank) && !"lowrank" %in% e$stores, label = lab("lowrank store"))
+    expect_identical("lowrank" %in% e$stores, is.null(e$no_lowrank), label = lab("no_lowrank"))
     expect_true(e$store_default %in% c("auto", e$stores), label = lab("store_default"))
     expect_identical(isFALSE(e$warm_start), !is.null(e$no_warm_start), label = lab("warm"))
     expect_identical(e$multiclass, length(e$losses$classification) > 0L, label = lab("multi"))
