@@ -65,19 +65,21 @@ typedef struct {
     double C, jit, rho, lam, s;   /* s = y'a, kept with a */
     double *a, *w;
     int *idx;
+    int active;                   /* idx[0..active-1]: the coordinates not shrunk */
+    double pgmax_old, pgmin_old;  /* the shrinking thresholds of the last pass */
     uint64_t seed;
 } ls_state;
 
-/* One round: coordinate descent on the box-constrained augmented Lagrangian until a pass over
-   every coordinate has pair violation <= eps. Returns the passes taken (maxpass + 1: limit). */
-static int ls_round(ls_state *S, double eps, int maxpass, double *tlast)
+/* One round: coordinate descent on the box-constrained augmented Lagrangian until a pass has
+   pair violation <= eps: over every coordinate when full, else over the coordinates not shrunk
+   (the shrinking is kept from round to round). Returns the passes taken (maxpass + 1: limit). */
+static int ls_round(ls_state *S, double eps, int full, int maxpass, double *tlast)
 {
     const int n = S->n, R = S->R;
     const double C = S->C, *y = S->y;
     double *a = S->a, *w = S->w;
-    int active = n, pass = 0;
-    double pgmax_old = INFINITY, pgmin_old = -INFINITY;
-    for (int k = 0; k < n; k++) S->idx[k] = k;
+    int active = S->active, pass = 0, done = 0;
+    double pgmax_old = S->pgmax_old, pgmin_old = S->pgmin_old;
     while (pass < maxpass) {
         pass++;
         mk_interrupt_every(tlast, 0.02);
@@ -123,7 +125,8 @@ static int ls_round(ls_state *S, double eps, int maxpass, double *tlast)
             S->s += dl;
         }
         if (up + low <= eps) {
-            if (active == n) return pass;
+            done = active == n || !full;
+            if (done) break;
             active = n;   /* converged on the shrunk set: check every coordinate */
             pgmax_old = INFINITY; pgmin_old = -INFINITY;
             continue;
@@ -131,7 +134,8 @@ static int ls_round(ls_state *S, double eps, int maxpass, double *tlast)
         pgmax_old = pgmax > 0.0 ? pgmax : INFINITY;
         pgmin_old = pgmin < 0.0 ? pgmin : -INFINITY;
     }
-    return maxpass + 1;
+    S->active = active; S->pgmax_old = pgmax_old; S->pgmin_old = pgmin_old;
+    return done ? pass : maxpass + 1;
 }
 
 /* Make y'a = 0 by moving free alphas (0 < a < C) only: scaling every alpha of a class, as a
@@ -167,9 +171,10 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
     }
     qmean /= n;
     if (!(qmean > 0.0)) qmean = 1.0;
-    ls_state S = { Ft, y, Qd, n, R, C, jit, LS_RHO * qmean, 0.0, 0.0, alpha, w, NULL,
-                   0x9E3779B97F4A7C15ULL };
+    ls_state S = { Ft, y, Qd, n, R, C, jit, LS_RHO * qmean, 0.0, 0.0, alpha, w, NULL, n,
+                   INFINITY, -INFINITY, 0x9E3779B97F4A7C15ULL };
     S.idx = (int *) R_alloc(n, sizeof(int));
+    for (int k = 0; k < n; k++) S.idx[k] = k;
     double viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad);
     S.lam = mk_svm_bias(n, y, C, alpha, grad);   /* the multiplier of y'a = 0 is the bias */
     /* rounds far from y'a = 0 are solved loosely (inexact augmented Lagrangian) */
@@ -181,7 +186,7 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
         S.s = 0.0;
         for (int i = 0; i < n; i++) S.s += y[i] * alpha[i];
         double er = fmax(eps, fmin(LS_EPS0, qmax * sprev));
-        int p = ls_round(&S, er, left, &tlast);
+        int p = ls_round(&S, er, er <= eps, left, &tlast);
         passes += p > left ? left : p;
         double s = S.s;
         /* the next multiplier: the root of s(lam) (non-increasing) by the secant through the
