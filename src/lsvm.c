@@ -210,13 +210,7 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
         if (p > left) { status = 1; break; }
         eps *= 0.25;
     }
-    double obj = 0.0;
-    for (int i = 0; i < n; i++) obj += alpha[i] * (1.0 - grad[i]);
-    res->obj = 0.5 * obj;
-    res->b = mk_svm_bias(n, y, C, alpha, grad);
-    res->viol = viol;
-    res->iter = passes;
-    res->status = status;
+    mk_svm_finish(n, y, C, alpha, grad, viol, passes, status, res);
     vmaxset(vmax);
     return status;
 }
@@ -267,14 +261,14 @@ void mk_lr_factors_set(mk_lr_factors *f, const double *d, int nthreads)
     }
 }
 
-/* .Call: the SVM on K = sum_m d_m K_m of a low-rank training store. Returns alpha, b,
-   objective, violation, iterations (passes), converged, and w = F'(y.a) by kernel (the
-   unscaled G_m'(y.a), R values). */
+/* .Call: the SVM on K = sum_m d_m K_m of a low-rank training store; the list of mkc_smo
+   (iterations: passes). */
 SEXP mkc_lsvm(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP maxiter)
 {
     mk_store st;
     mk_store_read(store, &st);
-    if (st.kind != MK_STORE_LOWRANK || !st.square) error("'store' must be a low-rank training store");
+    if (st.kind != MK_STORE_LOWRANK || !st.square)
+        error("'store' must be a low-rank training store");
     const int n = st.n, M = st.M;
     if (!isReal(y) || XLENGTH(y) != n || !isReal(alpha0) || XLENGTH(alpha0) != n)
         error("'y' and 'alpha0' must be double vectors of length %d", n);
@@ -291,15 +285,7 @@ SEXP mkc_lsvm(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP ma
     double *w = (double *) R_alloc(fa.R > 0 ? fa.R : 1, sizeof(double));
     mk_svm_result r;
     mk_lsvm(fa.Ft, n, fa.R, REAL(y), c, fa.jit, eps, mi, REAL(a), G, w, &r);
-    const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged",
-                         NULL};
-    SEXP out = mk_list_new(nms); nprot++;
-    mk_list_set(out, "alpha", a);
-    mk_list_set(out, "b", ScalarReal(r.b));
-    mk_list_set(out, "objective", ScalarReal(r.obj));
-    mk_list_set(out, "violation", ScalarReal(r.viol));
-    mk_list_set(out, "iterations", ScalarInteger(r.iter));
-    mk_list_set(out, "converged", ScalarLogical(r.status == 0));
-    UNPROTECT(nprot);
+    SEXP out = mk_svm_sexp(a, &r);
+    UNPROTECT(nprot + 1);
     return out;
 }

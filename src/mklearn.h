@@ -334,6 +334,13 @@ void mk_svm_project(int n, const double *y, double C, double *a);
 /* The bias -rho of an SVM solution from its gradient G = Qa - 1 (mean of y G over the free
    alphas, else the middle of the bounds). */
 double mk_svm_bias(int n, const double *y, double C, const double *a, const double *G);
+/* Fill res at the end of a solve: the dual objective from G = Qa - 1, the bias, and the
+   violation, iterations and status given. */
+void mk_svm_finish(int n, const double *y, double C, const double *a, const double *G,
+                   double viol, int iter, int status, mk_svm_result *res);
+/* The result list of an SVM .Call (alpha, b, objective, violation, iterations, converged),
+   returned protected once. */
+SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r);
 
 /* ====================================================================== lsvm.c */
 /* The same C-SVM dual when K = F F' + jit I with F (n x R) given by its rows (Ft: row i at
@@ -614,6 +621,17 @@ struct mk_sf_ctx {
     void *drv;                     /* the driver's own state */
     void *lrdrv;                   /* the low-rank services' state */
 };
+
+/* Count one SVM solve that started at time t0 and return its J (the drivers' solves). */
+static inline double mk_sf_counted(mk_sf_ctx *c, const mk_svm_result *res, double t0, double *b)
+{
+    c->svm_solves++;
+    if (res->status != 0) c->svm_fail++;
+    c->smo_iter += res->iter;
+    *b = res->b;
+    c->t_svm += mk_time() - t0;
+    return res->obj;
+}
 
 /* A step strategy. init: its scratch for the whole fit (R_alloc), handed back to step.
    start: puts c->d on the feasible set before the first solve (NULL: the simplex, d / sum d).

@@ -135,6 +135,14 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
         for (int t = 0; t < n; t++) G[t] += y[t] * (Ki[t] * di + Kj[t] * dj);
     }
 
+    mk_svm_finish(n, y, C, a, G, viol, iter, status, res);
+    vmaxset(vmax);
+    return status;
+}
+
+void mk_svm_finish(int n, const double *y, double C, const double *a, const double *G,
+                   double viol, int iter, int status, mk_svm_result *res)
+{
     double obj = 0.0;
     for (int t = 0; t < n; t++) obj += a[t] * (1.0 - G[t]);
     res->obj = 0.5 * obj;
@@ -142,8 +150,6 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
     res->viol = viol;
     res->iter = iter;
     res->status = status;
-    vmaxset(vmax);
-    return status;
 }
 
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
@@ -159,15 +165,20 @@ SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
     double *G = (double *) R_alloc(n, sizeof(double));
     mk_svm_result r;
     mk_smo(REAL(K), n, REAL(y), c, eps, mi, REAL(a), G, &r);
+    SEXP out = mk_svm_sexp(a, &r);
+    UNPROTECT(nprot + 1);
+    return out;
+}
 
+SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r)
+{
     const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged", NULL};
-    SEXP out = mk_list_new(nms); nprot++;
-    mk_list_set(out, "alpha", a);
-    mk_list_set(out, "b", ScalarReal(r.b));
-    mk_list_set(out, "objective", ScalarReal(r.obj));
-    mk_list_set(out, "violation", ScalarReal(r.viol));
-    mk_list_set(out, "iterations", ScalarInteger(r.iter));
-    mk_list_set(out, "converged", ScalarLogical(r.status == 0));
-    UNPROTECT(nprot);
+    SEXP out = mk_list_new(nms);
+    mk_list_set(out, "alpha", alpha);
+    mk_list_set(out, "b", ScalarReal(r->b));
+    mk_list_set(out, "objective", ScalarReal(r->obj));
+    mk_list_set(out, "violation", ScalarReal(r->viol));
+    mk_list_set(out, "iterations", ScalarInteger(r->iter));
+    mk_list_set(out, "converged", ScalarLogical(r->status == 0));
     return out;
 }

@@ -51,12 +51,7 @@ static double sf_solve(mk_sf_ctx *c, double *alpha, double *b)
     double t = mk_time();
     mk_svm_result res;
     mk_smo(w->Kd, c->n, c->y, c->C, c->svm_tol, c->o->svm_maxiter, alpha, w->grad, &res);
-    c->svm_solves++;
-    if (res.status != 0) c->svm_fail++;
-    c->smo_iter += res.iter;
-    *b = res.b;
-    c->t_svm += mk_time() - t;
-    return res.obj;
+    return mk_sf_counted(c, &res, t, b);
 }
 
 static double sf_J_at(mk_sf_ctx *c, const double *d, double *alpha, double *b)

@@ -41,12 +41,7 @@ static double lr_solve(mk_sf_ctx *c, const double *dw, double *alpha, double *b)
     mk_svm_result res;
     mk_lsvm(L->fa.Ft, c->n, L->fa.R, c->y, c->C, L->fa.jit, c->svm_tol, c->o->svm_maxiter,
             alpha, L->grad, L->w, &res);
-    c->svm_solves++;
-    if (res.status != 0) c->svm_fail++;
-    c->smo_iter += res.iter;
-    *b = res.b;
-    c->t_svm += mk_time() - t;
-    return res.obj;
+    return mk_sf_counted(c, &res, t, b);
 }
 
 static double lr_J_at(mk_sf_ctx *c, const double *d, double *alpha, double *b)
