@@ -128,13 +128,14 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
 }
 
 # The low-rank store (src/store_lowrank_chol.c) at the rank cap r = min(n, rank): every
-# kernel's raw factor (malloc, grown by doubling) and the normalised copy R keeps, the pivot
-# rows (r x r per kernel) and each thread's residual diagonal and column.
+# kernel's raw factor while built (n x r, resident as far as written) and the normalised copy R
+# keeps, the pivot rows (r x r per kernel), the residual diagonals and each thread's column.
 memory_lowrank <- function(add, n, M, nt, ctl) {
   r <- min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
   add("low-rank factors G (n x r x M) and their raw copy while built", 2 * n * r * M, "kernels")
-  add("pivot rows (r x r x M)", r * r * M + 3 * r * M, "linear")
-  add("factorisation scratch per thread", nt * (2 * n + r), "per_thread")
+  add("pivot rows (r x r x M) and residual diagonals (n x M)", r * r * M + 3 * r * M + n * M,
+      "linear")
+  add("factorisation column per thread", nt * (n + r), "per_thread")
 }
 
 # src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it. On the

@@ -8,28 +8,16 @@
  */
 #include "store.h"
 #include <math.h>
-#include <stdlib.h>
 #include <limits.h>
 #include <string.h>
 
-/* one kernel's raw factor while it grows: L (n x cap, column-major) and its pivots */
+/* one kernel's raw factor: L (n x rmax, column-major; only its first r columns are written,
+   so the pages of the others are never touched), its pivots and residual diagonal d */
 typedef struct {
-    double *L;
-    int *piv, r, cap, fail;
-    double trace, resid;   /* raw trace and residual trace trace(K - L L') */
+    double *L, *d;
+    int *piv, r, done;
+    double trace, resid, stop, floor_d;   /* raw trace, residual trace(K - L L'), the stops */
 } lr_fac;
-
-static int fac_grow(lr_fac *f, int n, int cap)
-{
-    double *L = (double *) realloc(f->L, (size_t) n * cap * sizeof(double));
-    if (!L) return 0;
-    f->L = L;
-    int *p = (int *) realloc(f->piv, (size_t) cap * sizeof(int));
-    if (!p) return 0;
-    f->piv = p;
-    f->cap = cap;
-    return 1;
-}
 
 /* col -= L[, 0..r-1] b, four columns per pass over col */
 static void sub_cols(const double *L, int n, int r, const double *b, double *restrict col)
@@ -38,7 +26,8 @@ static void sub_cols(const double *L, int n, int r, const double *b, double *res
     for (; k + 3 < r; k += 4) {
         const double *a0 = L + (size_t) k * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
         double b0 = b[k], b1 = b[k + 1], b2 = b[k + 2], b3 = b[k + 3];
-        for (int i = 0; i < n; i++) col[i] -= (a0[i] * b0 + a1[i] * b1) + (a2[i] * b2 + a3[i] * b3);
+        for (int i = 0; i < n; i++)
+            col[i] -= (a0[i] * b0 + a1[i] * b1) + (a2[i] * b2 + a3[i] * b3);
     }
     for (; k < r; k++) {
         const double *a = L + (size_t) k * n;
@@ -47,48 +36,57 @@ static void sub_cols(const double *L, int n, int r, const double *b, double *res
     }
 }
 
-/* Pivoted incomplete Cholesky of raw kernel m: pivots while the residual trace exceeds
-   tol * trace, fewer than rmax pivots are taken and the largest residual diagonal is above
-   1e-13 of the largest diagonal (rounding). Scratch d, col: n doubles; lp: rmax doubles. */
-static void fac_kernel(const mk_store *s, int m, double tol, int rmax, lr_fac *f, double *d,
-                       double *col, double *lp)
+/* The start of kernel m's factorisation: its raw diagonal, trace and stopping thresholds (the
+   residual trace at most tol * trace; a residual diagonal at most 1e-13 of the largest is
+   rounding and never a pivot). */
+static void fac_start(const mk_store *s, int m, double tol, lr_fac *f)
 {
-    int n = s->n, r = 0;
+    int n = s->n;
+    double *d = f->d, tr = 0.0, dmax = 0.0, res = 0.0;
     store_fly_raw_diag(s, m, d);
-    double tr = 0.0, dmax = 0.0;
     for (int i = 0; i < n; i++) { tr += d[i]; if (d[i] > dmax) dmax = d[i]; }
-    double res = 0.0;
     for (int i = 0; i < n; i++) { if (d[i] < 0.0) d[i] = 0.0; res += d[i]; }
     f->trace = tr;
-    double stop = tol * tr, floor_d = 1e-13 * dmax;
-    while (r < rmax && res > stop) {
+    f->resid = res;
+    f->stop = tol * tr;
+    f->floor_d = 1e-13 * dmax;
+    f->r = 0;
+    f->done = !(res > f->stop);
+}
+
+/* Up to `steps` pivots of kernel m's pivoted incomplete Cholesky, greedy on the largest
+   residual diagonal; done when the residual trace meets the stop, at rmax pivots, or when no
+   diagonal is above the rounding floor. Scratch col: n doubles; lp: rmax doubles. */
+static void fac_steps(const mk_store *s, int m, int rmax, int steps, lr_fac *f, double *col,
+                      double *lp)
+{
+    int n = s->n, r = f->r;
+    double *d = f->d, *L = f->L;
+    for (int t = 0; t < steps && !f->done; t++) {
         int p = -1;
-        double dp = floor_d;
+        double dp = f->floor_d;
         for (int i = 0; i < n; i++) if (d[i] > dp) { dp = d[i]; p = i; }
-        if (p < 0) break;
-        if (r == f->cap) {
-            int cap = f->cap < 8 ? 16 : 2 * f->cap;
-            if (!fac_grow(f, n, cap < rmax ? cap : rmax)) { f->fail = 1; break; }
-        }
-        double *L = f->L, *Lr = L + (size_t) r * n;
+        if (p < 0) { f->done = 1; break; }
+        double *Lr = L + (size_t) r * n;
         store_fly_raw(s, m, p, 0, n, col);
         for (int k = 0; k < r; k++) lp[k] = L[(size_t) k * n + p];
         sub_cols(L, n, r, lp, col);
-        double sq = sqrt(dp), inv = 1.0 / sq;
+        double sq = sqrt(dp), inv = 1.0 / sq, res = 0.0;
         for (int i = 0; i < n; i++) Lr[i] = col[i] * inv;
         for (int k = 0; k < r; k++) Lr[f->piv[k]] = 0.0;   /* zero in exact arithmetic */
         Lr[p] = sq;
-        res = 0.0;
         for (int i = 0; i < n; i++) {
             double v = d[i] - Lr[i] * Lr[i];
             d[i] = v > 0.0 ? v : 0.0;
             res += d[i];
         }
+        res -= d[p];
         d[p] = 0.0;
         f->piv[r++] = p;
+        f->r = r;
+        f->resid = res;
+        if (r >= rmax || !(res > f->stop)) f->done = 1;
     }
-    f->r = r;
-    f->resid = res;
 }
 
 /* Kernel m's normalised factor into G (n x r) and its pivot rows into Lp (r x r, lower
@@ -121,9 +119,19 @@ static void fac_normalise(const mk_store *s, const lr_fac *f, double *G, double 
     }
 }
 
+/* a new vector set as element nm of the list out (which protects it) */
+static SEXP new_elt(SEXP out, const char *nm, SEXPTYPE type, R_xlen_t len)
+{
+    SEXP v = allocVector(type, len);
+    mk_list_set(out, nm, v);
+    return v;
+}
+
 /* The factorisation of every kernel of a fly training store (statistics not needed):
    list(G, goff, piv (1-based), Lp (each kernel's r x r pivot rows, one after the other),
-   lbar, scale, trace, resid) with tol the relative residual-trace tolerance and rank the cap. */
+   lbar, scale, trace, resid) with tol the relative residual-trace tolerance and rank the cap.
+   Threads take kernels; kernels advance by rounds of a few pivots with an interrupt check
+   between rounds. */
 SEXP mkc_store_lowrank(SEXP store, SEXP tol, SEXP rank)
 {
     mk_store st;
@@ -135,48 +143,53 @@ SEXP mkc_store_lowrank(SEXP store, SEXP tol, SEXP rank)
     if (!(tl >= 0.0) || rmax == NA_INTEGER || rmax < 1) error("'tol' and 'rank' are invalid");
     if (rmax > n) rmax = n;
     lr_fac *f = (lr_fac *) R_alloc(M, sizeof(lr_fac));
-    memset(f, 0, (size_t) M * sizeof(lr_fac));
+    for (int m = 0; m < M; m++) {
+        f[m].L = (double *) R_alloc((size_t) n * rmax, sizeof(double));
+        f[m].d = (double *) R_alloc(n, sizeof(double));
+        f[m].piv = (int *) R_alloc(rmax, sizeof(int));
+    }
+    /* pivots per kernel and round: about 2e7 multiply-adds */
+    int steps = (int) (2e7 / ((double) n * (rmax + 20.0)));
+    steps = steps < 1 ? 1 : steps > 64 ? 64 : steps;
     int nt = mk_threads_for(st.nthreads, (double) n * rmax * (rmax + 8.0) * M);
-    double *scr = (double *) R_alloc((size_t) nt * (2 * (size_t) n + rmax), sizeof(double));
+    double *scr = (double *) R_alloc((size_t) nt * ((size_t) n + rmax), sizeof(double));
+    double tlast = mk_time();
     (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int m = 0; m < M; m++) {
-        double *b = THREAD_BUF(scr, 2 * (size_t) n + rmax);
-        fac_kernel(&st, m, tl, rmax, f + m, b, b + n, b + 2 * (size_t) n);
+    for (int m = 0; m < M; m++) fac_start(&st, m, tl, f + m);
+    for (;;) {
+        int todo = 0;
+        for (int m = 0; m < M; m++) todo += !f[m].done;
+        if (!todo) break;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+        for (int m = 0; m < M; m++) {
+            if (f[m].done) continue;
+            double *b = THREAD_BUF(scr, (size_t) n + rmax);
+            fac_steps(&st, m, rmax, steps, f + m, b, b + n);
+        }
+        mk_interrupt_every(&tlast, 0.02);
     }
-    int fail = 0;
     R_xlen_t R = 0, R2 = 0;
     for (int m = 0; m < M; m++) {
-        fail |= f[m].fail;
         R += f[m].r;
         R2 += (R_xlen_t) f[m].r * f[m].r;
     }
     if (R > INT_MAX) error("the low-rank factors have more than 2^31 columns");
-    if (fail) {
-        for (int m = 0; m < M; m++) { free(f[m].L); free(f[m].piv); }
-        error("the low-rank factorisation could not allocate its factors");
-    }
     const char *nm[] = { "G", "goff", "piv", "Lp", "lbar", "scale", "trace", "resid", NULL };
     SEXP out = mk_list_new(nm);
-    /* each element is set as soon as it is allocated (protected by the list) */
-    SEXP G = allocMatrix(REALSXP, n, (int) R);
-    mk_list_set(out, "G", G);
-    SEXP go = allocVector(INTSXP, M + 1);
-    mk_list_set(out, "goff", go);
-    SEXP pv = allocVector(INTSXP, R);
-    mk_list_set(out, "piv", pv);
-    SEXP Lp = allocVector(REALSXP, R2);
-    mk_list_set(out, "Lp", Lp);
-    SEXP lb = allocVector(REALSXP, R);
-    mk_list_set(out, "lbar", lb);
-    SEXP sc = allocVector(REALSXP, M);
-    mk_list_set(out, "scale", sc);
-    SEXP tr = allocVector(REALSXP, M);
-    mk_list_set(out, "trace", tr);
-    SEXP rs = allocVector(REALSXP, M);
-    mk_list_set(out, "resid", rs);
+    SEXP G = new_elt(out, "G", REALSXP, (R_xlen_t) n * R);
+    SEXP dim = PROTECT(allocVector(INTSXP, 2));
+    INTEGER(dim)[0] = n; INTEGER(dim)[1] = (int) R;
+    setAttrib(G, R_DimSymbol, dim);
+    UNPROTECT(1);
+    SEXP go = new_elt(out, "goff", INTSXP, M + 1), pv = new_elt(out, "piv", INTSXP, R);
+    SEXP Lp = new_elt(out, "Lp", REALSXP, R2), lb = new_elt(out, "lbar", REALSXP, R);
+    SEXP sc = new_elt(out, "scale", REALSXP, M), tr = new_elt(out, "trace", REALSXP, M);
+    SEXP rs = new_elt(out, "resid", REALSXP, M);
     size_t *loff = (size_t *) R_alloc(M + 1, sizeof(size_t));
     INTEGER(go)[0] = 0; loff[0] = 0;
     for (int m = 0; m < M; m++) {
@@ -194,7 +207,6 @@ SEXP mkc_store_lowrank(SEXP store, SEXP tol, SEXP rank)
     for (int m = 0; m < M; m++) {
         fac_normalise(&st, f + m, g + (size_t) goff[m] * n, lp + loff[m], lbar + goff[m],
                       scale + m);
-        free(f[m].L); free(f[m].piv);
     }
     UNPROTECT(1);
     return out;
@@ -305,20 +317,26 @@ SEXP mkc_store_lowrank_test(SEXP store, SEXP fac, SEXP beta)
     int nt = mk_threads_for(st.nthreads, (double) nr * R * st.p);
     if (nt > nblk) nt = nblk;
     double *scr = (double *) R_alloc((size_t) (nt > 0 ? nt : 1) * B, sizeof(double));
+    double tlast = mk_time();
     (void) nt;
+    /* rounds of 8 blocks per thread with an interrupt check between them */
+    for (int b0 = 0; b0 < nblk; b0 += 8 * (nt > 0 ? nt : 1)) {
+        int b1 = b0 + 8 * (nt > 0 ? nt : 1) < nblk ? b0 + 8 * (nt > 0 ? nt : 1) : nblk;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int blk = 0; blk < nblk; blk++) {
-        int i0 = blk * B, i1 = i0 + B < nr ? i0 + B : nr, len = i1 - i0;
-        double *b = THREAD_BUF(scr, B), *o = f + i0;
-        for (int i = 0; i < len; i++) o[i] = -c0;
-        for (int m = 0; m < M; m++)
-            for (int c = p.goff[m]; c < p.goff[m + 1]; c++) {
-                if (w[c] == 0.0) continue;
-                store_fly_raw(&st, m, p.piv[c] - 1, i0, i1, b);
-                for (int i = 0; i < len; i++) o[i] += w[c] * b[i];
-            }
+        for (int blk = b0; blk < b1; blk++) {
+            int i0 = blk * B, i1 = i0 + B < nr ? i0 + B : nr, len = i1 - i0;
+            double *b = THREAD_BUF(scr, B), *o = f + i0;
+            for (int i = 0; i < len; i++) o[i] = -c0;
+            for (int m = 0; m < M; m++)
+                for (int c = p.goff[m]; c < p.goff[m + 1]; c++) {
+                    if (w[c] == 0.0) continue;
+                    store_fly_raw(&st, m, p.piv[c] - 1, i0, i1, b);
+                    for (int i = 0; i < len; i++) o[i] += w[c] * b[i];
+                }
+        }
+        mk_interrupt_every(&tlast, 0.02);
     }
     UNPROTECT(1);
     return out;

@@ -1,0 +1,139 @@
+# The low-rank store at large n: each method registered as scaling on it
+# (mkl_methods(details = TRUE), registry field lowrank) fitted on store = "lowrank", beside
+# e1071's RBF SVM (libsvm, one kernel) and MWUMKL (on the fly) in the same run, on the same split.
+# twonorm / ringnorm: mlbench, seed 1, 20 features, n training points and 10,000 held out; Adult:
+# arules::AdultUCI (when installed; categoricals one-hot encoded, rows with NA dropped), the
+# first 2/3 for training. Kernels: 10 Gaussians of spread widths on all (standardised) features,
+# sigma = 2^(1, 1.5, ..., 5.5) (a 30-kernel set on Adult: the widths 2^(0, 0.25, ..., 7.25)).
+# Each case runs in a fresh Rscript, niced, with nthreads = 1 unless given, and prints: the whole
+# mkl() call's time, the peak memory of its process (VmHWM, /proc/self/status, the R process
+# included), the last relative duality gap, the held-out accuracy, and the low-rank store's
+# approximation (the largest relative residual trace over the kernels, the total rank).
+# Usage: Rscript bench-lowrank.R [n ...] [--data=twonorm|ringnorm|adult] [--methods=a,b]
+#          [--rank=r] [--tol=t] [--threads=k] [--timeout=s]
+# Defaults: n = 10000 100000, twonorm, "store" (the factorisation alone), the registered
+# methods, e1071 and mwu. Methods not registered on the low-rank store may be named in
+# --methods: they run on it through the generic (n x n) paths. Measurements:
+# inst/notes/NOTES-store.md.
+args <- commandArgs(trailingOnly = TRUE)
+
+make_data <- function(data, n) {
+  set.seed(1)
+  if (data == "adult") {
+    if (!requireNamespace("arules", quietly = TRUE)) return(NULL)
+    e <- new.env()
+    utils::data("AdultUCI", package = "arules", envir = e)
+    a <- stats::na.omit(e$AdultUCI)
+    y <- ifelse(a$income == "large", 1, -1)
+    a$income <- NULL
+    a$fnlwgt <- NULL
+    x <- stats::model.matrix(~ . - 1, data = a)
+    ntr <- round(2 * nrow(x) / 3)
+    ix <- sample.int(nrow(x))
+    tr <- ix[seq_len(ntr)]
+    te <- ix[-seq_len(ntr)]
+    return(list(x = x[tr, ], y = y[tr], xt = x[te, ], yt = y[te], bayes = NA))
+  }
+  gen <- switch(data, twonorm = mlbench::mlbench.twonorm, ringnorm = mlbench::mlbench.ringnorm,
+                stop("unknown data set ", data))
+  d <- gen(n + 10000, d = 20)
+  y <- ifelse(d$classes == 1, -1, 1)
+  tr <- seq_len(n)
+  te <- n + seq_len(10000)
+  # twonorm's Bayes rule: the sign of the sum of the features (class 1 has mean +a, y = -1)
+  bayes <- if (data == "twonorm") mean(ifelse(rowSums(d$x[te, ]) > 0, -1, 1) == y[te]) else NA
+  list(x = d$x[tr, ], y = y[tr], xt = d$x[te, ], yt = y[te], bayes = bayes)
+}
+
+vmhwm <- function() {
+  l <- grep("^VmHWM:", readLines("/proc/self/status"), value = TRUE)
+  as.double(gsub("[^0-9]", "", l)) * 1024
+}
+
+if (length(args) && args[1L] == "case") {
+  # one case: case <data> <n> <method> <threads> <rank> <tol>
+  data <- args[2L]; n <- as.integer(args[3L]); method <- args[4L]; nt <- as.integer(args[5L])
+  rank <- as.integer(args[6L]); tol <- as.double(args[7L])
+  suppressPackageStartupMessages(library(mklearn))
+  d <- make_data(data, n)
+  if (is.null(d)) { cat("RESULT\tskipped: arules is not installed\n"); quit(save = "no") }
+  sig <- if (data == "adult") 2^seq(0, 7.25, by = 0.25) else 2^seq(1, 5.5, by = 0.5)
+  t0 <- proc.time()[["elapsed"]]
+  if (method == "e1071") {
+    fit <- e1071::svm(d$x, factor(d$y), kernel = "radial", cost = 1, scale = TRUE)
+    el <- proc.time()[["elapsed"]] - t0
+    acc <- mean(as.character(predict(fit, d$xt)) == as.character(d$yt))
+    cat(sprintf("RESULT\t%.2f\t%.0f\tNA\t%.4f\tNA\tNA\t%.4f\n", el, vmhwm(), acc, d$bayes))
+    quit(save = "no")
+  }
+  ks <- kernel_set(rbf_kernel(sig))
+  if (method == "store") {
+    # the low-rank store alone: standardisation as mkl() does it, then the factorisation
+    xs <- scale(d$x)
+    rk <- mklearn:::resolve_kernels(ks, ncol(xs), colnames(xs))
+    st <- mklearn:::lowrank_train(rk, xs, tol, rank, nt)
+    el <- proc.time()[["elapsed"]] - t0
+    cat(sprintf("RESULT\t%.2f\t%.0f\tNA\tNA\t%s\t%d\t%.4f\n", el, vmhwm(),
+                format(signif(max(st$factors$error), 2)), sum(st$factors$rank), d$bayes))
+    quit(save = "no")
+  }
+  ctl <- if (method == "mwu") mkl_control(nthreads = nt, store = "fly") else
+    mkl_control(nthreads = nt, store = "lowrank", rank = rank, lowrank_tol = tol)
+  fit <- tryCatch(suppressWarnings(mkl(d$x, d$y, kernels = ks, method = method, control = ctl)),
+                  error = function(e) conditionMessage(e))
+  el <- proc.time()[["elapsed"]] - t0
+  if (is.character(fit)) {
+    cat(sprintf("RESULT\tstop after %.1f s: %s\n", el, gsub("[\t\n]", " ", fit)))
+    quit(save = "no")
+  }
+  t1 <- proc.time()[["elapsed"]]
+  acc <- mean(predict(fit, d$xt) == d$yt)
+  tp <- proc.time()[["elapsed"]] - t1
+  gap <- utils::tail(fit$history$gap, 1L)
+  lr <- fit$lowrank
+  cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\n", el, vmhwm(),
+              format(signif(gap, 2)), acc,
+              if (is.null(lr)) "NA" else format(signif(max(lr$error), 2)),
+              if (is.null(lr)) "NA" else sum(lr$rank), d$bayes, tp))
+  quit(save = "no")
+}
+
+opt <- function(name, default) {
+  a <- grep(sprintf("^--%s=", name), args, value = TRUE)
+  if (length(a)) sub("^--[a-z]+=", "", a[1L]) else default
+}
+ns <- as.integer(grep("^--", args, value = TRUE, invert = TRUE))
+if (!length(ns)) ns <- c(10000L, 100000L)
+data <- opt("data", "twonorm")
+if (data == "adult") ns <- NA_integer_
+registered <- mklearn::mkl_methods()[vapply(mklearn::mkl_methods(), function(m)
+  isTRUE(mklearn:::method_info(m)$lowrank), logical(1))]
+methods <- strsplit(opt("methods", paste(c("store", registered, "e1071", "mwu"), collapse = ",")),
+                    ",")[[1L]]
+nt <- as.integer(opt("threads", "1"))
+rank <- as.integer(opt("rank", "200"))
+tol <- as.double(opt("tol", "1e-3"))
+tmo <- as.integer(opt("timeout", "900"))
+script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
+
+cat(sprintf(paste0("%s, 10 Gaussian kernels (Adult: 30), low-rank store rank <= %d, ",
+                   "lowrank_tol = %g, %d thread(s); registered on the low-rank store: %s\n"),
+            data, rank, tol, nt, if (length(registered)) paste(registered, collapse = ", ") else
+              "none"))
+cat(sprintf("%-8s %-8s %9s %9s %9s %8s %9s %7s %7s %9s\n", "n", "method", "time", "peak",
+            "gap", "accuracy", "lr_error", "rank", "bayes", "predict"))
+for (n in ns) for (m in methods) {
+  out <- suppressWarnings(system2("timeout", c(tmo, "nice", "-n", "10", "Rscript", script, "case",
+                                               data, if (is.na(n)) 0L else n, m, nt, rank, tol),
+                                  stdout = TRUE, stderr = FALSE))
+  res <- grep("^RESULT", out, value = TRUE)
+  if (!length(res)) {
+    cat(sprintf("%-8s %-8s stopped by the timeout (%d s)\n", n, m, tmo))
+    next
+  }
+  r <- strsplit(res[1L], "\t")[[1L]][-1L]
+  if (length(r) < 7L) { cat(sprintf("%-8s %-8s %s\n", n, m, r[1L])); next }
+  cat(sprintf("%-8s %-8s %8ss %8.2fG %9s %8s %9s %7s %7s %9s\n", n, m, r[1L],
+              as.double(r[2L]) / 1e9, r[3L], r[4L], r[5L], r[6L], r[7L],
+              if (length(r) >= 8L) paste0(r[8L], "s") else "-"))
+}
