@@ -179,14 +179,16 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
     S.lam = mk_svm_bias(n, y, C, alpha, grad);   /* the multiplier of y'a = 0 is the bias */
     /* rounds far from y'a = 0 are solved loosely (inexact augmented Lagrangian) */
     double eps = 0.5 * tol, sprev = INFINITY, tlast = mk_time(), ll = 0.0, sl = 0.0;
-    int passes = 0, status = 0;
+    int passes = 0, status = 0, force = 0;
     while (!(viol < tol)) {
         int left = maxiter - passes;
         if (left <= 0) { status = 1; break; }
         S.s = 0.0;
         for (int i = 0; i < n; i++) S.s += y[i] * alpha[i];
         double er = fmax(eps, fmin(LS_EPS0, qmax * sprev));
-        int p = ls_round(&S, er, er <= eps, left, &tlast);
+        /* a round checks every coordinate only once y'a is near 0 (the last rounds) */
+        int full = er <= eps && (force || qmax * sprev <= 0.1 * tol);
+        int p = ls_round(&S, er, full, left, &tlast);
         passes += p > left ? left : p;
         double s = S.s;
         /* the next multiplier: the root of s(lam) (non-increasing) by the secant through the
@@ -205,6 +207,8 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
             sprev = fabs(s);
             continue;
         }
+        if (!full && p <= left) { force = 1; sprev = fabs(s); continue; }
+        force = 0;
         ls_feasible(n, y, C, alpha);
         viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad);
         if (p > left) { status = 1; break; }
