@@ -9,7 +9,9 @@
  *   kstats.c           shared numerics: kernel statistics and screening bounds of ||x||_K
  *   cg.c               shared numerics: preconditioned (deflated) conjugate gradients
  *   svm.c              SMO C-SVM on a dense matrix
+ *   lsvm.c             the same SVM on low-rank factors (dual coordinate descent)
  *   svmfam.c           SVM-family driver (outer loop, certificate, line kernel, .Call entry)
+ *   svmfam_lr.c        its services on a low-rank store
  *   simple.c, hessian.c, lpnorm.c   its step strategies
  *   spicy*.c           SpicyMKL (spicy.h: state, loss table; one file per phase)
  *   uniform.c          kernel ridge (the regression branch of the uniform method)
