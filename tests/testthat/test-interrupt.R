@@ -198,3 +198,12 @@ test_that("mkl() with kernels on the fly stops within 1 s, 20 times, without gro
       mkl(pr$x, pr$y, kernels = pr$ks, method = "mwu", C = 1e7, epsilon = 0.005,
           control = busy_control("mwu", "fly")))
 })
+
+test_that("mkl() on the low-rank store stops within 1 s, 20 times, without growing memory", {
+  skip_on_cran()
+  pr <- mkl_problem()
+  # HessianMKL: the driver's low-rank services and the linear SVM (src/svmfam_lr.c, lsvm.c)
+  expect_interruptible("mkl hessian lowrank", function()
+    suppressWarnings(mkl(pr$x, pr$y, kernels = pr$ks, method = "hessian", C = 1e7,
+                         control = busy_control("hessian", "lowrank"))))
+})
