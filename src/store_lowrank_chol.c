@@ -319,9 +319,10 @@ SEXP mkc_store_lowrank_test(SEXP store, SEXP fac, SEXP beta)
     double *scr = (double *) R_alloc((size_t) (nt > 0 ? nt : 1) * B, sizeof(double));
     double tlast = mk_time();
     (void) nt;
-    /* rounds of 8 blocks per thread with an interrupt check between them */
-    for (int b0 = 0; b0 < nblk; b0 += 8 * (nt > 0 ? nt : 1)) {
-        int b1 = b0 + 8 * (nt > 0 ? nt : 1) < nblk ? b0 + 8 * (nt > 0 ? nt : 1) : nblk;
+    /* rounds of two blocks per thread with an interrupt check between them */
+    int rb = 2 * (nt > 0 ? nt : 1);
+    for (int b0 = 0; b0 < nblk; b0 += rb) {
+        int b1 = b0 + rb < nblk ? b0 + rb : nblk;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif

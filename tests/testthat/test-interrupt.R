@@ -199,6 +199,24 @@ test_that("mkl() with kernels on the fly stops within 1 s, 20 times, without gro
           control = busy_control("mwu", "fly")))
 })
 
+test_that("the low-rank factorisation and its predictions stop within 1 s, 20 times", {
+  skip_on_cran()
+  set.seed(34)
+  n <- 20000
+  x <- matrix(rnorm(n * 50), n)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(2, 3, 4, 6))), 50, NULL)
+  # four kernels to rank 400: several seconds uninterrupted
+  expect_interruptible("lowrank factorisation", function()
+    mklearn:::lowrank_train(rk, x, tol = 0, rank = 400L), rss_margin = 100)
+  # new rows from 80 pivots per kernel: 320 kernel columns over 300,000 rows
+  st <- mklearn:::lowrank_train(rk, x[1:2000, ], tol = 0, rank = 80L)
+  fit <- list(kernel_info = rk, x = x[1:2000, ],
+              lowrank = c(st$factors, list(beta = rep(1, length(st$factors$piv)))))
+  z <- matrix(rnorm(300000 * 50), 300000)
+  expect_interruptible("lowrank predict", function()
+    mklearn:::lowrank_decision(fit, z, 1:4), rss_margin = 100)
+})
+
 test_that("mkl() on the low-rank store stops within 1 s, 20 times, without growing memory", {
   skip_on_cran()
   pr <- mkl_problem()
