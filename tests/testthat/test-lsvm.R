@@ -164,3 +164,17 @@ test_that("mkl() fits the SVM family and uniform on the low-rank store", {
   expect_true(all(mem$buffers == 0))
   expect_lt(max(mem$total), 4e9)
 })
+
+test_that("kernel_neighbours() of a low-rank store equals the sum over its kernel columns", {
+  dt <- lsvm_data(n = 60)
+  st <- mklearn:::lowrank_store(dt$trunc, jitter = 1e-3)
+  js <- unique(round(seq(1, 60, length.out = 25)))
+  by_cols <- vapply(1:3, function(m) {
+    r <- vapply(js, function(j) {
+      k <- .Call(mklearn:::C_store_cols, st, m, as.integer(j))[, 1L]
+      sum(k^2) / k[j]^2
+    }, 0)
+    mean(r)
+  }, 0)
+  expect_equal(mklearn:::kernel_neighbours(st, 1:3, cols = 25L), by_cols, tolerance = 1e-12)
+})
