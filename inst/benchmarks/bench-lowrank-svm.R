@@ -13,7 +13,8 @@
 # (kernels, factorisation and solver), peak memory, the certified relative gap, outer
 # iterations, linear-SVM passes, held-out accuracy, total rank and the largest relative
 # residual trace of the factors, and the CPU seconds of the call (user + system, all threads:
-# on a shared machine the elapsed time says more about the load than about the fit). Results: inst/notes/NOTES-svm-family.md, "Low rank".
+# on a shared machine the elapsed time says more about the load than about the fit).
+# Results: inst/notes/NOTES-svm-family.md, "Low rank".
 args <- commandArgs(trailingOnly = TRUE)
 env <- function(k, d) Sys.getenv(k, d)
 n <- as.integer(env("MKL_BENCH_N", "10000"))
