@@ -114,7 +114,8 @@ print.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), top = 5L, .
 #'   history, the notes `learned_nothing` and `degenerate` (`NULL`, or why), and the method's
 #'   own figures (`extras`: SpicyMKL's equivalent SVM box constant `C_svm`, lp-norm MKL's `p`,
 #'   Empirical Bayes' noise variance `sigma2`, MKL-L0/1-SVM's support vectors `n_sv`, MWUMKL's
-#'   `epsilon`).
+#'   `epsilon`), and on the low-rank store `lowrank` (each kernel's `rank` and `error`, its
+#'   residual trace relative to its trace, the `tol` and rank `cap` used).
 #' @details The support vectors of a hinge-loss fit (`"hinge"`: uniform, SpicyMKL, SimpleMKL,
 #'   HessianMKL, lp-norm; MWUMKL's squared hinge) are the training points whose largest sample
 #'   coefficient (over the kernels) exceeds `1e-3` times the largest of all points. At the

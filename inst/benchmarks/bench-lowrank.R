@@ -6,7 +6,8 @@
 # first 2/3 for training. Kernels: 10 Gaussians of spread widths on all (standardised) features,
 # sigma = 2^(1, 1.5, ..., 5.5) (a 30-kernel set on Adult: the widths 2^(0, 0.25, ..., 7.25)).
 # Each case runs in a fresh Rscript, niced, with nthreads = 1 unless given, and prints: the whole
-# mkl() call's time, the peak memory of its process (VmHWM, /proc/self/status, the R process
+# mkl() call's elapsed and CPU time (the CPU time is what a shared machine does not distort;
+# the fit's, without predict), the peak memory of its process (VmHWM, /proc/self/status, the R process
 # included), the last relative duality gap, the held-out accuracy, and the low-rank store's
 # approximation (the largest relative residual trace over the kernels, the total rank).
 # Usage: Rscript bench-lowrank.R [n ...] [--data=twonorm|ringnorm|adult] [--methods=a,b]
@@ -59,11 +60,14 @@ if (length(args) && args[1L] == "case") {
   if (is.null(d)) { cat("RESULT\tskipped: arules is not installed\n"); quit(save = "no") }
   sig <- if (data == "adult") 2^seq(0, 7.25, by = 0.25) else 2^seq(1, 5.5, by = 0.5)
   t0 <- proc.time()[["elapsed"]]
+  cpu <- function() sum(proc.time()[c("user.self", "sys.self")])
+  c0 <- cpu()
   if (method == "e1071") {
     fit <- e1071::svm(d$x, factor(d$y), kernel = "radial", cost = 1, scale = TRUE)
     el <- proc.time()[["elapsed"]] - t0
     acc <- mean(as.character(predict(fit, d$xt)) == as.character(d$yt))
-    cat(sprintf("RESULT\t%.2f\t%.0f\tNA\t%.4f\tNA\tNA\t%.4f\n", el, vmhwm(), acc, d$bayes))
+    cat(sprintf("RESULT\t%.2f\t%.0f\tNA\t%.4f\tNA\tNA\t%.4f\tNA\t%.2f\n", el, vmhwm(), acc,
+                d$bayes, cpu() - c0))
     quit(save = "no")
   }
   ks <- kernel_set(rbf_kernel(sig))
@@ -73,8 +77,9 @@ if (length(args) && args[1L] == "case") {
     rk <- mklearn:::resolve_kernels(ks, ncol(xs), colnames(xs))
     st <- mklearn:::lowrank_train(rk, xs, tol, rank, nt)
     el <- proc.time()[["elapsed"]] - t0
-    cat(sprintf("RESULT\t%.2f\t%.0f\tNA\tNA\t%s\t%d\t%.4f\n", el, vmhwm(),
-                format(signif(max(st$factors$error), 2)), sum(st$factors$rank), d$bayes))
+    cat(sprintf("RESULT\t%.2f\t%.0f\tNA\tNA\t%s\t%d\t%.4f\tNA\t%.2f\n", el, vmhwm(),
+                format(signif(max(st$factors$error), 2)), sum(st$factors$rank), d$bayes,
+                cpu() - c0))
     quit(save = "no")
   }
   ctl <- if (method == "mwu") mkl_control(nthreads = nt, store = "fly") else
@@ -82,6 +87,7 @@ if (length(args) && args[1L] == "case") {
   fit <- tryCatch(suppressWarnings(mkl(d$x, d$y, kernels = ks, method = method, control = ctl)),
                   error = function(e) conditionMessage(e))
   el <- proc.time()[["elapsed"]] - t0
+  cf <- cpu() - c0
   if (is.character(fit)) {
     cat(sprintf("RESULT\tstop after %.1f s: %s\n", el, gsub("[\t\n]", " ", fit)))
     quit(save = "no")
@@ -91,10 +97,10 @@ if (length(args) && args[1L] == "case") {
   tp <- proc.time()[["elapsed"]] - t1
   gap <- utils::tail(fit$history$gap, 1L)
   lr <- fit$lowrank
-  cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\n", el, vmhwm(),
+  cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\t%.2f\n", el, vmhwm(),
               format(signif(gap, 2)), acc,
               if (is.null(lr)) "NA" else format(signif(max(lr$error), 2)),
-              if (is.null(lr)) "NA" else sum(lr$rank), d$bayes, tp))
+              if (is.null(lr)) "NA" else sum(lr$rank), d$bayes, tp, cf))
   quit(save = "no")
 }
 
@@ -120,8 +126,8 @@ cat(sprintf(paste0("%s, 10 Gaussian kernels (Adult: 30), low-rank store rank <= 
                    "lowrank_tol = %g, %d thread(s); registered on the low-rank store: %s\n"),
             data, rank, tol, nt, if (length(registered)) paste(registered, collapse = ", ") else
               "none"))
-cat(sprintf("%-8s %-8s %9s %9s %9s %8s %9s %7s %7s %9s\n", "n", "method", "time", "peak",
-            "gap", "accuracy", "lr_error", "rank", "bayes", "predict"))
+cat(sprintf("%-8s %-8s %9s %9s %9s %9s %8s %9s %7s %7s %9s\n", "n", "method", "time", "cpu",
+            "peak", "gap", "accuracy", "lr_error", "rank", "bayes", "predict"))
 for (n in ns) for (m in methods) {
   out <- suppressWarnings(system2("timeout", c(tmo, "nice", "-n", "10", "Rscript", script, "case",
                                                data, if (is.na(n)) 0L else n, m, nt, rank, tol),
@@ -133,7 +139,7 @@ for (n in ns) for (m in methods) {
   }
   r <- strsplit(res[1L], "\t")[[1L]][-1L]
   if (length(r) < 7L) { cat(sprintf("%-8s %-8s %s\n", n, m, r[1L])); next }
-  cat(sprintf("%-8s %-8s %8ss %8.2fG %9s %8s %9s %7s %7s %9s\n", n, m, r[1L],
+  cat(sprintf("%-8s %-8s %8ss %8ss %8.2fG %9s %8s %9s %7s %7s %9s\n", n, m, r[1L], r[9L],
               as.double(r[2L]) / 1e9, r[3L], r[4L], r[5L], r[6L], r[7L],
-              if (length(r) >= 8L) paste0(r[8L], "s") else "-"))
+              if (r[8L] != "NA") paste0(r[8L], "s") else "-"))
 }
