@@ -108,11 +108,13 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     add("kernel array (n x n x M)", nn * M, "kernels")
   add("coefficients (n x M) and result", 2 * n * M, "linear")
   fam <- method_info(method)$control
+  # R: the columns of all low-rank factors, at the rank cap unless given (NA: not low rank)
+  if (store != "lowrank") R <- NA_real_
   switch(fam,
-    uniform = memory_uniform(add, n, task),
+    uniform = memory_uniform(add, n, task, M, R),
     spicy = if (store == "lowrank") memory_spicy_lowrank(add, n, M, R, nt, ctl) else
       memory_spicy(add, n, M, fly, nt, ctl, loss),
-    svmfam = memory_svmfam(add, method, n, M, fly, nt, ctl),
+    svmfam = memory_svmfam(add, method, n, M, fly, nt, ctl, R),
     bayes = if (store == "lowrank") memory_bayes_lowrank(add, n, M, R) else {
       # src/bayes.c: A, and a column per thread on the fly
       add("posterior matrix A (n x n)", nn, "buffers")
@@ -142,8 +144,18 @@ memory_lowrank <- function(add, n, M, nt, ctl) {
   add("factorisation column per thread", nt * (n + r), "per_thread")
 }
 
-# src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it.
-memory_uniform <- function(add, n, task) {
+# src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it. On the
+# low-rank store (R factor columns): the scaled factors of src/lsvm.c and the products K_m v
+# (R/uniform.R), or Woodbury's scaled copy and R x R matrix (kridge_lowrank()).
+memory_uniform <- function(add, n, task, M = 1, R = NA_real_) {
+  if (!is.na(R)) {
+    if (task == "regression") add("scaled factors (n x R) and R x R Woodbury matrix",
+                                  n * R + 2 * R * R + 4 * n, "linear") else
+      add("scaled factors F' (R x n, lsvm.c)", n * R + R, "linear")
+    add("products K_m v (n x M)", n * M, "linear")
+    add("vectors", 6 * n, "linear")
+    return(invisible())
+  }
   add("combined kernel (n x n)", n * n, "buffers")
   if (task == "regression") add("kernel ridge matrix (n x n)", n * n, "buffers")
   add("vectors", 4 * n, "linear")
@@ -207,8 +219,19 @@ memory_bayes_lowrank <- function(add, n, M, R) {
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
 # line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes), gradient
 # screening (3 n x M, and a whole kernel per thread in its first pass on the fly).
-memory_svmfam <- function(add, method, n, M, fly, nt, ctl) {
+# On the low-rank store (R factor columns) none of these: O(n R).
+memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   nn <- n * n
+  if (!is.na(R)) {   # low rank (src/svmfam_lr.c, lsvm.c): the line is kept as weights
+    add("scaled factors F' (R x n, lsvm.c)", n * R, "linear")
+    if (method == "hessian") {
+      add("Hessian: factor rows of the free SVs (at most n x R) and R x R systems",
+          n * R + 3 * R * R + n * (M + 1), "linear")
+      add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
+    }
+    add("vectors", 12 * n + 20 * M + R, "linear")
+    return(invisible())
+  }
   add("combined kernel Kd (n x n)", nn, "buffers")
   if (method == "simple") add("line search kernels B, KD, KD2 (3 n x n)", 3 * nn, "buffers")
   if (method == "hessian") add("line search kernels B, KD (2 n x n)", 2 * nn, "buffers")

@@ -49,7 +49,7 @@ svm_only <- list(classification = "hinge", regression = character())
   uniform = method_entry(
     label = "uniform", paper = "equal kernel weights 1/M",
     losses = list(classification = "hinge", regression = "squared"),
-    case_weights = TRUE, control = "uniform", fit = "fit_uniform"),
+    case_weights = TRUE, lowrank = TRUE, control = "uniform", fit = "fit_uniform"),
   spicy = method_entry(
     label = "SpicyMKL", paper = "Suzuki and Tomioka 2009",
     losses = list(classification = c("hinge", "logistic"),
@@ -67,14 +67,14 @@ svm_only <- list(classification = "hinge", regression = character())
     extras = function(fit) c(C_svm = fit$info$C_svm)),
   simple = method_entry(
     label = "SimpleMKL", paper = "Rakotomamonjy et al. 2008", losses = svm_only,
-    case_weights = TRUE, control = "svmfam", fit = "fit_simple"),
+    case_weights = TRUE, lowrank = TRUE, control = "svmfam", fit = "fit_simple"),
   hessian = method_entry(
     label = "HessianMKL", paper = "Chapelle and Rakotomamonjy 2008", losses = svm_only,
-    case_weights = TRUE, control = "svmfam", fit = "fit_hessian"),
+    case_weights = TRUE, lowrank = TRUE, control = "svmfam", fit = "fit_hessian"),
   lp = method_entry(
     label = "lp-norm MKL", paper = "Kloft et al. 2011", losses = svm_only,
     args = list(p = list(what = "the norm of method 'lp'")),
-    case_weights = TRUE, control = "svmfam", fit = "fit_lp",
+    case_weights = TRUE, lowrank = TRUE, control = "svmfam", fit = "fit_lp",
     extras = function(fit) c(p = fit$p)),
   bayes = method_entry(
     label = "Empirical Bayes MKL", paper = "Tomioka and Suzuki 2010",

@@ -212,10 +212,15 @@ kernel_scale <- function(store) {
 # scale on it (registry field lowrank), otherwise on the fly where the method supports it;
 # when none fits, an error naming the need, the budget and the remedies. `pair`: the rows of
 # the largest one-vs-one problem (its dense store is a copy of the pair's rows), or NULL.
-choose_store <- function(ctl, method, n, M, task = "classification", loss = NULL, pair = NULL) {
+choose_store <- function(ctl, method, n, M, task = "classification", loss = NULL, pair = NULL,
+                         weighted = FALSE) {
   e <- method_info(method)
   fly_ok <- "fly" %in% e$stores
-  lr_ok <- "lowrank" %in% e$stores
+  lr_ok <- "lowrank" %in% e$stores && !weighted
+  # (the low-rank solvers have one box C for every point: case weights need another store)
+  if (weighted && ctl$store == "lowrank")
+    stop(paste0("case weights ('weights', 'class.weights') are not supported on the low-rank ",
+                "store: use store = \"dense\" or \"fly\""), call. = FALSE)
   if (ctl$store == "fly" && !fly_ok)
     stop(sprintf("method '%s' cannot compute kernels on the fly", method), call. = FALSE)
   if (ctl$store == "lowrank" && !lr_ok)
@@ -276,6 +281,7 @@ kernel_neighbours <- function(store, which = seq_len(store_dims(store)[3L]), col
   n <- store_dims(store)[2L]
   if (!length(which)) return(double(0))
   js <- unique(round(seq(1, n, length.out = min(n, cols))))
+  if (store$kind == .mk_codes$store[["lowrank"]]) return(lowrank_neighbours(store, which, js))
   acc <- double(length(which))
   for (j in js) {
     Kj <- .Call(C_store_cols, store, as.integer(which), as.integer(j))
@@ -283,4 +289,20 @@ kernel_neighbours <- function(store, which = seq_len(store_dims(store)[3L]), col
     acc <- acc + ifelse(d > 0, colSums(Kj^2) / d^2, NA_real_)
   }
   acc / length(js)
+}
+
+# kernel_neighbours() on a low-rank store without its kernel columns: column j of K_m is
+# G_m g_j + jitter e_j (g_j: row j of G_m), so |K_m e_j|^2 = g_j'(G_m'G_m)g_j + 2 jitter |g_j|^2
+# + jitter^2, O(n r_m^2) per kernel instead of O(n r_m) per column.
+lowrank_neighbours <- function(store, which, js) {
+  jit <- store$jitter
+  vapply(which, function(m) {
+    G <- store$G[, seq.int(store$goff[m] + 1L, length.out = store$goff[m + 1L] - store$goff[m]),
+                 drop = FALSE]
+    P <- G[js, , drop = FALSE]
+    p2 <- rowSums(P^2)
+    d <- p2 + jit
+    s2 <- rowSums((P %*% crossprod(G)) * P) + 2 * jit * p2 + jit^2
+    sum(ifelse(d > 0, s2 / d^2, NA_real_)) / length(js)
+  }, 0)
 }

@@ -14,26 +14,36 @@ fit_uniform <- function(store, y, task, C, control, init) {
   d <- rep(1 / M, M)
   prog <- fit_progress(control, method_info("uniform")$label)
   t0 <- proc.time()[["elapsed"]]
-  Kc <- .Call(C_store_combine, store, d)
+  lr <- store$kind == .mk_codes$store[["lowrank"]]
+  # K(d) v: the combined kernel (dense, fly), or through the factors in O(n R) (low rank)
+  Kc <- if (!lr) .Call(C_store_combine, store, d)
+  Kv <- if (lr) function(v) drop(.Call(C_store_mv, store, NULL, as.double(v)) %*% d) else
+    function(v) drop(Kc %*% v)
   if (!is.null(prog)) prog(0.5)
   if (task == "classification") {
     a0 <- if (!is.null(init$alpha_svm) && length(init$alpha_svm) == n) init$alpha_svm else
       numeric(n)
     box <- if (is.null(w)) C else C * w
-    s <- .Call(C_smo, Kc, y, box, as.double(a0), control$svm_tol, control$svm_maxiter)
+    s <- if (lr) .Call(C_lsvm, store, y, C, d, as.double(a0), control$svm_tol,
+                       control$svm_maxiter) else
+      .Call(C_smo, Kc, y, box, as.double(a0), control$svm_tol, control$svm_maxiter)
     coef <- s$alpha * y
     b <- s$b
     obj <- s$objective
     conv <- s$converged
     it <- s$iterations
-    f <- drop(Kc %*% coef) + b
-    primal <- 0.5 * sum(coef * drop(Kc %*% coef)) + sum(box * pmax(0, 1 - y * f))
+    Kcoef <- Kv(coef)
+    f <- Kcoef + b
+    primal <- 0.5 * sum(coef * Kcoef) + sum(box * pmax(0, 1 - y * f))
     gap <- (primal - obj) / max(abs(primal), .Machine$double.eps)
     state <- list(alpha_svm = s$alpha)
     info <- list(svm_violation = s$violation, svm_iterations = s$iterations,
                  n_sv = sum(s$alpha > 0))
   } else {
-    if (is.null(w)) {
+    if (lr) {
+      r <- kridge_lowrank(store, d, y, 1 / C)
+      coef <- r$beta
+    } else if (is.null(w)) {
       r <- .Call(C_kridge, Kc, y, 1 / C)
       coef <- r$beta
     } else {
@@ -43,9 +53,9 @@ fit_uniform <- function(store, y, task, C, control, init) {
       coef[pos] <- r$beta
     }
     b <- r$b
-    res <- y - drop(Kc %*% coef) - b
-    obj <- C / 2 * sum((if (is.null(w)) 1 else w) * res^2) +
-      0.5 * sum(coef * drop(Kc %*% coef))
+    Kcoef <- Kv(coef)
+    res <- y - Kcoef - b
+    obj <- C / 2 * sum((if (is.null(w)) 1 else w) * res^2) + 0.5 * sum(coef * Kcoef)
     conv <- TRUE
     it <- 1L
     gap <- 0
@@ -58,4 +68,18 @@ fit_uniform <- function(store, y, task, C, control, init) {
        history = data.frame(iteration = 1L, time = proc.time()[["elapsed"]] - t0,
                             objective = obj, gap = gap, n_active = M),
        state = state, info = info)
+}
+
+# Kernel ridge (src/uniform.c's problem) on a low-rank store, K(d) = F F' + jitter sum(d) I with
+# F = [sqrt(d_m) G_m]: (F F' + mu I)^{-1} by Woodbury, an R x R Cholesky (R = sum r_m).
+kridge_lowrank <- function(store, d, y, lambda) {
+  cols <- rep(sqrt(d), diff(store$goff))
+  Fm <- sweep(store$G, 2L, cols, `*`)
+  mu <- store$jitter * sum(d) + lambda
+  B <- cbind(y, 1)
+  A <- crossprod(Fm)
+  diag(A) <- diag(A) + mu
+  B <- (B - Fm %*% chol2inv(chol(A)) %*% crossprod(Fm, B)) / mu
+  b <- sum(B[, 1L]) / sum(B[, 2L])
+  list(beta = B[, 1L] - b * B[, 2L], b = b)
 }

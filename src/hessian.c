@@ -308,6 +308,43 @@ void *mk_sf_hessian_init(mk_sf_ctx *c)
     return w;
 }
 
+/* Z = L^{-1} [Q, 1] (ns x (M + 1)), Kbar = K(d)_{SS} + ridge = L L' from the driver's base
+   kernel (up to 6 ridges, x100 each); NULL when no ridge makes Kbar positive definite. */
+static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv, int nsv,
+                               const double *al)
+{
+    const int n = c->n, M = c->M;
+    const double d1 = 1.0;
+    const double *B = c->base(c);
+    double *Kb = (double *) R_alloc((size_t) ns * ns, sizeof(double));
+    double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double));
+    memset(Kb, 0, (size_t) ns * ns * sizeof(double));
+    for (int k = 0; k < ns; k++) {
+        const double *col = B + (size_t) S[k] * n;
+        for (int l = k; l < ns; l++) Kb[l + (size_t) k * ns] = col[S[l]];
+    }
+    double tr = 0.0;
+    for (int k = 0; k < ns; k++) tr += Kb[k + (size_t) k * ns];
+    double jit = 1e-10 * tr / ns;
+    int info = 1;
+    for (int r = 0; r < 6 && info != 0; r++, jit *= 100.0) {   /* up to 6 jitters, x100 each */
+        memcpy(Kb2, Kb, (size_t) ns * ns * sizeof(double));
+        for (int k = 0; k < ns; k++) Kb2[k + (size_t) k * ns] += jit;
+        F77_CALL(dpotrf)("L", &ns, Kb2, &ns, &info FCONE);
+    }
+    if (info != 0) return NULL;
+    double *Z = (double *) R_alloc((size_t) ns * (M + 1), sizeof(double));
+    double work = (double) M * ns *
+        (c->st->kind == MK_STORE_FLY ? (double) n * (c->st->p + 1) : (double) nsv);
+    build_Q(c->st, S, ns, sv, nsv, al, Z, mk_threads_for(c->o->nthreads, work));
+    double *z = Z + (size_t) ns * M;
+    for (int k = 0; k < ns; k++) z[k] = 1.0;
+    int Mp1 = M + 1;
+    F77_CALL(dtrsm)("L", "L", "N", "N", &ns, &Mp1, &d1, Kb2, &ns, Z, &ns
+                    FCONE FCONE FCONE FCONE);
+    return Z;
+}
+
 /* The model of J at the current SVM solution: the free (S) and all (sv) support vectors, the
    factor Z of H with its rank-one correction (hc) and diag(H) with the ridge. Without usable
    curvature (J locally linear in d, e.g. at most one free SV) a vanishing ridge alone, so that
@@ -331,42 +368,20 @@ static void hess_model(mk_sf_ctx *c, hess_ws *w, hcols *hc)
     for (int m = 0; m < M; m++) w->slot[m] = -1;
     int ok = 0;
     if (ns > 0) {
-        /* Kbar = K(d)_{SS} (from the driver's base kernel K(d)) + ridge, Cholesky */
-        const double *B = c->base(c);
-        double *Kb = (double *) R_alloc((size_t) ns * ns, sizeof(double));
-        double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double));
-        memset(Kb, 0, (size_t) ns * ns * sizeof(double));
-        for (int k = 0; k < ns; k++) {
-            const double *col = B + (size_t) S[k] * n;
-            for (int l = k; l < ns; l++) Kb[l + (size_t) k * ns] = col[S[l]];
-        }
-        double tr = 0.0;
-        for (int k = 0; k < ns; k++) tr += Kb[k + (size_t) k * ns];
-        double jit = 1e-10 * tr / ns;
-        int info = 1;
-        for (int r = 0; r < 6 && info != 0; r++, jit *= 100.0) {   /* up to 6 jitters, x100 each */
-            memcpy(Kb2, Kb, (size_t) ns * ns * sizeof(double));
-            for (int k = 0; k < ns; k++) Kb2[k + (size_t) k * ns] += jit;
-            F77_CALL(dpotrf)("L", &ns, Kb2, &ns, &info FCONE);
-        }
-        if (info == 0) {
-            double *Z = (double *) R_alloc((size_t) ns * (M + 1), sizeof(double));
-            double work = (double) M * ns *
-                (c->st->kind == MK_STORE_FLY ? (double) n * (c->st->p + 1) : (double) nsv);
-            build_Q(c->st, S, ns, sv, nsv, al, Z, mk_threads_for(c->o->nthreads, work));
-            double *z = Z + (size_t) ns * M;
-            for (int k = 0; k < ns; k++) z[k] = 1.0;
-            int Mp1 = M + 1;
-            F77_CALL(dtrsm)("L", "L", "N", "N", &ns, &Mp1, &d1, Kb2, &ns, Z, &ns
-                            FCONE FCONE FCONE FCONE);
+        double *Z = NULL;
+        int zr = ns;   /* rows of Z */
+        if (c->hess_gram) Z = c->hess_gram(c, S, ns, al, &zr);   /* low rank: the factors */
+        else Z = hess_gram_dense(c, S, ns, sv, nsv, al);
+        if (Z) {
+            double *z = Z + (size_t) zr * M;
             double cw = 0.0;
-            for (int k = 0; k < ns; k++) cw += z[k] * z[k];
-            F77_CALL(dgemv)("T", &ns, &M, &d1, Z, &ns, z, &one, &d0, wv, &one FCONE);
+            for (int k = 0; k < zr; k++) cw += z[k] * z[k];
+            F77_CALL(dgemv)("T", &zr, &M, &d1, Z, &zr, z, &one, &d0, wv, &one FCONE);
             double md = 0.0, mz = 0.0;
             for (int m = 0; m < M; m++) {
-                const double *zm = Z + (size_t) m * ns;
+                const double *zm = Z + (size_t) m * zr;
                 double s = 0.0;
-                for (int k = 0; k < ns; k++) s += zm[k] * zm[k];
+                for (int k = 0; k < zr; k++) s += zm[k] * zm[k];
                 diagH[m] = s - wv[m] * wv[m] / cw;
                 md += diagH[m]; mz += s;
             }
@@ -376,6 +391,7 @@ static void hess_model(mk_sf_ctx *c, hess_ws *w, hcols *hc)
                 hc->Z = Z; hc->wv = wv; hc->cw = cw; hc->ridge = 1e-5 * md;
                 for (int m = 0; m < M; m++) diagH[m] += hc->ridge;
                 ok = 1;
+                ns = zr;
             }
         }
     }

@@ -9,7 +9,9 @@
  *   kstats.c           shared numerics: kernel statistics and screening bounds of ||x||_K
  *   cg.c               shared numerics: preconditioned (deflated) conjugate gradients
  *   svm.c              SMO C-SVM on a dense matrix
+ *   lsvm.c             the same SVM on low-rank factors (dual coordinate descent)
  *   svmfam.c           SVM-family driver (outer loop, certificate, line kernel, .Call entry)
+ *   svmfam_lr.c        its services on a low-rank store
  *   simple.c, hessian.c, lpnorm.c   its step strategies
  *   spicy*.c           SpicyMKL (spicy.h: state, loss table; one file per phase)
  *   uniform.c          kernel ridge (the regression branch of the uniform method)
@@ -333,6 +335,39 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
 int mk_smo_box(const double *K, int n, const double *y, double C, const double *box,
                double tol, int maxiter, double *alpha, double *grad, mk_svm_result *res);
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter);
+/* Make a warm start feasible: clip to [0, C], scale the heavier class down so that y'a = 0. */
+void mk_svm_project(int n, const double *y, const double *C, double *a);
+/* The bias -rho of an SVM solution from its gradient G = Qa - 1 (mean of y G over the free
+   alphas, else the middle of the bounds). */
+double mk_svm_bias(int n, const double *y, const double *C, const double *a, const double *G);
+/* Fill res at the end of a solve: the dual objective from G = Qa - 1, the bias, and the
+   violation, iterations and status given. */
+void mk_svm_finish(int n, const double *y, const double *C, const double *a, const double *G,
+                   double viol, int iter, int status, mk_svm_result *res);
+/* The result list of an SVM .Call (alpha, b, objective, violation, iterations, converged),
+   returned protected once. */
+SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r);
+
+/* ====================================================================== lsvm.c */
+/* The same C-SVM dual when K = F F' + jit I with F (n x R) given by its rows (Ft: row i at
+   Ft + i * R): dual coordinate descent (Hsieh et al. 2008: random order, shrinking) with the
+   equality y'a = 0 by an augmented Lagrangian, O(n R) per pass and O(R) state w = F'(y.a).
+   Stops on the SMO's test (maximal violating pair below tol, a feasible); alpha: in = warm
+   start, out = solution; grad (n): out = Qa - 1; w (R): out = F'(y.a). res->iter counts
+   passes. (inst/notes/NOTES-svm-family.md, "Low rank") */
+int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double jit, double tol,
+            int maxiter, double *alpha, double *grad, double *w, mk_svm_result *res);
+/* The rows of F = [sqrt(d_m) G_m] (kernels with d_m > 0) of a low-rank training store, the
+   input of mk_lsvm: K(d) = F F' + jit I. init allocates n x (all columns); set fills Ft (R x n,
+   row i at Ft + i * R) and jit = jitter * sum d for the weights d. */
+typedef struct {
+    const mk_store *st;
+    double *Ft, jit;
+    int R, Rtot;
+} mk_lr_factors;
+void mk_lr_factors_init(mk_lr_factors *f, const mk_store *st);
+void mk_lr_factors_set(mk_lr_factors *f, const double *d, int nthreads);
+SEXP mkc_lsvm(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP maxiter);
 
 /* ====================================================================== casew.c */
 /* The weighted mean diagonal of the training kernels (averaged over kernels): mkl()'s kernel
@@ -593,9 +628,25 @@ struct mk_sf_ctx {
     void (*base_take_line)(mk_sf_ctx *c);                    /* B = kernel of the last J_line */
     void (*base_axpy)(mk_sf_ctx *c, int m, double t);        /* B += t K_m */
     void (*base_div)(mk_sf_ctx *c, double s);                /* B /= s */
-    const double *(*base)(mk_sf_ctx *c);                     /* B, n x n */
+    const double *(*base)(mk_sf_ctx *c);                     /* B, n x n (NULL: low rank) */
+    /* Low rank only (NULL otherwise): HessianMKL's curvature on the free support vectors S,
+       al = y.a: Z (*zr rows, M + 1 columns) with Z'Z = [Q 1]' Kbar^{-1} [Q 1], Q[, m] =
+       (K_m al)_S, Kbar = K(d)_SS + ridge; NULL on failure (svmfam_lr.c) */
+    double *(*hess_gram)(mk_sf_ctx *c, const int *S, int ns, const double *al, int *zr);
     void *drv;                     /* the driver's own state */
+    void *lrdrv;                   /* the low-rank services' state */
 };
+
+/* Count one SVM solve that started at time t0 and return its J (the drivers' solves). */
+static inline double mk_sf_counted(mk_sf_ctx *c, const mk_svm_result *res, double t0, double *b)
+{
+    c->svm_solves++;
+    if (res->status != 0) c->svm_fail++;
+    c->smo_iter += res->iter;
+    *b = res->b;
+    c->t_svm += mk_time() - t0;
+    return res->obj;
+}
 
 /* A step strategy. init: its scratch for the whole fit (R_alloc), handed back to step.
    start: puts c->d on the feasible set before the first solve (NULL: the simplex, d / sum d).
@@ -633,6 +684,11 @@ int mk_sf_lp_step(mk_sf_ctx *c, void *ws, int it, const double *v);
 int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, double C,
               const mk_sf_opts *o, double *d, double *a, double *b, double *J, double *gap,
               int *iter, mk_hist *hist, mk_hist *wpath, mk_sf_ctx *c);
+/* svmfam_lr.c: the driver's services on a low-rank store. attach: put them in c (after the
+   driver filled it); rebuild: the line's base back at c->d; quad: v_m = x'K_m x, all m. */
+void mk_sf_lr_attach(mk_sf_ctx *c);
+void mk_sf_lr_rebuild(mk_sf_ctx *c);
+void mk_sf_lr_quad(mk_sf_ctx *c, const double *x, double *v);
 /* The one .Call entry of the family: method code 0 simple, 1 hessian, 2 lp; control: named
    list (R/simple.R fills every entry); init: NULL or a list with weights and / or alpha_svm. */
 SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init);

@@ -9,7 +9,7 @@
 #define TAU 1e-12
 
 /* Make a warm start feasible: clip to the box, then scale the heavier class down so y'a = 0. */
-static void project_start(int n, const double *y, const double *C, double *a)
+void mk_svm_project(int n, const double *y, const double *C, double *a)
 {
     double sp = 0.0, sn = 0.0;
     for (int i = 0; i < n; i++) {
@@ -28,7 +28,7 @@ static void project_start(int n, const double *y, const double *C, double *a)
 }
 
 /* A point with an empty box (C_i = 0: case weight 0) says nothing about b. */
-static double bias(int n, const double *y, const double *C, const double *a, const double *G)
+double mk_svm_bias(int n, const double *y, const double *C, const double *a, const double *G)
 {
     double ub = INFINITY, lb = -INFINITY, sfree = 0.0;
     int nfree = 0;
@@ -62,7 +62,7 @@ int mk_smo_box(const double *K, int n, const double *y, double Cs, const double 
     const void *vmax = vmaxget();
     double *C = (double *) R_alloc(n, sizeof(double));
     for (int t = 0; t < n; t++) C[t] = box ? box[t] : Cs;
-    project_start(n, y, C, a);
+    mk_svm_project(n, y, C, a);
 
     /* gradient G = Q a - e, accumulated over the non-zero alphas */
     for (int t = 0; t < n; t++) G[t] = -1.0;
@@ -147,15 +147,21 @@ int mk_smo_box(const double *K, int n, const double *y, double Cs, const double 
         for (int t = 0; t < n; t++) G[t] += y[t] * (Ki[t] * di + Kj[t] * dj);
     }
 
+    mk_svm_finish(n, y, C, a, G, viol, iter, status, res);
+    vmaxset(vmax);
+    return status;
+}
+
+void mk_svm_finish(int n, const double *y, const double *C, const double *a, const double *G,
+                   double viol, int iter, int status, mk_svm_result *res)
+{
     double obj = 0.0;
     for (int t = 0; t < n; t++) obj += a[t] * (1.0 - G[t]);
     res->obj = 0.5 * obj;
-    res->b = bias(n, y, C, a, G);
+    res->b = mk_svm_bias(n, y, C, a, G);
     res->viol = viol;
     res->iter = iter;
     res->status = status;
-    vmaxset(vmax);
-    return status;
 }
 
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
@@ -181,15 +187,20 @@ SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
     double *G = (double *) R_alloc(n, sizeof(double));
     mk_svm_result r;
     mk_smo_box(REAL(K), n, REAL(y), c, box, eps, mi, REAL(a), G, &r);
+    SEXP out = mk_svm_sexp(a, &r);
+    UNPROTECT(nprot + 1);
+    return out;
+}
 
+SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r)
+{
     const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged", NULL};
-    SEXP out = mk_list_new(nms); nprot++;
-    mk_list_set(out, "alpha", a);
-    mk_list_set(out, "b", ScalarReal(r.b));
-    mk_list_set(out, "objective", ScalarReal(r.obj));
-    mk_list_set(out, "violation", ScalarReal(r.viol));
-    mk_list_set(out, "iterations", ScalarInteger(r.iter));
-    mk_list_set(out, "converged", ScalarLogical(r.status == 0));
-    UNPROTECT(nprot);
+    SEXP out = mk_list_new(nms);
+    mk_list_set(out, "alpha", alpha);
+    mk_list_set(out, "b", ScalarReal(r->b));
+    mk_list_set(out, "objective", ScalarReal(r->obj));
+    mk_list_set(out, "violation", ScalarReal(r->viol));
+    mk_list_set(out, "iterations", ScalarInteger(r->iter));
+    mk_list_set(out, "converged", ScalarLogical(r->status == 0));
     return out;
 }

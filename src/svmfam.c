@@ -52,12 +52,7 @@ static double sf_solve(mk_sf_ctx *c, double *alpha, double *b)
     mk_svm_result res;
     mk_smo_box(w->Kd, c->n, c->y, c->C, c->o->box, c->svm_tol, c->o->svm_maxiter, alpha,
                w->grad, &res);
-    c->svm_solves++;
-    if (res.status != 0) c->svm_fail++;
-    c->smo_iter += res.iter;
-    *b = res.b;
-    c->t_svm += mk_time() - t;
-    return res.obj;
+    return mk_sf_counted(c, &res, t, b);
 }
 
 static double sf_J_at(mk_sf_ctx *c, const double *d, double *alpha, double *b)
@@ -315,7 +310,8 @@ static double sf_certify(mk_sf_ctx *c, double *v, int it, double step, mk_hist *
     const int n = c->n, M = c->M;
     double t = mk_time();
     for (int i = 0; i < n; i++) w->ya[i] = c->y[i] * c->a[i];
-    if (w->screen) sf_screened_v(c, v);
+    if (c->lrdrv) mk_sf_lr_quad(c, w->ya, v);
+    else if (w->screen) sf_screened_v(c, v);
     else mk_store_quad(c->st, NULL, M, w->ya, v);
     c->grad_evals++;
     c->t_grad += mk_time() - t;
@@ -339,14 +335,15 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
               const mk_sf_opts *o, double *d, double *a, double *b, double *J, double *gap,
               int *iter, mk_hist *hist, mk_hist *wpath, mk_sf_ctx *c)
 {
-    const int n = st->n, M = st->M;
+    const int n = st->n, M = st->M, lr = st->kind == MK_STORE_LOWRANK;
     const size_t nn = (size_t) n * n;
     sf_drv *w = (sf_drv *) R_alloc(1, sizeof(sf_drv));
-    /* n x n and n x M scratch: huge pages where the system gives them (mk_alloc_huge) */
+    /* n x n and n x M scratch: huge pages where the system gives them (mk_alloc_huge); none
+       on a low-rank store (svmfam_lr.c keeps the line as weights) */
     const size_t nnb = nn * sizeof(double);
-    w->Kd = (double *) mk_alloc_huge(nnb);
-    w->B = s->line ? (double *) mk_alloc_huge(nnb) : NULL;
-    w->KD = s->line ? (double *) mk_alloc_huge(nnb) : NULL;
+    w->Kd = lr ? NULL : (double *) mk_alloc_huge(nnb);
+    w->B = s->line && !lr ? (double *) mk_alloc_huge(nnb) : NULL;
+    w->KD = s->line && !lr ? (double *) mk_alloc_huge(nnb) : NULL;
     w->KD2 = NULL;   /* allocated by the first J_probe (SimpleMKL's line search) */
     w->grad = (double *) R_alloc(n, sizeof(double));
     w->ya = (double *) R_alloc(n, sizeof(double));
@@ -354,7 +351,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     w->last_check = 0.0;
     w->kd_at_d = 0;
     /* gradient screening: 3 n x M doubles, worth it only with many kernels */
-    w->screen = s->screen && o->screen && o->p <= 1.0 && M >= 2;
+    w->screen = s->screen && o->screen && o->p <= 1.0 && M >= 2 && !lr;
     w->screen_ready = 0;
     w->nscreened = 0;
     if (w->screen) {
@@ -379,6 +376,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     c->base_move = sf_base_move; c->base_take_line = sf_base_take_line;
     c->base_axpy = sf_base_axpy; c->base_div = sf_base_div; c->base = sf_base;
     c->drv = w;
+    if (lr) mk_sf_lr_attach(c);
 
     double *v = (double *) R_alloc(M, sizeof(double));
     double *dold = (double *) R_alloc(M, sizeof(double));
@@ -390,7 +388,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     }
     void *ws = s->init(c);
 
-    c->J = sf_J_at(c, d, a, &c->b);
+    c->J = c->J_at(c, d, a, &c->b);
     w->kd_at_d = 1;
     double step = 0.0, rg;
     int it = 0, reason;
@@ -403,7 +401,8 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
         }
         R_CheckUserInterrupt();
         mk_progress_tick(o->prog, it, o->maxiter, rg, o->tol);
-        if (s->line && it % SF_REBUILD == 0) {
+        if (s->line && it % SF_REBUILD == 0 && lr) mk_sf_lr_rebuild(c);
+        else if (s->line && it % SF_REBUILD == 0) {
             if (w->kd_at_d) {   /* the last solve was the driver's own at this d: reuse K(d) */
                 double *tmp = w->B;
                 w->B = w->Kd; w->Kd = tmp;
@@ -424,7 +423,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
            only at the tightest tolerance is the strategy's verdict final. */
         if (c->svm_tol > SF_SVM_TOL_MIN) {
             c->svm_tol = fmax(SF_SVM_TOL_MIN, 0.01 * c->svm_tol);
-            c->J = sf_J_at(c, d, a, &c->b);
+            c->J = c->J_at(c, d, a, &c->b);
             w->kd_at_d = 1;
             continue;
         }

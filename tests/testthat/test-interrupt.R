@@ -230,3 +230,12 @@ test_that("the solvers with a low-rank path stop within 1 s on the low-rank stor
     mklearn:::fit_bayes(st, pr$y, "regression", NA,
                         list(tol = 1e-12, maxiter = 1e6, update = "mm"), NULL))
 })
+
+test_that("mkl() on the low-rank store stops within 1 s, 20 times, without growing memory", {
+  skip_on_cran()
+  pr <- mkl_problem()
+  # HessianMKL: the driver's low-rank services and the linear SVM (src/svmfam_lr.c, lsvm.c)
+  expect_interruptible("mkl hessian lowrank", function()
+    suppressWarnings(mkl(pr$x, pr$y, kernels = pr$ks, method = "hessian", C = 1e7,
+                         control = busy_control("hessian", "lowrank"))))
+})

@@ -90,9 +90,9 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
   t0 <- proc.time()[["elapsed"]]
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
                    control = mkl_control(memory = 1e6, nthreads = 1)),
-               paste0("method 'simple' needs 361 MB at n = 3000 and M = 3 \\(on-the-fly store, ",
-                      "1 thread: line search kernels.*above the memory budget of 1 MB.*",
-                      "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 3.61e\\+08\\)"))
+               paste0("method 'simple' needs 44.7 MB at n = 3000 and M = 3 \\(low-rank store, ",
+                      "1 thread: low-rank factors.*above the memory budget of 1 MB.*",
+                      "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 4.47e\\+07\\)"))
   expect_lt(proc.time()[["elapsed"]] - t0, 1)
   need <- mkl_memory(3000, 3, "simple", "fly", nthreads = 1)$total
   expect_equal(need, 3.61e8, tolerance = 0.01)
@@ -108,8 +108,9 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
   # threads: the per-thread kernels of SimpleMKL's first screening pass
   two <- mkl_memory(3000, 3, "simple", "fly", nthreads = 2)$total
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
-                   control = mkl_control(memory = (need + two) / 2, nthreads = 2)),
-               "2 threads.*Remedies: mkl_control\\(nthreads = 1\\) \\(needs 361 MB\\)")
+                   control = mkl_control(memory = (need + two) / 2, nthreads = 2,
+                                         store = "fly")),
+               "2 threads.*Remedies:.*mkl_control\\(nthreads = 1\\) \\(needs 361 MB\\)")
 })
 
 test_that("a one-vs-one fit on a dense store counts the copy of its largest pair", {

@@ -260,3 +260,14 @@ test_that("store = 'auto' picks the low-rank store for a method registered on it
   ctl$nthreads <- 1L
   expect_identical(mklearn:::choose_store(ctl, "l01", n, 3), "fly")
 })
+
+test_that("case weights are refused on the low-rank store", {
+  set.seed(5)
+  x <- matrix(rnorm(80 * 3), 80)
+  y <- factor(ifelse(x[, 1] + rnorm(80, sd = 0.3) > 0, "a", "b"))
+  ks <- kernel_set(rbf_kernel(c(1, 3)))
+  w <- rep(c(1, 2), 40)
+  expect_error(mkl(x, y, kernels = ks, method = "simple", weights = w,
+                   control = mkl_control(store = "lowrank")),
+               "case weights .* not supported on the low-rank store")
+})
