@@ -209,7 +209,10 @@ void eb_lr_stats(eb_work *w, eb_point *p)
         p->tb = (n - lr_xnorm(w, L->R)) / s; p->qb = sb * sb;
         for (int i = 0; i < n; i++) w->ub[i] = sb;
     }
+    /* a kernel out of F costs O(k^2 r_m) (lr_xnorm): an interrupt check per kernel */
+    double tlast = mk_time();
     for (int j = 0; j < w->na; j++) {
+        mk_interrupt_every(&tlast, 0.02);
         int m = w->idx[j], r = goff[m + 1] - goff[m];
         double tm = 0.0, qm = 0.0;
         for (int c = goff[m]; c < goff[m + 1]; c++)

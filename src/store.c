@@ -220,7 +220,8 @@ void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, do
 {
     int n = s->n, M = s->M;
     if (!s->square) error("kernel store: training statistics need a training store");
-    if (s->kind == MK_STORE_LOWRANK) error("kernel store: a low-rank store's factors are normalised");
+    if (s->kind == MK_STORE_LOWRANK)
+        error("kernel store: a low-rank store's factors are normalised");
     int nt = mk_threads_for(s->nthreads, (double) n * n * M);
     double *buf = (double *) R_alloc((size_t) nt * n, sizeof(double));
     (void) nt;
@@ -664,7 +665,8 @@ void mk_store_diag(const mk_store *s, int m, double *d)
 void mk_store_normalize_test(const mk_store *s, double *Kt)
 {
     int nr = s->nr, n = s->n, M = s->M;
-    if (s->kind == MK_STORE_LOWRANK) error("kernel store: a low-rank store's factors are normalised");
+    if (s->kind == MK_STORE_LOWRANK)
+        error("kernel store: a low-rank store's factors are normalised");
     int nt = mk_threads_for(s->nthreads, (double) nr * n * M);
     (void) nt;
 #ifdef _OPENMP

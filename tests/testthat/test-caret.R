@@ -76,7 +76,9 @@ test_that("the submodel loop fits one warm-started path and predicts every C fro
   fp <- spec$fit(d[, 1:4], d$Species, NULL, info$loop, levels(d$Species), FALSE, TRUE)
   expect_s3_class(fp, "mkl_path")
   expect_identical(fp$C, c(100, 10, 1, 0.1))
-  ref <- mkl(d[, 1:4], d$Species, kernels = ks, method = "simple", C = c(100, 10, 1, 0.1))
+  # (a resample's fits take Platt's sigmoid on their training values, as cv.mkl's folds)
+  ref <- mkl(d[, 1:4], d$Species, kernels = ks, method = "simple", C = c(100, 10, 1, 0.1),
+             control = mkl_control(platt = "train"))
   expect_equal(fp$fits[[4]]$weights, ref$fits[[4]]$weights)
   pr <- spec$predict(fp, d[1:6, 1:4], info$submodels[[1]])
   expect_length(pr, 4L)

@@ -318,7 +318,7 @@ test_that("the default C grid of a regression runs from 1e4 down to 0.1", {
   expect_equal(cv.mkl(y ~ ., data = d, kernels = kernel_set(rbf_kernel(1)), nfolds = 3)$C, cv$C)
 })
 
-test_that("cv.mkl's formula method drops the case weights of rows with missing values, and refuses subset", {
+test_that("cv.mkl's formula method drops the weights of rows with missing values, refuses subset", {
   set.seed(11)
   d <- data.frame(a = rnorm(60), b = rnorm(60))
   d$y <- factor(ifelse(d$a + d$b + rnorm(60, sd = 0.5) > 0, "p", "n"))
