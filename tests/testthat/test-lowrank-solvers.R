@@ -145,7 +145,7 @@ test_that("Empirical Bayes on truncated factors: the fixed point recomputed from
 test_that("the registry marks SpicyMKL and Empirical Bayes low rank; their memory is O(n R)", {
   expect_true(method_info("spicy")$lowrank)
   expect_true(method_info("bayes")$lowrank)
-  expect_false(method_info("simple")$lowrank)
+  expect_false(method_info("l01")$lowrank)   # (the generic column paths only)
   n <- 1e5; M <- 10; R <- 1000
   for (m in c("spicy", "bayes")) {
     p <- memory_parts(m, n, M, "lowrank", 1L, method_control(m, list(rank = R / M)), R = R)
