@@ -7,7 +7,7 @@
 #' Options: `mklearn.threads` (default thread count, 0 = OpenMP default, capped by
 #' `OMP_THREAD_LIMIT`), `mklearn.max_bytes` (largest kernel array allowed, default 4e9).
 #' @keywords internal
-#' @importFrom stats coef predict
+#' @importFrom stats coef predict deviance fitted formula logLik nobs residuals update weights
 #' @importFrom utils head
 #' @useDynLib mklearn, .registration = TRUE, .fixes = "C_"
 "_PACKAGE"
