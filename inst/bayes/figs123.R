@@ -30,7 +30,7 @@ for (pr in pairs) {
   keep <- DNA$Class %in% pr
   cmp <- mkl_compare(x[keep, ], droplevels(DNA$Class[keep]), ks, C = Cs,
                      n_train = c(5, 10, 20, 30, 40, 50), splits = splits, seed = 1,
-                     standardize = FALSE)
+                     standardize = FALSE, control = mkl_control(platt = "train"))
   print(cmp)
   tag <- paste(pr, collapse = "_vs_")
   out[[tag]] <- cbind(task = tag, cmp$results)
