@@ -47,7 +47,8 @@ typedef struct {
     const double *y;
     int n, M;
     const eb_opts *o;
-    double *A;        /* n x n: Kbar, then its Cholesky factor, then its inverse */
+    double *A;        /* n x n: Kbar, then its inverse (lower triangles; eb_spd_inverse) */
+    double *sw, *sp;  /* n x EB_NB and EB_NB^2: scratch of eb_spd_inverse */
     double *beta;     /* Kbar^{-1} y */
     double *scale;    /* mean diagonal of each kernel */
     double *buf;      /* per-thread column scratch (fly stores) */
@@ -77,6 +78,10 @@ typedef struct {
     double *q, *t;    /* M (active kernels only) */
     double qs, ts, qb, tb;
 } eb_point;
+
+/* bayes_inv.c: A^{-1} and (1/2) log |A| by a blocked symmetric sweep, EB_NB columns a block */
+#define EB_NB 64
+int eb_spd_inverse(double *A, int n, double *W, double *P, int nthreads, double *ld);
 
 /* bayes_lowrank.c: the low-rank forms of the scales, the factorisation (J, beta), the traces
    and quadratic forms, and the product with Kbar^{-1}. */
