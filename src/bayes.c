@@ -324,8 +324,11 @@ static int eb_scoring(eb_work *w, eb_point *p, eb_point *np)
     F77_CALL(dpotrs)("L", &nf, &one, H, &nf, step, &nf, &info FCONE);
     if (info != 0) return 1;
     /* backtracking along the projected arc: Armijo on the change actually made */
-    for (int half = 0; half < 12; half++) {
-        double sc = ldexp(1.0, -half), dec = 0.0, tot = 0.0;
+    /* the next trial minimises the quadratic through J(p), the slope and the rejected trial,
+       within [0.1, 0.5] of the last scale (halving when that trial was not finite) */
+    double sc = 1.0;
+    for (int trial = 0; trial < 12; trial++) {
+        double dec = 0.0, tot = 0.0;
         memcpy(np->d, p->d, (size_t) M * sizeof(double));
         np->s2 = p->s2; np->d0 = p->d0;
         for (int a = 0; a < nf; a++) {
@@ -345,8 +348,16 @@ static int eb_scoring(eb_work *w, eb_point *p, eb_point *np)
             int v = w->var[a];
             dec += (*var_ref(np, v) - *var_ref(p, v)) * g[a];
         }
-        if (!(dec < 0.0)) continue;
-        if (eb_factor(w, np) == 0 && np->J <= p->J + 1e-4 * dec) return 0;
+        if (!(dec < 0.0)) { sc *= 0.5; continue; }
+        int ok = eb_factor(w, np) == 0;
+        if (ok && np->J <= p->J + 1e-4 * dec) return 0;
+        double curv = np->J - p->J - dec, next = 0.5 * sc;
+        if (ok && curv > 0.0) {
+            next = -0.5 * dec * sc / curv;
+            if (next < 0.1 * sc) next = 0.1 * sc;
+            if (next > 0.5 * sc) next = 0.5 * sc;
+        }
+        sc = next;
     }
     return 1;
 }

@@ -23,7 +23,7 @@ enum { EB_STEP_START = 0, EB_STEP_MACKAY = 1, EB_STEP_MM = 2, EB_STEP_ACCEL = 3,
        EB_STEP_SCORING = 4 };
 /* Scoring steps start once max |dJ / dlog theta| is below this (nats): the MacKay steps before
    it find the basin the MacKay iteration converges to (NOTES-bayes.md). */
-#define EB_SCORING_START 3.0
+#define EB_SCORING_START 10.0
 
 /* Low-rank store (bayes_lowrank.c): Kbar = s I + F F', F = [sqrt(d_m) G_m, sqrt(d0) 1] over the
    kernels with d_m > 0 and s = sigma2 + jitter sum d_m; log |Kbar| and every solve through
