@@ -44,7 +44,7 @@ cpu <- function(expr) {
 # One row per set, split and setting: CPU s, steps, factorisations, converged, test error
 # (RMSE, or the misclassification rate).
 run_splits <- function(maxiter = NULL) {
-  has_platt <- "platt" %in% names(mkl_control())
+  has_platt <- tryCatch({ mkl_control(platt = "train"); TRUE }, error = function(e) FALSE)
   out <- list()
   for (nm in names(sets)) {
     s <- sets[[nm]]
