@@ -82,6 +82,9 @@ typedef struct {
 /* bayes_inv.c: A^{-1} and (1/2) log |A| by a blocked symmetric sweep, EB_NB columns a block */
 #define EB_NB 64
 int eb_spd_inverse(double *A, int n, double *W, double *P, int nthreads, double *ld);
+/* LAPACK's dpotrf ("L") and dtrtri ("L", "N") with an interrupt check per block */
+int eb_chol_checked(double *A, int n);
+int eb_trinv_checked(double *A, int n);
 
 /* bayes_lowrank.c: the low-rank forms of the scales, the factorisation (J, beta), the traces
    and quadratic forms, and the product with Kbar^{-1}. */

@@ -139,3 +139,50 @@ int eb_spd_inverse(double *A, int n, double *W, double *P, int nthreads, double 
     *ld = half;
     return 0;
 }
+
+/* LAPACK's dpotrf ("L") and dtrtri ("L", "N") by their own blocked loops (the reference
+   implementation's calls in its order, blocks of EB_NB), with an interrupt check per block: as
+   one LAPACK call the k x k factorisation of the low-rank form could not be interrupted for
+   O(k^3) (NOTES-bayes.md). Return LAPACK's info. */
+int eb_chol_checked(double *A, int n)
+{
+    int info = 0;
+    double one = 1.0, mone = -1.0;
+    for (int j = 0; j < n; j += EB_NB) {
+        int jb = n - j < EB_NB ? n - j : EB_NB, rest = n - j - jb;
+        double *Ajj = A + j + (size_t) j * n;
+        F77_CALL(dsyrk)("L", "N", &jb, &j, &mone, A + j, &n, &one, Ajj, &n FCONE FCONE);
+        F77_CALL(dpotrf)("L", &jb, Ajj, &n, &info FCONE);
+        if (info != 0) return info + j;
+        if (rest > 0) {
+            F77_CALL(dgemm)("N", "T", &rest, &jb, &j, &mone, A + j + jb, &n, A + j, &n, &one,
+                            Ajj + jb, &n FCONE FCONE);
+            F77_CALL(dtrsm)("R", "L", "T", "N", &rest, &jb, &one, Ajj, &n, Ajj + jb, &n
+                            FCONE FCONE FCONE FCONE);
+        }
+        R_CheckUserInterrupt();
+    }
+    return 0;
+}
+
+int eb_trinv_checked(double *A, int n)
+{
+    int info = 0;
+    double one = 1.0, mone = -1.0;
+    for (int j = 0; j < n; j++) if (A[j + (size_t) j * n] == 0.0) return j + 1;
+    for (int j = ((n - 1) / EB_NB) * EB_NB; j >= 0; j -= EB_NB) {
+        int jb = n - j < EB_NB ? n - j : EB_NB, rest = n - j - jb;
+        double *Ajj = A + j + (size_t) j * n;
+        if (rest > 0) {
+            double *Ann = Ajj + jb + (size_t) jb * n;
+            F77_CALL(dtrmm)("L", "L", "N", "N", &rest, &jb, &one, Ann, &n, Ajj + jb, &n
+                            FCONE FCONE FCONE FCONE);
+            F77_CALL(dtrsm)("R", "L", "N", "N", &rest, &jb, &mone, Ajj, &n, Ajj + jb, &n
+                            FCONE FCONE FCONE FCONE);
+        }
+        F77_CALL(dtrtri)("L", "N", &jb, Ajj, &n, &info FCONE FCONE);
+        if (info != 0) return info + j;
+        R_CheckUserInterrupt();
+    }
+    return 0;
+}
