@@ -3,7 +3,7 @@
  * block of columns turns A into -A^{-1}; the pivot of each block is a Schur complement, whose
  * Cholesky factor gives the log determinant. All but O(n^2 EB_NB) of the n^3 flops are
  * symmetric rank-EB_NB updates through a register-blocked kernel: with a reference BLAS the
- * factorisation and inverse by LAPACK (dpotrf, dtrtri, dlauum) ran several times slower
+ * factorisation and inverse by LAPACK (dpotrf, dtrtri, dlauum) ran two to three times slower
  * (NOTES-bayes.md). Only the lower triangle is read and written. */
 #include "bayes.h"
 
