@@ -15,9 +15,9 @@
  * Stopping rule: max_j theta_j |t_j - q_j| / 2 = max |dJ / d log theta_j| <= tol (nats), i.e.
  * Eq. 23's fixed point scaled by each variance's share theta_j t_j of the fit.
  *
- * One step at the current point: one combination of the active kernels into Kbar, one Cholesky
- * factorisation (J and beta from it), the inverse Kbar^{-1} from the factor (dpotri's two
- * halves, dtrtri and dlauum), then one pass over each active kernel's columns giving both
+ * One step at the current point: one combination of the active kernels into Kbar, its inverse
+ * and log determinant by one blocked sweep (bayes_inv.c; J and beta from them), then one pass
+ * over each active kernel's columns giving both
  * t_m = sum_ij (Kbar^{-1})_ij (K_m)_ij and q_m = beta' K_m beta (no product of two n x n
  * matrices is formed); on a low-rank store the same quantities come from the Woodbury form of
  * Kbar in the factors' ranks (bayes_lowrank.c). A kernel whose share of the prior variance
@@ -71,50 +71,38 @@ static void eb_scales(eb_work *w)
     }
 }
 
-/* Kbar at p, its Cholesky factor in w->A, beta, and p->J. Returns LAPACK's info (0: ok). */
+/* Kbar at p, its inverse in w->A (lower triangle), beta and p->J. Returns 0, or non-zero when
+   Kbar is not numerically positive definite. */
 static int eb_factor(eb_work *w, eb_point *p)
 {
-    int n = w->n, info = 0, one = 1;
+    int n = w->n, one = 1;
+    double done = 1.0, dzero = 0.0, ld = 0.0;
     if (w->lr) return eb_lr_factor(w, p);
     mk_store_combine(w->st, p->d, w->A);
     for (int i = 0; i < n; i++) w->A[(size_t) i * n + i] += p->s2;
     if (w->o->bias_kernel && p->d0 > 0.0)
-        for (size_t k = 0; k < (size_t) n * n; k++) w->A[k] += p->d0;
+        for (int j = 0; j < n; j++)
+            for (int i = j; i < n; i++) w->A[(size_t) j * n + i] += p->d0;
     w->factorizations++;
     R_CheckUserInterrupt();   /* each phase of a step is O(n^2 M) or O(n^3): check between */
-    F77_CALL(dpotrf)("L", &n, w->A, &n, &info FCONE);
-    if (info != 0) { p->J = R_PosInf; return info; }
-    memcpy(w->beta, w->y, (size_t) n * sizeof(double));
-    F77_CALL(dpotrs)("L", &n, &one, w->A, &n, w->beta, &n, &info FCONE);
-    if (info != 0) { p->J = R_PosInf; return info; }
-    double yb = 0.0, ld = 0.0;
-    for (int i = 0; i < n; i++) {
-        yb += w->y[i] * w->beta[i];
-        ld += log(w->A[(size_t) i * n + i]);
+    if (eb_spd_inverse(w->A, n, w->sw, w->sp, w->o->nthreads, &ld) != 0) {
+        p->J = R_PosInf;
+        return 1;
     }
+    F77_CALL(dsymv)("L", &n, &done, w->A, &n, w->y, &one, &dzero, w->beta, &one FCONE);
+    double yb = 0.0;
+    for (int i = 0; i < n; i++) yb += w->y[i] * w->beta[i];
     p->J = 0.5 * yb + ld;
     return 0;
 }
 
-/* After eb_factor at p: Kbar^{-1} (overwrites the factor), then t and q of the noise, the bias
+/* After eb_factor at p (w->A holds Kbar^{-1}, lower triangle): t and q of the noise, the bias
    kernel and every active kernel (one pass over each kernel's columns). */
 static int eb_stats(eb_work *w, eb_point *p)
 {
-    int n = w->n, info = 0;
-    double *A = w->A;
+    int n = w->n;
+    const double *A = w->A;
     if (w->lr) { eb_lr_stats(w, p); return 0; }
-    /* dpotri in its two halves (LAPACK's dpotri is exactly dtrtri then dlauum), each about
-       n^3 / 3 flops, with an interrupt check before, between and after: R acts on a time limit
-       only at every sixth check, so the checks of a step are kept short and frequent */
-    R_CheckUserInterrupt();
-    F77_CALL(dtrtri)("L", "N", &n, A, &n, &info FCONE FCONE);
-    if (info != 0) return info;
-    R_CheckUserInterrupt();
-    F77_CALL(dlauum)("L", &n, A, &n, &info FCONE);
-    if (info != 0) return info;
-    R_CheckUserInterrupt();
-    for (int j = 0; j < n; j++)
-        for (int i = j + 1; i < n; i++) A[(size_t) i * n + j] = A[(size_t) j * n + i];
     double ts = 0.0, qs = 0.0, tb = 0.0, sb = 0.0;
     for (int i = 0; i < n; i++) {
         ts += A[(size_t) i * n + i];
@@ -124,8 +112,9 @@ static int eb_stats(eb_work *w, eb_point *p)
     p->ts = ts; p->qs = qs;
     p->tb = p->qb = 0.0;
     if (w->o->bias_kernel) {
-        for (size_t k = 0; k < (size_t) n * n; k++) tb += A[k];
-        p->tb = tb; p->qb = sb * sb;
+        for (int j = 0; j < n; j++)
+            for (int i = j + 1; i < n; i++) tb += A[(size_t) j * n + i];
+        p->tb = ts + 2.0 * tb; p->qb = sb * sb;
         for (int i = 0; i < n; i++) w->ub[i] = sb;
     }
     int na = w->na;
@@ -140,10 +129,13 @@ static int eb_stats(eb_work *w, eb_point *p)
         double *b = w->buf ? w->buf + (size_t) mk_thread_id() * n : NULL;
         double tm = 0.0, qm = 0.0;
         for (int j = 0; j < n; j++) {
+            /* t_m = sum_ij A_ij (K_m)_ij from the lower triangle: diagonal plus twice below */
             const double *c = mk_store_col(w->st, m, j, b), *aj = A + (size_t) j * n;
             double st = 0.0, sq = 0.0;
-            for (int i = 0; i < n; i++) { st += aj[i] * c[i]; sq += beta[i] * c[i]; }
-            tm += st;
+            for (int i = 0; i < j; i++) sq += beta[i] * c[i];
+            for (int i = j + 1; i < n; i++) { st += aj[i] * c[i]; sq += beta[i] * c[i]; }
+            sq += beta[j] * c[j];
+            tm += aj[j] * c[j] + 2.0 * st;
             qm += beta[j] * sq;
             w->kb[(size_t) m * n + j] = sq;   /* (K_m beta)_j: K_m is symmetric */
         }
@@ -332,8 +324,11 @@ static int eb_scoring(eb_work *w, eb_point *p, eb_point *np)
     F77_CALL(dpotrs)("L", &nf, &one, H, &nf, step, &nf, &info FCONE);
     if (info != 0) return 1;
     /* backtracking along the projected arc: Armijo on the change actually made */
-    for (int half = 0; half < 12; half++) {
-        double sc = ldexp(1.0, -half), dec = 0.0, tot = 0.0;
+    /* the next trial minimises the quadratic through J(p), the slope and the rejected trial,
+       within [0.1, 0.5] of the last scale (halving when that trial was not finite) */
+    double sc = 1.0;
+    for (int trial = 0; trial < 12; trial++) {
+        double dec = 0.0, tot = 0.0;
         memcpy(np->d, p->d, (size_t) M * sizeof(double));
         np->s2 = p->s2; np->d0 = p->d0;
         for (int a = 0; a < nf; a++) {
@@ -353,8 +348,16 @@ static int eb_scoring(eb_work *w, eb_point *p, eb_point *np)
             int v = w->var[a];
             dec += (*var_ref(np, v) - *var_ref(p, v)) * g[a];
         }
-        if (!(dec < 0.0)) continue;
-        if (eb_factor(w, np) == 0 && np->J <= p->J + 1e-4 * dec) return 0;
+        if (!(dec < 0.0)) { sc *= 0.5; continue; }
+        int ok = eb_factor(w, np) == 0;
+        if (ok && np->J <= p->J + 1e-4 * dec) return 0;
+        double curv = np->J - p->J - dec, next = 0.5 * sc;
+        if (ok && curv > 0.0) {
+            next = -0.5 * dec * sc / curv;
+            if (next < 0.1 * sc) next = 0.1 * sc;
+            if (next > 0.5 * sc) next = 0.5 * sc;
+        }
+        sc = next;
     }
     return 1;
 }
@@ -556,7 +559,11 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     w.st = &st; w.y = REAL(y); w.n = n; w.M = M; w.o = &o;
     /* a low-rank store: Kbar in its Woodbury form (bayes_lowrank.c), no n x n matrix */
     if (st.kind == MK_STORE_LOWRANK) eb_lr_init(&w);
-    else w.A = (double *) R_alloc((size_t) n * n, sizeof(double));
+    else {
+        w.A = (double *) R_alloc((size_t) n * n, sizeof(double));
+        w.sw = (double *) R_alloc((size_t) n * EB_NB, sizeof(double));
+        w.sp = (double *) R_alloc((size_t) EB_NB * EB_NB, sizeof(double));
+    }
     w.beta = (double *) R_alloc(n, sizeof(double));
     w.scale = (double *) R_alloc(M, sizeof(double));
     w.idx = (int *) R_alloc(M, sizeof(int));

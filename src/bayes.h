@@ -23,7 +23,7 @@ enum { EB_STEP_START = 0, EB_STEP_MACKAY = 1, EB_STEP_MM = 2, EB_STEP_ACCEL = 3,
        EB_STEP_SCORING = 4 };
 /* Scoring steps start once max |dJ / dlog theta| is below this (nats): the MacKay steps before
    it find the basin the MacKay iteration converges to (NOTES-bayes.md). */
-#define EB_SCORING_START 3.0
+#define EB_SCORING_START 10.0
 
 /* Low-rank store (bayes_lowrank.c): Kbar = s I + F F', F = [sqrt(d_m) G_m, sqrt(d0) 1] over the
    kernels with d_m > 0 and s = sigma2 + jitter sum d_m; log |Kbar| and every solve through
@@ -47,7 +47,8 @@ typedef struct {
     const double *y;
     int n, M;
     const eb_opts *o;
-    double *A;        /* n x n: Kbar, then its Cholesky factor, then its inverse */
+    double *A;        /* n x n: Kbar, then its inverse (lower triangles; eb_spd_inverse) */
+    double *sw, *sp;  /* n x EB_NB and EB_NB^2: scratch of eb_spd_inverse */
     double *beta;     /* Kbar^{-1} y */
     double *scale;    /* mean diagonal of each kernel */
     double *buf;      /* per-thread column scratch (fly stores) */
@@ -77,6 +78,13 @@ typedef struct {
     double *q, *t;    /* M (active kernels only) */
     double qs, ts, qb, tb;
 } eb_point;
+
+/* bayes_inv.c: A^{-1} and (1/2) log |A| by a blocked symmetric sweep, EB_NB columns a block */
+#define EB_NB 64
+int eb_spd_inverse(double *A, int n, double *W, double *P, int nthreads, double *ld);
+/* LAPACK's dpotrf ("L") and dtrtri ("L", "N") with an interrupt check per block */
+int eb_chol_checked(double *A, int n);
+int eb_trinv_checked(double *A, int n);
 
 /* bayes_lowrank.c: the low-rank forms of the scales, the factorisation (J, beta), the traces
    and quadratic forms, and the product with Kbar^{-1}. */

@@ -143,8 +143,7 @@ int eb_lr_factor(eb_work *w, eb_point *p)
         for (int a = b; a < k; a++)
             L->B[a + (size_t) b * k] = L->sc[a] * L->sc[b] *
                 L->C[L->col[a] + (size_t) L->col[b] * R1] + (a == b ? s : 0.0);
-    if (k > 0) F77_CALL(dpotrf)("L", &k, L->B, &k, &info FCONE);
-    R_CheckUserInterrupt();   /* O(k^3) above */
+    if (k > 0) info = eb_chol_checked(L->B, k);   /* O(k^3): checks per block */
     if (info != 0 || !(s > 0.0)) { p->J = R_PosInf; return info != 0 ? info : 1; }
     for (int a = 0; a < k; a++) L->z[a] = L->sc[a] * L->Gy[L->col[a]];
     if (k > 0) F77_CALL(dpotrs)("L", &k, &one, L->B, &k, L->z, &k, &info FCONE);
@@ -193,8 +192,7 @@ void eb_lr_stats(eb_work *w, eb_point *p)
     if (k > 0) {
         for (int b = 0; b < k; b++)
             for (int a = b; a < k; a++) L->Li[a + (size_t) b * k] = L->B[a + (size_t) b * k];
-        F77_CALL(dtrtri)("L", "N", &k, L->Li, &k, &info FCONE FCONE);
-        R_CheckUserInterrupt();
+        info = eb_trinv_checked(L->Li, k);
         for (int b = 0; b < k; b++)
             for (int a = b; a < k; a++) {
                 double e = L->Li[a + (size_t) b * k];

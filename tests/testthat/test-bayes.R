@@ -92,6 +92,27 @@ test_that("at exit the MacKay fixed point (Eq. 23) holds for every active kernel
   expect_equal(unname(fit$alpha[, act]), outer(s$beta, d[act]), tolerance = 1e-8)
 })
 
+test_that("the blocked inverse of Kbar: J, beta and the traces match R at n = 203", {
+  # four blocks of the sweep and a ragged edge, with the bias kernel (a constant added to Kbar)
+  set.seed(7)
+  n <- 203
+  x <- matrix(rnorm(n * 3), n, 3)
+  y <- sin(2 * x[, 1]) + x[, 2]^2 + rnorm(n, sd = 0.3)
+  K <- feature_kernels(x)
+  fit <- mklearn:::fit_bayes(K, y, "regression", 1, mkl_control(maxiter = 3L, bias = "kernel"),
+                             NULL)
+  d <- fit$info$d
+  d0 <- fit$info$bias_variance
+  expect_gt(d0, 0)
+  K1 <- array(c(K, rep(1, n * n)), c(n, n, 4))
+  s <- mackay_R(c(d, d0), fit$info$sigma2, K1, y)
+  expect_equal(fit$objective, nlml_R(c(d, d0), fit$info$sigma2, K1, y), tolerance = 1e-10)
+  act <- which(d > 0)
+  expect_equal(fit$info$gradient[act], 0.5 * (s$t[act] - s$q[act]), tolerance = 1e-8)
+  expect_equal(fit$info$noise_ratio, s$q_noise / s$t_noise, tolerance = 1e-10)
+  expect_equal(unname(fit$alpha[, act]), outer(s$beta, d[act]), tolerance = 1e-8)
+})
+
 test_that("the marginal likelihood never decreases along the history, with each update rule", {
   dat <- eb_regression(n = 60, seed = 2)
   y <- dat$y - mean(dat$y)
