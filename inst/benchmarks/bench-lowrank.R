@@ -116,10 +116,15 @@ if (length(args) && args[1L] == "case") {
   tp <- proc.time()[["elapsed"]] - t1
   gap <- utils::tail(fit$history$gap, 1L)
   lr <- fit$lowrank
-  cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\t%.2f\n", el, vmhwm(),
+  # MWUMKL: its status, support and training points misclassified outside it
+  num <- function(v) if (is.null(v)) NA_integer_ else as.integer(v)
+  note <- if (method == "mwu") sprintf("status %s, T = %d, support %d, uncovered %d",
+                                       fit$info$status, fit$info$T, num(fit$info$support),
+                                       num(fit$info$uncovered)) else ""
+  cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\t%.2f\t%s\n", el, vmhwm(),
               format(signif(gap, 2)), acc,
               if (is.null(lr)) "NA" else format(signif(max(lr$error), 2)),
-              if (is.null(lr)) "NA" else sum(lr$rank), d$bayes, tp, cf))
+              if (is.null(lr)) "NA" else sum(lr$rank), d$bayes, tp, cf, note))
   quit(save = "no")
 }
 
@@ -164,4 +169,5 @@ for (n in ns) for (m in methods) {
   cat(sprintf("%-8s %-8s %8ss %8ss %8.2fG %9s %8s %9s %7s %7s %9s\n", n, m, r[1L], r[9L],
               as.double(r[2L]) / 1e9, r[3L], r[4L], r[5L], r[6L], r[7L],
               if (r[8L] != "NA") paste0(r[8L], "s") else "-"))
+  if (length(r) >= 10L && nzchar(r[10L])) cat(sprintf("%-8s %-8s %s\n", "", "", r[10L]))
 }
