@@ -166,6 +166,8 @@ static void hand_probe(size_t *off, size_t *extra)
         lr_hand h = { NULL, 0, 0, NULL, NULL };
         R_allocator_t a = { hand_alloc, hand_free, NULL, &h };
         SEXP v = PROTECT(allocVector3(REALSXP, 1024, &a));
+        if (!h.got || (char *) REAL(v) < (char *) h.got)
+            error("the low-rank factors: R's custom allocator was not used");
         o = (size_t) ((char *) REAL(v) - (char *) h.got);
         e = h.asked - 1024 * sizeof(double);
         UNPROTECT(1);
