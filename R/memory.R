@@ -133,12 +133,13 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   do.call(rbind, parts)
 }
 
-# The low-rank store (src/store_lowrank_chol.c) at the rank cap r = min(n, rank): every
-# kernel's raw factor while built (n x r, resident as far as written) and the normalised copy R
-# keeps, the pivot rows (r x r per kernel), the residual diagonals and each thread's column.
+# The low-rank store (src/store_lowrank_chol.c) at the rank cap r = min(n, rank): the factors
+# (resident as far as written), normalised in place and gathered into R's matrix one kernel at a
+# time, the pivot rows (r x r per kernel), the residual diagonals and each thread's column.
 memory_lowrank <- function(add, n, M, nt, ctl) {
   r <- min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
-  add("low-rank factors G (n x r x M) and their raw copy while built", 2 * n * r * M, "kernels")
+  add("low-rank factors G (n x r x M), one kernel's twice while gathered", n * r * (M + 1),
+      "kernels")
   add("pivot rows (r x r x M) and residual diagonals (n x M)", r * r * M + 3 * r * M + n * M,
       "linear")
   add("factorisation column per thread", nt * (n + r), "per_thread")

@@ -116,6 +116,18 @@ fit_mwu <- function(store, y, task, C, control, init) {
     conv <- TRUE
   }
   info$status <- code_name("mwu_status", r$status)
+  # training points the classifier misclassifies outside its support (KKT violations: at the
+  # optimum every point with y f < 1 has alpha > 0); only the final alpha has a support
+  info$support <- sum(a > 0)
+  info$uncovered <- if (refit) NA_integer_ else sum(y * fitted <= 0 & a == 0)
+  if (is.finite(C) && !refit) {
+    why <- mwu_uncovered(info$uncovered, info$support, n, T, control[["ratio"]])
+    if (!is.null(why)) {
+      conv <- FALSE
+      info$status <- "uncovered"
+      info$nonconvergence <- why
+    }
+  }
   if (!is.finite(C)) {
     why <- mwu_no_margin(max(r$s), n, sum(y * fitted <= 0), eps)
     if (!is.null(why)) {
@@ -149,6 +161,23 @@ mwu_infeasible <- function(eps, it, T, C, n) {
           if (is.finite(C)) sprintf("C = %s", format(C / n)) else "hard margin",
           if (is.finite(C)) "a smaller C (a larger ridge 1/C on the kernels' diagonal)" else
             "a finite C (the 2-norm soft margin adds a ridge 1/C to the kernels' diagonal)")
+}
+
+# The soft margin's classifier from T steps has at most 2 T support points. At the optimum every
+# training point with y_j f(x_j) < 1 is a support point, so training points misclassified
+# outside the support (more than 0.5 % of n) mean T was too few for the points the margin needs
+# (many overlapping points at large n: inst/notes/NOTES-mwu.md). Returns NULL or the message,
+# with the ratio that gives room for the support and those points.
+mwu_uncovered <- function(uncovered, support, n, T, ratio) {
+  if (uncovered <= max(5, 0.005 * n)) return(NULL)
+  r2 <- ceiling(ratio * (support + uncovered) / max(1, support))
+  sprintf(paste0("the classifier misclassifies %d training points outside its %d support ",
+                 "points, which an optimum cannot (every margin violator has alpha > 0): ",
+                 "T = %s iterations, each adding at most two support points, are too few for ",
+                 "n = %d. mkl_control(ratio = %s) (or a smaller epsilon) gives more; or fit a ",
+                 "method on the low-rank store (mkl_control(store = \"lowrank\"))"),
+          as.integer(uncovered), as.integer(support), format(T, big.mark = ","), as.integer(n),
+          format(r2))
 }
 
 # The hard margin (C = Inf) asks for a kernel combination that separates the training classes.

@@ -10,6 +10,8 @@
 #include <math.h>
 #include <limits.h>
 #include <string.h>
+#include <stdlib.h>
+#include <R_ext/Rallocators.h>
 
 /* one kernel's raw factor: L (n x rmax, column-major; only its first r columns are written,
    so the pages of the others are never touched), its pivots and residual diagonal d */
@@ -89,11 +91,11 @@ static void fac_steps(const mk_store *s, int m, int rmax, int steps, lr_fac *f, 
     }
 }
 
-/* Kernel m's normalised factor into G (n x r) and its pivot rows into Lp (r x r, lower
-   triangular): trace, G = L / sqrt(s) with s the exact raw trace; centre + trace,
+/* Kernel m's factor normalised in place (f->L) and its pivot rows into Lp (r x r, lower
+   triangular, raw): trace, G = L / sqrt(s) with s the exact raw trace; centre + trace,
    G = (L - 1 lbar') / sqrt(s) with s = trace - n |lbar|^2, the trace of the centred L L' off the
    diagonal and of K on it (equal to the dense scale at full rank). */
-static void fac_normalise(const mk_store *s, const lr_fac *f, double *G, double *Lp, double *lbar,
+static void fac_normalise(const mk_store *s, const lr_fac *f, double *Lp, double *lbar,
                           double *scale)
 {
     int n = s->n, r = f->r;
@@ -112,11 +114,93 @@ static void fac_normalise(const mk_store *s, const lr_fac *f, double *G, double 
     *scale = sc;
     double inv = 1.0 / sqrt(sc);
     for (int k = 0; k < r; k++) {
-        const double *a = f->L + (size_t) k * n;
-        double *g = G + (size_t) k * n, c = lbar[k];
-        for (int i = 0; i < n; i++) g[i] = (a[i] - c) * inv;
-        for (int c2 = 0; c2 < r; c2++) Lp[(size_t) k * r + c2] = a[f->piv[c2]];
+        double *g = f->L + (size_t) k * n, c = lbar[k];
+        for (int c2 = 0; c2 < r; c2++) Lp[(size_t) k * r + c2] = g[f->piv[c2]];
+        for (int i = 0; i < n; i++) g[i] = (g[i] - c) * inv;
     }
+}
+
+/* ------------------------------------------------------------------ one copy of the factors
+   Each kernel's raw factor is malloc'ed at the cap (pages not written stay unresident) and
+   normalised in place; the first kernel's block then grows (realloc: mremap for large blocks,
+   no copy) to hold all factors, the others are copied in and freed one by one, and the block
+   becomes the data of R's matrix through a custom allocator (allocVector3): the peak is the
+   factors once plus one kernel's. An external pointer frees the blocks after an interrupt.
+   inst/notes/NOTES-store.md */
+typedef struct { int M; void **buf; } lr_bufs;
+
+static void bufs_free(SEXP ext)
+{
+    lr_bufs *b = (lr_bufs *) R_ExternalPtrAddr(ext);
+    if (!b) return;
+    for (int m = 0; m < b->M; m++) free(b->buf[m]);
+    free(b->buf);
+    free(b);
+    R_ClearExternalPtr(ext);
+}
+
+/* the allocator's state: the block to hand over (NULL: a probe, which mallocs) and its size,
+   the size R asked for and the block it got */
+typedef struct { void *p; size_t size, asked; void *got; void **owner; } lr_hand;
+
+static void *hand_alloc(R_allocator_t *a, size_t size)
+{
+    lr_hand *h = (lr_hand *) a->data;
+    h->asked = size;
+    if (h->p == NULL) return h->got = malloc(size);
+    if (size > h->size) return NULL;
+    h->got = h->p;
+    h->p = NULL;
+    *h->owner = NULL;                 /* R owns the block from here */
+    return h->got;
+}
+
+static void hand_free(R_allocator_t *a, void *p) { (void) a; free(p); }
+
+/* the offset of a real vector's data in a block of a custom allocator (R's header is in
+   front) and the bytes R asks beyond the data: probed once on a small vector */
+static void hand_probe(size_t *off, size_t *extra)
+{
+    static size_t o = 0, e = 0;
+    if (!o) {
+        lr_hand h = { NULL, 0, 0, NULL, NULL };
+        R_allocator_t a = { hand_alloc, hand_free, NULL, &h };
+        SEXP v = PROTECT(allocVector3(REALSXP, 1024, &a));
+        if (!h.got || (char *) REAL(v) < (char *) h.got)
+            error("the low-rank factors: R's custom allocator was not used");
+        o = (size_t) ((char *) REAL(v) - (char *) h.got);
+        e = h.asked - 1024 * sizeof(double);
+        UNPROTECT(1);
+    }
+    *off = o;
+    *extra = e;
+}
+
+/* The n x R matrix of the normalised factors from the kernels' blocks (data at off in each):
+   kernel 0's block grows to hold all, the others are copied in and freed in turn, and R gets
+   the block as its matrix's data. */
+static SEXP hand_over(lr_bufs *b, const lr_fac *f, const int *goff, int n, size_t off,
+                      size_t extra, SEXP ext)
+{
+    int M = b->M;
+    size_t R = (size_t) goff[M], bytes = (size_t) n * R * sizeof(double);
+    size_t size = off + bytes + (extra > off ? extra - off : 0);
+    void *blk = realloc(b->buf[0], size);
+    if (!blk) error("cannot allocate the low-rank factors (%.1f Gb)", (double) size / 1e9);
+    b->buf[0] = blk;
+    double *g = (double *) ((char *) blk + off);
+    for (int m = 1; m < M; m++) {
+        if (f[m].r) memcpy(g + (size_t) goff[m] * n, f[m].L, (size_t) n * f[m].r * sizeof(double));
+        free(b->buf[m]);
+        b->buf[m] = NULL;
+    }
+    lr_hand h = { blk, size, 0, NULL, b->buf };
+    R_allocator_t a = { hand_alloc, hand_free, NULL, &h };
+    SEXP G = PROTECT(allocVector3(REALSXP, (R_xlen_t) n * R, &a));
+    if ((void *) REAL(G) != (void *) g) memmove(REAL(G), g, bytes);
+    bufs_free(ext);
+    UNPROTECT(1);
+    return G;
 }
 
 /* a new vector set as element nm of the list out (which protects it) */
@@ -142,9 +226,21 @@ SEXP mkc_store_lowrank(SEXP store, SEXP tol, SEXP rank)
     int rmax = asInteger(rank), n = st.n, M = st.M;
     if (!(tl >= 0.0) || rmax == NA_INTEGER || rmax < 1) error("'tol' and 'rank' are invalid");
     if (rmax > n) rmax = n;
+    if (M < 1) error("the factorisation needs at least one kernel");
+    size_t off, extra;
+    hand_probe(&off, &extra);
+    lr_bufs *bb = (lr_bufs *) calloc(1, sizeof(lr_bufs));
+    if (bb) bb->buf = (void **) calloc(M, sizeof(void *));
+    if (!bb || !bb->buf) { free(bb); error("cannot allocate the low-rank factors"); }
+    bb->M = M;
+    SEXP ext = PROTECT(R_MakeExternalPtr(bb, R_NilValue, R_NilValue));
+    R_RegisterCFinalizer(ext, bufs_free);
     lr_fac *f = (lr_fac *) R_alloc(M, sizeof(lr_fac));
     for (int m = 0; m < M; m++) {
-        f[m].L = (double *) R_alloc((size_t) n * rmax, sizeof(double));
+        size_t sz = off + (size_t) n * rmax * sizeof(double);
+        bb->buf[m] = malloc(sz);
+        if (!bb->buf[m]) error("cannot allocate the low-rank factors (%.1f Gb)", sz * 1e-9 * M);
+        f[m].L = (double *) ((char *) bb->buf[m] + off);
         f[m].d = (double *) R_alloc(n, sizeof(double));
         f[m].piv = (int *) R_alloc(rmax, sizeof(int));
     }
@@ -181,11 +277,6 @@ SEXP mkc_store_lowrank(SEXP store, SEXP tol, SEXP rank)
     if (R > INT_MAX) error("the low-rank factors have more than 2^31 columns");
     const char *nm[] = { "G", "goff", "piv", "Lp", "lbar", "scale", "trace", "resid", NULL };
     SEXP out = mk_list_new(nm);
-    SEXP G = new_elt(out, "G", REALSXP, (R_xlen_t) n * R);
-    SEXP dim = PROTECT(allocVector(INTSXP, 2));
-    INTEGER(dim)[0] = n; INTEGER(dim)[1] = (int) R;
-    setAttrib(G, R_DimSymbol, dim);
-    UNPROTECT(1);
     SEXP go = new_elt(out, "goff", INTSXP, M + 1), pv = new_elt(out, "piv", INTSXP, R);
     SEXP Lp = new_elt(out, "Lp", REALSXP, R2), lb = new_elt(out, "lbar", REALSXP, R);
     SEXP sc = new_elt(out, "scale", REALSXP, M), tr = new_elt(out, "trace", REALSXP, M);
@@ -200,15 +291,18 @@ SEXP mkc_store_lowrank(SEXP store, SEXP tol, SEXP rank)
         REAL(rs)[m] = f[m].resid;
     }
     const int *goff = INTEGER(go);
-    double *g = REAL(G), *lp = REAL(Lp), *lbar = REAL(lb), *scale = REAL(sc);
+    double *lp = REAL(Lp), *lbar = REAL(lb), *scale = REAL(sc);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int m = 0; m < M; m++) {
-        fac_normalise(&st, f + m, g + (size_t) goff[m] * n, lp + loff[m], lbar + goff[m],
-                      scale + m);
-    }
-    UNPROTECT(1);
+    for (int m = 0; m < M; m++)
+        fac_normalise(&st, f + m, lp + loff[m], lbar + goff[m], scale + m);
+    SEXP G = hand_over(bb, f, goff, n, off, extra, ext);
+    mk_list_set(out, "G", G);
+    SEXP dim = PROTECT(allocVector(INTSXP, 2));
+    INTEGER(dim)[0] = n; INTEGER(dim)[1] = (int) R;
+    setAttrib(G, R_DimSymbol, dim);
+    UNPROTECT(3);
     return out;
 }
 

@@ -7,11 +7,16 @@
 # sigma = 2^(1, 1.5, ..., 5.5) (a 30-kernel set on Adult: the widths 2^(0, 0.25, ..., 7.25)).
 # Each case runs in a fresh Rscript, niced, with nthreads = 1 unless given, and prints: the whole
 # mkl() call's elapsed and CPU time (the CPU time is what a shared machine does not distort;
-# the fit's, without predict), the peak memory of its process (VmHWM, /proc/self/status, the R process
-# included), the last relative duality gap, the held-out accuracy, and the low-rank store's
+# the fit's, without predict), the peak memory of its process (VmHWM, /proc/self/status, the R
+# process included), the last relative duality gap, the held-out accuracy, and the low-rank store's
 # approximation (the largest relative residual trace over the kernels, the total rank).
 # Usage: Rscript bench-lowrank.R [n ...] [--data=twonorm|ringnorm|adult] [--methods=a,b]
-#          [--rank=r] [--tol=t] [--threads=k] [--timeout=s]
+#          [--rank=r] [--tol=t] [--threads=k] [--timeout=s] [--kernels=k] [--memory=bytes]
+# --kernels=k: k Gaussian widths sigma = 2^seq(1, 5.5, length.out = k) instead of the 10;
+# --memory: mkl_control(memory = ) (the budget the fit's predicted peak is checked against).
+# "e1071-tuned": e1071's RBF SVM with cost and gamma chosen on a hold-out third of the training
+# split (tune.svm, cost 1, 4, gamma 0.5, 2 times 1 / p), refitted on all of it; its time is the
+# tuning's and the refit's. SpicyMKL runs with the hinge loss.
 # Defaults: n = 10000 100000, twonorm, "store" (the factorisation alone), the registered
 # methods, e1071 and mwu. Methods not registered on the low-rank store may be named in
 # --methods: they run on it through the generic (n x n) paths. Measurements:
@@ -52,18 +57,29 @@ vmhwm <- function() {
 }
 
 if (length(args) && args[1L] == "case") {
-  # one case: case <data> <n> <method> <threads> <rank> <tol>
+  # one case: case <data> <n> <method> <threads> <rank> <tol> <kernels> <memory>
   data <- args[2L]; n <- as.integer(args[3L]); method <- args[4L]; nt <- as.integer(args[5L])
-  rank <- as.integer(args[6L]); tol <- as.double(args[7L])
+  rank <- as.integer(args[6L]); tol <- as.double(args[7L]); nk <- as.integer(args[8L])
+  mem <- as.double(args[9L])
   suppressPackageStartupMessages(library(mklearn))
   d <- make_data(data, n)
   if (is.null(d)) { cat("RESULT\tskipped: arules is not installed\n"); quit(save = "no") }
-  sig <- if (data == "adult") 2^seq(0, 7.25, by = 0.25) else 2^seq(1, 5.5, by = 0.5)
+  sig <- if (data == "adult") 2^seq(0, 7.25, by = 0.25) else if (nk == 10L)
+    2^seq(1, 5.5, by = 0.5) else 2^seq(1, 5.5, length.out = nk)
   t0 <- proc.time()[["elapsed"]]
   cpu <- function() sum(proc.time()[c("user.self", "sys.self")])
   c0 <- cpu()
-  if (method == "e1071") {
-    fit <- e1071::svm(d$x, factor(d$y), kernel = "radial", cost = 1, scale = TRUE)
+  if (method %in% c("e1071", "e1071-tuned")) {
+    keep <- apply(d$x, 2L, stats::sd) > 0   # constant one-hot columns: scale() would divide by 0
+    d$x <- d$x[, keep, drop = FALSE]; d$xt <- d$xt[, keep, drop = FALSE]
+    fit <- if (method == "e1071") e1071::svm(d$x, factor(d$y), kernel = "radial", cost = 1) else {
+      p <- ncol(d$x)
+      tn <- e1071::tune.svm(d$x, factor(d$y), kernel = "radial", cost = c(1, 4),
+                            gamma = c(0.5, 2) / p,
+                            tunecontrol = e1071::tune.control(sampling = "fix", fix = 2 / 3))
+      e1071::svm(d$x, factor(d$y), kernel = "radial", cost = tn$best.parameters$cost,
+                 gamma = tn$best.parameters$gamma)
+    }
     el <- proc.time()[["elapsed"]] - t0
     acc <- mean(as.character(predict(fit, d$xt)) == as.character(d$yt))
     cat(sprintf("RESULT\t%.2f\t%.0f\tNA\t%.4f\tNA\tNA\t%.4f\tNA\t%.2f\n", el, vmhwm(), acc,
@@ -84,7 +100,10 @@ if (length(args) && args[1L] == "case") {
   }
   ctl <- if (method == "mwu") mkl_control(nthreads = nt, store = "fly") else
     mkl_control(nthreads = nt, store = "lowrank", rank = rank, lowrank_tol = tol)
-  fit <- tryCatch(suppressWarnings(mkl(d$x, d$y, kernels = ks, method = method, control = ctl)),
+  if (!is.na(mem)) ctl$memory <- mem
+  loss <- if (method == "spicy") "hinge" else NULL
+  fit <- tryCatch(suppressWarnings(mkl(d$x, d$y, kernels = ks, method = method, control = ctl,
+                                       loss = loss)),
                   error = function(e) conditionMessage(e))
   el <- proc.time()[["elapsed"]] - t0
   cf <- cpu() - c0
@@ -97,10 +116,15 @@ if (length(args) && args[1L] == "case") {
   tp <- proc.time()[["elapsed"]] - t1
   gap <- utils::tail(fit$history$gap, 1L)
   lr <- fit$lowrank
-  cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\t%.2f\n", el, vmhwm(),
+  # MWUMKL: its status, support and training points misclassified outside it
+  num <- function(v) if (is.null(v)) NA_integer_ else as.integer(v)
+  note <- if (method == "mwu") sprintf("status %s, T = %d, support %d, uncovered %d",
+                                       fit$info$status, fit$info$T, num(fit$info$support),
+                                       num(fit$info$uncovered)) else ""
+  cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\t%.2f\t%s\n", el, vmhwm(),
               format(signif(gap, 2)), acc,
               if (is.null(lr)) "NA" else format(signif(max(lr$error), 2)),
-              if (is.null(lr)) "NA" else sum(lr$rank), d$bayes, tp, cf))
+              if (is.null(lr)) "NA" else sum(lr$rank), d$bayes, tp, cf, note))
   quit(save = "no")
 }
 
@@ -120,17 +144,20 @@ nt <- as.integer(opt("threads", "1"))
 rank <- as.integer(opt("rank", "200"))
 tol <- as.double(opt("tol", "1e-3"))
 tmo <- as.integer(opt("timeout", "900"))
+nk <- as.integer(opt("kernels", "10"))
+mem <- opt("memory", "NA")
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
 
-cat(sprintf(paste0("%s, 10 Gaussian kernels (Adult: 30), low-rank store rank <= %d, ",
+cat(sprintf(paste0("%s, %d Gaussian kernels (Adult: 30), low-rank store rank <= %d, ",
                    "lowrank_tol = %g, %d thread(s); registered on the low-rank store: %s\n"),
-            data, rank, tol, nt, if (length(registered)) paste(registered, collapse = ", ") else
+            data, nk, rank, tol, nt, if (length(registered)) paste(registered, collapse = ", ") else
               "none"))
 cat(sprintf("%-8s %-8s %9s %9s %9s %9s %8s %9s %7s %7s %9s\n", "n", "method", "time", "cpu",
             "peak", "gap", "accuracy", "lr_error", "rank", "bayes", "predict"))
 for (n in ns) for (m in methods) {
   out <- suppressWarnings(system2("timeout", c(tmo, "nice", "-n", "10", "Rscript", script, "case",
-                                               data, if (is.na(n)) 0L else n, m, nt, rank, tol),
+                                               data, if (is.na(n)) 0L else n, m, nt, rank, tol, nk,
+                                               mem),
                                   stdout = TRUE, stderr = FALSE))
   res <- grep("^RESULT", out, value = TRUE)
   if (!length(res)) {
@@ -142,4 +169,5 @@ for (n in ns) for (m in methods) {
   cat(sprintf("%-8s %-8s %8ss %8ss %8.2fG %9s %8s %9s %7s %7s %9s\n", n, m, r[1L], r[9L],
               as.double(r[2L]) / 1e9, r[3L], r[4L], r[5L], r[6L], r[7L],
               if (r[8L] != "NA") paste0(r[8L], "s") else "-"))
+  if (length(r) >= 10L && nzchar(r[10L])) cat(sprintf("%-8s %-8s %s\n", "", "", r[10L]))
 }

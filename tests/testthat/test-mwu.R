@@ -404,3 +404,28 @@ test_that("every finite C gives a fit, bracketed by the dual at the returned wei
     }
   }
 })
+
+test_that("too few iterations for the overlapping points: a warning naming the ratio", {
+  # twonorm (Bayes error 2.3 %) at a large epsilon: T = 24 steps give at most 48 support points,
+  # fewer than the overlapping points the margin needs; the advised ratio restores the fit
+  set.seed(3)
+  d <- mlbench::mlbench.twonorm(4000, d = 20)
+  y <- ifelse(d$classes == 1, -1, 1)
+  tr <- 1:2000
+  ks <- kernel_set(rbf_kernel(c(4, 8)))
+  ctl <- mkl_control(nthreads = 1)
+  expect_warning(f <- mkl(d$x[tr, ], y[tr], kernels = ks, method = "mwu", epsilon = 0.8,
+                          control = ctl),
+                 paste0("misclassifies [0-9]+ training points outside its [0-9]+ support points.*",
+                        "T = 24 iterations.*mkl_control\\(ratio = [0-9]+\\)"))
+  expect_false(f$converged)
+  expect_identical(f$info$status, "uncovered")
+  expect_gt(f$info$uncovered, 10)
+  r2 <- as.numeric(sub(".*ratio = ([0-9]+).*", "\\1", f$info$nonconvergence))
+  expect_no_warning(f2 <- mkl(d$x[tr, ], y[tr], kernels = ks, method = "mwu", epsilon = 0.8,
+                              control = mkl_control(nthreads = 1, ratio = r2)))
+  expect_identical(f2$info$status, "done")
+  acc <- function(f) mean(predict(f, d$x[-tr, ]) == y[-tr])
+  expect_gt(acc(f2), acc(f) + 0.01)
+  expect_null(mklearn:::mwu_uncovered(10, 100, 2000, 50, 1))
+})

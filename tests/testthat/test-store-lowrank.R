@@ -229,7 +229,8 @@ test_that("the low-rank settings and the methods that refuse the store are refus
                   nthreads = 1, control = mkl_control(rank = 50))
   expect_identical(m$store, c("dense", "lowrank", "dense", "lowrank"))
   expect_false("mwu" %in% mkl_memory(1000, 10, store = "lowrank", nthreads = 1)$method)
-  expect_equal(m$kernels[m$method == "uniform" & m$store == "lowrank"], 8 * 2 * 1000 * 50 * 10)
+  # the factors once (normalised in place, handed to R), plus one kernel's while gathered
+  expect_equal(m$kernels[m$method == "uniform" & m$store == "lowrank"], 8 * 1000 * 50 * 11)
 })
 
 test_that("store = 'auto' picks the low-rank store for a method registered on it, with a message", {
@@ -270,4 +271,19 @@ test_that("case weights are refused on the low-rank store", {
   expect_error(mkl(x, y, kernels = ks, method = "simple", weights = w,
                    control = mkl_control(store = "lowrank")),
                "case weights .* not supported on the low-rank store")
+})
+
+test_that("the factors handed to R (src/store_lowrank_chol.c) behave as any R matrix", {
+  set.seed(9)
+  x <- matrix(rnorm(300 * 2), 300)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1)), 2, NULL)
+  lr <- mklearn:::lowrank_train(rk, x, tol = 0, rank = 300L)
+  G <- lr$G
+  G2 <- G
+  G2[1, 1] <- G2[1, 1] + 1
+  expect_identical(dim(G), c(300L, sum(lr$factors$rank)))
+  expect_equal(G2[1, 1] - G[1, 1], 1)
+  rm(lr, G2)
+  invisible(gc())
+  expect_true(identical(G, mklearn:::lowrank_train(rk, x, tol = 0, rank = 300L)$G))
 })
