@@ -643,7 +643,8 @@ new_mkl <- function(res, base, C, store, call, timing) {
                 learned_nothing = nothing, lowrank = lowrank,
                 degenerate = if (is.null(nothing))
                   degenerate_note(fitted, act, w, alpha, store, base, C)))
-  if (obj$task == "classification") obj$platt <- platt_fit(fitted, base$y, obj$loss)
+  if (obj$task == "classification")
+    obj$platt <- platt_fit(fitted, base$y, obj$loss, base$case_weights)
   class(obj) <- "mkl"
   obj
 }

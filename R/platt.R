@@ -43,12 +43,17 @@ platt_warm <- function(fit, tr) {
 # internal cross-validation: per fold, the solver on the training part of the store (its
 # principal submatrix) at each C, warm-started from the fit on all the data; the held-out
 # decision values read the whole store through the fold's coefficients (zero on the held-out
-# rows). Returns an n x length(C) matrix, or a character reason when it cannot run.
+# rows). Returns an n x length(C) matrix, or a character reason when it cannot run. Case
+# weights (ctl$case_weights): each fold fit gets those of its rows, and C's conversion their
+# total; rows of weight 0 count for nothing in the class check and the sigmoid.
 platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
-  if (min(table(y)) < .platt_nfolds)
+  cw <- ctl$case_weights
+  if (min(table(factor(if (is.null(cw)) y else y[cw > 0], c(-1, 1)))) < .platt_nfolds)
     return(sprintf("fewer than %d points of a class", .platt_nfolds))
   n <- length(y)
-  foldid <- with_seed(.platt_seed, make_folds(y, .platt_nfolds, TRUE))
+  # with weights, the rows of weight 0 are spread over the folds as a class of their own
+  strata <- if (is.null(cw)) y else ifelse(cw > 0, y, 0)
+  foldid <- with_seed(.platt_seed, make_folds(strata, .platt_nfolds, TRUE))
   ctl$verbose <- FALSE
   old <- progress_quiet()
   on.exit(progress_restore(old))
@@ -57,8 +62,9 @@ platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
     tr <- which(foldid != k)
     out <- foldid == k
     st <- subset_store(store, tr)
+    if (!is.null(cw)) ctl$case_weights <- cw[tr]
     for (j in seq_along(C)) {
-      Cs <- solver_C(base$method, C[j], base$kscale, length(tr))
+      Cs <- solver_C(base$method, C[j], base$kscale, if (is.null(cw)) length(tr) else sum(cw[tr]))
       res <- tryCatch(suppressWarnings(fitfun(st, y[tr], "classification", Cs, ctl,
                                               platt_warm(fits[[j]], tr))),
                       error = function(e) e)
@@ -94,11 +100,11 @@ platt_path <- function(fits, fitfun, store, y, C, ctl, base) {
   for (j in seq_along(fits)) {
     f <- fits[[j]]
     if (is.matrix(dv)) {
-      f$platt <- platt_fit(dv[, j], y, f$loss)
+      f$platt <- platt_fit(dv[, j], y, f$loss, ctl$case_weights)
       f$platt_method <- "cv"
       f$timing <- c(f$timing, platt = t_cv)
     } else {
-      f$platt <- platt_fit(f$fitted, y, f$loss)
+      f$platt <- platt_fit(f$fitted, y, f$loss, ctl$case_weights)
       f$platt_method <- if (identical(base$loss, "logistic")) "logistic" else
         if (is.character(dv)) paste0("train (", dv, ")") else "train"
     }
