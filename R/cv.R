@@ -85,7 +85,9 @@
 #'   several C with the same loss, the most regularised, as glmnet does: the smallest C, since
 #'   a smaller C regularises more for every method), `C.1se` (the most regularised C whose loss
 #'   is within one standard error of the minimum: the smallest such C), `fit`
-#'   (the path on all data; its call is the [mkl()] call that refits it), `foldid`, `name`,
+#'   (the path on all data; its call is the [mkl()] call that refits it; with `platt = "cv"`
+#'   in [mkl_control()], its probabilities are Platt's sigmoid on the held-out decision values
+#'   of these folds rather than of internal ones, so the refit's differ), `foldid`, `name`,
 #'   `nonconverged` (per C, the number of folds whose fit did not converge), `learned_nothing`
 #'   and `degenerate` (per C, the number of folds whose fit learned nothing or generalises
 #'   nothing), `path_flags` (per C, whether the fit on all the data did), `n_foldfits`
@@ -269,9 +271,11 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   }
   tick <- mk_progressor(1L + if (is.null(foldid)) nfolds else length(unique(foldid)))
   old <- progress_quiet()
-  fit <- with_screen(screen, tryCatch(muffle_fit_notes(if (is.null(formula))
-    mkl(x, y, C = C, ...) else mkl(formula, data = data, C = C, ...)),
+  # the path's probabilities are calibrated below on the folds' held-out decision values
+  fit <- with_screen(screen, tryCatch(muffle_fit_notes(with_platt_deferred(if (is.null(formula))
+    mkl(x, y, C = C, ...) else mkl(formula, data = data, C = C, ...))),
     finally = progress_restore(old)))
+  calibrate <- platt_deferred(fit)
   if (!is.null(K)) K <- as_kernel_array(K, test = TRUE)
   tick("the path on all the data")
   f1 <- fit$fits[[1]]
@@ -291,7 +295,16 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   xm <- if (is.null(x) || is.data.frame(x)) x else as.matrix(x)
   args$control <- worker_control(args$control)
   res <- mk_lapply(folds, cv_fold, x = xm, y = y, yv = yv, foldid = foldid, C = C,
-                   args = args, measure = type.measure, tick = tick, K = K, screen = screen)
+                   args = args, measure = type.measure, tick = tick, K = K, screen = screen,
+                   link = calibrate)
+  if (calibrate) {     # held-out decision values per C: rows by fold, a column per problem
+    dv <- lapply(seq_along(C), function(j) {
+      m <- matrix(NA_real_, n, NCOL(res[[1L]]$link[[j]]))
+      for (i in seq_along(folds)) m[foldid == folds[i], ] <- res[[i]]$link[[j]]
+      m
+    })
+    fit <- platt_from_folds(fit, dv)
+  }
   per_fold <- matrix(vapply(res, `[[`, numeric(length(C)), "measure"), nrow = length(C))
   conv <- matrix(vapply(res, `[[`, logical(length(C)), "converged"), nrow = length(C))
   nonconv <- as.integer(rowSums(!conv))    # per C, the folds whose fit did not converge
@@ -344,7 +357,8 @@ check_fold_classes <- function(yv, foldid, folds, measure) {
 # One fold: the path fitted on the training part, the held-out measure, convergence and the
 # notes (learned nothing, generalises nothing) per C. Warnings of the fold fits are not passed
 # on one by one: they are counted (and reported once by cv.mkl).
-cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, screen = NULL) {
+cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, screen = NULL,
+                    link = FALSE) {
   old <- progress_quiet()
   on.exit(progress_restore(old))
   out <- foldid == k
@@ -375,6 +389,9 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, scree
               converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE),
               learned_nothing = vapply(fk$fits, fit_flag, TRUE, "learned_nothing"),
               degenerate = vapply(fk$fits, fit_flag, TRUE, "degenerate"))
+  if (link)            # the held-out decision values, for the probabilities of the path
+    res$link <- lapply(fk$fits, function(f)
+      as.matrix(stats::predict(f, xo, type = "link", newkernels = Kt)))
   tick(sprintf("fold %s", format(k)))
   res
 }
