@@ -276,6 +276,7 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
     mkl(x, y, C = C, ...) else mkl(formula, data = data, C = C, ...))),
     finally = progress_restore(old)))
   calibrate <- platt_deferred(fit)
+  warm <- fold_warm_states(fit)
   if (!is.null(K)) K <- as_kernel_array(K, test = TRUE)
   tick("the path on all the data")
   f1 <- fit$fits[[1]]
@@ -296,7 +297,7 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   args$control <- worker_control(args$control)
   res <- mk_lapply(folds, cv_fold, x = xm, y = y, yv = yv, foldid = foldid, C = C,
                    args = args, measure = type.measure, tick = tick, K = K, screen = screen,
-                   link = calibrate)
+                   link = calibrate, warm = warm)
   if (calibrate) {     # held-out decision values per C: rows by fold, a column per problem
     dv <- lapply(seq_along(C), function(j) {
       m <- matrix(NA_real_, n, NCOL(res[[1L]]$link[[j]]))
@@ -358,7 +359,7 @@ check_fold_classes <- function(yv, foldid, folds, measure) {
 # notes (learned nothing, generalises nothing) per C. Warnings of the fold fits are not passed
 # on one by one: they are counted (and reported once by cv.mkl).
 cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, screen = NULL,
-                    link = FALSE) {
+                    link = FALSE, warm = NULL) {
   old <- progress_quiet()
   on.exit(progress_restore(old))
   out <- foldid == k
@@ -382,7 +383,7 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, scree
   }
   # the regression-on-whole-numbers message was given once, by the fit on all the data
   fk <- with_screen(screen, withCallingHandlers(
-    suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args))),
+    suppressWarnings(with_fold_warm(warm, do.call(mkl, c(list(xt, y[!out], C = C), args)))),
     mklearn_task_message = function(m) invokeRestart("muffleMessage")))
   res <- list(measure = vapply(fk$fits, fold_measure, 1, newx = xo, yv = yv[out],
                                measure = measure, newkernels = Kt, w = wo),
@@ -394,6 +395,36 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, scree
       as.matrix(stats::predict(f, xo, type = "link", newkernels = Kt)))
   tick(sprintf("fold %s", format(k)))
   res
+}
+
+# The first fit of each fold's path starts from the kernel weights of the path on all the data
+# at the same C (SVM family: a fit from uniform weights takes most of a fold's time; see
+# NOTES-model.md). States per binary problem by name ("binary" for a binary fit), read by
+# fold_warm_state() when a fit has no other start.
+.fold_warm <- new.env(parent = emptyenv())
+
+fold_warm_states <- function(fit) {
+  f1 <- fit$fits[[1L]]
+  if (!(f1$method %in% c("simple", "hessian", "lp"))) return(NULL)
+  bins <- if (inherits(f1, "mkl_multi")) f1$fits else list(binary = f1)
+  lapply(bins, function(b) {
+    w <- restore_state(b)$weights
+    if (length(w) && all(is.finite(w)) && sum(w) > 0) list(weights = w)
+  })
+}
+
+with_fold_warm <- function(warm, expr) {
+  old <- .fold_warm$states
+  .fold_warm$states <- warm
+  on.exit(.fold_warm$states <- old)
+  expr
+}
+
+# The start of the first fit of problem `name` on M kernels inside a fold (NULL: none, or the
+# fold's kernel set differs, as screening may leave it).
+fold_warm_state <- function(name, M) {
+  st <- .fold_warm$states[[name]]
+  if (is.null(st) || length(st$weights) != M) NULL else st
 }
 
 # The control of a fold fit: Platt's sigmoid on the training decision values (mkl_control(platt

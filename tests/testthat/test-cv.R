@@ -378,3 +378,36 @@ test_that("cv.mkl calibrates the path on all the data with its own folds' decisi
   cvt <- cv.mkl(d$x, d$y, kernels = ks, C = C, foldid = fid, control = train)
   expect_identical(cvt$fit$fits[[1]]$platt_method, "train")
 })
+
+test_that("each fold's first fit starts from the weights of the path on all the data", {
+  x <- as.matrix(iris[, 1:4])
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1:2))
+  C <- c(10, 1)
+  foldid <- rep(1:3, 50)
+  rec <- new.env()
+  rec$starts <- list()
+  suppressMessages(trace("fold_warm_state", exit = bquote(assign(
+    "starts", c(.(rec)$starts, list(returnValue())), envir = .(rec))), print = FALSE,
+    where = asNamespace("mklearn")))
+  on.exit(suppressMessages(untrace("fold_warm_state", where = asNamespace("mklearn"))))
+  cv <- cv.mkl(x, iris$Species, kernels = ks, method = "hessian", C = C, foldid = foldid)
+  starts <- Filter(Negate(is.null), rec$starts)
+  expect_length(starts, 9L)                    # three folds, three problems
+  full <- lapply(cv$fit$fits[[1]]$fits, function(f) mklearn:::restore_state(f)$weights)
+  expect_equal(lapply(starts[1:3], `[[`, "weights"), unname(full))
+  # the same held-out losses as cold-started folds, fitted here by mkl() itself
+  err <- sapply(1:3, function(k) {
+    f <- mkl(x[foldid != k, ], iris$Species[foldid != k], kernels = ks, method = "hessian",
+             C = C, control = mkl_control(platt = "train"))
+    sapply(f$fits, function(fj) mean(predict(fj, x[foldid == k, ]) != iris$Species[foldid == k]))
+  })
+  expect_equal(cv$cvm, rowMeans(err))
+  # binary: one start per fold; SpicyMKL's state is per row: no start
+  d <- two_class(60, 3, seed = 4)
+  rec$starts <- list()
+  cvb <- cv.mkl(d$x, d$y, kernels = ks, method = "simple", C = C, foldid = rep(1:3, 20))
+  expect_length(Filter(Negate(is.null), rec$starts), 3L)
+  rec$starts <- list()
+  cvs <- cv.mkl(d$x, d$y, kernels = ks, method = "spicy", C = C, foldid = rep(1:3, 20))
+  expect_length(Filter(Negate(is.null), rec$starts), 0L)
+})
