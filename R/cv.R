@@ -409,7 +409,7 @@ fold_warm_states <- function(fit) {
   bins <- if (inherits(f1, "mkl_multi")) f1$fits else list(binary = f1)
   lapply(bins, function(b) {
     w <- restore_state(b)$weights
-    if (length(w) && all(is.finite(w)) && sum(w) > 0) list(weights = w)
+    if (length(w) && all(is.finite(w)) && sum(w) > 0) list(weights = w, labels = b$labels)
   })
 }
 
@@ -420,11 +420,11 @@ with_fold_warm <- function(warm, expr) {
   expr
 }
 
-# The start of the first fit of problem `name` on M kernels inside a fold (NULL: none, or the
-# fold's kernel set differs, as screening may leave it).
-fold_warm_state <- function(name, M) {
+# The start of the first fit of problem `name` on the kernels `labels` inside a fold (NULL:
+# none, or the fold's kernel set differs, as screening may leave it).
+fold_warm_state <- function(name, labels) {
   st <- .fold_warm$states[[name]]
-  if (is.null(st) || length(st$weights) != M) NULL else st
+  if (is.null(st) || !identical(st$labels, labels)) NULL else list(weights = st$weights)
 }
 
 # The control of a fold fit: Platt's sigmoid on the training decision values (mkl_control(platt

@@ -62,7 +62,7 @@ fit_multiclass_problem <- function(pb, fitfun, store, C, ctl, base, cl, t_kernel
   b <- base
   b$y <- pb$y
   b$classes <- factor(c(pb$negative, pb$positive), levels = c(pb$negative, pb$positive))
-  warm <- fold_warm_state(pb$name, base$M)   # inside cv.mkl()'s folds (R/cv.R)
+  warm <- fold_warm_state(pb$name, base$labels)   # inside cv.mkl()'s folds (R/cv.R)
   if (is.null(pb$rows))
     return(fit_store_path(fitfun, store, pb$y, C, ctl, b, warm, cl, t_kernels, pb$what, tick,
                           quiet = TRUE))
