@@ -85,7 +85,9 @@
 #'   several C with the same loss, the most regularised, as glmnet does: the smallest C, since
 #'   a smaller C regularises more for every method), `C.1se` (the most regularised C whose loss
 #'   is within one standard error of the minimum: the smallest such C), `fit`
-#'   (the path on all data; its call is the [mkl()] call that refits it), `foldid`, `name`,
+#'   (the path on all data; its call is the [mkl()] call that refits it; with `platt = "cv"`
+#'   in [mkl_control()], its probabilities are Platt's sigmoid on the held-out decision values
+#'   of these folds rather than of internal ones, so the refit's differ), `foldid`, `name`,
 #'   `nonconverged` (per C, the number of folds whose fit did not converge), `learned_nothing`
 #'   and `degenerate` (per C, the number of folds whose fit learned nothing or generalises
 #'   nothing), `path_flags` (per C, whether the fit on all the data did), `n_foldfits`
@@ -269,9 +271,12 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   }
   tick <- mk_progressor(1L + if (is.null(foldid)) nfolds else length(unique(foldid)))
   old <- progress_quiet()
-  fit <- with_screen(screen, tryCatch(muffle_fit_notes(if (is.null(formula))
-    mkl(x, y, C = C, ...) else mkl(formula, data = data, C = C, ...)),
+  # the path's probabilities are calibrated below on the folds' held-out decision values
+  fit <- with_screen(screen, tryCatch(muffle_fit_notes(with_platt_deferred(if (is.null(formula))
+    mkl(x, y, C = C, ...) else mkl(formula, data = data, C = C, ...))),
     finally = progress_restore(old)))
+  calibrate <- platt_deferred(fit)
+  warm <- fold_warm_states(fit)
   if (!is.null(K)) K <- as_kernel_array(K, test = TRUE)
   tick("the path on all the data")
   f1 <- fit$fits[[1]]
@@ -291,7 +296,16 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   xm <- if (is.null(x) || is.data.frame(x)) x else as.matrix(x)
   args$control <- worker_control(args$control)
   res <- mk_lapply(folds, cv_fold, x = xm, y = y, yv = yv, foldid = foldid, C = C,
-                   args = args, measure = type.measure, tick = tick, K = K, screen = screen)
+                   args = args, measure = type.measure, tick = tick, K = K, screen = screen,
+                   link = calibrate, warm = warm)
+  if (calibrate) {     # held-out decision values per C: rows by fold, a column per problem
+    dv <- lapply(seq_along(C), function(j) {
+      m <- matrix(NA_real_, n, NCOL(res[[1L]]$link[[j]]))
+      for (i in seq_along(folds)) m[foldid == folds[i], ] <- res[[i]]$link[[j]]
+      m
+    })
+    fit <- platt_from_folds(fit, dv)
+  }
   per_fold <- matrix(vapply(res, `[[`, numeric(length(C)), "measure"), nrow = length(C))
   conv <- matrix(vapply(res, `[[`, logical(length(C)), "converged"), nrow = length(C))
   nonconv <- as.integer(rowSums(!conv))    # per C, the folds whose fit did not converge
@@ -344,7 +358,8 @@ check_fold_classes <- function(yv, foldid, folds, measure) {
 # One fold: the path fitted on the training part, the held-out measure, convergence and the
 # notes (learned nothing, generalises nothing) per C. Warnings of the fold fits are not passed
 # on one by one: they are counted (and reported once by cv.mkl).
-cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, screen = NULL) {
+cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, screen = NULL,
+                    link = FALSE, warm = NULL) {
   old <- progress_quiet()
   on.exit(progress_restore(old))
   out <- foldid == k
@@ -368,15 +383,48 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, scree
   }
   # the regression-on-whole-numbers message was given once, by the fit on all the data
   fk <- with_screen(screen, withCallingHandlers(
-    suppressWarnings(do.call(mkl, c(list(xt, y[!out], C = C), args))),
+    suppressWarnings(with_fold_warm(warm, do.call(mkl, c(list(xt, y[!out], C = C), args)))),
     mklearn_task_message = function(m) invokeRestart("muffleMessage")))
   res <- list(measure = vapply(fk$fits, fold_measure, 1, newx = xo, yv = yv[out],
                                measure = measure, newkernels = Kt, w = wo),
               converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE),
               learned_nothing = vapply(fk$fits, fit_flag, TRUE, "learned_nothing"),
               degenerate = vapply(fk$fits, fit_flag, TRUE, "degenerate"))
+  if (link)            # the held-out decision values, for the probabilities of the path
+    res$link <- lapply(fk$fits, function(f)
+      as.matrix(stats::predict(f, xo, type = "link", newkernels = Kt)))
   tick(sprintf("fold %s", format(k)))
   res
+}
+
+# The first fit of each fold's path starts from the kernel weights of the path on all the data
+# at the same C (SVM family: a fit from uniform weights takes most of a fold's time; see
+# NOTES-model.md). States per binary problem by name ("binary" for a binary fit), read by
+# fold_warm_state() when a fit has no other start.
+.fold_warm <- new.env(parent = emptyenv())
+
+fold_warm_states <- function(fit) {
+  f1 <- fit$fits[[1L]]
+  if (!(f1$method %in% c("simple", "hessian", "lp"))) return(NULL)
+  bins <- if (inherits(f1, "mkl_multi")) f1$fits else list(binary = f1)
+  lapply(bins, function(b) {
+    w <- restore_state(b)$weights
+    if (length(w) && all(is.finite(w)) && sum(w) > 0) list(weights = w, labels = b$labels)
+  })
+}
+
+with_fold_warm <- function(warm, expr) {
+  old <- .fold_warm$states
+  .fold_warm$states <- warm
+  on.exit(.fold_warm$states <- old)
+  expr
+}
+
+# The start of the first fit of problem `name` on the kernels `labels` inside a fold (NULL:
+# none, or the fold's kernel set differs, as screening may leave it).
+fold_warm_state <- function(name, labels) {
+  st <- .fold_warm$states[[name]]
+  if (is.null(st) || !identical(st$labels, labels)) NULL else list(weights = st$weights)
 }
 
 # The control of a fold fit: Platt's sigmoid on the training decision values (mkl_control(platt

@@ -475,7 +475,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
                standardize = if (is.null(std)) NULL else std[c("center", "scale")],
                y = yc$y, classes = yc$classes, nobs = n, M = M, case_weights = cw,
                class_weights = if (!is.null(class.weights)) class.weights)
-  state <- if (is.null(init)) NULL else restore_state(init)
+  state <- if (is.null(init)) fold_warm_state("binary", base$labels) else restore_state(init)
   # C on the scale of unit-diagonal kernels, converted for the solver in one place (R/cscale.R)
   # with case weights, the weighted mean diagonal: a row of weight 2 counts as two rows
   kscale <- if (is.null(cw)) kernel_scale(store) else .Call(C_case_kscale, store, cw)
@@ -643,7 +643,8 @@ new_mkl <- function(res, base, C, store, call, timing) {
                 learned_nothing = nothing, lowrank = lowrank,
                 degenerate = if (is.null(nothing))
                   degenerate_note(fitted, act, w, alpha, store, base, C)))
-  if (obj$task == "classification") obj$platt <- platt_fit(fitted, base$y, obj$loss)
+  if (obj$task == "classification")
+    obj$platt <- platt_fit(fitted, base$y, obj$loss, base$case_weights)
   class(obj) <- "mkl"
   obj
 }

@@ -62,15 +62,16 @@ fit_multiclass_problem <- function(pb, fitfun, store, C, ctl, base, cl, t_kernel
   b <- base
   b$y <- pb$y
   b$classes <- factor(c(pb$negative, pb$positive), levels = c(pb$negative, pb$positive))
+  warm <- fold_warm_state(pb$name, base$labels)   # inside cv.mkl()'s folds (R/cv.R)
   if (is.null(pb$rows))
-    return(fit_store_path(fitfun, store, pb$y, C, ctl, b, NULL, cl, t_kernels, pb$what, tick,
+    return(fit_store_path(fitfun, store, pb$y, C, ctl, b, warm, cl, t_kernels, pb$what, tick,
                           quiet = TRUE))
   b$nobs <- length(pb$rows)
   if (!is.null(ctl$case_weights)) {     # the pair's rows of the case weights
     ctl$case_weights <- ctl$case_weights[pb$rows]
     b$case_weights <- ctl$case_weights
   }
-  fits <- fit_store_path(fitfun, subset_store(store, pb$rows), pb$y, C, ctl, b, NULL, cl,
+  fits <- fit_store_path(fitfun, subset_store(store, pb$rows), pb$y, C, ctl, b, warm, cl,
                          t_kernels, pb$what, tick, quiet = TRUE)
   lapply(fits, function(f) {
     if (is_outer_alpha(f$alpha)) {

@@ -1,18 +1,21 @@
-# Multiclass accuracy where a tuned single Gaussian wins: mlbench's Vehicle (846 x 18, four
-# classes), Glass (214 x 9, six classes) and iris, 80/20 splits (seeded). Beside each other in
-# the same run, on the same training rows:
+# Accuracy where a tuned single Gaussian wins, and the time of cv.mkl() against tune.svm:
+# mlbench's Vehicle (846 x 18, four classes), Glass (214 x 9, six classes), iris, and the binary
+# Sonar, Ionosphere and BreastCancer, 80/20 splits (seeded). Beside each other in the same run,
+# on the same training rows:
 #  - e1071::tune.svm over its 72-point grid (gamma 2^(-8:0), cost 2^(-1:6); 10-fold CV);
 #  - cv.mkl() of an MKL method (default "hessian") over the C grid 10^(2:0 by -0.5), five
 #    folds, all the kernels (no screening);
-#  - cv.mkl(screen = ) over the same C grid and four screening thresholds jointly (the kernel
-#    choice by CV, on the same folds): 3 effective neighbours per point (near-identity kernels
-#    only) and 5%, 20%, 35% of a fold's training rows (so that the threshold follows n).
-# Printed: test accuracy, the chosen threshold and C, CPU seconds (user + system of this
-# single-threaded process) and each cv.mkl's time over tune.svm's in the same run.
+#  - unless MKL_BENCH_SCREEN=0, cv.mkl(screen = ) over the same C grid and four screening
+#    thresholds jointly (the kernel choice by CV, on the same folds): 3 effective neighbours per
+#    point (near-identity kernels only) and 5%, 20%, 35% of a fold's training rows.
+# Printed per split: test accuracy, the chosen threshold and C, CPU seconds (user + system of
+# this single-threaded process) of each, and each cv.mkl's time over tune.svm's in the same
+# run; then per data set the mean and sd over the splits.
 # Kernels: Gaussian widths c(0.1, 0.25, 0.5, 0.75, 1:20) and polynomial degrees 1-3 on the
 # feature groups MKL_BENCH_FEATURES ("all,each": 513 kernels on Vehicle, 270 on Glass, 135 on
 # iris; "all": 27).
-# Usage: MKL_BENCH_SPLITS=5 MKL_BENCH_FEATURES=all Rscript bench-vehicle.R [method] [data ...]
+# Usage: MKL_BENCH_SPLITS=5 MKL_BENCH_FEATURES=all MKL_BENCH_SCREEN=1 \
+#          Rscript bench-vehicle.R [method] [data ...]
 suppressPackageStartupMessages({
   library(mklearn)
   library(e1071)
@@ -22,6 +25,7 @@ method <- if (length(args)) args[1L] else "hessian"
 sets_run <- if (length(args) > 1L) args[-1L] else c("Vehicle", "Glass", "iris")
 nsplit <- as.integer(Sys.getenv("MKL_BENCH_SPLITS", "5"))
 feat <- strsplit(Sys.getenv("MKL_BENCH_FEATURES", "all"), ",")[[1L]]
+do_screen <- Sys.getenv("MKL_BENCH_SCREEN", "1") != "0"
 ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)), poly_kernel(degree = 1:3),
                  features = feat)
 Cgrid <- 10^seq(2, 0, by = -0.5)
@@ -29,16 +33,22 @@ ctl <- mkl_control(nthreads = 1)
 
 load_data <- function(nm) {
   e <- environment()
+  data(list = nm, package = if (nm == "iris") "datasets" else "mlbench", envir = e)
+  d <- get(nm, envir = e)
   switch(nm,
-         Vehicle = {
-           data("Vehicle", package = "mlbench", envir = e)
-           list(x = as.matrix(Vehicle[, -19]), y = Vehicle$Class)
+         Vehicle = list(x = as.matrix(d[, -19]), y = d$Class),
+         Glass = list(x = as.matrix(d[, -10]), y = droplevels(d$Type)),
+         iris = list(x = as.matrix(d[, 1:4]), y = d$Species),
+         Sonar = list(x = as.matrix(d[, -61]), y = d$Class),
+         Ionosphere = {
+           x <- d[, -c(2, 35)]
+           x$V1 <- as.numeric(as.character(x$V1))
+           list(x = as.matrix(x), y = d$Class)
          },
-         Glass = {
-           data("Glass", package = "mlbench", envir = e)
-           list(x = as.matrix(Glass[, -10]), y = droplevels(Glass$Type))
-         },
-         iris = list(x = as.matrix(iris[, 1:4]), y = iris$Species))
+         BreastCancer = {
+           d <- d[stats::complete.cases(d), ]
+           list(x = sapply(d[, 2:10], function(v) as.numeric(as.character(v))), y = d$Class)
+         })
 }
 quiet <- function(expr) suppressMessages(suppressWarnings(expr))
 # CPU seconds (user + system) of this single-threaded process: on a shared machine the elapsed
@@ -65,21 +75,33 @@ for (nm in sets_run) {
     cv0 <- quiet(cv.mkl(d$x[tr, ], d$y[tr], kernels = ks, method = method, C = Cgrid,
                         foldid = fid, control = ctl))
     t_cv0 <- cpu() - t0
-    t0 <- cpu()
-    cvs <- quiet(cv.mkl(d$x[tr, ], d$y[tr], kernels = ks, method = method, C = Cgrid,
-                        screen = thresholds, foldid = fid, control = ctl))
-    t_cvs <- cpu() - t0
-    row <- data.frame(data = nm, split = s, tune_svm = round(a_tune, 3),
+    cvs <- NULL
+    t_cvs <- NA_real_
+    if (do_screen) {
+      t0 <- cpu()
+      cvs <- quiet(cv.mkl(d$x[tr, ], d$y[tr], kernels = ks, method = method, C = Cgrid,
+                          screen = thresholds, foldid = fid, control = ctl))
+      t_cvs <- cpu() - t0
+    }
+    row <- data.frame(data = nm, kernels = cv0$fit$fits[[1L]]$M, split = s,
+                      tune_svm = round(a_tune, 3),
                       cv_C = round(acc(predict(cv0, d$x[te, ])), 3),
-                      cv_screen = round(acc(predict(cvs, d$x[te, ])), 3),
-                      threshold = cvs$screen.min, C = signif(cvs$C.min, 3),
-                      t_tune = round(t_tune, 1), ratio_cv_C = round(t_cv0 / t_tune, 2),
+                      cv_screen = if (do_screen) round(acc(predict(cvs, d$x[te, ])), 3) else NA,
+                      threshold = if (do_screen) cvs$screen.min else NA,
+                      C = signif(if (do_screen) cvs$C.min else cv0$C.min, 3),
+                      t_tune = round(t_tune, 1), t_cv_C = round(t_cv0, 1),
+                      t_cv_screen = round(t_cvs, 1), ratio_cv_C = round(t_cv0 / t_tune, 2),
                       ratio_cv_screen = round(t_cvs / t_tune, 2))
     print(row, row.names = FALSE)
     res <- rbind(res, row)
   }
 }
-cat(sprintf("\nmeans over %d split(s), method %s, features %s\n", nsplit, method,
+cat(sprintf("\nmeans (sd) over %d split(s), method %s, features %s\n", nsplit, method,
             paste(feat, collapse = "+")))
-print(stats::aggregate(cbind(tune_svm, cv_C, cv_screen, ratio_cv_C, ratio_cv_screen) ~ data,
-                       res, mean), digits = 3)
+cols <- c("tune_svm", "cv_C", "cv_screen", "t_tune", "t_cv_C", "t_cv_screen", "ratio_cv_C",
+          "ratio_cv_screen")
+summ <- do.call(rbind, lapply(split(res, factor(res$data, unique(res$data))), function(r)
+  data.frame(data = r$data[1L], kernels = r$kernels[1L],
+             t(sprintf("%.3f (%.3f)", colMeans(r[cols]), vapply(r[cols], stats::sd, 1))))))
+names(summ)[-(1:2)] <- cols
+print(summ, row.names = FALSE)

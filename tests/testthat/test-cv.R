@@ -335,3 +335,79 @@ test_that("cv.mkl's formula method drops the weights of rows with missing values
   expect_error(cv.mkl(y ~ a + b, data = d, kernels = ks, method = "uniform", subset = 1:40),
                "formula method of cv.mkl takes no 'subset'")
 })
+
+test_that("cv.mkl calibrates the path on all the data with its own folds' decision values", {
+  x <- as.matrix(iris[, 1:4])
+  y <- iris$Species
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1))
+  C <- c(10, 1)
+  set.seed(7)
+  foldid <- sample(rep(1:3, length.out = 150))
+  train <- mkl_control(platt = "train")
+  for (mc in c("ovr", "ovo")) {
+    cv <- cv.mkl(x, y, kernels = ks, C = C, foldid = foldid, multiclass = mc)
+    # the held-out decision values of the same folds, refitted here by mkl() itself
+    dv <- lapply(C, function(c) matrix(NA_real_, 150, 3))   # three problems either way
+    for (k in 1:3) {
+      fk <- mkl(x[foldid != k, ], y[foldid != k], kernels = ks, C = C, multiclass = mc,
+                control = train)
+      for (j in 1:2) dv[[j]][foldid == k, ] <- predict(fk$fits[[j]], x[foldid == k, ],
+                                                       type = "link")
+    }
+    for (j in 1:2) for (b in 1:3) {
+      f <- cv$fit$fits[[j]]$fits[[b]]
+      rows <- if (is.null(f$rows)) 1:150 else f$rows
+      expect_identical(f$platt_method, "cv")
+      expect_equal(f$platt, mklearn:::platt_fit(dv[[j]][rows, b], f$y, "hinge"),
+                   tolerance = 1e-6, label = paste(mc, j, b))
+    }
+  }
+  # binary, with case weights; platt = "train" is kept as asked
+  d <- two_class(60, 3, seed = 9)
+  w <- rep(1:2, 30)
+  fid <- rep(1:3, 20)
+  cvb <- cv.mkl(d$x, d$y, kernels = ks, C = C, foldid = fid, weights = w)
+  dvb <- numeric(60)
+  for (k in 1:3) {
+    fk <- mkl(d$x[fid != k, ], d$y[fid != k], kernels = ks, C = C, weights = w[fid != k],
+              control = train)
+    dvb[fid == k] <- predict(fk$fits[[2]], d$x[fid == k, ], type = "link")
+  }
+  expect_equal(cvb$fit$fits[[2]]$platt, mklearn:::platt_fit(dvb, d$y, "hinge", w),
+               tolerance = 1e-6)
+  cvt <- cv.mkl(d$x, d$y, kernels = ks, C = C, foldid = fid, control = train)
+  expect_identical(cvt$fit$fits[[1]]$platt_method, "train")
+})
+
+test_that("each fold's first fit starts from the weights of the path on all the data", {
+  x <- as.matrix(iris[, 1:4])
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1:2))
+  C <- c(10, 1)
+  foldid <- rep(1:3, 50)
+  rec <- new.env()
+  rec$starts <- list()
+  suppressMessages(trace("fold_warm_state", exit = bquote(assign(
+    "starts", c(.(rec)$starts, list(returnValue())), envir = .(rec))), print = FALSE,
+    where = asNamespace("mklearn")))
+  on.exit(suppressMessages(untrace("fold_warm_state", where = asNamespace("mklearn"))))
+  cv <- cv.mkl(x, iris$Species, kernels = ks, method = "hessian", C = C, foldid = foldid)
+  starts <- Filter(Negate(is.null), rec$starts)
+  expect_length(starts, 9L)                    # three folds, three problems
+  full <- lapply(cv$fit$fits[[1]]$fits, function(f) mklearn:::restore_state(f)$weights)
+  expect_equal(lapply(starts[1:3], `[[`, "weights"), unname(full))
+  # the same held-out losses as cold-started folds, fitted here by mkl() itself
+  err <- sapply(1:3, function(k) {
+    f <- mkl(x[foldid != k, ], iris$Species[foldid != k], kernels = ks, method = "hessian",
+             C = C, control = mkl_control(platt = "train"))
+    sapply(f$fits, function(fj) mean(predict(fj, x[foldid == k, ]) != iris$Species[foldid == k]))
+  })
+  expect_equal(cv$cvm, rowMeans(err))
+  # binary: one start per fold; SpicyMKL's state is per row: no start
+  d <- two_class(60, 3, seed = 4)
+  rec$starts <- list()
+  cvb <- cv.mkl(d$x, d$y, kernels = ks, method = "simple", C = C, foldid = rep(1:3, 20))
+  expect_length(Filter(Negate(is.null), rec$starts), 3L)
+  rec$starts <- list()
+  cvs <- cv.mkl(d$x, d$y, kernels = ks, method = "spicy", C = C, foldid = rep(1:3, 20))
+  expect_length(Filter(Negate(is.null), rec$starts), 0L)
+})

@@ -601,6 +601,6 @@ test_that("cross-validated probabilities: warm-started methods, multiclass, cv.m
                          print = FALSE, where = asNamespace("mklearn")))
   on.exit(suppressMessages(untrace("platt_cv_values", where = asNamespace("mklearn"))))
   cv <- cv.mkl(d$x, d$y, kernels = ks, C = c(10, 1), nfolds = 3)
-  expect_identical(rec$n, 1L)                  # the path on all the data only
+  expect_identical(rec$n, 0L)                  # the path on all the data: on cv.mkl's folds
   expect_identical(cv$fit$fits[[1]]$platt_method, "cv")
 })

@@ -1,0 +1,35 @@
+test_that("Platt's sigmoid weights rows by their case weights", {
+  set.seed(3)
+  f <- rnorm(30)
+  y <- ifelse(f + rnorm(30) > 0, 1, -1)
+  w <- rep(c(2, 1, 0), 10)
+  dup <- rep(seq_along(f), w)                  # weight 2 = the row twice, weight 0 = absent
+  expect_equal(mklearn:::platt_fit(f, y, "hinge", w), mklearn:::platt_fit(f[dup], y[dup], "hinge"),
+               tolerance = 1e-8)
+  expect_identical(mklearn:::platt_fit(f, y, "hinge", rep(1, 30)),
+                   mklearn:::platt_fit(f, y, "hinge"))
+})
+
+test_that("rows of case weight 0 do not enter the calibration, by training or by CV", {
+  d <- two_class(80, 3, seed = 21)
+  ks <- kernel_set(rbf_kernel(c(1, 3)), poly_kernel(1))
+  w <- rep(1, 80)
+  w[1:20] <- 0
+  y2 <- d$y
+  y2[1:20] <- -y2[1:20]                        # labels that only weight-0 rows carry
+  for (m in c("hessian", "spicy", "uniform")) for (pl in c("train", "cv")) {
+    ctl <- mkl_control(platt = pl)
+    f1 <- suppressWarnings(mkl(d$x, d$y, kernels = ks, method = m, C = 1, weights = w,
+                               control = ctl))
+    f2 <- suppressWarnings(mkl(d$x, y2, kernels = ks, method = m, C = 1, weights = w,
+                               control = ctl))
+    lab <- paste(m, pl)
+    expect_identical(f1$platt_method, pl, label = lab)   # the CV's fold fits take the weights
+    expect_equal(fitted(f1), fitted(f2), tolerance = 1e-7, label = lab)
+    expect_equal(f1$platt, f2$platt, tolerance = 1e-6, label = lab)
+  }
+  # the sigmoid of the training values is that of the rows of positive weight
+  ft <- suppressWarnings(mkl(d$x, d$y, kernels = ks, method = "hessian", C = 1, weights = w,
+                             control = mkl_control(platt = "train")))
+  expect_identical(ft$platt, mklearn:::platt_fit(fitted(ft)[-(1:20)], d$y[-(1:20)], "hinge"))
+})
