@@ -250,17 +250,24 @@ memory_message <- function(ctl, method, n, M, s, nt, task, loss, pair, fly_ok) {
   needs <- function(what, b) sprintf("%s (needs %s)", what, format_bytes(b))
   rem <- character()
   other <- if (s == "dense") "fly" else "dense"
-  if (ctl$store != "auto" && (other == "dense" || fly_ok))
+  # custom kernels (computed in R) have the dense store only: the built-in kernels are the remedy
+  custom <- isTRUE(ctl$custom_kernels)
+  if (custom) rem <- c(rem, paste0("kernels mklearn computes itself (rbf_kernel(), ",
+                                   "linear_kernel(), ...: the on-the-fly and low-rank stores)"))
+  if (!custom && ctl$store != "auto" && (other == "dense" || fly_ok))
     rem <- c(rem, needs(sprintf("mkl_control(store = \"%s\")", other),
                         store_need(ctl, method, n, M, other, nt, task, loss, pair)))
   if (nt > 1L) {
     b1 <- store_need(ctl, method, n, M, s, 1L, task, loss, pair)
     if (b1 < 0.99 * need) rem <- c(rem, needs("mkl_control(nthreads = 1)", b1))
   }
-  if (method != "mwu")
-    rem <- c(rem, needs("method = \"mwu\" (MWUMKL, O(nM) memory)",
-                        store_need(method_control("mwu", NULL), "mwu", n, M, "fly", nt, task,
-                                   NULL)))
+  if (method != "mwu") {
+    mw <- store_need(method_control("mwu", NULL), "mwu", n, M, if (custom) "dense" else "fly",
+                     nt, task, NULL)
+    if (!custom) rem <- c(rem, needs("method = \"mwu\" (MWUMKL, O(nM) memory)", mw))
+    else if (mw < need)
+      rem <- c(rem, needs("method = \"mwu\" (MWUMKL, on the dense store)", mw))
+  }
   rem <- c(rem, sprintf("a larger budget, mkl_control(memory = %.3g) or more", need))
   sprintf(paste0("method '%s' needs %s at n = %d and M = %d (%s store, %d thread%s: %s), above ",
                  "the memory budget of %s (mkl_control(memory = ), default half the machine's ",

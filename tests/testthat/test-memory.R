@@ -18,15 +18,17 @@ test_that("mkl_memory states the store, the n x n buffers and the per-thread buf
   expect_identical(row("lp", "dense")$buffers, nn)
   # MKL-L0/1: its combined kernel, and the uniform combination of its start (R)
   expect_identical(mkl_memory(n, M, "l01", "fly")$buffers, 2 * nn)
-  # on the fly SimpleMKL's first screening pass reads a whole kernel per thread
-  expect_identical(row("simple", "fly")$per_thread, nn + 8 * n)
-  expect_identical(row("simple", "dense")$per_thread, 0)
-  # SpicyMKL on the fly: a kernel per thread for its sweeps, O(n) per thread for the Newton
-  # matrix (one column of four kernels), not four whole kernels per thread
+  # on the fly SimpleMKL's first screening pass computes four kernel columns at a time per
+  # thread (and a vector per thread on any store), not a whole kernel
+  expect_identical(row("simple", "fly")$per_thread, 8 * (4 * n + n + n))
+  expect_identical(row("simple", "dense")$per_thread, 8 * n)
+  # SpicyMKL on the fly: its sweeps compute four kernel columns at a time per thread (kbuf),
+  # its Newton matrix one column of four kernels (hbuf): O(n) per thread, no kernel per thread
   pt <- attr(mm, "parts")[["spicy fly"]]
-  expect_identical(pt$bytes[grepl("^kernel per thread", pt$part)], nn)
+  expect_identical(pt$bytes[grepl("^kernel columns per thread", pt$part)], 8 * 4 * n)
   expect_identical(pt$bytes[grepl("^Newton matrix columns", pt$part)], 8 * 4 * n)
-  expect_lt(row("spicy", "fly")$per_thread, 1.5 * nn)
+  expect_false(any(grepl("^kernel per thread", pt$part)))
+  expect_lt(row("spicy", "fly")$per_thread, 8 * 100 * n)
   # MWUMKL keeps O(nM) whatever the store
   expect_identical(row("mwu", "fly")$buffers, 0)
   expect_lt(row("mwu", "fly")$total, 8 * n * (4 * M + 20) + 8 * 1024 * (M + 2))
@@ -95,7 +97,7 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
                       "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 4.47e\\+07\\)"))
   expect_lt(proc.time()[["elapsed"]] - t0, 1)
   need <- mkl_memory(3000, 3, "simple", "fly", nthreads = 1)$total
-  expect_equal(need, 3.61e8, tolerance = 0.01)
+  expect_equal(need, 2.89e8, tolerance = 0.01)
   # a store that was asked for: the other store is a remedy
   expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "dense")),
@@ -105,12 +107,31 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
                       control = mkl_control(memory = 1e6, nthreads = 1)),
                "method 'hessian' needs .* above the memory budget")
   skip_if(mklearn:::max_threads() < 2L)
-  # threads: the per-thread kernels of SimpleMKL's first screening pass
-  two <- mkl_memory(3000, 3, "simple", "fly", nthreads = 2)$total
-  expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
-                   control = mkl_control(memory = (need + two) / 2, nthreads = 2,
-                                         store = "fly")),
-               "2 threads.*Remedies:.*mkl_control\\(nthreads = 1\\) \\(needs 361 MB\\)")
+  # threads: MWUMKL's blocks of kernel columns per thread
+  one <- mkl_memory(3000, 3, "mwu", "fly", nthreads = 1)$total
+  two <- mkl_memory(3000, 3, "mwu", "fly", nthreads = 2)$total
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "mwu",
+                   control = mkl_control(memory = (one + two) / 2, nthreads = 2)),
+               sprintf("2 threads.*Remedies:.*mkl_control\\(nthreads = 1\\) \\(needs %s\\)",
+                       mklearn:::format_bytes(one)))
+})
+
+test_that("custom kernels above the budget are offered the remedies they can use", {
+  d <- two_class(n = 300, p = 3)
+  cosine <- function(x, z) sum(x * z) / sqrt(sum(x^2) * sum(z^2))
+  ks <- kernel_set(cosine, rbf_kernel(1))
+  # custom kernels have the dense store only: no other store, no MWUMKL on the fly
+  msg <- tryCatch(mkl(d$x, d$y, kernels = ks, method = "simple",
+                      control = mkl_control(memory = 1e5, nthreads = 1)),
+                  error = conditionMessage)
+  expect_match(msg, paste0("needs .* \\(dense store.*Remedies: kernels mklearn computes ",
+                           "itself \\(rbf_kernel\\(\\).*mkl_control\\(memory = "))
+  expect_no_match(msg, "store = \"fly\"|O\\(nM\\) memory")
+  # MWUMKL on the dense store is a remedy when it needs less
+  msg <- tryCatch(mkl(d$x, d$y, kernels = ks, method = "simple",
+                      control = mkl_control(memory = 3.2e6, nthreads = 1)),
+                  error = conditionMessage)
+  expect_match(msg, "method = \"mwu\" \\(MWUMKL, on the dense store\\) \\(needs")
 })
 
 test_that("a one-vs-one fit on a dense store counts the copy of its largest pair", {
