@@ -20,8 +20,9 @@
  *    mk_store_col (column j of kernel m, nr rows, thread-safe, no R API) and mk_store_diag;
  *    a branch of each for the new kind, calling functions of store_<name>.c, and of
  *    col_scratch / pass_work (its scratch per column call and the cost of its columns);
- *  - mk_store_kernel, mk_store_kernel_upper, mk_store_decision and mk_store_cols have a fly path
- *    that reads the fly fields: the backend adds its branch there; mk_store_kmv2, mk_store_kquad,
+ *  - mk_store_kernel, mk_store_ksrc's fill (the sweeps' column blocks), mk_store_decision and
+ *    mk_store_cols have a fly path that reads the fly fields: the backend adds its branch there
+ *    (low rank has one in the fill); mk_store_kmv2, mk_store_kquad,
  *    the batch operations (mv, quad, combine, axpy) read through mk_store_col and serve any
  *    backend unchanged, and the backend may specialise them (one branch, as dense does);
  *  - training statistics (mk_store_train_stats) and test stores where it has them;
