@@ -271,8 +271,9 @@ typedef struct {
     const sp_opts *o;
     double C1, C2, eps;
     /* threads and kernel scratch: kbuf holds nt_max blocks of scr doubles (MK_SWEEP_COLS columns
-       per thread: the sweeps compute a kernel by blocks of columns, mk_ksrc), hbuf nt_max blocks of 4 hscr (one column of each of the four kernels of a
-       Newton-matrix pass: hscr = n); NULL for a dense store (R/memory.R counts both) */
+       per thread: the sweeps compute a kernel by blocks of columns, mk_ksrc), hbuf nt_max
+       blocks of 4 hscr (one column of each of the four kernels of a Newton-matrix pass:
+       hscr = n); NULL for a dense store (R/memory.R counts both) */
     int nt_max;
     size_t scr, hscr;
     double *kbuf, *hbuf, *rsbuf;
