@@ -98,10 +98,16 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
   expect_lt(proc.time()[["elapsed"]] - t0, 1)
   need <- mkl_memory(3000, 3, "simple", "fly", nthreads = 1)$total
   expect_equal(need, 2.89e8, tolerance = 0.01)
-  # a store that was asked for: the other store is a remedy
+  # a store that was asked for: the other stores that need less are remedies, smallest first
   expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "dense")),
-               "needs .* \\(dense store.*Remedies: mkl_control\\(store = \"fly\"\\) \\(needs")
+               paste0("needs .* \\(dense store.*Remedies: mkl_control\\(store = \"lowrank\"\\) ",
+                      "\\(needs 35.8 MB\\); mkl_control\\(store = \"fly\"\\) \\(needs 169 MB"))
+  # and a store that needs more is none
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
+                   control = mkl_control(memory = 1e6, nthreads = 1, store = "fly")),
+               paste0("on-the-fly store.*Remedies: mkl_control\\(store = \"lowrank\"\\) ",
+                      "\\(needs [^;]*; method"))
   # cross-validation stops the same way
   expect_error(cv.mkl(d$x, d$y, kernels = ks, method = "hessian", C = c(10, 1), nfolds = 2,
                       control = mkl_control(memory = 1e6, nthreads = 1)),
