@@ -134,6 +134,13 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   do.call(rbind, parts)
 }
 
+# The per-thread scratch of a kernel computed for a sweep (mk_store_scratch, src/store.c): whole
+# up to MK_KERNEL_WHOLE_MAX doubles (64 MB), else four columns (the sweep computes them by blocks).
+kernel_scratch <- function(n) {
+  if (n * n <= 8388608) list(size = n * n, what = "(n x n, small)") else
+    list(size = 4 * n, what = "columns (4 n)")
+}
+
 # The low-rank store (src/store_lowrank_chol.c) at the rank cap r = min(n, rank): every
 # kernel's raw factor while built (n x r, resident as far as written) and the normalised copy R
 # keeps, the pivot rows (r x r per kernel), the residual diagonals and each thread's column.
@@ -169,9 +176,9 @@ memory_spicy <- function(add, n, M, fly, nt, ctl, loss) {
   tun <- function(k) if (is.null(ctl[[k]])) .spicy_tuning[[k]] else ctl[[k]]
   cg <- tun("cg")
   use_cg <- if (is.na(cg)) n >= tun("cg_threshold") else isTRUE(cg)
-  if (fly) {   # src/spicy_sweep.c: mk_store_scratch() = 4 columns per thread each
-    add("kernel columns per thread (kbuf: sweeps by blocks of 4 columns)", nt * 4 * n,
-        "per_thread")
+  if (fly) {   # src/spicy_sweep.c: mk_store_scratch() per thread each
+    ks <- kernel_scratch(n)
+    add(sprintf("kernel %s per thread (kbuf)", ks$what), nt * ks$size, "per_thread")
     add("Newton matrix columns per thread (hbuf: 4 n)", nt * 4 * n, "per_thread")
   }
   if (isTRUE(tun("newton_float")) && use_cg && n >= 512) {
@@ -220,8 +227,8 @@ memory_bayes_lowrank <- function(add, n, M, R) {
 
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
 # line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes), gradient
-# screening (3 n x M, a vector per thread, and on the fly 4 kernel columns per thread in its
-# first pass, which computes each kernel twice: src/svmfam.c, sf_screen_first).
+# screening (3 n x M, a vector per thread, and on the fly a kernel's scratch per thread in its
+# first pass: src/svmfam.c, sf_screen_first).
 # On the low-rank store (R factor columns) none of these: O(n R).
 memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   nn <- n * n
@@ -242,8 +249,8 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   if (method == "simple" && !isFALSE(ctl[["gradient_screening"]]) && p <= 1 && M >= 2) {
     add("gradient screening (3 n x M)", 3 * n * M + 16 * n, "linear")
     add("screening vector per thread (first pass)", nt * n, "per_thread")
-    if (fly) add("kernel columns per thread (first screening pass: 4 n)", nt * 4 * n,
-                 "per_thread")
+    if (fly) add(sprintf("kernel %s per thread (first screening pass)", kernel_scratch(n)$what),
+                 nt * kernel_scratch(n)$size, "per_thread")
   }
   if (fly) add("kernel column per thread", nt * n, "per_thread")
   if (method == "hessian") add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")

@@ -207,9 +207,9 @@ void mk_store_factor_tmul(const mk_store *s, int m, const double *x, double *t);
 /* Fill st from the R store list (see R/store.R); checks types and lengths with error(). A
    fly test store with centring computes its row means here (R_alloc). */
 void mk_store_read(SEXP s, mk_store *st);
-/* Doubles of scratch a thread needs for one single-kernel call (0 for dense): MK_SWEEP_COLS
-   columns, for a column call (mk_store_col, mk_store_kmv2, mk_store_kquad, nr of them) or a
-   sweep through mk_store_ksrc. */
+/* Doubles of scratch a thread needs for one single-kernel call (0 for dense): a kernel up to
+   MK_KERNEL_WHOLE_MAX doubles, else MK_SWEEP_COLS columns, for a column call (mk_store_col,
+   mk_store_kmv2, mk_store_kquad, nr of them) or a sweep through mk_store_ksrc. */
 size_t mk_store_scratch(const mk_store *s);
 /* Column j (length nr) of kernel m: a pointer into the array (dense) or buf (fly). */
 const double *mk_store_col(const mk_store *s, int m, int j, double *buf);
@@ -404,6 +404,9 @@ SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
    MK_SWEEP_COLS, of kernel m at buf + c n (rows 0..j + c, or all n rows when full), so a
    sweep holds MK_SWEEP_COLS columns instead of n (an on-the-fly store: mk_store_ksrc). */
 #define MK_SWEEP_COLS 4
+/* Up to this many doubles (64 MB) a computed kernel is held whole instead (mk_store_ksrc): the
+   sweeps that read a kernel twice (the kernel statistics) then compute it once */
+#define MK_KERNEL_WHOLE_MAX 8388608.0
 typedef struct {
     const double *A;
     int n, m;
@@ -421,10 +424,11 @@ static inline void mk_ksrc_cols(const mk_ksrc *K, int j, int w, int full, const 
     K->fill(K->ctx, K->m, j, w, full, K->buf);
     for (int c = 0; c < w; c++) a[c] = K->buf + (size_t) c * K->n;
 }
-/* kernel m of a square store as a mk_ksrc: the array (dense) or columns computed into buf,
-   MK_SWEEP_COLS n doubles (fly, low rank), for mk_symv2, mk_quad and the kernel statistics
-   (store.c) */
-void mk_store_ksrc(const mk_store *s, int m, double *buf, mk_ksrc *K);
+/* kernel m of a square store as a mk_ksrc for mk_symv2, mk_quad and the kernel statistics: the
+   array (dense), else computed into buf (mk_store_scratch() doubles): whole when n^2 <=
+   MK_KERNEL_WHOLE_MAX (all rows when full, else the upper triangle), else by blocks of columns
+   as the sweep reads them (store.c) */
+void mk_store_ksrc(const mk_store *s, int m, int full, double *buf, mk_ksrc *K);
 /* y1 = A x1, and y2 = A x2 when x2 != NULL, in one sweep by whole columns */
 void mk_symv2_full(const double *A, int n, const double *x1, const double *x2, double *y1,
                    double *y2);

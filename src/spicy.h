@@ -270,9 +270,9 @@ typedef struct {
     const sp_loss *L;
     const sp_opts *o;
     double C1, C2, eps;
-    /* threads and kernel scratch: kbuf holds nt_max blocks of scr doubles (MK_SWEEP_COLS columns
-       per thread: the sweeps compute a kernel by blocks of columns, mk_ksrc), hbuf nt_max
-       blocks of 4 hscr (one column of each of the four kernels of a Newton-matrix pass:
+    /* threads and kernel scratch: kbuf holds nt_max blocks of scr doubles (a small kernel, else
+       MK_SWEEP_COLS columns: the sweeps compute a kernel by blocks of columns, mk_ksrc), hbuf
+       nt_max blocks of 4 hscr (one column of each of the four kernels of a Newton-matrix pass:
        hscr = n); NULL for a dense store (R/memory.R counts both) */
     int nt_max;
     size_t scr, hscr;

@@ -26,11 +26,11 @@ int sp_nm_threads(const sp_state *S, double work)
 }
 
 /* kernel m for the sweeps (mk_symv2, mk_quad, the kernel statistics): an on-the-fly store
-   computes it by blocks of columns into this thread's kbuf (its upper triangle only from
-   MK_TRI_MIN rows) */
+   computes it into this thread's kbuf, whole when small, else by blocks of columns (its upper
+   triangle only from MK_TRI_MIN rows) */
 void sp_ksrc(const sp_state *S, int m, mk_ksrc *K)
 {
-    mk_store_ksrc(S->st, m, sp_thread_buf(S->kbuf, S->scr), K);
+    mk_store_ksrc(S->st, m, S->n < MK_TRI_MIN, sp_thread_buf(S->kbuf, S->scr), K);
 }
 
 /* out = sum_k v[k] K_m[, idx[k]]: K_m x for a sparse x (n x nnz reads) */

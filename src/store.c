@@ -262,7 +262,9 @@ void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, do
 
 size_t mk_store_scratch(const mk_store *s)
 {
-    return s->kind == MK_STORE_DENSE ? 0 : (size_t) MK_SWEEP_COLS * s->nr;
+    if (s->kind == MK_STORE_DENSE) return 0;
+    double whole = (double) s->nr * s->n;
+    return whole <= MK_KERNEL_WHOLE_MAX ? (size_t) whole : (size_t) MK_SWEEP_COLS * s->nr;
 }
 
 const double *mk_store_col(const mk_store *s, int m, int j, double *buf)
@@ -295,9 +297,14 @@ static void store_fill(const void *ctx, int m, int j, int w, int full, double *b
 }
 
 /* (a training store: square; no R API, called from threads) */
-void mk_store_ksrc(const mk_store *s, int m, double *buf, mk_ksrc *K)
+void mk_store_ksrc(const mk_store *s, int m, int full, double *buf, mk_ksrc *K)
 {
     K->A = s->kind == MK_STORE_DENSE ? s->K + (size_t) m * s->nr * s->n : NULL;
+    if (!K->A && (double) s->n * s->n <= MK_KERNEL_WHOLE_MAX) {
+        /* small enough to hold whole: computed once, column by column (the same values) */
+        for (int j = 0; j < s->n; j++) store_fill(s, m, j, 1, full, buf + (size_t) j * s->n);
+        K->A = buf;
+    }
     K->n = s->n;
     K->m = m;
     K->fill = store_fill;

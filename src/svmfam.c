@@ -239,7 +239,7 @@ static void sf_screen_first(mk_sf_ctx *c, double *v)
         int th = 0;
 #endif
         mk_ksrc Km;
-        mk_store_ksrc(st, m, kb ? kb + (size_t) th * scr : NULL, &Km);
+        mk_store_ksrc(st, m, 1, kb ? kb + (size_t) th * scr : NULL, &Km);
         double *kr = w->KR + (size_t) m * n, *k1 = w->K1 + (size_t) m * n, s1, lc;
         /* whole columns at every n: the triangle sweep (mk_kernel_stats_tri) rounds K_m x,
            and so the exact v_m, differently and would move SimpleMKL's iterates */

@@ -18,17 +18,21 @@ test_that("mkl_memory states the store, the n x n buffers and the per-thread buf
   expect_identical(row("lp", "dense")$buffers, nn)
   # MKL-L0/1: its combined kernel, and the uniform combination of its start (R)
   expect_identical(mkl_memory(n, M, "l01", "fly")$buffers, 2 * nn)
-  # on the fly SimpleMKL's first screening pass computes four kernel columns at a time per
-  # thread (and a vector per thread on any store), not a whole kernel
-  expect_identical(row("simple", "fly")$per_thread, 8 * (4 * n + n + n))
+  # on the fly SimpleMKL's first screening pass and SpicyMKL's sweeps compute a kernel per
+  # thread: whole while small (64 MB), else four columns at a time (below); SimpleMKL keeps a
+  # vector per thread on any store
+  expect_identical(row("simple", "fly")$per_thread, nn + 8 * (n + n))
   expect_identical(row("simple", "dense")$per_thread, 8 * n)
-  # SpicyMKL on the fly: its sweeps compute four kernel columns at a time per thread (kbuf),
-  # its Newton matrix one column of four kernels (hbuf): O(n) per thread, no kernel per thread
   pt <- attr(mm, "parts")[["spicy fly"]]
-  expect_identical(pt$bytes[grepl("^kernel columns per thread", pt$part)], 8 * 4 * n)
+  expect_identical(pt$bytes[grepl("^kernel \\(n x n, small\\) per thread", pt$part)], nn)
+  # its Newton matrix reads one column of four kernels (hbuf), not four whole kernels
   expect_identical(pt$bytes[grepl("^Newton matrix columns", pt$part)], 8 * 4 * n)
-  expect_false(any(grepl("^kernel per thread", pt$part)))
-  expect_lt(row("spicy", "fly")$per_thread, 8 * 100 * n)
+  big <- mkl_memory(4000, M, c("simple", "spicy"), "fly", nthreads = 1)
+  expect_identical(big$per_thread[1], 8 * (4 * 4000 + 4000 + 4000))
+  pt <- attr(big, "parts")[["spicy fly"]]
+  expect_identical(pt$bytes[grepl("^kernel columns \\(4 n\\) per thread", pt$part)], 8 * 4 * 4000)
+  expect_false(any(grepl("n x n", pt$part[pt$kind == "per_thread"])))
+  expect_lt(big$per_thread[2], 8 * 100 * 4000)
   # MWUMKL keeps O(nM) whatever the store
   expect_identical(row("mwu", "fly")$buffers, 0)
   expect_lt(row("mwu", "fly")$total, 8 * n * (4 * M + 20) + 8 * 1024 * (M + 2))
