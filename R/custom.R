@@ -142,6 +142,7 @@ custom_store_control <- function(ctl, rk) {
   if (!(ctl$store %in% c("auto", "dense")))
     refuse_custom(rk, sprintf("mkl_control(store = \"%s\")", ctl$store))
   ctl$store <- "dense"
+  ctl$custom_kernels <- TRUE   # the store's memory message names the remedies that apply
   ctl
 }
 

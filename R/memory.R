@@ -7,12 +7,13 @@
 #'
 #' States the peak memory of each method for `n` observations and `M` kernels, for a kernel
 #' store and a thread count: the kernel store (the n x n x M array, or O(nM) statistics on the
-#' fly), each solver's n x n buffers, its buffers per thread (on the fly, a kernel computed
-#' whole per thread where the solver sweeps kernels whole) and its O(nM) parts. [mkl()],
+#' fly), each solver's n x n buffers, its buffers per thread (on the fly, O(n) each: kernel
+#' columns computed a few at a time) and its O(nM) parts. [mkl()],
 #' [cv.mkl()] and multiclass fits compare this number with `mkl_control(memory = )` before they
 #' allocate anything: with `store = "auto"` they pick the dense array when the fit fits the
-#' budget and the on-the-fly store otherwise, and stop with a message naming the need, the
-#' budget and the remedies when neither fits.
+#' budget, else the low-rank store (for the methods registered as scaling on it), else the
+#' on-the-fly store, and stop with a message naming the need, the budget and the remedies when
+#' none fits.
 #'
 #' The numbers are what the solvers allocate (an upper bound: buffers that a fit uses only in
 #' some iterations are counted whole), plus the fit's coefficients; the R process and the data
@@ -133,6 +134,13 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   do.call(rbind, parts)
 }
 
+# The per-thread scratch of a kernel computed for a sweep (mk_store_scratch, src/store.c): whole
+# up to MK_KERNEL_WHOLE_MAX doubles (64 MB), else four columns (the sweep computes them by blocks).
+kernel_scratch <- function(n) {
+  if (n * n <= 8388608) list(size = n * n, what = "(n x n, small)") else
+    list(size = 4 * n, what = "columns (4 n)")
+}
+
 # The low-rank store (src/store_lowrank_chol.c) at the rank cap r = min(n, rank): the factors
 # (resident as far as written), normalised in place and gathered into R's matrix one kernel at a
 # time, the pivot rows (r x r per kernel), the residual diagonals and each thread's column.
@@ -169,8 +177,9 @@ memory_spicy <- function(add, n, M, fly, nt, ctl, loss) {
   tun <- function(k) if (is.null(ctl[[k]])) .spicy_tuning[[k]] else ctl[[k]]
   cg <- tun("cg")
   use_cg <- if (is.na(cg)) n >= tun("cg_threshold") else isTRUE(cg)
-  if (fly) {
-    add("kernel per thread (kbuf: sweeps over whole kernels)", nt * nn, "per_thread")
+  if (fly) {   # src/spicy_sweep.c: mk_store_scratch() per thread each
+    ks <- kernel_scratch(n)
+    add(sprintf("kernel %s per thread (kbuf)", ks$what), nt * ks$size, "per_thread")
     add("Newton matrix columns per thread (hbuf: 4 n)", nt * 4 * n, "per_thread")
   }
   if (isTRUE(tun("newton_float")) && use_cg && n >= 512) {
@@ -219,7 +228,8 @@ memory_bayes_lowrank <- function(add, n, M, R) {
 
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
 # line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes), gradient
-# screening (3 n x M, and a whole kernel per thread in its first pass on the fly).
+# screening (3 n x M, a vector per thread, and on the fly a kernel's scratch per thread in its
+# first pass: src/svmfam.c, sf_screen_first).
 # On the low-rank store (R factor columns) none of these: O(n R).
 memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   nn <- n * n
@@ -239,7 +249,9 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   p <- if (is.null(ctl[["p"]])) 1 else ctl[["p"]]
   if (method == "simple" && !isFALSE(ctl[["gradient_screening"]]) && p <= 1 && M >= 2) {
     add("gradient screening (3 n x M)", 3 * n * M + 16 * n, "linear")
-    if (fly) add("kernel per thread (first screening pass)", nt * nn, "per_thread")
+    add("screening vector per thread (first pass)", nt * n, "per_thread")
+    if (fly) add(sprintf("kernel %s per thread (first screening pass)", kernel_scratch(n)$what),
+                 nt * kernel_scratch(n)$size, "per_thread")
   }
   if (fly) add("kernel column per thread", nt * n, "per_thread")
   if (method == "hessian") add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")

@@ -231,7 +231,10 @@ choose_store <- function(ctl, method, n, M, task = "classification", loss = NULL
   nt <- memory_threads(ctl$nthreads)
   need <- vapply(cand, function(s) store_need(ctl, method, n, M, s, nt, task, loss, pair), 0)
   if (any(need <= ctl$memory)) return(cand[need <= ctl$memory][1L])
-  stop(memory_message(ctl, method, n, M, cand[which.min(need)], nt, task, loss, pair, fly_ok),
+  # the stores the method may use that were not tried (a store asked for; low rank when "auto"
+  # does not pick it for this method) are remedies
+  others <- setdiff(c("dense", if (lr_ok) "lowrank", if (fly_ok) "fly"), cand)
+  stop(memory_message(ctl, method, n, M, cand[which.min(need)], nt, task, loss, pair, others),
        call. = FALSE)
 }
 
@@ -242,25 +245,34 @@ store_need <- function(ctl, method, n, M, s, nt, task, loss, pair = NULL,
 }
 
 # The error when no store fits: the need with its largest parts, the budget, and the remedies
-# with what each needs.
-memory_message <- function(ctl, method, n, M, s, nt, task, loss, pair, fly_ok) {
+# with what each needs (`others`: the stores not tried that the method may use).
+memory_message <- function(ctl, method, n, M, s, nt, task, loss, pair, others) {
   parts <- memory_parts(method, n, M, s, nt, ctl, task, loss)
   need <- store_need(ctl, method, n, M, s, nt, task, loss, pair, parts)
   top <- utils::head(parts[order(-parts$bytes), ], 3L)
   needs <- function(what, b) sprintf("%s (needs %s)", what, format_bytes(b))
   rem <- character()
-  other <- if (s == "dense") "fly" else "dense"
-  if (ctl$store != "auto" && (other == "dense" || fly_ok))
-    rem <- c(rem, needs(sprintf("mkl_control(store = \"%s\")", other),
-                        store_need(ctl, method, n, M, other, nt, task, loss, pair)))
+  # custom kernels (computed in R) have the dense store only: the built-in kernels are the remedy
+  custom <- isTRUE(ctl$custom_kernels)
+  if (custom) rem <- c(rem, paste0("kernels mklearn computes itself (rbf_kernel(), ",
+                                   "linear_kernel(), ...: the on-the-fly and low-rank stores)"))
+  if (!custom && length(others)) {
+    # those that need less, the smallest first
+    b <- vapply(others, function(o) store_need(ctl, method, n, M, o, nt, task, loss, pair), 0)
+    for (o in others[order(b)][sort(b) < need])
+      rem <- c(rem, needs(sprintf("mkl_control(store = \"%s\")", o), b[[o]]))
+  }
   if (nt > 1L) {
     b1 <- store_need(ctl, method, n, M, s, 1L, task, loss, pair)
     if (b1 < 0.99 * need) rem <- c(rem, needs("mkl_control(nthreads = 1)", b1))
   }
-  if (method != "mwu")
-    rem <- c(rem, needs("method = \"mwu\" (MWUMKL, O(nM) memory)",
-                        store_need(method_control("mwu", NULL), "mwu", n, M, "fly", nt, task,
-                                   NULL)))
+  if (method != "mwu") {
+    mw <- store_need(method_control("mwu", NULL), "mwu", n, M, if (custom) "dense" else "fly",
+                     nt, task, NULL)
+    if (!custom) rem <- c(rem, needs("method = \"mwu\" (MWUMKL, O(nM) memory)", mw))
+    else if (mw < need)
+      rem <- c(rem, needs("method = \"mwu\" (MWUMKL, on the dense store)", mw))
+  }
   rem <- c(rem, sprintf("a larger budget, mkl_control(memory = %.3g) or more", need))
   sprintf(paste0("method '%s' needs %s at n = %d and M = %d (%s store, %d thread%s: %s), above ",
                  "the memory budget of %s (mkl_control(memory = ), default half the machine's ",

@@ -31,18 +31,22 @@ static void kstats_finish(int n, double g, double rr, double tr, double fr, doub
 /* One sweep over a kernel: A v, sqrt(1'A1) and sqrt(min(tr A, ||PAP||_F)) with P the centring
    projection; the last two bound ||c 1 + w||_A <= |c| sqrt(1'A1) + sqrt(lambda_max(PAP)) ||w||
    for w orthogonal to 1 (lambda_max(PAP) <= ||PAP||_F, <= lambda_max(A) <= tr A); the
-   Gershgorin bound of PAP lowers it further. rs: n doubles of scratch; k1 (or NULL): A 1. */
+   Gershgorin bound of PAP lowers it further. rs: n doubles of scratch; k1 (or NULL): A 1.
+   A computed kernel (K->A NULL) is computed twice, a column at a time. */
 MK_CLONES
-void mk_kernel_stats(const double *A, int n, const double *v, double *Av, double *s1,
-                     double *lc, double *rs, double *k1)
+void mk_kernel_stats(const mk_ksrc *K, const double *v, double *Av, double *s1, double *lc,
+                     double *rs, double *k1)
 {
+    int n = K->n;
+    const double *a[1];
     double g = 0.0, fr = 0.0, rr = 0.0, tr = 0.0;
     for (int i = 0; i < n; i++) Av[i] = 0.0;
     for (int j = 0; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
+        mk_ksrc_cols(K, j, 1, 1, a);
+        const double *aj = a[0];
         double cs = 0.0, f = 0.0, vj = v[j];
         MK_SIMD_RED(cs, f)
-        for (int i = 0; i < n; i++) { double a = aj[i]; Av[i] += a * vj; cs += a; f += a * a; }
+        for (int i = 0; i < n; i++) { double e = aj[i]; Av[i] += e * vj; cs += e; f += e * e; }
         g += cs; rr += cs * cs; tr += aj[j]; fr += f;
         rs[j] = cs / n;   /* column (= row) means */
         if (k1) k1[j] = cs;   /* A 1 */
@@ -51,7 +55,8 @@ void mk_kernel_stats(const double *A, int n, const double *v, double *Av, double
        pass over the kernel, which is still in cache */
     double gm = g / ((double) n * n), gmax = 0.0;
     for (int j = 0; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
+        mk_ksrc_cols(K, j, 1, 1, a);
+        const double *aj = a[0];
         double c = gm - rs[j], t = 0.0;
         MK_SIMD_RED(t)
         for (int i = 0; i < n; i++) t += fabs(aj[i] - rs[i] + c);
@@ -68,19 +73,23 @@ void mk_kernel_stats(const double *A, int n, const double *v, double *Av, double
    symmetric, so each entry of the triangle adds to the sums of its row and of its column.
    t: n doubles of scratch. */
 MK_CLONES
-void mk_kernel_stats_tri(const double *A, int n, const double *v, const double *ones,
-                         double *Av, double *s1, double *lc, double *t, double *k1)
+void mk_kernel_stats_tri(const mk_ksrc *K, const double *v, const double *ones, double *Av,
+                         double *s1, double *lc, double *t, double *k1)
 {
-    mk_symv2(A, n, v, ones, Av, k1);
+    int n = K->n;
+    const double *a[MK_SWEEP_COLS];
+    mk_symv2(K, v, ones, Av, k1);
     double g = 0.0, rr = 0.0, tr = 0.0, inv = 1.0 / n;
     for (int j = 0; j < n; j++) {
-        g += k1[j]; rr += k1[j] * k1[j]; tr += A[(size_t) j * n + j];
+        g += k1[j]; rr += k1[j] * k1[j];
         t[j] = 0.0;
     }
+    /* tr A is summed in pass 2, in the same order (the diagonal is read there) */
     double gm = g / ((double) n * n), fo = 0.0, fd = 0.0;
     int j = 0;
     for (; j + 4 <= n; j += 4) {
-        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
+        mk_ksrc_cols(K, j, 4, 0, a);
+        const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
         double c0 = gm - k1[j] * inv, c1 = gm - k1[j + 1] * inv, c2 = gm - k1[j + 2] * inv,
             c3 = gm - k1[j + 3] * inv;
         double s0 = 0.0, s1c = 0.0, s2 = 0.0, s3 = 0.0, f = 0.0;
@@ -96,7 +105,7 @@ void mk_kernel_stats_tri(const double *A, int n, const double *v, const double *
         fo += f;
         double sc[4] = { s0, s1c, s2, s3 }, cc[4] = { c0, c1, c2, c3 };
         for (int c = 0; c < 4; c++) {
-            const double *ac = A + (size_t) (j + c) * n;
+            const double *ac = a[c];
             for (int i = j; i < j + c; i++) {
                 double e = fabs(ac[i] - k1[i] * inv + cc[c]);
                 t[i] += e; sc[c] += e; fo += ac[i] * ac[i];
@@ -104,10 +113,12 @@ void mk_kernel_stats_tri(const double *A, int n, const double *v, const double *
             double d = ac[j + c];
             t[j + c] += sc[c] + fabs(d - k1[j + c] * inv + cc[c]);
             fd += d * d;
+            tr += d;
         }
     }
     for (; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
+        mk_ksrc_cols(K, j, 1, 0, a);
+        const double *aj = a[0];
         double cj = gm - k1[j] * inv, sj = 0.0;
         for (int i = 0; i < j; i++) {
             double e = fabs(aj[i] - k1[i] * inv + cj);
@@ -115,6 +126,7 @@ void mk_kernel_stats_tri(const double *A, int n, const double *v, const double *
         }
         t[j] += sj + fabs(aj[j] - k1[j] * inv + cj);
         fd += aj[j] * aj[j];
+        tr += aj[j];
     }
     double gmax = 0.0;
     for (int i = 0; i < n; i++) if (t[i] > gmax) gmax = t[i];

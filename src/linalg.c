@@ -12,23 +12,26 @@
 #endif
 #include <math.h>
 
-/* y1 = A x1 (and y2 = A x2 if x2 != NULL) by whole columns, one sweep over A */
-MK_CLONES
-void mk_symv2_full(const double *A, int n, const double *x1, const double *x2, double *y1,
-                   double *y2)
+/* y1 = K x1 (and y2 = K x2 if x2 != NULL) by whole columns, one sweep over K */
+static inline __attribute__((always_inline)) void
+symv2_full(const mk_ksrc *K, const double *x1, const double *x2, double *y1, double *y2)
 {
+    int n = K->n;
+    const double *a[1];
     for (int i = 0; i < n; i++) y1[i] = 0.0;
     if (x2) {
         for (int i = 0; i < n; i++) y2[i] = 0.0;
         for (int j = 0; j < n; j++) {
-            const double *aj = A + (size_t) j * n;
+            mk_ksrc_cols(K, j, 1, 1, a);
+            const double *aj = a[0];
             double a1 = x1[j], a2 = x2[j];
             MK_SIMD
             for (int i = 0; i < n; i++) { y1[i] += aj[i] * a1; y2[i] += aj[i] * a2; }
         }
     } else {
         for (int j = 0; j < n; j++) {
-            const double *aj = A + (size_t) j * n;
+            mk_ksrc_cols(K, j, 1, 1, a);
+            const double *aj = a[0];
             double a1 = x1[j];
             MK_SIMD
             for (int i = 0; i < n; i++) y1[i] += aj[i] * a1;
@@ -36,19 +39,36 @@ void mk_symv2_full(const double *A, int n, const double *x1, const double *x2, d
     }
 }
 
-/* v' A v by whole columns */
 MK_CLONES
-double mk_quad_full(const double *A, int n, const double *v)
+void mk_symv2_full(const double *A, int n, const double *x1, const double *x2, double *y1,
+                   double *y2)
 {
+    mk_ksrc K = { .A = A, .n = n };
+    symv2_full(&K, x1, x2, y1, y2);
+}
+
+/* v'K v by whole columns */
+static inline __attribute__((always_inline)) double quad_full(const mk_ksrc *K, const double *v)
+{
+    int n = K->n;
+    const double *a[1];
     double s = 0.0;
     for (int j = 0; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
+        mk_ksrc_cols(K, j, 1, 1, a);
+        const double *aj = a[0];
         double t = 0.0;
         MK_SIMD_RED(t)
         for (int i = 0; i < n; i++) t += aj[i] * v[i];
         s += v[j] * t;
     }
     return s;
+}
+
+MK_CLONES
+double mk_quad_full(const double *A, int n, const double *v)
+{
+    mk_ksrc K = { .A = A, .n = n };
+    return quad_full(&K, v);
 }
 
 /* y[0..j1) = A[, j0..j1) x[j0..j1), the upper triangle of columns j0 <= j < j1 of A (rows of
@@ -105,21 +125,17 @@ void mk_symv_upper(const double *A, int n, const double *x, double *y)
     mk_symv_upper_cols(A, n, x, y, 0, n);
 }
 
-/* y1 = A x1 and y2 = A x2 in one sweep over a kernel A (x2 == NULL: y1 only): its upper
-   triangle from MK_TRI_MIN rows, whole columns below */
-MK_CLONES
-void mk_symv2(const double *A, int n, const double *x1, const double *x2, double *y1,
-              double *y2)
+/* y1 (and y2) += the upper-triangle block of columns j..j+3 (a[c]: column j + c, rows 0..j + c)
+   times x1 (x2) plus its transpose: a step of mk_symv2, the rounding of mk_symv_upper_cols */
+static inline __attribute__((always_inline)) void
+symv2_block4(const double *const *a, int j, const double *x1, const double *x2, double *y1,
+             double *y2)
 {
-    if (n < MK_TRI_MIN) { mk_symv2_full(A, n, x1, x2, y1, y2); return; }
-    if (!x2) { mk_symv_upper(A, n, x1, y1); return; }
-    for (int i = 0; i < n; i++) { y1[i] = 0.0; y2[i] = 0.0; }
-    int j = 0;
-    for (; j + 4 <= n; j += 4) {
-        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
-        double p0 = x1[j], p1 = x1[j + 1], p2 = x1[j + 2], p3 = x1[j + 3];
+    const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+    double p0 = x1[j], p1 = x1[j + 1], p2 = x1[j + 2], p3 = x1[j + 3];
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+    if (x2) {
         double q0 = x2[j], q1 = x2[j + 1], q2 = x2[j + 2], q3 = x2[j + 3];
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
         MK_SIMD_RED(s0, s1, s2, s3, t0, t1, t2, t3)
         for (int i = 0; i < j; i++) {
             double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x1[i], w = x2[i];
@@ -128,38 +144,75 @@ void mk_symv2(const double *A, int n, const double *x1, const double *x2, double
             s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;
             t0 += b0 * w; t1 += b1 * w; t2 += b2 * w; t3 += b3 * w;
         }
-        double sc[4] = { s0, s1, s2, s3 }, tc[4] = { t0, t1, t2, t3 };
-        for (int c = 0; c < 4; c++) {
-            const double *ac = A + (size_t) (j + c) * n;
-            double uc = x1[j + c], wc = x2[j + c];
-            for (int i = j; i < j + c; i++) {
-                y1[i] += ac[i] * uc; y2[i] += ac[i] * wc;
-                sc[c] += ac[i] * x1[i]; tc[c] += ac[i] * x2[i];
-            }
-            y1[j + c] += sc[c] + ac[j + c] * uc;
-            y2[j + c] += tc[c] + ac[j + c] * wc;
+    } else {
+        MK_SIMD_RED(s0, s1, s2, s3)
+        for (int i = 0; i < j; i++) {
+            double b0 = a0[i], b1 = a1[i], b2 = a2[i], b3 = a3[i], u = x1[i];
+            y1[i] += (b0 * p0 + b1 * p1) + (b2 * p2 + b3 * p3);
+            s0 += b0 * u; s1 += b1 * u; s2 += b2 * u; s3 += b3 * u;
         }
     }
-    for (; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
-        double uj = x1[j], wj = x2[j], s = 0.0, t = 0.0;
-        for (int i = 0; i < j; i++) {
-            y1[i] += aj[i] * uj; y2[i] += aj[i] * wj; s += aj[i] * x1[i]; t += aj[i] * x2[i];
+    double sc[4] = { s0, s1, s2, s3 }, tc[4] = { t0, t1, t2, t3 };
+    for (int c = 0; c < 4; c++) {
+        const double *ac = a[c];
+        double uc = x1[j + c], wc = x2 ? x2[j + c] : 0.0;
+        for (int i = j; i < j + c; i++) {
+            y1[i] += ac[i] * uc; sc[c] += ac[i] * x1[i];
+            if (x2) { y2[i] += ac[i] * wc; tc[c] += ac[i] * x2[i]; }
         }
-        y1[j] += s + aj[j] * uj;
-        y2[j] += t + aj[j] * wj;
+        y1[j + c] += sc[c] + ac[j + c] * uc;
+        if (x2) y2[j + c] += tc[c] + ac[j + c] * wc;
     }
 }
 
-/* v' A v for a kernel A: from its upper triangle from MK_TRI_MIN rows, whole columns below */
-MK_CLONES
-double mk_quad(const double *A, int n, const double *v)
+/* the same for one column j */
+static inline __attribute__((always_inline)) void
+symv2_col(const double *aj, int j, const double *x1, const double *x2, double *y1, double *y2)
 {
-    if (n < MK_TRI_MIN) return mk_quad_full(A, n, v);
+    double uj = x1[j], wj = x2 ? x2[j] : 0.0, s = 0.0, t = 0.0;
+    for (int i = 0; i < j; i++) {
+        y1[i] += aj[i] * uj; s += aj[i] * x1[i];
+        if (x2) { y2[i] += aj[i] * wj; t += aj[i] * x2[i]; }
+    }
+    y1[j] += s + aj[j] * uj;
+    if (x2) y2[j] += t + aj[j] * wj;
+}
+
+/* y1 = K x1 and y2 = K x2 (x2 == NULL: y1 only) in one sweep over a kernel: its upper triangle
+   by blocks of MK_SWEEP_COLS columns from MK_TRI_MIN rows, whole columns below; a computed
+   kernel (K->A NULL) gives the same sums as the whole one */
+MK_CLONES
+void mk_symv2(const mk_ksrc *K, const double *x1, const double *x2, double *y1, double *y2)
+{
+    int n = K->n;
+    const double *a[MK_SWEEP_COLS];
+    if (n < MK_TRI_MIN) { symv2_full(K, x1, x2, y1, y2); return; }
+    if (!x2 && K->A) { mk_symv_upper(K->A, n, x1, y1); return; }
+    for (int i = 0; i < n; i++) y1[i] = 0.0;
+    if (x2) for (int i = 0; i < n; i++) y2[i] = 0.0;
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        mk_ksrc_cols(K, j, 4, 0, a);
+        symv2_block4(a, j, x1, x2, y1, y2);
+    }
+    for (; j < n; j++) {
+        mk_ksrc_cols(K, j, 1, 0, a);
+        symv2_col(a[0], j, x1, x2, y1, y2);
+    }
+}
+
+/* v'K v for a kernel: from its upper triangle from MK_TRI_MIN rows, whole columns below */
+MK_CLONES
+double mk_quad(const mk_ksrc *K, const double *v)
+{
+    int n = K->n;
+    const double *a[MK_SWEEP_COLS];
+    if (n < MK_TRI_MIN) return quad_full(K, v);
     double off = 0.0, dg = 0.0;
     int j = 0;
     for (; j + 4 <= n; j += 4) {
-        const double *a0 = A + (size_t) j * n, *a1 = a0 + n, *a2 = a1 + n, *a3 = a2 + n;
+        mk_ksrc_cols(K, j, 4, 0, a);
+        const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
         MK_SIMD_RED(s0, s1, s2, s3)
         for (int i = 0; i < j; i++) {
@@ -168,14 +221,15 @@ double mk_quad(const double *A, int n, const double *v)
         }
         double sc[4] = { s0, s1, s2, s3 };
         for (int c = 0; c < 4; c++) {
-            const double *ac = A + (size_t) (j + c) * n;
+            const double *ac = a[c];
             for (int i = j; i < j + c; i++) sc[c] += ac[i] * v[i];
             off += v[j + c] * sc[c];
             dg += ac[j + c] * v[j + c] * v[j + c];
         }
     }
     for (; j < n; j++) {
-        const double *aj = A + (size_t) j * n;
+        mk_ksrc_cols(K, j, 1, 0, a);
+        const double *aj = a[0];
         double s = 0.0;
         for (int i = 0; i < j; i++) s += aj[i] * v[i];
         off += v[j] * s;

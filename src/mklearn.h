@@ -207,16 +207,14 @@ void mk_store_factor_tmul(const mk_store *s, int m, const double *x, double *t);
 /* Fill st from the R store list (see R/store.R); checks types and lengths with error(). A
    fly test store with centring computes its row means here (R_alloc). */
 void mk_store_read(SEXP s, mk_store *st);
-/* Doubles of scratch a thread needs for one single-kernel call (0 for dense); a column call
-   (mk_store_col, mk_store_kmv2, mk_store_kquad) needs only nr of them. */
+/* Doubles of scratch a thread needs for one single-kernel call (0 for dense): a kernel up to
+   MK_KERNEL_WHOLE_MAX doubles, else MK_SWEEP_COLS columns, for a column call (mk_store_col,
+   mk_store_kmv2, mk_store_kquad, nr of them) or a sweep through mk_store_ksrc. */
 size_t mk_store_scratch(const mk_store *s);
 /* Column j (length nr) of kernel m: a pointer into the array (dense) or buf (fly). */
 const double *mk_store_col(const mk_store *s, int m, int j, double *buf);
 /* The whole nr x n kernel m: a pointer into the array (dense) or buf, nr * n doubles (fly). */
 const double *mk_store_kernel(const mk_store *s, int m, double *buf);
-/* Kernel m of a square store where only the upper triangle (rows i <= j of column j) is read:
-   the array itself (dense) or buf with those entries filled, half the work of the whole (fly). */
-const double *mk_store_kernel_upper(const mk_store *s, int m, double *buf);
 /* y1 = K_m x1 (and y2 = K_m x2 if x2 != NULL), one column-order sweep; x: n, y: nr. */
 void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2, double *y1,
                    double *y2, double *buf);
@@ -401,6 +399,36 @@ SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
    columns, faster below MK_TRI_MIN rows where the triangle's short columns cost more than the
    bytes they save. Plain C (no R API): safe inside OpenMP regions. */
 #define MK_TRI_MIN 512
+/* A kernel as the sweeps below read it: the whole matrix A (column-major), or, when A is NULL,
+   columns computed on demand: fill(ctx, m, j, w, full, buf) writes columns j + c, c < w <=
+   MK_SWEEP_COLS, of kernel m at buf + c n (rows 0..j + c, or all n rows when full), so a
+   sweep holds MK_SWEEP_COLS columns instead of n (an on-the-fly store: mk_store_ksrc). */
+#define MK_SWEEP_COLS 4
+/* Up to this many doubles (64 MB) a computed kernel is held whole instead (mk_store_ksrc): the
+   sweeps that read a kernel twice (the kernel statistics) then compute it once */
+#define MK_KERNEL_WHOLE_MAX 8388608.0
+typedef struct {
+    const double *A;
+    int n, m;
+    void (*fill)(const void *ctx, int m, int j, int w, int full, double *buf);
+    const void *ctx;
+    double *buf;
+} mk_ksrc;
+/* pointers a[c] to columns j + c, c < w, of K (see mk_ksrc) */
+static inline void mk_ksrc_cols(const mk_ksrc *K, int j, int w, int full, const double **a)
+{
+    if (K->A) {
+        for (int c = 0; c < w; c++) a[c] = K->A + (size_t) (j + c) * K->n;
+        return;
+    }
+    K->fill(K->ctx, K->m, j, w, full, K->buf);
+    for (int c = 0; c < w; c++) a[c] = K->buf + (size_t) c * K->n;
+}
+/* kernel m of a square store as a mk_ksrc for mk_symv2, mk_quad and the kernel statistics: the
+   array (dense), else computed into buf (mk_store_scratch() doubles): whole when n^2 <=
+   MK_KERNEL_WHOLE_MAX (all rows when full, else the upper triangle), else by blocks of columns
+   as the sweep reads them (store.c) */
+void mk_store_ksrc(const mk_store *s, int m, int full, double *buf, mk_ksrc *K);
 /* y1 = A x1, and y2 = A x2 when x2 != NULL, in one sweep by whole columns */
 void mk_symv2_full(const double *A, int n, const double *x1, const double *x2, double *y1,
                    double *y2);
@@ -415,12 +443,11 @@ void mk_symv_packed_cols(const float *A, int n, const double *x, double *y, int 
 void mk_symv_packed_colsf(const float *A, int n, const float *x, float *y, int j0, int j1);
 /* y = A x from the upper triangle */
 void mk_symv_upper(const double *A, int n, const double *x, double *y);
-/* y1 = A x1 (and y2 = A x2, x2 may be NULL) in one sweep: upper triangle from MK_TRI_MIN rows
-   (only it needs to be filled then), whole columns below */
-void mk_symv2(const double *A, int n, const double *x1, const double *x2, double *y1,
-              double *y2);
-/* v'A v: upper triangle from MK_TRI_MIN rows, whole columns below */
-double mk_quad(const double *A, int n, const double *v);
+/* y1 = K x1 (and y2 = K x2, x2 may be NULL) in one sweep: upper triangle from MK_TRI_MIN rows,
+   whole columns below */
+void mk_symv2(const mk_ksrc *K, const double *x1, const double *x2, double *y1, double *y2);
+/* v'K v: upper triangle from MK_TRI_MIN rows, whole columns below */
+double mk_quad(const mk_ksrc *K, const double *v);
 /* a'b, summed in index order */
 double mk_dot(int n, const double *a, const double *b);
 /* Columns [*j0, *j1) of thread t of T: column ranges of equal upper-triangle area over 0..n */
@@ -460,12 +487,12 @@ void mk_symmat_op_mv(void *ctx, const double *p, double *q);
 /* One sweep (plus a second over the cached kernel): Av = A v, s1 = sqrt(1'A1), lc = sqrt of the
    least of tr A, ||PAP||_F and the largest Gershgorin sum of PAP (>= sqrt(lambda_max(PAP))),
    k1 = A 1 (NULL: not kept). rs: n doubles of scratch. */
-void mk_kernel_stats(const double *A, int n, const double *v, double *Av, double *s1,
-                     double *lc, double *rs, double *k1);
+void mk_kernel_stats(const mk_ksrc *K, const double *v, double *Av, double *s1, double *lc,
+                     double *rs, double *k1);
 /* the same from the upper triangle in two triangle sweeps (for n >= MK_TRI_MIN, where a kernel
    no longer stays in cache between passes); ones: n ones; t: n doubles of scratch; k1 needed */
-void mk_kernel_stats_tri(const double *A, int n, const double *v, const double *ones,
-                         double *Av, double *s1, double *lc, double *t, double *k1);
+void mk_kernel_stats_tri(const mk_ksrc *K, const double *v, const double *ones, double *Av,
+                         double *s1, double *lc, double *t, double *k1);
 /* mean of x and squared norm of x - mean (two passes) */
 void mk_centred(int n, const double *x, double *mx, double *xc2);
 /* A reference point r of kernel A for the bound: r, A r, A 1 (n each), ||r||_A, mean(r),

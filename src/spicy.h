@@ -270,9 +270,10 @@ typedef struct {
     const sp_loss *L;
     const sp_opts *o;
     double C1, C2, eps;
-    /* threads and kernel scratch: kbuf holds nt_max blocks of scr doubles (a whole kernel per
-       thread), hbuf nt_max blocks of 4 hscr (one column of each of the four kernels of a
-       Newton-matrix pass: hscr = n); NULL for a dense store (R/memory.R counts both) */
+    /* threads and kernel scratch: kbuf holds nt_max blocks of scr doubles (a small kernel, else
+       MK_SWEEP_COLS columns: the sweeps compute a kernel by blocks of columns, mk_ksrc), hbuf
+       nt_max blocks of 4 hscr (one column of each of the four kernels of a Newton-matrix pass:
+       hscr = n); NULL for a dense store (R/memory.R counts both) */
     int nt_max;
     size_t scr, hscr;
     double *kbuf, *hbuf, *rsbuf;
@@ -350,7 +351,7 @@ extern const sp_loss sp_losses[MK_NLOSS];
 void sp_tick(sp_state *S, int j);
 int sp_threads(const sp_state *S, double work);
 int sp_nm_threads(const sp_state *S, double work);
-const double *sp_kernel(const sp_state *S, int m);
+void sp_ksrc(const sp_state *S, int m, mk_ksrc *K);
 void sp_kernel_mv(sp_state *S, int cnt, const double *x1, const double *x2, size_t s2,
                   double *Y1, double *Y2, int sparse);
 void sp_products(sp_state *S, int cnt, const double *rho, const double *D);

@@ -76,13 +76,14 @@ static void sp_dual_gap_at(sp_state *S, const double *u0)
                 }
                 continue;
             }
-            const double *Km = sp_kernel(S, m);
-            if (S->inS[m]) sm[m] = sp_sqrt0(mk_quad(Km, n, u));
+            mk_ksrc Km;
+            sp_ksrc(S, m, &Km);
+            if (S->inS[m]) sm[m] = sp_sqrt0(mk_quad(&Km, u));
             else {
                 /* K_m rho in the same read: rho, where the next Newton loop starts, becomes
                    the reference point (u, the projection of rho, can be far from it) */
                 double *ku = sp_thread_buf(S->rsbuf, (size_t) n);
-                mk_symv2(Km, n, S->rho, u, S->Kr + (size_t) m * n, ku);
+                mk_symv2(&Km, S->rho, u, S->Kr + (size_t) m * n, ku);
                 sp_set_ref(S, m, S->rho);
                 sm[m] = sp_sqrt0(mk_dot(n, u, ku));
             }

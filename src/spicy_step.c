@@ -72,12 +72,13 @@ void sp_start(sp_state *S)
             continue;
         }
         /* from MK_TRI_MIN rows an on-the-fly kernel is computed on its upper triangle only */
-        const double *Km = sp_kernel(S, m);
+        mk_ksrc Km;
+        sp_ksrc(S, m, &Km);
         if (ones)
-            mk_kernel_stats_tri(Km, n, rho, ones, kr, S->sc.s1 + m, S->sc.sqL + m, rs,
+            mk_kernel_stats_tri(&Km, rho, ones, kr, S->sc.s1 + m, S->sc.sqL + m, rs,
                                 S->sc.K1 + (size_t) m * n);
         else
-            mk_kernel_stats(Km, n, rho, kr, S->sc.s1 + m, S->sc.sqL + m, rs,
+            mk_kernel_stats(&Km, rho, kr, S->sc.s1 + m, S->sc.sqL + m, rs,
                             S->sc.K1 + (size_t) m * n);
         S->sc.nref[m] = sp_sqrt0(mk_dot(n, rho, kr));
     }

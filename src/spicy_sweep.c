@@ -25,13 +25,12 @@ int sp_nm_threads(const sp_state *S, double work)
     return sp_threads(S, work);
 }
 
-/* kernel m for the sweeps above: its upper triangle suffices from MK_TRI_MIN rows (an
-   on-the-fly store then computes only that) */
-const double *sp_kernel(const sp_state *S, int m)
+/* kernel m for the sweeps (mk_symv2, mk_quad, the kernel statistics): an on-the-fly store
+   computes it into this thread's kbuf, whole when small, else by blocks of columns (its upper
+   triangle only from MK_TRI_MIN rows) */
+void sp_ksrc(const sp_state *S, int m, mk_ksrc *K)
 {
-    double *buf = sp_thread_buf(S->kbuf, S->scr);
-    return S->n >= MK_TRI_MIN ? mk_store_kernel_upper(S->st, m, buf)
-                              : mk_store_kernel(S->st, m, buf);
+    mk_store_ksrc(S->st, m, S->n < MK_TRI_MIN, sp_thread_buf(S->kbuf, S->scr), K);
 }
 
 /* out = sum_k v[k] K_m[, idx[k]]: K_m x for a sparse x (n x nnz reads) */
@@ -94,10 +93,12 @@ void sp_kernel_mv(sp_state *S, int cnt, const double *x1, const double *x2, size
             if (S->flag[j] != 0) sp_cols_mv(S, m, S->bx.nzr, S->bx.vzr, S->bx.nnzr, y1, buf);
             continue;
         }
-        const double *Km = sp_kernel(S, m), *x2m = x2 + (size_t) m * s2;
-        if (S->flag[j] == 1) mk_symv2(Km, n, x1, x2m, y1, y2);
-        else if (S->flag[j] == 0) mk_symv2(Km, n, x2m, NULL, y2, NULL);
-        else mk_symv2(Km, n, x1, NULL, y1, NULL);
+        const double *x2m = x2 + (size_t) m * s2;
+        mk_ksrc Km;
+        sp_ksrc(S, m, &Km);
+        if (S->flag[j] == 1) mk_symv2(&Km, x1, x2m, y1, y2);
+        else if (S->flag[j] == 0) mk_symv2(&Km, x2m, NULL, y2, NULL);
+        else mk_symv2(&Km, x1, NULL, y1, NULL);
     }
     S->nprod += cnt;
 }

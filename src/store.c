@@ -20,8 +20,9 @@
  *    mk_store_col (column j of kernel m, nr rows, thread-safe, no R API) and mk_store_diag;
  *    a branch of each for the new kind, calling functions of store_<name>.c, and of
  *    col_scratch / pass_work (its scratch per column call and the cost of its columns);
- *  - mk_store_kernel, mk_store_kernel_upper, mk_store_decision and mk_store_cols have a fly path
- *    that reads the fly fields: the backend adds its branch there; mk_store_kmv2, mk_store_kquad,
+ *  - mk_store_kernel, mk_store_ksrc's fill (the sweeps' column blocks), mk_store_decision and
+ *    mk_store_cols have a fly path that reads the fly fields: the backend adds its branch there
+ *    (low rank has one in the fill); mk_store_kmv2, mk_store_kquad,
  *    the batch operations (mv, quad, combine, axpy) read through mk_store_col and serve any
  *    backend unchanged, and the backend may specialise them (one branch, as dense does);
  *  - training statistics (mk_store_train_stats) and test stores where it has them;
@@ -261,7 +262,9 @@ void mk_store_train_stats(const mk_store *s, double *scale, double *colmeans, do
 
 size_t mk_store_scratch(const mk_store *s)
 {
-    return s->kind == MK_STORE_DENSE ? 0 : (size_t) s->nr * s->n;
+    if (s->kind == MK_STORE_DENSE) return 0;
+    double whole = (double) s->nr * s->n;
+    return whole <= MK_KERNEL_WHOLE_MAX ? (size_t) whole : (size_t) MK_SWEEP_COLS * s->nr;
 }
 
 const double *mk_store_col(const mk_store *s, int m, int j, double *buf)
@@ -280,13 +283,33 @@ const double *mk_store_kernel(const mk_store *s, int m, double *buf)
     return buf;
 }
 
-const double *mk_store_kernel_upper(const mk_store *s, int m, double *buf)
+/* mk_ksrc's columns j + c, c < w, of kernel m into buf + c n: rows 0..j + c (the upper
+   triangle, half the work) or all rows (full), each as a whole kernel would hold it */
+static void store_fill(const void *ctx, int m, int j, int w, int full, double *buf)
 {
-    if (s->kind == MK_STORE_DENSE) return s->K + (size_t) m * s->nr * s->n;
-    for (int j = 0; j < s->n; j++)
-        if (s->kind == MK_STORE_LOWRANK) lr_col(s, m, j, 0, j + 1, buf + (size_t) j * s->nr);
-        else fly_col(s, m, j, 0, j + 1, buf + (size_t) j * s->nr);
-    return buf;
+    const mk_store *s = (const mk_store *) ctx;
+    for (int c = 0; c < w; c++) {
+        int i1 = full ? s->n : j + c + 1;
+        double *out = buf + (size_t) c * s->n;
+        if (s->kind == MK_STORE_LOWRANK) lr_col(s, m, j + c, 0, i1, out);
+        else fly_col(s, m, j + c, 0, i1, out);
+    }
+}
+
+/* (a training store: square; no R API, called from threads) */
+void mk_store_ksrc(const mk_store *s, int m, int full, double *buf, mk_ksrc *K)
+{
+    K->A = s->kind == MK_STORE_DENSE ? s->K + (size_t) m * s->nr * s->n : NULL;
+    if (!K->A && (double) s->n * s->n <= MK_KERNEL_WHOLE_MAX) {
+        /* small enough to hold whole: computed once, column by column (the same values) */
+        for (int j = 0; j < s->n; j++) store_fill(s, m, j, 1, full, buf + (size_t) j * s->n);
+        K->A = buf;
+    }
+    K->n = s->n;
+    K->m = m;
+    K->fill = store_fill;
+    K->ctx = s;
+    K->buf = buf;
 }
 
 void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2, double *y1,

@@ -238,11 +238,12 @@ static void sf_screen_first(mk_sf_ctx *c, double *v)
 #else
         int th = 0;
 #endif
-        const double *Km = mk_store_kernel(st, m, kb ? kb + (size_t) th * scr : NULL);
+        mk_ksrc Km;
+        mk_store_ksrc(st, m, 1, kb ? kb + (size_t) th * scr : NULL, &Km);
         double *kr = w->KR + (size_t) m * n, *k1 = w->K1 + (size_t) m * n, s1, lc;
         /* whole columns at every n: the triangle sweep (mk_kernel_stats_tri) rounds K_m x,
            and so the exact v_m, differently and would move SimpleMKL's iterates */
-        mk_kernel_stats(Km, n, x, kr, &s1, &lc, rb + (size_t) th * n, k1);
+        mk_kernel_stats(&Km, x, kr, &s1, &lc, rb + (size_t) th * n, k1);
         w->ref[m].s11 = s1 * s1;
         w->ref[m].lc = lc;
         v[m] = sf_set_ref(w, m, x, xm, xc2, n);

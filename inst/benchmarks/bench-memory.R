@@ -1,20 +1,24 @@
 # Predicted (mkl_memory()) against measured peak memory of mkl() for every method: twonorm
 # (mlbench::mlbench.twonorm, seed 1), 10 Gaussian kernels (rbf_kernel(2^(-5:4))), store
-# "auto" (what mkl() chooses under the default budget, half the machine's memory), nthreads = 1
-# unless given, maxiter = 2 where the method has one (peaks are reached at allocation; buffers a
-# solver allocates later in a fit are counted by the prediction and may be missed by the
-# measure). Each case runs in a fresh Rscript under /usr/bin/time -v (its maximum resident set
-# size), niced, with a timeout, one at a time, and waits while less than 12 GB is free.
-# Case "none" loads the package and makes the data without fitting: the R process's baseline.
+# "auto" (what mkl() chooses under the budget: dense, low rank, on the fly) unless given,
+# nthreads = 1 unless given, maxiter = 1 where the method has one (peaks are reached at
+# allocation; buffers a solver allocates later in a fit are counted by the prediction and may be
+# missed by the measure). Each case runs in a fresh Rscript under /usr/bin/time -v (its maximum
+# resident set size and CPU time), niced, with a timeout, one at a time, and waits while less
+# than 12 GB is free. Case "none" loads the package and makes the data without fitting: the R
+# process's baseline. Run it under the shared memory lock (flock) on a shared machine.
 # Usage: Rscript bench-memory.R [n ...] [--methods=a,b] [--threads=k] [--store=s] [--timeout=s]
+#        [--maxiter=k] [--memory=bytes (default: half the machine)]
 # Prints one row per case: n, method, threads, chosen store, predicted bytes, measured peak RSS
-# minus the baseline, and the fit's outcome (fitted, or the error message: a clear stop).
+# minus the baseline, CPU seconds, and the fit's outcome (fitted, or the error message: a clear
+# stop; a case stopped by the timeout reports the store mkl() chose before fitting).
 args <- commandArgs(trailingOnly = TRUE)
 
 if (length(args) && args[1L] == "case") {
-  # one case: case <n> <method> <threads> [<store>]
+  # one case: case <n> <method> <threads> <store> <maxiter> <memory>
   n <- as.integer(args[2L]); method <- args[3L]; nt <- as.integer(args[4L])
-  store <- if (length(args) >= 5L) args[5L] else "auto"
+  store <- args[5L]; maxiter <- as.integer(args[6L])
+  memory <- if (args[7L] == "default") NULL else as.double(args[7L])
   suppressPackageStartupMessages(library(mklearn))
   set.seed(1)
   d <- mlbench::mlbench.twonorm(n)
@@ -22,20 +26,26 @@ if (length(args) && args[1L] == "case") {
   if (method == "none") { cat("RESULT\tnone\t-\tNA\tbaseline\n"); quit(save = "no") }
   ks <- kernel_set(rbf_kernel(2^(-5:4)))
   has_maxiter <- !method %in% c("uniform", "mwu")
-  ctl <- if (has_maxiter) mkl_control(nthreads = nt, store = store, maxiter = 2L) else
-    mkl_control(nthreads = nt, store = store)
+  ctl <- if (has_maxiter) mkl_control(nthreads = nt, store = store, maxiter = maxiter,
+                                      memory = memory) else
+    mkl_control(nthreads = nt, store = store, memory = memory)
+  # the store mkl() will choose and its prediction, before the fit (a timeout keeps this line)
+  ch <- tryCatch(mklearn:::choose_store(mklearn:::method_control(method, ctl), method, n, 10),
+                 error = function(e) NA_character_)
+  if (!is.na(ch)) cat(sprintf("CHOICE\t%s\t%.0f\n", ch,
+                              mkl_memory(n, 10, method, ch, nthreads = nt, control = ctl)$total))
   t0 <- proc.time()[["elapsed"]]
   fit <- tryCatch(suppressWarnings(mkl(x, y, kernels = ks, method = method, control = ctl)),
                   error = function(e) conditionMessage(e))
   el <- proc.time()[["elapsed"]] - t0
   if (is.character(fit)) {
     # the smaller need of the stores tried (the one the stop message names)
-    mm <- mkl_memory(n, 10, method, if (store == "auto") c("dense", "fly") else store,
-                     nthreads = nt)
+    mm <- mkl_memory(n, 10, method, if (store == "auto") c("dense", "lowrank", "fly") else
+                       store, nthreads = nt, control = ctl)
     cat(sprintf("RESULT\t%s\t%s\t%.0f\tstop after %.1f s: %s\n", method, "-",
                 min(mm$total), el, gsub("[\t\n]", " ", fit)))
   } else {
-    pred <- mkl_memory(n, 10, method, fit$store, nthreads = nt)$total
+    pred <- mkl_memory(n, 10, method, fit$store, nthreads = nt, control = ctl)$total
     cat(sprintf("RESULT\t%s\t%s\t%.0f\tfitted in %.1f s\n", method, fit$store, pred, el))
   }
   quit(save = "no")
@@ -51,6 +61,8 @@ methods <- strsplit(opt("methods", "uniform,spicy,simple,hessian,lp,bayes,l01,mw
 nt <- as.integer(opt("threads", "1"))
 tmo <- as.integer(opt("timeout", "300"))
 store <- opt("store", "auto")
+maxiter <- opt("maxiter", "1")
+memory <- opt("memory", "default")
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
 
 free_gb <- function() {
@@ -62,31 +74,32 @@ run_case <- function(n, method) {
   log <- tempfile()
   out <- suppressWarnings(system2("/usr/bin/time",
     c("-v", "-o", log, "timeout", tmo, "nice", "-n", "10", "Rscript", script, "case", n, method,
-      nt, store), stdout = TRUE, stderr = FALSE))
+      nt, store, maxiter, memory), stdout = TRUE, stderr = FALSE))
   tv <- readLines(log)
-  kb <- as.double(sub(".*: ", "", grep("Maximum resident set size", tv, value = TRUE)))
+  val <- function(key) as.double(sub(".*: ", "", grep(key, tv, value = TRUE, fixed = TRUE)))
+  kb <- val("Maximum resident set size")
+  cpu <- val("User time (seconds)") + val("System time (seconds)")
   res <- strsplit(grep("^RESULT", out, value = TRUE), "\t")
   if (!length(res)) {
     # stopped by the timeout while fitting: the store mkl() chose and its prediction
-    mm <- mklearn::mkl_memory(n, 10, method, if (store == "auto") c("dense", "fly") else store,
-                              nthreads = nt)
-    r <- if (store != "auto" || (method != "mwu" && mm$fits[1L])) 1L else 2L
-    return(list(store = mm$store[r], predicted = mm$total[r], peak = kb * 1024,
+    ch <- strsplit(grep("^CHOICE", out, value = TRUE), "\t")[[1L]]
+    return(list(store = ch[2L], predicted = as.double(ch[3L]), peak = kb * 1024, cpu = cpu,
                 outcome = sprintf("stopped by the timeout (%d s) while fitting", tmo)))
   }
   res <- res[[1L]]
-  list(store = res[3L], predicted = as.double(res[4L]), peak = kb * 1024, outcome = res[5L])
+  list(store = res[3L], predicted = as.double(res[4L]), peak = kb * 1024, cpu = cpu,
+       outcome = res[5L])
 }
 gb <- function(b) ifelse(is.na(b), "-", sprintf("%.2f GB", b / 1e9))
 for (n in ns) {
   base <- suppressWarnings(run_case(n, "none"))$peak
   cat(sprintf(paste0("\ntwonorm n = %d, M = 10, nthreads = %d, store = \"%s\"; R process ",
                      "baseline %s (subtracted)\n"), n, nt, store, gb(base)))
-  cat(sprintf("%-8s %-6s %10s %10s  %s\n", "method", "store", "predicted", "measured",
-              "outcome"))
+  cat(sprintf("%-8s %-7s %10s %10s %7s  %s\n", "method", "store", "predicted", "measured",
+              "cpu", "outcome"))
   for (m in methods) {
     r <- run_case(n, m)
-    cat(sprintf("%-8s %-6s %10s %10s  %s\n", m, r$store, gb(r$predicted), gb(r$peak - base),
-                r$outcome))
+    cat(sprintf("%-8s %-7s %10s %10s %6.0fs  %s\n", m, r$store, gb(r$predicted),
+                gb(r$peak - base), r$cpu, r$outcome))
   }
 }

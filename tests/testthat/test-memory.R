@@ -18,15 +18,21 @@ test_that("mkl_memory states the store, the n x n buffers and the per-thread buf
   expect_identical(row("lp", "dense")$buffers, nn)
   # MKL-L0/1: its combined kernel, and the uniform combination of its start (R)
   expect_identical(mkl_memory(n, M, "l01", "fly")$buffers, 2 * nn)
-  # on the fly SimpleMKL's first screening pass reads a whole kernel per thread
-  expect_identical(row("simple", "fly")$per_thread, nn + 8 * n)
-  expect_identical(row("simple", "dense")$per_thread, 0)
-  # SpicyMKL on the fly: a kernel per thread for its sweeps, O(n) per thread for the Newton
-  # matrix (one column of four kernels), not four whole kernels per thread
+  # on the fly SimpleMKL's first screening pass and SpicyMKL's sweeps compute a kernel per
+  # thread: whole while small (64 MB), else four columns at a time (below); SimpleMKL keeps a
+  # vector per thread on any store
+  expect_identical(row("simple", "fly")$per_thread, nn + 8 * (n + n))
+  expect_identical(row("simple", "dense")$per_thread, 8 * n)
   pt <- attr(mm, "parts")[["spicy fly"]]
-  expect_identical(pt$bytes[grepl("^kernel per thread", pt$part)], nn)
+  expect_identical(pt$bytes[grepl("^kernel \\(n x n, small\\) per thread", pt$part)], nn)
+  # its Newton matrix reads one column of four kernels (hbuf), not four whole kernels
   expect_identical(pt$bytes[grepl("^Newton matrix columns", pt$part)], 8 * 4 * n)
-  expect_lt(row("spicy", "fly")$per_thread, 1.5 * nn)
+  big <- mkl_memory(4000, M, c("simple", "spicy"), "fly", nthreads = 1)
+  expect_identical(big$per_thread[1], 8 * (4 * 4000 + 4000 + 4000))
+  pt <- attr(big, "parts")[["spicy fly"]]
+  expect_identical(pt$bytes[grepl("^kernel columns \\(4 n\\) per thread", pt$part)], 8 * 4 * 4000)
+  expect_false(any(grepl("n x n", pt$part[pt$kind == "per_thread"])))
+  expect_lt(big$per_thread[2], 8 * 100 * 4000)
   # MWUMKL keeps O(nM) whatever the store
   expect_identical(row("mwu", "fly")$buffers, 0)
   expect_lt(row("mwu", "fly")$total, 8 * n * (4 * M + 20) + 8 * 1024 * (M + 2))
@@ -95,22 +101,47 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
                       "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 4.47e\\+07\\)"))
   expect_lt(proc.time()[["elapsed"]] - t0, 1)
   need <- mkl_memory(3000, 3, "simple", "fly", nthreads = 1)$total
-  expect_equal(need, 3.61e8, tolerance = 0.01)
-  # a store that was asked for: the other store is a remedy
+  expect_equal(need, 2.89e8, tolerance = 0.01)
+  # a store that was asked for: the other stores that need less are remedies, smallest first
   expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "dense")),
-               "needs .* \\(dense store.*Remedies: mkl_control\\(store = \"fly\"\\) \\(needs")
+               paste0("needs .* \\(dense store.*Remedies: mkl_control\\(store = \"lowrank\"\\) ",
+                      "\\(needs 35.8 MB\\); mkl_control\\(store = \"fly\"\\) \\(needs 169 MB"))
+  # and a store that needs more is none
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
+                   control = mkl_control(memory = 1e6, nthreads = 1, store = "fly")),
+               paste0("on-the-fly store.*Remedies: mkl_control\\(store = \"lowrank\"\\) ",
+                      "\\(needs [^;]*; method"))
   # cross-validation stops the same way
   expect_error(cv.mkl(d$x, d$y, kernels = ks, method = "hessian", C = c(10, 1), nfolds = 2,
                       control = mkl_control(memory = 1e6, nthreads = 1)),
                "method 'hessian' needs .* above the memory budget")
   skip_if(mklearn:::max_threads() < 2L)
-  # threads: the per-thread kernels of SimpleMKL's first screening pass
-  two <- mkl_memory(3000, 3, "simple", "fly", nthreads = 2)$total
-  expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
-                   control = mkl_control(memory = (need + two) / 2, nthreads = 2,
-                                         store = "fly")),
-               "2 threads.*Remedies:.*mkl_control\\(nthreads = 1\\) \\(needs 361 MB\\)")
+  # threads: MWUMKL's blocks of kernel columns per thread
+  one <- mkl_memory(3000, 3, "mwu", "fly", nthreads = 1)$total
+  two <- mkl_memory(3000, 3, "mwu", "fly", nthreads = 2)$total
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "mwu",
+                   control = mkl_control(memory = (one + two) / 2, nthreads = 2)),
+               sprintf("2 threads.*Remedies:.*mkl_control\\(nthreads = 1\\) \\(needs %s\\)",
+                       mklearn:::format_bytes(one)))
+})
+
+test_that("custom kernels above the budget are offered the remedies they can use", {
+  d <- two_class(n = 300, p = 3)
+  cosine <- function(x, z) sum(x * z) / sqrt(sum(x^2) * sum(z^2))
+  ks <- kernel_set(cosine, rbf_kernel(1))
+  # custom kernels have the dense store only: no other store, no MWUMKL on the fly
+  msg <- tryCatch(mkl(d$x, d$y, kernels = ks, method = "simple",
+                      control = mkl_control(memory = 1e5, nthreads = 1)),
+                  error = conditionMessage)
+  expect_match(msg, paste0("needs .* \\(dense store.*Remedies: kernels mklearn computes ",
+                           "itself \\(rbf_kernel\\(\\).*mkl_control\\(memory = "))
+  expect_no_match(msg, "store = \"fly\"|O\\(nM\\) memory")
+  # MWUMKL on the dense store is a remedy when it needs less
+  msg <- tryCatch(mkl(d$x, d$y, kernels = ks, method = "simple",
+                      control = mkl_control(memory = 3.2e6, nthreads = 1)),
+                  error = conditionMessage)
+  expect_match(msg, "method = \"mwu\" \\(MWUMKL, on the dense store\\) \\(needs")
 })
 
 test_that("a one-vs-one fit on a dense store counts the copy of its largest pair", {

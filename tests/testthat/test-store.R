@@ -351,3 +351,23 @@ test_that("kernel_neighbours is 1 for the identity, n for a constant kernel, and
   expect_true(dn[1] < dn[2] && dn[2] < dn[3])
   expect_gt(dn[3], 0.99 * n)
 })
+
+test_that("kernels streamed by blocks of columns give SpicyMKL's and SimpleMKL's dense fits", {
+  # n = 2900: n^2 doubles exceed the bound, so the fly sweeps stream four columns at a time
+  # (their start statistics compute each kernel twice); one outer iteration suffices. About
+  # 15 s of CPU: not on CRAN
+  skip_on_cran()
+  d <- two_class(n = 2900, p = 2, seed = 7)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)))
+  expect_match(attr(mkl_memory(2900, 2, "spicy", "fly"), "parts")[[1]]$part, "columns \\(4 n\\)",
+               all = FALSE)
+  for (m in c("spicy", "simple")) {
+    fits <- lapply(c("fly", "dense"), function(s) suppressWarnings(
+      mkl(d$x, d$y, kernels = ks, method = m, C = 1,
+          control = mkl_control(store = s, maxiter = 1L, nthreads = 1))))
+    expect_identical(vapply(fits, `[[`, "", "store"), c("fly", "dense"))
+    expect_equal(fits[[1]]$weights, fits[[2]]$weights, tolerance = 1e-8)
+    expect_equal(fits[[1]]$alpha, fits[[2]]$alpha, tolerance = 1e-8)
+    expect_equal(fits[[1]]$objective, fits[[2]]$objective, tolerance = 1e-10)
+  }
+})
