@@ -120,7 +120,8 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
       # src/bayes.c: A, and a column per thread on the fly
       add("posterior matrix A (n x n)", nn, "buffers")
       if (fly) add("kernel column per thread", nt * n, "per_thread")
-      add("vectors", 4 * n + 4 * M, "linear")
+      add("vectors, and the inverse's blocked sweep (src/bayes_inv.c)",
+          4 * n + 4 * M + 64 * n + 64^2, "linear")
     },
     l01 = {     # src/l01.c: the combined kernel Kd, G (n x M), H (M x M); R/l01.R: the start's
       # uniform combination, which R frees only at its next garbage collection
