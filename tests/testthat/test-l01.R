@@ -201,6 +201,9 @@ test_that("many kernels: the ADMM runs on the kernels most aligned with the unif
   expect_length(fit$info$held_out, 351L - 20L)
   expect_lte(sum(fit$weights > 0), 20L)
   expect_gt(mean(as.numeric(as.character(predict(fit, x[te, ]))) == y[te]), 0.89)
+  # a fit on the kernels let in that predicts one class is reported, as with any method
+  expect_warning(mkl(x[tr, ], y[tr], kernels = ks, method = "l01", C = 1e-3),
+                 class = "mkl_learned_nothing")
   # select: how many kernels are let in; at least M lets every kernel in
   d <- l01_data()
   f2 <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(select = 2), NULL)
