@@ -72,6 +72,31 @@ l01_warmup_set <- function(y, size) {
   T
 }
 
+# The kernels the ADMM lets in when more than `select` are offered: the `select` kernels of
+# largest alignment w'K_m w / ||K_m||_F with the SVM on the uniform combination (w = Y alpha),
+# SimpleMKL's gradient at that point taken per unit of each kernel's norm (unit trace alone
+# favours low-rank kernels). The ADMM on M kernels keeps d near uniform or memorises
+# (inst/notes/NOTES-l01.md). All kernels when M <= select.
+l01_preselect <- function(store, y, Kc, kscale, control, M) {
+  k <- control$select
+  if (M <= k) return(rep(TRUE, M))
+  n <- length(y)
+  s <- .Call(C_smo, Kc, y, control$svm_C / kscale, numeric(n), 1e-3, 10000000L)
+  score <- .Call(C_store_quad, store, seq_len(M), s$alpha * y) / sqrt(l01_frob2(store))
+  free <- logical(M)
+  free[order(-score)[seq_len(k)]] <- TRUE
+  free
+}
+
+# The squared Frobenius norms of the kernels, from `cols` of their columns evenly spread.
+l01_frob2 <- function(store, cols = 100L) {
+  n <- store_dims(store)[2L]; M <- store_dims(store)[3L]
+  js <- unique(round(seq(1, n, length.out = min(n, cols))))
+  acc <- double(M)
+  for (j in js) acc <- acc + colSums(.Call(C_store_cols, store, seq_len(M), as.integer(j))^2)
+  acc * n / length(js)
+}
+
 # One ADMM fit (and its chained restarts) with the kernels outside `free` held at d = 0.
 l01_run <- function(store, y, C, control, init, warm, free, Kc, kscale, prog) {
   n <- length(y); M <- length(free)
@@ -130,16 +155,17 @@ fit_l01 <- function(store, y, task, C, control, init) {
   t0 <- proc.time()[["elapsed"]]
   prog <- fit_progress(control, method_info("l01")$label)
   warm <- !is.null(init) && !is.null(init$w) && length(init$w) == n
-  free <- if (warm && length(init$free) == M) init$free else rep(TRUE, M)
+  free <- if (warm && length(init$free) == M) init$free else
+    l01_preselect(store, y, Kc, kscale, control, M)
   run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
-  if (!warm && all(free)) {
+  if (!warm) {
     # a run that collapsed onto kernels nearly the identity is run again without them (the
     # collapse is judged on its weighted kernels; every kernel is read only after one)
     cut <- control$identity_cut
     if (cut > 0 && M >= 2L && l01_collapsed(run$r, y, function(k) l01_near(store, k, cut))) {
       near <- l01_near_identity(store, cut)
-      if (any(near)) {
-        free <- !near
+      if (any(near & free) && !all(near | !free)) {
+        free <- free & !near
         run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
       }
     }
@@ -188,6 +214,7 @@ check_l01_control <- function(s) {
       stop(sprintf("'%s' must be one finite number", nm), call. = FALSE)
   for (nm in c("warmup", "restarts", "freeze_T"))
     if (!is.null(s[[nm]])) s[[nm]] <- check_count(s[[nm]], nm, 0)
+  if (!is.null(s[["select"]])) s[["select"]] <- check_count(s[["select"]], "select", 1)
   ws <- s[["warmup_size"]]
   if (!is.null(ws) && !(length(ws) == 1L && is.na(ws)))
     s[["warmup_size"]] <- check_count(s[["warmup_size"]], "warmup_size", 2)

@@ -80,24 +80,17 @@ static void simplex_project(double *v, int M, double *srt)
     for (int m = 0; m < M; m++) v[m] = v[m] > tau ? v[m] - tau : 0.0;
 }
 
-/* The projection over the free kernels only (the others stay at 0). buf: 2M doubles. */
-static void simplex_project_free(double *v, int M, const int *free, double *buf)
-{
-    int mf = 0;
-    for (int m = 0; m < M; m++) if (free[m]) buf[mf++] = v[m];
-    simplex_project(buf, mf, buf + M);
-    mf = 0;
-    for (int m = 0; m < M; m++) v[m] = free[m] ? buf[mf++] : 0.0;
-}
-
-/* kd = G d (n x M times M), over the kernels with d_m != 0 */
-static void comb_cols(const double *G, int n, int M, const double *d, double *kd)
+/* kd = G d over the nf free kernels: column k of G (n x nf) is kernel fidx[k], weight d[fidx[k]];
+   kernels with d_m = 0 are skipped */
+static void comb_cols(const double *G, int n, int nf, const int *fidx, const double *d,
+                      double *kd)
 {
     for (int i = 0; i < n; i++) kd[i] = 0.0;
-    for (int m = 0; m < M; m++) {
-        if (d[m] == 0.0) continue;
-        const double *g = G + (size_t) m * n;
-        for (int i = 0; i < n; i++) kd[i] += d[m] * g[i];
+    for (int k = 0; k < nf; k++) {
+        double dm = d[fidx[k]];
+        if (dm == 0.0) continue;
+        const double *g = G + (size_t) k * n;
+        for (int i = 0; i < n; i++) kd[i] += dm * g[i];
     }
 }
 
@@ -177,10 +170,11 @@ static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
 /* History columns (the names are given to R in the wrapper). */
 #define L01_HCOL 18
 
-/* Scratch of the ADMM and the state that lives across iterations (G = [K_m w], K(d) w, the
-   working sets and the w-step's solver). */
+/* Scratch of the ADMM and the state that lives across iterations (G = [K_m w] over the free
+   kernels fidx, K(d) w, the working sets and the w-step's solver). Kernels held at d_m = 0 take
+   no part: G and the d-system are nf wide, so their cost follows the free kernels, not M. */
 typedef struct {
-    int n, M;
+    int n, M, nf, *fidx;
     double thr;                                /* sqrt(2 C / rho1), the u-step's threshold */
     double *G, *kdw, *s, *rhs, *v, *old, *oldM, *w0, *w1, *H, *rd, *srt;
     int *S, *Tp, *Tpp;                   /* kernel working set; T one and two iterations ago */
@@ -190,15 +184,24 @@ typedef struct {
 
 static double *dalloc(size_t len) { return (double *) R_alloc(len, sizeof(double)); }
 
+/* G = [K_m w] over the free kernels (every kernel: no index list) */
+static void l01_products(l01_work *k, const mk_store *st, const double *w)
+{
+    mk_store_mv(st, k->nf == k->M ? NULL : k->fidx, k->nf, w, k->G, (size_t) k->n);
+}
+
 static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, const l01_iter *x)
 {
-    int n = st->n, M = st->M;
+    int n = st->n, M = st->M, nf = 0;
     k->n = n; k->M = M;
+    k->fidx = (int *) R_alloc(M, sizeof(int));
+    for (int m = 0; m < M; m++) if (x->free[m]) k->fidx[nf++] = m;
+    k->nf = nf;
     k->thr = sqrt(2.0 * o->C / o->rho1);
-    k->G = dalloc((size_t) n * M);
+    k->G = dalloc((size_t) n * nf);
     k->kdw = dalloc(n); k->s = dalloc(n); k->rhs = dalloc(n); k->v = dalloc(n);
     k->old = dalloc(n); k->oldM = dalloc(M); k->w0 = dalloc(n); k->w1 = dalloc(n);
-    k->H = dalloc((size_t) M * M); k->rd = dalloc(M); k->srt = dalloc(2 * (size_t) M);
+    k->H = dalloc((size_t) nf * nf); k->rd = dalloc(M); k->srt = dalloc(2 * (size_t) M);
     k->S = (int *) R_alloc(M, sizeof(int));
     k->Tp = (int *) R_alloc(n, sizeof(int));
     k->Tpp = (int *) R_alloc(n, sizeof(int));
@@ -213,8 +216,8 @@ static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, co
     ws->work = dalloc(3 * (size_t) n);
 
     /* G = [K_m w], K(d) w for the starting point */
-    mk_store_mv(st, NULL, M, x->w, k->G, (size_t) n);
-    comb_cols(k->G, n, M, x->d, k->kdw);
+    l01_products(k, st, x->w);
+    comb_cols(k->G, n, nf, k->fidx, x->d, k->kdw);
     for (int m = 0; m < M; m++) k->S[m] = x->free[m];
     memcpy(k->w0, x->w, (size_t) n * sizeof(double));
     for (int i = 0; i < n; i++) k->w1[i] = 0.0;
@@ -255,7 +258,7 @@ static double l01_u_step(l01_work *k, const double *y, const l01_opts *o, l01_it
 static void l01_wb_step(l01_work *k, const mk_store *st, const double *y, const l01_opts *o,
                         l01_iter *x, double *ch)
 {
-    int n = k->n, M = k->M;
+    int n = k->n;
     double rho1 = o->rho1, *rhs = k->rhs, *v = k->v, *w0 = k->w0, *w1 = k->w1;
     wsolver_update(&k->ws, st, x->d, rho1);
     memcpy(k->old, x->w, (size_t) n * sizeof(double));
@@ -278,8 +281,8 @@ static void l01_wb_step(l01_work *k, const mk_store *st, const double *y, const 
         }
         bnew = -num / den;
         for (int i = 0; i < n; i++) x->w[i] = w0[i] - bnew * w1[i];
-        mk_store_mv(st, NULL, M, x->w, k->G, (size_t) n);
-        comb_cols(k->G, n, M, x->d, k->kdw);
+        l01_products(k, st, x->w);
+        comb_cols(k->G, n, k->nf, k->fidx, x->d, k->kdw);
     } else {
         /* the spec's order: w (2), then b (3) with the new w */
         for (int i = 0; i < n; i++)
@@ -287,8 +290,8 @@ static void l01_wb_step(l01_work *k, const mk_store *st, const double *y, const 
         const double *rr1[1] = { rhs };
         double *xx1[1] = { x->w };
         wsolve(&k->ws, rho1, 1, rr1, xx1, o->cg_tol, o->cg_maxiter);
-        mk_store_mv(st, NULL, M, x->w, k->G, (size_t) n);
-        comb_cols(k->G, n, M, x->d, k->kdw);
+        l01_products(k, st, x->w);
+        comb_cols(k->G, n, k->nf, k->fidx, x->d, k->kdw);
         double sb = 0.0;
         for (int i = 0; i < n; i++)
             sb += y[i] * (x->lambda[i] + rho1 * (x->u[i] + y[i] * k->kdw[i] - 1.0));
@@ -303,7 +306,7 @@ static void l01_wb_step(l01_work *k, const mk_store *st, const double *y, const 
    the projection), the projection of d onto the simplex. Sets the changes of z, d, theta, a. */
 static void l01_d_step(l01_work *k, const double *y, const l01_opts *o, l01_iter *x, double *ch)
 {
-    int n = k->n, M = k->M, one = 1, *S = k->S;
+    int n = k->n, M = k->M, nf = k->nf, one = 1, *S = k->S, *fidx = k->fidx;
     double rho1 = o->rho1, rho2 = o->rho2, rho3 = o->rho3, *H = k->H, *rd = k->rd, *v = k->v;
     /* 4. z and S */
     memcpy(k->oldM, x->z, (size_t) M * sizeof(double));
@@ -314,38 +317,34 @@ static void l01_d_step(l01_work *k, const double *y, const l01_opts *o, l01_iter
     }
     ch[B_Z] = dist2(k->oldM, x->z, M);
 
-    /* 5. d: (rho1 G'G + rho2 I + rho3 11') d = r, solved exactly */
+    /* 5. d: (rho1 G'G + rho2 I + rho3 11') d = r over the free kernels, solved exactly (a
+       kernel held out solves d_m = 0 and is left out of the system) */
     for (int i = 0; i < n; i++) {
         double q = y[i] * x->u[i] + x->b - y[i];     /* (Y (u + b y - 1))_i */
         v[i] = -0.5 * x->w[i] - y[i] * x->lambda[i] - rho1 * q;
     }
     {
         double zero = 0.0, fone = 1.0;
-        F77_CALL(dgemv)("T", &n, &M, &fone, k->G, &n, v, &one, &zero, rd, &one FCONE);
-        F77_CALL(dsyrk)("L", "T", &M, &n, &rho1, k->G, &n, &zero, H, &M FCONE FCONE);
+        F77_CALL(dgemv)("T", &n, &nf, &fone, k->G, &n, v, &one, &zero, rd, &one FCONE);
+        F77_CALL(dsyrk)("L", "T", &nf, &n, &rho1, k->G, &n, &zero, H, &nf FCONE FCONE);
     }
-    for (int m = 0; m < M; m++) {
-        rd[m] += -x->theta[m] + rho2 * x->z[m] - x->a + rho3;
-        for (int l = m; l < M; l++) H[(size_t) m * M + l] += rho3;
-        H[(size_t) m * M + m] += rho2;
-    }
-    /* a kernel held out solves d_m = 0 (its row and column of the system cleared) */
-    for (int m = 0; m < M; m++) {
-        if (x->free[m]) continue;
-        for (int l = 0; l < M; l++) H[(size_t) m * M + l] = H[(size_t) l * M + m] = 0.0;
-        H[(size_t) m * M + m] = 1.0;
-        rd[m] = 0.0;
+    for (int j = 0; j < nf; j++) {
+        int m = fidx[j];
+        rd[j] += -x->theta[m] + rho2 * x->z[m] - x->a + rho3;
+        for (int l = j; l < nf; l++) H[(size_t) j * nf + l] += rho3;
+        H[(size_t) j * nf + j] += rho2;
     }
     memcpy(k->oldM, x->d, (size_t) M * sizeof(double));
-    if (mk_chol_solve(H, M, rd, 1) != 0) error("l01: the d-system is not positive definite");
+    if (mk_chol_solve(H, nf, rd, 1) != 0) error("l01: the d-system is not positive definite");
     double *dn = rd;
 
     /* 6. theta on S, 7. a: both with d before the projection */
     double thch = 0.0, sumd = 0.0;
-    for (int m = 0; m < M; m++) {
-        sumd += dn[m];
+    for (int j = 0; j < nf; j++) {
+        int m = fidx[j];
+        sumd += dn[j];
         if (S[m]) {
-            double t = rho2 * (dn[m] - x->z[m]);
+            double t = rho2 * (dn[j] - x->z[m]);
             x->theta[m] += t;
             thch += t * t;
         }
@@ -355,9 +354,10 @@ static void l01_d_step(l01_work *k, const double *y, const l01_opts *o, l01_iter
     x->a += da;
     ch[B_A] = fabs(da);
 
-    /* 8. project d onto the simplex, zero outside S */
-    simplex_project_free(dn, M, x->free, k->srt);
-    for (int m = 0; m < M; m++) x->d[m] = S[m] ? dn[m] : 0.0;
+    /* 8. project d onto the simplex over the free kernels, zero outside S */
+    simplex_project(dn, nf, k->srt);
+    for (int m = 0; m < M; m++) x->d[m] = 0.0;
+    for (int j = 0; j < nf; j++) if (S[fidx[j]]) x->d[fidx[j]] = dn[j];
     ch[B_D] = dist2(k->oldM, x->d, M);
 }
 
@@ -365,7 +365,7 @@ static void l01_d_step(l01_work *k, const double *y, const l01_opts *o, l01_iter
 static double l01_lambda_step(l01_work *k, const double *y, const l01_opts *o, l01_iter *x)
 {
     int n = k->n;
-    comb_cols(k->G, n, k->M, x->d, k->kdw);
+    comb_cols(k->G, n, k->nf, k->fidx, x->d, k->kdw);
     memcpy(k->old, x->lambda, (size_t) n * sizeof(double));
     for (int i = 0; i < n; i++)
         x->lambda[i] = x->T[i] ?

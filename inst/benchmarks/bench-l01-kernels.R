@@ -1,6 +1,7 @@
 # MKL-L0/1-SVM over kernel counts: does the default fit collapse when many kernels are offered?
 #
 #   Rscript inst/benchmarks/bench-l01-kernels.R [splits] [sets] [kernel sets] [out.csv] [first]
+#                                               [methods]
 #
 # From the repository root. Environment: MKLEARN_LIB, the library holding the mklearn to test
 # (default: the installed one). Data: Pima, Ionosphere, Sonar and BreastCancer (complete cases,
@@ -15,9 +16,10 @@
 # Ionosphere, 1647 on Sonar).
 # Every fit: mkl() at its defaults (C = 1, mkl_control(nthreads = 1)), stratified 80/20 splits
 # (seed = split number), l01 beside SimpleMKL and SpicyMKL on the same kernels and splits.
-# Per fit: held-out accuracy, kernels selected, the whole mkl() time, and "flagged": the fit
-# predicts one class on its training data, or at least 90% of its weight sits on kernels that
-# are nearly the identity on the training set (kernel_neighbours() below 1.5). "test1": the fit
+# Per fit: held-out accuracy, kernels selected, the whole mkl() time (elapsed, and CPU: user +
+# system; the table's ratios are of CPU time), and "flagged": the fit predicts one class on its
+# training data, or at least 90% of its weight sits on kernels that are nearly the identity on
+# the training set (kernel_neighbours() below 1.5). "test1": the fit
 # predicts one class on the held-out data (the collapse). Rows are appended to the CSV as they
 # come, and a table of mean (sd) over the splits is printed at the end.
 args <- commandArgs(TRUE)
@@ -32,6 +34,9 @@ ksets <- if (length(args) >= 3L) strsplit(args[3], ",")[[1]] else c("paper", "mi
 out <- if (length(args) >= 4L) args[4] else "bench-l01-kernels-results.csv"
 first <- if (length(args) >= 5L) as.integer(args[5]) else 1L     # splits first..splits
 methods <- c("l01", "simple", "spicy")
+# a subset of the methods (e.g. "l01" after a change to l01 only: the rows of the others for
+# the same splits still apply); the table reads every method's rows from the CSV
+run_methods <- if (length(args) >= 6L) strsplit(args[6], ",")[[1]] else methods
 
 kernel_sets <- list(
   paper = kernel_set(rbf_kernel(c(0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.2, 1.5, 1.7, 2))),
@@ -61,21 +66,23 @@ identity_share <- function(fit, ks, xtr) {
 }
 
 run_one <- function(ds, tr, ks, method) {
-  t0 <- proc.time()[["elapsed"]]
+  t0 <- proc.time()
   fit <- tryCatch(withCallingHandlers(
     mkl(ds$x[tr, ], ds$y[tr], kernels = ks, method = method,
         control = mkl_control(nthreads = 1)),
     warning = function(w) invokeRestart("muffleWarning")), error = function(e) e)
-  tm <- proc.time()[["elapsed"]] - t0
+  dt <- proc.time() - t0
+  tm <- dt[["elapsed"]]
+  cpu <- dt[["user.self"]] + dt[["sys.self"]]
   if (inherits(fit, "error"))     # counted apart: a fit that stops with an error
-    return(data.frame(method = method, M = NA, acc = NA, kernels = NA, time = tm,
+    return(data.frame(method = method, M = NA, acc = NA, kernels = NA, time = tm, cpu = cpu,
                       converged = FALSE, train1 = NA, identity_share = NA, flagged = NA,
                       test1 = NA, error = conditionMessage(fit)))
   pred <- as.numeric(as.character(predict(fit, ds$x[-tr, ])))
   train1 <- length(unique(sign(fit$fitted))) == 1L
   ish <- identity_share(fit, ks, ds$x[tr, ])
   data.frame(method = method, M = length(fit$weights), acc = mean(pred == ds$y[-tr]),
-             kernels = sum(fit$weights > 0), time = tm, converged = fit$converged,
+             kernels = sum(fit$weights > 0), time = tm, cpu = cpu, converged = fit$converged,
              train1 = train1, identity_share = ish, flagged = train1 || ish >= 0.9,
              test1 = length(unique(pred)) == 1L, error = "")
 }
@@ -87,7 +94,7 @@ for (kn in ksets) for (set in sets) {
   if (is.null(ds)) { cat(sprintf("%s: data not found, skipped\n", set)); next }
   for (s in seq(first, nsplit)) {
     tr <- split_of(ds$y, s)
-    for (m in methods) {
+    for (m in run_methods) {
       r <- cbind(set = set, kset = kn, split = s, run_one(ds, tr, kernel_sets[[kn]], m))
       utils::write.table(r, out, sep = ",", row.names = FALSE, append = file.exists(out),
                          col.names = !file.exists(out))
@@ -108,7 +115,7 @@ for (key in unique(paste(res$set, res$kset))) {
   r <- r[is.na(r$error) | r$error == "", ]
   g <- lapply(methods, function(m) r[r$method == m, ])
   if (any(vapply(g, nrow, 1L) == 0L)) next
-  ts <- vapply(g, function(x) mean(x$time), 0)
+  ts <- vapply(g, function(x) mean(if (is.null(x$cpu)) x$time else x$cpu), 0)
   cat(sprintf("| %s | %s (%d) | %d | %s | %s | %s | %s | %s | %s |\n", r$set[1], r$kset[1],
               r$M[1], nrow(g[[1]]), fmt(g[[1]]$acc), fmt(g[[2]]$acc), fmt(g[[3]]$acc),
               paste(sprintf("%.1f", vapply(g, function(x) mean(x$kernels), 0)), collapse = " / "),

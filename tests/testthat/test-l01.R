@@ -183,3 +183,33 @@ test_that("a run that collapses onto kernels nearly the identity is run again wi
   expect_identical(f2$weights[1], 0)
   expect_error(mkl_control(identity_cut = -1), "'identity_cut' must be one finite number >= 0")
 })
+
+test_that("many kernels: the ADMM runs on the kernels most aligned with the uniform SVM", {
+  skip_if_not_installed("mlbench")
+  e <- new.env()
+  utils::data("Ionosphere", package = "mlbench", envir = e)
+  x <- apply(as.matrix(e$Ionosphere[, 3:14]), 2, as.numeric)
+  y <- ifelse(e$Ionosphere$Class == "bad", 1, -1)
+  # the usual large set on 12 features: M = 351
+  ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)),
+                   poly_kernel(degree = 1:3), features = c("all", "each"))
+  set.seed(46)
+  tr <- sample(nrow(x), 120)
+  te <- setdiff(seq_len(nrow(x)), tr)
+  fit <- mkl(x[tr, ], y[tr], kernels = ks, method = "l01")
+  # (every kernel in the ADMM kept d near uniform: inst/notes/NOTES-l01.md)
+  expect_length(fit$info$held_out, 351L - 20L)
+  expect_lte(sum(fit$weights > 0), 20L)
+  expect_gt(mean(as.numeric(as.character(predict(fit, x[te, ]))) == y[te]), 0.89)
+  # a fit on the kernels let in that predicts one class is reported, as with any method
+  expect_warning(mkl(x[tr, ], y[tr], kernels = ks, method = "l01", C = 1e-3),
+                 class = "mkl_learned_nothing")
+  # select: how many kernels are let in; at least M lets every kernel in
+  d <- l01_data()
+  f2 <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(select = 2), NULL)
+  expect_length(f2$info$held_out, 1L)
+  f3 <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(select = 3), NULL)
+  expect_length(f3$info$held_out, 0L)
+  expect_error(mkl_control(select = 0), "'select' must be one finite number >= 1")
+  expect_error(mkl_control(select = 2.5), "'select' must be a whole number")
+})
