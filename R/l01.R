@@ -20,15 +20,30 @@ l01_start <- function(Kc, y, kscale, control, M, n, free = rep(TRUE, M)) {
     return(st)
   }
   # "svm": the SVM on the uniform combination at the box constant of the same scale
-  s <- .Call(C_smo, Kc, y, control$svm_C / kscale, numeric(n), 1e-3, 10000000L)
+  s <- l01_svm(Kc, y, control$svm_C / kscale, d)
   w <- s$alpha * y
-  kw <- drop(Kc %*% w)
+  kw <- s$kw
   st$w <- w
   st$b <- s$b
   st$u <- 1 - y * kw - s$b * y
   st$lambda <- -s$alpha
   st$T <- s$alpha > 0
   st
+}
+
+# The SVM of the "svm" start on the combination with weights d, and K(d) (y.alpha): Kc is that
+# combination (n x n), or a low-rank store (the linear SVM of src/lsvm.c, no n x n matrix).
+l01_svm <- function(Kc, y, C, d) {
+  n <- length(y)
+  if (is.matrix(Kc)) {
+    s <- .Call(C_smo, Kc, y, C, numeric(n), 1e-3, 10000000L)
+    s$kw <- drop(Kc %*% (s$alpha * y))
+    return(s)
+  }
+  s <- .Call(C_lsvm, Kc, y, C, as.double(d), numeric(n), 1e-3, 1000000L)
+  k <- which(d > 0)
+  s$kw <- drop(.Call(C_store_mv, Kc, k, s$alpha * y) %*% d[k])
+  s
 }
 
 # The kernels nearly the identity on the training set: effective number of neighbours of a
@@ -118,7 +133,7 @@ l01_run <- function(store, y, C, control, init, warm, free, Kc, kscale, prog) {
          theta = numeric(M), b = init$b, a = init$a, T = l01_warmup_set(y, control$warmup_size),
          free = free)
   } else {
-    if (!all(free) && control$start == "svm")
+    if (!all(free) && control$start == "svm" && is.matrix(Kc))
       Kc <- .Call(C_store_combine, store, free / sum(free))
     l01_start(Kc, y, kscale, control, M, n, free)
   }
@@ -149,9 +164,10 @@ fit_l01 <- function(store, y, task, C, control, init) {
   n <- dims[2L]; M <- dims[3L]
   y <- as.double(y)
   # the uniform combination: its mean diagonal is the kernel scale, and the "svm" start
-  # solves an SVM on it
-  Kc <- .Call(C_store_combine, store, rep(1 / M, M))
-  kscale <- mean(diag(Kc))
+  # solves an SVM on it (a low-rank store stands for it: no n x n matrix)
+  lr <- store$kind == .mk_codes$store[["lowrank"]]
+  Kc <- if (lr) store else .Call(C_store_combine, store, rep(1 / M, M))
+  kscale <- if (lr) kernel_scale(store) else mean(diag(Kc))
   t0 <- proc.time()[["elapsed"]]
   prog <- fit_progress(control, method_info("l01")$label)
   warm <- !is.null(init) && !is.null(init$w) && length(init$w) == n

@@ -124,9 +124,15 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
           4 * n + 4 * M + 64 * n + 64^2, "linear")
     },
     l01 = {     # src/l01.c: the combined kernel Kd, G (n x M), H (M x M); R/l01.R: the start's
-      # uniform combination, which R frees only at its next garbage collection
-      add("uniform combination for the start (n x n, R)", nn, "buffers")
-      add("combined kernel (n x n)", nn, "buffers")
+      # uniform combination, which R frees only at its next garbage collection. Low rank
+      # (src/l01_lowrank.c): no n x n; Woodbury's G'G and factor (R x R each)
+      if (store == "lowrank") {
+        if (identical(ctl[["wstep"]], "chol")) add("G'G and its factor (R x R)", 2 * R * R,
+                                                  "linear")
+      } else {
+        add("uniform combination for the start (n x n, R)", nn, "buffers")
+        add("combined kernel (n x n)", nn, "buffers")
+      }
       add("kernel products G (n x M), H (M x M)", n * M + M * M, "linear")
       add("vectors", 20 * n + 8 * M, "linear")
     },

@@ -90,7 +90,7 @@ svm_only <- list(classification = "hinge", regression = character())
   l01 = method_entry(
     label = "MKL-L0/1-SVM", paper = "Shi and Zhu",
     losses = list(classification = "l01", regression = character()),
-    C = "l01", control = "l01", fit = "fit_l01",
+    C = "l01", control = "l01", fit = "fit_l01", lowrank = TRUE,
     no_case_weights = paste0("its ADMM on the non-convex (0,1) loss is a heuristic whose ",
                              "iterates depend on each row's own variables, so a weighted count ",
                              "would not equal repeated rows"),

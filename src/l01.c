@@ -101,6 +101,7 @@ typedef struct {
     double *Kd;        /* n x n: K(d) (CG) or the Cholesky factor of I + rho1 K(d) */
     double *dfac;      /* M: the d of Kd */
     double *r, *q, *q2, *work;   /* residual, K(d) x of the two systems, CG scratch (3n) */
+    mk_l01_lr *lr;     /* a low-rank store: the w-step through the factors (l01_lowrank.c) */
 } wsolver;
 
 /* Make ws->Kd current for d: K(d) (CG) or the Cholesky factor of I + rho1 K(d) (reused while
@@ -108,6 +109,7 @@ typedef struct {
 static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, double rho1)
 {
     int n = ws->n, M = ws->M;
+    if (ws->lr) { ws->nfact += mk_l01_lr_update(ws->lr, d, rho1); return; }
     if (ws->have_factor && memcmp(ws->dfac, d, (size_t) M * sizeof(double)) == 0) return;
     mk_store_combine(st, d, ws->Kd);
     if (ws->mode == 1) {
@@ -140,6 +142,10 @@ static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
                    double *const *x, double cg_tol, int cg_maxiter)
 {
     int n = ws->n, one = 1;
+    if (ws->lr) {
+        ws->cgit += mk_l01_lr_solve(ws->lr, rho1, nrhs, rhs, x, cg_tol, cg_maxiter);
+        return;
+    }
     if (ws->mode == 1) {
         for (int k = 0; k < nrhs; k++) {
             memcpy(x[k], rhs[k], (size_t) n * sizeof(double));
@@ -210,7 +216,8 @@ static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, co
 
     wsolver *ws = &k->ws;
     ws->n = n; ws->M = M; ws->mode = o->wstep; ws->have_factor = 0; ws->nfact = 0; ws->cgit = 0;
-    ws->Kd = dalloc((size_t) n * n);
+    ws->lr = st->kind == MK_STORE_LOWRANK ? mk_l01_lr_new(st, o->wstep) : NULL;
+    ws->Kd = ws->lr ? NULL : dalloc((size_t) n * n);
     ws->dfac = dalloc(M);
     ws->r = dalloc(n); ws->q = dalloc(n); ws->q2 = dalloc(n);
     ws->work = dalloc(3 * (size_t) n);

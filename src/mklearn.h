@@ -726,6 +726,14 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
    progress_fun); start: named list of every starting value (w, u, lambda: n; d, z, theta: M;
    b, a; T: n logicals, the warm-up working set). */
 SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
+/* (l01_lowrank.c) its w-step (I + rho1 K(d)) x = rhs on a low-rank store, O(n R) memory: mode 0
+   conjugate gradients, 1 Woodbury. update returns 1 when it factored; solve takes the CG warm
+   start in x and returns the CG iterations. */
+typedef struct mk_l01_lr mk_l01_lr;
+mk_l01_lr *mk_l01_lr_new(const mk_store *st, int mode);
+int mk_l01_lr_update(mk_l01_lr *L, const double *d, double rho1);
+int mk_l01_lr_solve(mk_l01_lr *L, double rho1, int nrhs, const double *const *rhs,
+                    double *const *x, double cg_tol, int cg_maxiter);
 
 /* ====================================================================== bayes.c */
 /* Empirical Bayesian MKL (Tomioka & Suzuki 2010, Eqs. 19-23): MacKay updates of the kernel

@@ -142,27 +142,86 @@ test_that("Empirical Bayes on truncated factors: the fixed point recomputed from
   }
 })
 
-test_that("the registry marks SpicyMKL and Empirical Bayes low rank; their memory is O(n R)", {
+test_that("MKL-L0/1 on exact factors gives the dense iterates, with either w-step", {
+  d <- lr_data(n = 80)
+  G <- lapply(1:3, function(m) lr_factor(d$K[, , m]))
+  Kx <- lr_dense(G)
+  st <- lowrank_store(G)
+  for (ws in c("cg", "chol")) {
+    ctl <- list(wstep = ws, tol = 1e-6, cg_tol = 1e-12)
+    a <- fit_l01(Kx, d$yc, "classification", 1, ctl, NULL)
+    b <- fit_l01(st, d$yc, "classification", 1, ctl, NULL)
+    expect_true(b$converged, info = ws)
+    expect_identical(b$iterations, a$iterations)
+    expect_identical(b$state$T, a$state$T)
+    expect_lt(abs(b$objective - a$objective) / a$objective, 1e-10)
+    expect_lt(max(abs(b$state$w - a$state$w)), 1e-10 * max(abs(a$state$w)))
+    expect_lt(max(abs(b$state$d - a$state$d)), 1e-10)
+    expect_lt(abs(b$b - a$b), 1e-10)
+    expect_identical(b$info$chol_factorizations > 0L, ws == "chol")
+  }
+  # the "svm" start solves its SVM on the factors (src/lsvm.c): the same point
+  ctl <- list(start = "svm", tol = 1e-6, cg_tol = 1e-12)
+  a <- fit_l01(Kx, d$yc, "classification", 1, ctl, NULL)
+  b <- fit_l01(st, d$yc, "classification", 1, ctl, NULL)
+  expect_identical(b$state$T, a$state$T)
+  expect_lt(abs(b$objective - a$objective) / a$objective, 1e-6)
+})
+
+test_that("MKL-L0/1 on truncated factors: P-stationarity recomputed from the factors", {
+  d <- lr_data(n = 100, seed = 9)
+  G <- lapply(1:3, function(m) lr_factor(d$K[, , m], rel = 1e-3, rmax = 10))
+  st <- lowrank_store(G, jitter = 1e-4)
+  y <- d$yc
+  Kx <- lr_dense(G)
+  for (m in 1:3) Kx[, , m] <- Kx[, , m] + diag(1e-4, d$n)
+  for (ws in c("cg", "chol")) {
+    ctl <- list(wstep = ws, tol = 1e-6, cg_tol = 1e-12)
+    fit <- fit_l01(st, y, "classification", 1, ctl, NULL)
+    expect_true(fit$converged)
+    # the dense fit on G G' + jitter I: the same iterates
+    fd <- fit_l01(Kx, y, "classification", 1, ctl, NULL)
+    expect_identical(fit$state$T, fd$state$T)
+    expect_lt(max(abs(fit$state$w - fd$state$w)), 1e-8 * max(abs(fd$state$w)))
+    s <- fit$state; rho1 <- fit$info$rho[1]; Cs <- fit$info$C_scaled
+    # K(d) w = sum_m d_m (G_m (G_m' w) + jitter w)
+    kdw <- Reduce(`+`, Map(function(g, dm) dm * (drop(g %*% crossprod(g, s$w)) + 1e-4 * s$w),
+                           G, s$d))
+    r <- s$u + y * kdw + s$b * y - 1
+    expect_lt(sqrt(mean(r^2)), 1e-3)
+    sv <- 1 - y * kdw - s$b * y - s$lambda / rho1
+    # u is the proximal point of sv on the final working set T (frozen here: it cycled)
+    expect_gt(fit$info$T_frozen_at, 0L)
+    expect_lt(max(abs(s$u - ifelse(s$T, 0, sv))), 1e-5)
+    expect_true(all(s$lambda[!s$T] == 0))
+    expect_lt(max(abs(s$w + y * s$lambda)), 1e-3 * max(abs(s$w)))
+    expect_true(all(s$d >= 0))
+    expect_equal(sum(s$d), 1, tolerance = 1e-12)
+    expect_equal(fit$objective, 0.5 * sum(s$w * kdw) + Cs * sum(s$u > 0), tolerance = 1e-10)
+  }
+})
+
+test_that("the registry marks SpicyMKL, Empirical Bayes and L0/1 low rank; memory O(n R)", {
   expect_true(method_info("spicy")$lowrank)
   expect_true(method_info("bayes")$lowrank)
-  expect_false(method_info("l01")$lowrank)   # (the generic column paths only)
+  expect_true(method_info("l01")$lowrank)
   n <- 1e5; M <- 10; R <- 1000
-  for (m in c("spicy", "bayes")) {
+  for (m in c("spicy", "bayes", "l01")) {
     p <- memory_parts(m, n, M, "lowrank", 1L, method_control(m, list(rank = R / M)), R = R)
     expect_equal(sum(p$bytes[p$kind == "buffers"]), 0, info = m)
     expect_lt(sum(p$bytes), 8 * n * (3 * R + 100 * M), label = m)   # O(n (R + M)), not n^2
   }
 })
 
-test_that("mkl() on the full-rank low-rank store predicts as the dense fit (spicy, bayes)", {
+test_that("mkl() on the full-rank low-rank store predicts as the dense fit (spicy, bayes, l01)", {
   set.seed(8)
   n <- 80
   x <- matrix(rnorm(n * 3), n); z <- matrix(rnorm(40 * 3), 40)
   yc <- factor(ifelse(x[, 1] + x[, 2]^2 > 1, "a", "b")); yr <- sin(x[, 1]) + x[, 3]
   ks <- kernel_set(rbf_kernel(c(1, 3)), poly_kernel(2))
-  for (method in c("spicy", "bayes")) {
-    y <- if (method == "spicy") yc else yr
-    tol <- if (method == "spicy") 1e-8 else 1e-5   # bayes: its rounding level is near 1e-6
+  for (method in c("spicy", "bayes", "l01")) {
+    y <- if (method == "bayes") yr else yc
+    tol <- c(spicy = 1e-8, bayes = 1e-5, l01 = 1e-4)[[method]]   # bayes: rounding near 1e-6
     run <- function(store, ...) mkl(x, y, kernels = ks, method = method,
                                     control = mkl_control(store = store, tol = tol, ...))
     fd <- run("dense")

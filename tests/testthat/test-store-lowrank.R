@@ -238,6 +238,7 @@ test_that("store = 'auto' picks the low-rank store for a method registered on it
   on.exit(assignInNamespace(".mkl_registry", reg, "mklearn"))
   r2 <- reg
   r2$uniform$lowrank <- TRUE
+  r2$l01$lowrank <- FALSE   # the method that stays on the fly below
   assignInNamespace(".mkl_registry", r2, "mklearn")
   set.seed(2)
   n <- 150

@@ -1,0 +1,194 @@
+/* MKL-L0/1-SVM's w-step on a low-rank store (K_m = G_m G_m' + jitter I): the systems
+ * (I + rho1 K(d)) x = rhs of l01.c without an n x n matrix. With F = [sqrt(d_m) G_m] over the
+ * kernels with d_m > 0 and c = 1 + rho1 jitter sum(d), the matrix is c I + rho1 F F':
+ *   - conjugate gradients on the product K(d) p = F (F' p) + jitter sum(d) p, O(n R) each;
+ *   - or exactly by Woodbury, x = (rhs - F s) / c with (c / rho1 I + F'F) s = F' rhs, through
+ *     the Cholesky factor of that R x R matrix (from G'G, formed once), kept while d is the same.
+ * The rest of the ADMM (K_m w, the d-system) reads the store's O(n r) primitives.
+ * (inst/notes/NOTES-l01.md, "Low rank") */
+#define USE_FC_LEN_T
+#include "mklearn.h"
+#include <R_ext/BLAS.h>
+#include <R_ext/Lapack.h>
+#include <math.h>
+#include <string.h>
+#ifndef FCONE
+#define FCONE
+#endif
+
+struct mk_l01_lr {
+    const mk_store *st;
+    int n, M, Rtot, mode, Ra, have;
+    int *cols;          /* Ra: the factor columns of the kernels with d_m > 0 */
+    double *sc;         /* Ra: sqrt(d_m) of each of those columns */
+    double jd, rho1;    /* jitter sum(d); the rho1 of the factor */
+    double *d;          /* M: the weights cols and sc were made for */
+    double *t;          /* Rtot: F'p */
+    double *GtG, *A;    /* Woodbury: G'G (Rtot x Rtot, lower), the factor (Ra x Ra) */
+    double *q, *q2, *r, *work;
+};
+
+static double *lr_dalloc(size_t len) { return (double *) R_alloc(len ? len : 1, sizeof(double)); }
+
+mk_l01_lr *mk_l01_lr_new(const mk_store *st, int mode)
+{
+    if (st->kind != MK_STORE_LOWRANK) error("l01: not a low-rank store");
+    mk_l01_lr *L = (mk_l01_lr *) R_alloc(1, sizeof(mk_l01_lr));
+    int n = st->n, R = st->goff[st->M];
+    L->st = st; L->n = n; L->M = st->M; L->Rtot = R; L->mode = mode; L->Ra = 0; L->have = 0;
+    L->cols = (int *) R_alloc(R ? R : 1, sizeof(int));
+    L->sc = lr_dalloc(R); L->t = lr_dalloc(R); L->d = lr_dalloc(st->M);
+    L->q = lr_dalloc(n); L->q2 = lr_dalloc(n); L->r = lr_dalloc(n);
+    L->work = lr_dalloc(3 * (size_t) n);
+    L->GtG = L->A = NULL;
+    L->jd = 0.0; L->rho1 = 0.0;
+    if (mode == 1 && R > 0) {
+        double one = 1.0, zero = 0.0;
+        L->GtG = lr_dalloc((size_t) R * R);
+        L->A = lr_dalloc((size_t) R * R);
+        F77_CALL(dsyrk)("L", "T", &R, &n, &one, st->G, &n, &zero, L->GtG, &R FCONE FCONE);
+    }
+    return L;
+}
+
+/* the threads of one O(n Ra) product */
+static int lr_threads(const mk_l01_lr *L)
+{
+    return mk_threads_for(L->st->nthreads, (double) L->n * L->Ra);
+}
+
+/* t = F'p: one dot product per active column, in a fixed order (threads over columns) */
+static void lr_ftmul(const mk_l01_lr *L, const double *p, double *t)
+{
+    const int n = L->n, Ra = L->Ra;
+    const double *G = L->st->G;
+    int nt = lr_threads(L);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int a = 0; a < Ra; a++) {
+        const double *g = G + (size_t) L->cols[a] * n;
+        double s = 0.0;
+        for (int i = 0; i < n; i++) s += g[i] * p[i];
+        t[a] = L->sc[a] * s;
+    }
+}
+
+/* out = F t + diag * p (p may be NULL: no diagonal term), by blocks of rows (threads) */
+static void lr_fmul(const mk_l01_lr *L, const double *t, double diag, const double *p,
+                    double *out)
+{
+    int nt = lr_threads(L);
+    (void) nt;
+    const int n = L->n, Ra = L->Ra, B = 256;
+    const double *G = L->st->G;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int i0 = 0; i0 < n; i0 += B) {
+        int i1 = i0 + B < n ? i0 + B : n;
+        for (int i = i0; i < i1; i++) out[i] = p ? diag * p[i] : 0.0;
+        for (int a = 0; a < Ra; a++) {
+            const double *g = G + (size_t) L->cols[a] * n;
+            double v = L->sc[a] * t[a];
+            if (v == 0.0) continue;
+            for (int i = i0; i < i1; i++) out[i] += g[i] * v;
+        }
+    }
+}
+
+/* q = K(d) p = F (F'p) + jitter sum(d) p */
+static void lr_kd(const mk_l01_lr *L, const double *p, double *q, double *t)
+{
+    lr_ftmul(L, p, t);
+    lr_fmul(L, t, L->jd, p, q);
+}
+
+/* Make the active columns current for d (and, with Woodbury, the factor for d and rho1).
+   Returns 1 when a Cholesky factorisation was made. */
+int mk_l01_lr_update(mk_l01_lr *L, const double *d, double rho1)
+{
+    const mk_store *st = L->st;
+    const int M = L->M;
+    if (L->have && L->rho1 == rho1 && memcmp(L->d, d, (size_t) M * sizeof(double)) == 0)
+        return 0;
+    int Ra = 0;
+    double sd = 0.0;
+    for (int m = 0; m < M; m++) {
+        if (!(d[m] > 0.0)) continue;
+        sd += d[m];
+        for (int k = st->goff[m]; k < st->goff[m + 1]; k++) {
+            L->cols[Ra] = k;
+            L->sc[Ra++] = sqrt(d[m]);
+        }
+    }
+    L->Ra = Ra;
+    L->jd = st->jitter * sd;
+    L->rho1 = rho1;
+    memcpy(L->d, d, (size_t) M * sizeof(double));
+    L->have = 1;
+    if (L->mode != 1 || Ra == 0) return 0;
+    const int R = L->Rtot;
+    double cr = (1.0 + rho1 * L->jd) / rho1, *A = L->A;
+    for (int b = 0; b < Ra; b++)
+        for (int a = b; a < Ra; a++)
+            A[a + (size_t) b * Ra] = L->sc[a] * L->sc[b] *
+                L->GtG[L->cols[a] + (size_t) L->cols[b] * R];
+    for (int a = 0; a < Ra; a++) A[a + (size_t) a * Ra] += cr;
+    int info = 0;
+    F77_CALL(dpotrf)("L", &Ra, A, &Ra, &info FCONE);
+    if (info != 0) error("l01: c / rho1 I + F'F is not positive definite (dpotrf %d)", info);
+    return 1;
+}
+
+/* The CG operator of I + rho1 K(d) */
+typedef struct { const mk_l01_lr *L; double rho1; double *t; } lr_wop;
+
+static void lr_wop_mv(void *ctx, const double *p, double *q)
+{
+    const lr_wop *o = (const lr_wop *) ctx;
+    lr_kd(o->L, p, q, o->t);
+    for (int i = 0; i < o->L->n; i++) q[i] = p[i] + o->rho1 * q[i];
+}
+
+/* (I + rho1 K(d)) x_k = rhs_k, k < nrhs, as l01.c's wsolve (x_k: the CG warm start on entry):
+   CG stopped at cg_tol relative to ||rhs_k||, or Woodbury. Returns the CG iterations. */
+int mk_l01_lr_solve(mk_l01_lr *L, double rho1, int nrhs, const double *const *rhs,
+                    double *const *x, double cg_tol, int cg_maxiter)
+{
+    const int n = L->n;
+    int total = 0;
+    if (L->mode == 1) {
+        double c = 1.0 + rho1 * L->jd;
+        int Ra = L->Ra, one = 1, info = 0;
+        for (int k = 0; k < nrhs; k++) {
+            if (Ra > 0) {
+                lr_ftmul(L, rhs[k], L->t);
+                F77_CALL(dpotrs)("L", &Ra, &one, L->A, &Ra, L->t, &Ra, &info FCONE);
+                lr_fmul(L, L->t, 0.0, NULL, L->q);
+            } else memset(L->q, 0, (size_t) n * sizeof(double));
+            for (int i = 0; i < n; i++) x[k][i] = (rhs[k][i] - L->q[i]) / c;
+        }
+        return 0;
+    }
+    lr_wop op = { L, rho1, L->t };
+    mk_cg cg;
+    memset(&cg, 0, sizeof(cg));
+    cg.n = n; cg.maxit = cg_maxiter; cg.mv = lr_wop_mv; cg.mv_ctx = &op;
+    cg.check_start = 1; cg.work = L->work;
+    for (int k = 0; k < nrhs; k++) {
+        lr_kd(L, x[k], L->q, L->t);
+        double bn = 0.0;
+        for (int i = 0; i < n; i++) {
+            L->r[i] = rhs[k][i] - x[k][i] - rho1 * L->q[i];
+            bn += rhs[k][i] * rhs[k][i];
+        }
+        bn = sqrt(bn);
+        cg.tol = cg_tol * (bn > 0 ? bn : 1.0);
+        int iters = 0;
+        mk_cg_solve(&cg, x[k], L->r, &iters);
+        total += iters;
+    }
+    return total;
+}
