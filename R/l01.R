@@ -95,8 +95,7 @@ l01_warmup_set <- function(y, size) {
 l01_preselect <- function(store, y, Kc, kscale, control, M) {
   k <- control$select
   if (M <= k) return(rep(TRUE, M))
-  n <- length(y)
-  s <- .Call(C_smo, Kc, y, control$svm_C / kscale, numeric(n), 1e-3, 10000000L)
+  s <- l01_svm(Kc, y, control$svm_C / kscale, rep(1 / M, M))
   score <- .Call(C_store_quad, store, seq_len(M), s$alpha * y) / sqrt(l01_frob2(store))
   free <- logical(M)
   free[order(-score)[seq_len(k)]] <- TRUE

@@ -232,3 +232,18 @@ test_that("mkl() on the full-rank low-rank store predicts as the dense fit (spic
     expect_lt(max(abs(pd - pl)), 1e-4 * max(1, abs(pd)), label = method)
   }
 })
+
+test_that("MKL-L0/1 on a low-rank store with more kernels than `select` lets in `select`", {
+  set.seed(5)
+  n <- 150
+  x <- matrix(rnorm(n * 3), n)
+  y <- ifelse(x[, 1] + x[, 2]^2 - 1 + rnorm(n, sd = 0.3) > 0, 1, -1)
+  ks <- kernel_set(rbf_kernel(sigma = c(0.5, 1, 2, 4, 8)), poly_kernel(degree = 1:2),
+                   features = c("all", "each"))
+  fit <- mkl(x, y, kernels = ks, method = "l01",
+             control = mkl_control(store = "lowrank", select = 10, nthreads = 1))
+  expect_identical(fit$store, "lowrank")
+  expect_gte(length(fit$info$held_out), 28 - 10)
+  expect_true(all(fit$weights[fit$info$held_out] == 0))
+  expect_gt(mean(predict(fit, x) == y), 0.8)
+})
