@@ -189,11 +189,10 @@ fit_l01 <- function(store, y, task, C, control, init) {
   r <- run$r; ctl <- run$ctl; Cs <- run$Cs; runs <- run$runs
   d <- r$d
   if (sum(d) > 0) d <- d / sum(d)
-  # P-stationarity makes w = -Y lambda, zero outside the working set T: the fit keeps w on T
-  # only (so the sample coefficients, and print()'s count of them, are the |T| support
-  # vectors); what is dropped is of the order of the stopping tolerance (info$w_off_T)
-  wT <- ifelse(r$T, r$w, 0)
-  alpha <- outer(wT, d)
+  # P-stationarity makes w = -Y lambda, zero outside the working set T at the limit; the fit
+  # keeps all of w: small entries off T, summed over many points of a wide kernel, move the
+  # decision values like a bias (inst/notes/NOTES-l01.md). info$n_sv counts T.
+  alpha <- outer(r$w, d)
   hist <- as.data.frame(r$history)
   info <- list(n_sv = r$n_T, n_S = r$n_S, kscale = kscale, C_scaled = Cs,
                rho = c(ctl$rho1, ctl$rho2, ctl$rho3), change = r$change,
