@@ -191,8 +191,9 @@ fit_l01 <- function(store, y, task, C, control, init) {
   if (sum(d) > 0) d <- d / sum(d)
   # P-stationarity makes w = -Y lambda, zero outside the working set T at the limit; the fit
   # keeps all of w: small entries off T, summed over many points of a wide kernel, move the
-  # decision values like a bias (inst/notes/NOTES-l01.md). info$n_sv counts T.
-  alpha <- outer(r$w, d)
+  # decision values like a bias (inst/notes/NOTES-l01.md). info$n_sv counts T. With T empty
+  # the stationary w = -Y lambda is zero: what is left is the tolerance's residue.
+  alpha <- outer(if (any(r$T)) r$w else numeric(n), d)
   hist <- as.data.frame(r$history)
   info <- list(n_sv = r$n_T, n_S = r$n_S, kscale = kscale, C_scaled = Cs,
                rho = c(ctl$rho1, ctl$rho2, ctl$rho3), change = r$change,
