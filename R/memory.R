@@ -17,7 +17,10 @@
 #'
 #' The numbers are what the solvers allocate (an upper bound: buffers that a fit uses only in
 #' some iterations are counted whole), plus the fit's coefficients; the R process and the data
-#' come on top.
+#' come on top. A classification fit whose probabilities are calibrated by cross-validation
+#' (`mkl_control(platt = "cv")`, the default) then fits each of five folds on a copy of the
+#' store's training rows: that copy and the fold fit's buffers are counted on top of the fit's
+#' own (R frees the fit's scratch only at its next garbage collection).
 #'
 #' @param n number of observations.
 #' @param M number of kernels.
@@ -31,8 +34,8 @@
 #' @param loss the loss (default: each method's default for the task).
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
 #'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers),
-#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts), `total`, all in
-#'   bytes, and `fits` (whether `total` is within the budget, attribute `budget`). Attribute
+#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts), `platt` (the
+#'   cross-validation of the probabilities: the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is within the budget, attribute `budget`). Attribute
 #'   `parts`: the named buffers of each row.
 #' @examples
 #' mkl_memory(20000, 10, method = c("spicy", "simple", "mwu"), nthreads = 1)
@@ -59,7 +62,7 @@ mkl_memory <- function(n, M, method = NULL, store = c("dense", "fly"), nthreads 
     if (s == "lowrank" && !"lowrank" %in% method_info(m)$stores) next
     ctl <- method_control(m, control)
     p <- memory_parts(m, n, M, s, nt, ctl, task, loss)
-    sums <- vapply(c("kernels", "buffers", "per_thread", "linear"),
+    sums <- vapply(c("kernels", "buffers", "per_thread", "linear", "platt"),
                    function(k) sum(p$bytes[p$kind == k]), 0)
     rows[[length(rows) + 1L]] <- data.frame(method = m, store = s, threads = nt,
                                             t(sums), total = sum(p$bytes))
@@ -79,8 +82,8 @@ print.mkl_memory <- function(x, ...) {
               format(attr(x, "n"), big.mark = ","), format(attr(x, "M")),
               format_bytes(attr(x, "budget"))))
   d <- as.data.frame(unclass(x))[c("method", "store", "threads", "kernels", "buffers",
-                                   "per_thread", "linear", "total", "fits")]
-  for (k in c("kernels", "buffers", "per_thread", "linear", "total"))
+                                   "per_thread", "linear", "platt", "total", "fits")]
+  for (k in c("kernels", "buffers", "per_thread", "linear", "platt", "total"))
     d[[k]] <- vapply(d[[k]], format_bytes, "")
   print(d, row.names = FALSE, right = TRUE)
   invisible(x)
@@ -90,11 +93,12 @@ print.mkl_memory <- function(x, ...) {
 memory_threads <- function(nthreads) max(1L, as.integer(.Call(C_threads, as.integer(nthreads))))
 
 # The buffers of one fit: a data frame of part, bytes and kind ("kernels": the store,
-# "buffers": n x n, "per_thread", "linear": O(nM) and O(n)). `ctl`: method_control() settings.
-# `R`: the total rank (columns of the factors) of a low-rank store (default: M times the rank
-# cap, as memory_lowrank() counts the factors).
+# "buffers": n x n, "per_thread", "linear": O(nM) and O(n), "platt": the cross-validation of
+# the probabilities). `ctl`: method_control() settings. `R`: the total rank (columns of the
+# factors) of a low-rank store (default: M times the rank cap, as memory_lowrank() counts the
+# factors). `fold`: the solver's parts only (a fold fit of memory_platt(), on a given store).
 memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", loss = NULL,
-                         R = NULL) {
+                         R = NULL, fold = FALSE) {
   n <- as.double(n); M <- as.double(M); nn <- n * n
   if (store == "lowrank" && is.null(R))
     R <- M * min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
@@ -104,7 +108,7 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   parts <- list()
   add <- function(part, doubles, kind) parts[[length(parts) + 1L]] <<-
     data.frame(part = part, bytes = 8 * doubles, kind = kind)
-  if (store == "lowrank") memory_lowrank(add, n, M, nt, ctl) else if (fly)
+  if (fold) NULL else if (store == "lowrank") memory_lowrank(add, n, M, nt, ctl) else if (fly)
     add("training statistics (n x M column means)", n * M, "kernels") else
     add("kernel array (n x n x M)", nn * M, "kernels")
   add("coefficients (n x M) and result", 2 * n * M, "linear")
@@ -138,7 +142,27 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     },
     mwu = memory_mwu(add, n, M, nt, ctl),
     stop(sprintf("internal: no memory arithmetic for method '%s'", method), call. = FALSE))
+  if (!fold && task == "classification" && !identical(ctl[["platt"]], "train") &&
+      loss != "logistic")
+    memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
   do.call(rbind, parts)
+}
+
+# The cross-validation of the probabilities (platt_cv_values(), R/platt.R): per fold, the store
+# of its n - floor(n / 5) training rows (subset_store(), R/multiclass.R: the dense array's
+# principal submatrix, the factors' rows, or the fly store's column means) and the fold fit's
+# own parts, with the held-out decision values and the fold's coefficients on all n rows.
+memory_platt <- function(add, method, n, M, store, nt, ctl, task, loss, R) {
+  nf <- n - floor(n / .platt_nfolds)
+  switch(store,
+    dense = add("Platt folds: the fold's kernel array (copy, n_f x n_f x M)", nf * nf * M,
+                "platt"),
+    lowrank = add("Platt folds: the fold's factor rows (copy, n_f x R)", nf * R, "platt"),
+    fly = add("Platt folds: the fold's column means (n_f x M)", nf * M, "platt"))
+  fp <- memory_parts(method, nf, M, store, nt, ctl, task, loss, R, fold = TRUE)
+  for (i in seq_len(nrow(fp)))
+    add(paste("Platt fold fit:", fp$part[i]), fp$bytes[i] / 8, "platt")
+  add("Platt folds: coefficients on all rows (n x M), decision values", n * M + 2 * n, "platt")
 }
 
 # The per-thread scratch of a kernel computed for a sweep (mk_store_scratch, src/store.c): whole
@@ -150,11 +174,13 @@ kernel_scratch <- function(n) {
 
 # The low-rank store (src/store_lowrank_chol.c) at the rank cap r = min(n, rank): the factors
 # (resident as far as written), normalised in place and gathered into R's matrix one kernel at a
-# time, the pivot rows (r x r per kernel), the residual diagonals and each thread's column.
+# time, the pivot rows (r x r per kernel), the residual diagonals and each thread's column; after
+# the fit, the kernel-neighbour check copies one kernel's columns at a time (lowrank_neighbours()).
 memory_lowrank <- function(add, n, M, nt, ctl) {
   r <- min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
   add("low-rank factors G (n x r x M), one kernel's twice while gathered", n * r * (M + 1),
       "kernels")
+  add("one kernel's factor columns copied by the neighbour check (n x r, R)", n * r, "kernels")
   add("pivot rows (r x r x M) and residual diagonals (n x M)", r * r * M + 3 * r * M + n * M,
       "linear")
   add("factorisation column per thread", nt * (n + r), "per_thread")

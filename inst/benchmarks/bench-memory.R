@@ -8,7 +8,8 @@
 # than 12 GB is free. Case "none" loads the package and makes the data without fitting: the R
 # process's baseline. Run it under the shared memory lock (flock) on a shared machine.
 # Usage: Rscript bench-memory.R [n ...] [--methods=a,b] [--threads=k] [--store=s] [--timeout=s]
-#        [--maxiter=k] [--memory=bytes (default: half the machine)]
+#        [--maxiter=k] [--memory=bytes (default: half the machine)] [--lock=file (each case
+#        runs under flock on it)]
 # Prints one row per case: n, method, threads, chosen store, predicted bytes, measured peak RSS
 # minus the baseline, CPU seconds, and the fit's outcome (fitted, or the error message: a clear
 # stop; a case stopped by the timeout reports the store mkl() chose before fitting).
@@ -34,6 +35,9 @@ if (length(args) && args[1L] == "case") {
                  error = function(e) NA_character_)
   if (!is.na(ch)) cat(sprintf("CHOICE\t%s\t%.0f\n", ch,
                               mkl_memory(n, 10, method, ch, nthreads = nt, control = ctl)$total))
+  # a mark when the fit is done and the cross-validation of the probabilities starts
+  suppressMessages(trace("platt_cv_values", where = asNamespace("mklearn"), print = FALSE,
+                         tracer = quote(cat("PLATT\n"))))
   t0 <- proc.time()[["elapsed"]]
   fit <- tryCatch(suppressWarnings(mkl(x, y, kernels = ks, method = method, control = ctl)),
                   error = function(e) conditionMessage(e))
@@ -63,6 +67,7 @@ tmo <- as.integer(opt("timeout", "300"))
 store <- opt("store", "auto")
 maxiter <- opt("maxiter", "1")
 memory <- opt("memory", "default")
+lock <- opt("lock", "")
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
 
 free_gb <- function() {
@@ -72,9 +77,11 @@ free_gb <- function() {
 run_case <- function(n, method) {
   while (free_gb() < 12) Sys.sleep(20)
   log <- tempfile()
-  out <- suppressWarnings(system2("/usr/bin/time",
-    c("-v", "-o", log, "timeout", tmo, "nice", "-n", "10", "Rscript", script, "case", n, method,
-      nt, store, maxiter, memory), stdout = TRUE, stderr = FALSE))
+  cmd <- c("-v", "-o", log, "timeout", tmo, "nice", "-n", "10", "Rscript", script, "case", n,
+           method, nt, store, maxiter, memory)
+  out <- suppressWarnings(if (nzchar(lock)) system2("flock", c(lock, "/usr/bin/time", cmd),
+                                                    stdout = TRUE, stderr = FALSE) else
+    system2("/usr/bin/time", cmd, stdout = TRUE, stderr = FALSE))
   tv <- readLines(log)
   val <- function(key) as.double(sub(".*: ", "", grep(key, tv, value = TRUE, fixed = TRUE)))
   kb <- val("Maximum resident set size")
@@ -83,8 +90,9 @@ run_case <- function(n, method) {
   if (!length(res)) {
     # stopped by the timeout while fitting: the store mkl() chose and its prediction
     ch <- strsplit(grep("^CHOICE", out, value = TRUE), "\t")[[1L]]
+    where <- if (any(out == "PLATT")) "in the Platt folds" else "while fitting"
     return(list(store = ch[2L], predicted = as.double(ch[3L]), peak = kb * 1024, cpu = cpu,
-                outcome = sprintf("stopped by the timeout (%d s) while fitting", tmo)))
+                outcome = sprintf("stopped by the timeout (%d s) %s", tmo, where)))
   }
   res <- res[[1L]]
   list(store = res[3L], predicted = as.double(res[4L]), peak = kb * 1024, cpu = cpu,

@@ -162,7 +162,7 @@ test_that("mkl() fits the SVM family and uniform on the low-rank store", {
   mem <- mkl_memory(1e5, 10, method = c("uniform", "hessian"), store = "lowrank",
                     control = mkl_control(rank = 100), nthreads = 1)
   expect_true(all(mem$buffers == 0))
-  expect_lt(max(mem$total), 4e9)
+  expect_lt(max(mem$total), 5e9)   # with the Platt folds' copy of 0.8 of the factors
 })
 
 test_that("kernel_neighbours() of a low-rank store equals the sum over its kernel columns", {

@@ -35,9 +35,10 @@ test_that("mkl_memory states the store, the n x n buffers and the per-thread buf
   expect_lt(big$per_thread[2], 8 * 100 * 4000)
   # MWUMKL keeps O(nM) whatever the store
   expect_identical(row("mwu", "fly")$buffers, 0)
-  expect_lt(row("mwu", "fly")$total, 8 * n * (4 * M + 20) + 8 * 1024 * (M + 2))
-  # totals add the parts; threads multiply the per-thread part only
-  expect_equal(mm$total, mm$kernels + mm$buffers + mm$per_thread + mm$linear)
+  expect_lt(row("mwu", "fly")$total - row("mwu", "fly")$platt,
+            8 * n * (4 * M + 20) + 8 * 1024 * (M + 2))
+  # totals add the parts (the Platt folds' below); threads multiply the per-thread part only
+  expect_equal(mm$total, mm$kernels + mm$buffers + mm$per_thread + mm$linear + mm$platt)
   skip_if(mklearn:::max_threads() < 2L)
   m2 <- mkl_memory(n, M, "simple", "fly", nthreads = 2)
   expect_identical(m2$threads, 2L)
@@ -96,17 +97,17 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
   t0 <- proc.time()[["elapsed"]]
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
                    control = mkl_control(memory = 1e6, nthreads = 1)),
-               paste0("method 'simple' needs 35.1 MB at n = 3000 and M = 3 \\(low-rank store, ",
+               paste0("method 'simple' needs 63.4 MB at n = 3000 and M = 3 \\(low-rank store, ",
                       "1 thread: low-rank factors.*above the memory budget of 1 MB.*",
-                      "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 3.51e\\+07\\)"))
+                      "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 6.34e\\+07\\)"))
   expect_lt(proc.time()[["elapsed"]] - t0, 1)
   need <- mkl_memory(3000, 3, "simple", "fly", nthreads = 1)$total
-  expect_equal(need, 2.89e8, tolerance = 0.01)
+  expect_equal(need, 5.21e8, tolerance = 0.01)
   # a store that was asked for: the other stores that need less are remedies, smallest first
   expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "dense")),
                paste0("needs .* \\(dense store.*Remedies: mkl_control\\(store = \"lowrank\"\\) ",
-                      "\\(needs 26.2 MB\\); mkl_control\\(store = \"fly\"\\) \\(needs 169 MB"))
+                      "\\(needs 47.5 MB\\); mkl_control\\(store = \"fly\"\\) \\(needs 324 MB"))
   # and a store that needs more is none
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "fly")),
@@ -152,4 +153,58 @@ test_that("a one-vs-one fit on a dense store counts the copy of its largest pair
   expect_identical(store_need(ctl, "simple", 300, 4, "fly", 1L, "classification", NULL,
                               pair = 180),
                    store_need(ctl, "simple", 300, 4, "fly", 1L, "classification", NULL))
+})
+
+test_that("the cross-validation of the probabilities counts its fold's store and fold fit", {
+  d <- two_class(n = 203, p = 3)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)))
+  ctl <- mkl_control(nthreads = 1, store = "lowrank", rank = 20)
+  f <- mkl(d$x, d$y, kernels = ks, method = "uniform", control = ctl)
+  expect_identical(f$platt_method, "cv")
+  # the largest training part of the folds platt_cv_values() makes
+  foldid <- make_folds(d$y, .platt_nfolds, TRUE)
+  nf <- 203 - min(table(foldid))
+  expect_identical(nf, 203 - floor(203 / 5))
+  rk <- resolve_kernels(ks, 3, colnames(d$x))
+  st <- lowrank_train(rk, d$x, 1e-3, 20L)
+  R <- ncol(st$G)
+  fold <- subset_store(st, which(foldid != 1L))
+  p <- memory_parts("uniform", 203, 2, "lowrank", 1L, method_control("uniform", ctl), R = R)
+  part <- function(p, pat) p$bytes[grepl(pat, p$part)]
+  # the fold's factor rows: a copy of nf rows of G
+  expect_identical(part(p, "^Platt folds: the fold's factor rows"), 8 * length(fold$G))
+  expect_identical(part(p, "^Platt folds: the fold's factor rows"), 8 * nf * R)
+  # the fold fit's scaled factors (src/lsvm.c, nf x R) beside the fit's own (n x R)
+  expect_identical(part(p, "^Platt fold fit: scaled factors"), 8 * (nf * R + R))
+  expect_identical(part(p, "^scaled factors"), 8 * (203 * R + R))
+  expect_identical(part(p, "^low-rank factors"), 8 * 203 * 20 * 3)   # at the cap, + one kernel
+  # the neighbour check's copy of a kernel's columns (lowrank_neighbours()): at most n x cap
+  expect_identical(part(p, "^one kernel's factor columns"), 8 * 203 * 20)
+  expect_lte(8 * 203 * max(diff(st$goff)), part(p, "^one kernel's factor columns"))
+  # the fold fit's parts are the solver's parts at nf rows, without a store of its own
+  fp <- memory_parts("uniform", nf, 2, "lowrank", 1L, method_control("uniform", ctl), R = R,
+                     fold = TRUE)
+  expect_false(any(fp$kind == "kernels"))
+  expect_identical(sum(p$bytes[p$kind == "platt"]),
+                   sum(fp$bytes) + 8 * nf * R + 8 * (203 * 2 + 2 * 203))
+  # the dense store's fold is a copy of its principal submatrix
+  ds <- dense_store(rk, d$x)
+  pd <- memory_parts("simple", 203, 2, "dense", 1L, method_control("simple", NULL))
+  expect_identical(part(pd, "^Platt folds: the fold's kernel array"),
+                   8 * length(subset_store(ds, which(foldid != 1L))$K))
+  expect_identical(part(pd, "^Platt fold fit: combined kernel"), 8 * nf^2)
+  # and mkl_memory() reports the phase in its own column, inside the total
+  mm <- mkl_memory(203, 2, c("simple", "uniform"), c("dense", "lowrank"), nthreads = 1,
+                   control = ctl)
+  expect_equal(mm$total, mm$kernels + mm$buffers + mm$per_thread + mm$linear + mm$platt)
+  expect_true(all(mm$platt > 0))
+})
+
+test_that("fits without a cross-validation of the probabilities count none", {
+  none <- function(...) mkl_memory(500, 3, c("uniform", "spicy", "simple"), "fly",
+                                   nthreads = 1, ...)$platt
+  expect_identical(none(task = "regression"), c(0, 0, 0))
+  expect_identical(none(control = mkl_control(platt = "train")), c(0, 0, 0))
+  expect_identical(mkl_memory(500, 3, "spicy", "fly", nthreads = 1, loss = "logistic")$platt, 0)
+  expect_true(all(none() > 0))
 })
