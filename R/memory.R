@@ -35,7 +35,8 @@
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
 #'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers),
 #'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts), `platt` (the
-#'   cross-validation of the probabilities: the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is within the budget, attribute `budget`). Attribute
+#'   cross-validation of the probabilities: the fold's store and its fit), `total`, all in
+#'   bytes, and `fits` (whether `total` is within the budget, attribute `budget`). Attribute
 #'   `parts`: the named buffers of each row.
 #' @examples
 #' mkl_memory(20000, 10, method = c("spicy", "simple", "mwu"), nthreads = 1)

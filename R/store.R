@@ -266,6 +266,11 @@ memory_message <- function(ctl, method, n, M, s, nt, task, loss, pair, others) {
     b1 <- store_need(ctl, method, n, M, s, 1L, task, loss, pair)
     if (b1 < 0.99 * need) rem <- c(rem, needs("mkl_control(nthreads = 1)", b1))
   }
+  if (any(parts$kind == "platt")) {   # probabilities without the folds' copy of the store
+    ctl$platt <- "train"
+    rem <- c(rem, needs("mkl_control(platt = \"train\")", store_need(ctl, method, n, M, s, nt,
+                                                                      task, loss, pair)))
+  }
   if (method != "mwu") {
     mw <- store_need(method_control("mwu", NULL), "mwu", n, M, if (custom) "dense" else "fly",
                      nt, task, NULL)

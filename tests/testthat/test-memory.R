@@ -112,7 +112,14 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "fly")),
                paste0("on-the-fly store.*Remedies: mkl_control\\(store = \"lowrank\"\\) ",
-                      "\\(needs [^;]*; method"))
+                      "\\(needs [^;]*; mkl_control\\(platt = \"train\"\\) \\(needs [^;]*; method"))
+  # without the folds of the probabilities' cross-validation
+  ctl <- method_control("simple", mkl_control(nthreads = 1, platt = "train"))
+  expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
+                   control = mkl_control(memory = 1e6, nthreads = 1, store = "dense")),
+               sprintf("mkl_control\\(platt = \"train\"\\) \\(needs %s\\)",
+                       format_bytes(store_need(ctl, "simple", 3000, 3, "dense", 1L,
+                                               "classification", NULL))))
   # cross-validation stops the same way
   expect_error(cv.mkl(d$x, d$y, kernels = ks, method = "hessian", C = c(10, 1), nfolds = 2,
                       control = mkl_control(memory = 1e6, nthreads = 1)),
