@@ -202,7 +202,9 @@ store_decision <- function(store, alpha, idx, rk = NULL, labels_idx = idx, where
 # The mean diagonal of the training kernels (the average over kernels): the scale on which
 # 'C' is converted (R/cscale.R). Dense: the diagonals read in C; fly: the training statistics.
 kernel_scale <- function(store) {
-  if (is_dense(store)) return(mean(.Call(C_store_stats, store)$diag_mean))
+  # a fold's store (subset_store()) has no diag_mean of its own rows: computed here
+  if (is_dense(store) || is.null(store$diag_mean))
+    return(mean(.Call(C_store_stats, store)$diag_mean))
   mean(store$diag_mean)
 }
 

@@ -33,3 +33,18 @@ test_that("rows of case weight 0 do not enter the calibration, by training or by
                              control = mkl_control(platt = "train")))
   expect_identical(ft$platt, mklearn:::platt_fit(fitted(ft)[-(1:20)], d$y[-(1:20)], "hinge"))
 })
+
+test_that("the probabilities' folds fit on every store a method has (no fallback to training)", {
+  set.seed(7)
+  n <- 80
+  x <- matrix(rnorm(n * 3), n)
+  y <- factor(ifelse(x[, 1] + x[, 2]^2 + rnorm(n, sd = 0.5) > 1, "a", "b"))
+  info <- mkl_methods(details = TRUE)
+  for (m in c("uniform", "hessian", "l01")) {
+    stores <- intersect(c("fly", "lowrank"), strsplit(info$stores[info$method == m], ", ")[[1]])
+    for (s in stores) {
+      f <- suppressWarnings(mkl(x, y, method = m, control = mkl_control(store = s)))
+      expect_identical(f$platt_method, "cv", info = paste(m, s))
+    }
+  }
+})
