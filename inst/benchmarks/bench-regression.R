@@ -17,11 +17,17 @@
 #          cost = 2^(-1:7), and svm() at its defaults
 #   table: the mean RMSE of every part side by side
 #   Rscript bench-regression.R <part> <out directory> [splits, default 10]
+#   MKL_BENCH_SETS (e.g. "friedman1") and MKL_BENCH_MODELS (e.g. "spicy,spicy_eps") run a part
+#   on some data sets or models only (the file is then <part>-<sets>.rds), to run sets apart.
 args <- commandArgs(TRUE)
 part <- args[1]
 out <- args[2]
 nsplit <- if (length(args) > 2L) as.integer(args[3]) else 10L
 dir.create(out, showWarnings = FALSE, recursive = TRUE)
+out_file <- function(p) {
+  sets <- Sys.getenv("MKL_BENCH_SETS")
+  file.path(out, paste0(p, if (nzchar(sets)) paste0("-", gsub(",", "-", sets)), ".rds"))
+}
 
 bench_sets <- function() {
   data("BostonHousing", package = "mlbench", envir = environment())
@@ -41,6 +47,10 @@ rmse <- function(p, y) sqrt(mean((p - y)^2))
 # predicts along a C path gives a row per C ("<model> C=<C>", the time of the whole path).
 run_models <- function(models) {
   sets <- bench_sets()
+  only <- Sys.getenv("MKL_BENCH_SETS")
+  if (nzchar(only)) sets <- sets[strsplit(only, ",")[[1L]]]
+  only <- Sys.getenv("MKL_BENCH_MODELS")
+  if (nzchar(only)) models <- models[strsplit(only, ",")[[1L]]]
   rows <- list()
   for (nm in names(sets)) {
     x <- sets[[nm]]$x
@@ -87,7 +97,7 @@ if (part == "new") {
                  cv_uniform = cv_model(method = "uniform"))
   if (identical(Sys.getenv("MKL_BENCH_CV_SPICY"), "1"))
     models$cv_spicy <- cv_model(method = "spicy")
-  saveRDS(run_models(models), file.path(out, "new.rds"))
+  saveRDS(run_models(models), out_file("new"))
 } else if (part == "kernels") {
   library(mklearn)
   # the candidate set filled in from the standardised training rows (as mkl() standardises)
@@ -112,7 +122,7 @@ if (part == "new") {
                                                      C = Cs)
     models[[paste(cand, "bayes")]] <- path_model(cand, method = "bayes")
   }
-  saveRDS(run_models(models), file.path(out, "kernels.rds"))
+  saveRDS(run_models(models), out_file("kernels"))
 } else if (part == "old") {
   base <- Sys.getenv("MKL_BENCH_BASE")
   library(mklearn, lib.loc = if (nzchar(base)) base else NULL)
@@ -121,7 +131,7 @@ if (part == "new") {
                  spicy_eps = mkl_model(method = "spicy", loss = "epsilon", C = 1),
                  bayes = mkl_model_ctl(mklearn::mkl_control(nthreads = 1), method = "bayes"))
   if (identical(Sys.getenv("MKL_BENCH_OLD_BAYES"), "0")) models$bayes <- NULL
-  saveRDS(run_models(models), file.path(out, "old.rds"))
+  saveRDS(run_models(models), out_file("old"))
 } else if (part == "e1071") {
   models <- list(
     e1071_tuned = function(x, y, newx) {
@@ -130,13 +140,13 @@ if (part == "new") {
       predict(tt$best.model, newx)
     },
     e1071_default = function(x, y, newx) predict(e1071::svm(x, y), newx))
-  saveRDS(run_models(models), file.path(out, "e1071.rds"))
+  saveRDS(run_models(models), out_file("e1071"))
 } else if (part == "table") {
   parts <- c("old", "new", "e1071", "kernels")
   res <- do.call(rbind, lapply(parts, function(p) {
-    f <- file.path(out, paste0(p, ".rds"))
-    if (!file.exists(f)) return(NULL)
-    r <- readRDS(f)
+    fs <- list.files(out, paste0("^", p, "(-.*)?[.]rds$"), full.names = TRUE)
+    if (!length(fs)) return(NULL)
+    r <- do.call(rbind, lapply(fs, readRDS))
     r$model <- paste(p, r$model, sep = ":")
     r
   }))
