@@ -225,8 +225,10 @@ report_fit_notes <- function(cv) {
 # values per decade; for a regression (task as mkl() guesses it from y) regression_C_grid()
 # (R/response.R). An unusable y gets the classification grid: mkl() refuses it.
 default_C_grid <- function(y = NULL, task = NULL) {
-  if (identical(guess_task(y, task), "regression")) regression_C_grid() else
-    10^seq(3, -2, by = -0.25)
+  task <- tryCatch(suppressMessages(suppressWarnings(check_y(y, NROW(y), task,
+                                                             multiclass = TRUE)$task)),
+                   error = function(e) "classification")
+  if (identical(task, "regression")) regression_C_grid() else 10^seq(3, -2, by = -0.25)
 }
 
 # Fold numbers 1..nfolds; for classification, stratified: each class is spread evenly over

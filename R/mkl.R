@@ -146,9 +146,7 @@
 #'   `options(mklearn.screen = 3)`, the kernels of a set that are nearly the identity on the
 #'   training data (fewer than 3 effective neighbours per point) are left out, with a message;
 #'   `cv.mkl(screen = )` chooses the threshold (and so the narrowest width) by cross-validation.
-#' @param method the solver, one of [mkl_methods()], see Methods. Default `"uniform"`, and
-#'   `"spicy"` for a regression (a numeric `y`, or `task = "regression"`), which reaches a
-#'   tuned e1071 SVM at its defaults where kernel ridge does not.
+#' @param method the solver, one of [mkl_methods()] (default `"uniform"`), see Methods.
 #' @param C regularisation constant(s) (positive): the SVM box constant on the scale of
 #'   kernels with unit mean diagonal, for every method (larger C, less regularisation; see
 #'   "The meaning of C"); `Inf` (the hard margin) with `method = "mwu"`. Default 1, and 10 for
@@ -352,7 +350,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
          call. = FALSE)
   if (is_kernel_family(kernels))
     stop(family_not_set("kernels"), call. = FALSE)
-  method <- if (missing(method)) default_method(y, task) else match_arg(method)  # R/response.R
+  method <- match_arg(method)
   penalty <- match_arg(penalty)
   fitfun <- response_fit(method)   # regression: on the standardised response (R/response.R)
   check_method_C(method, C, !missing(C))

@@ -55,12 +55,3 @@ regression_C_grid <- function() 10^seq(4, -1, by = -0.25)
 # little for several times the time (NOTES-regression.md).
 regression_each_widths <- function(method) if (identical(method, "spicy")) c(0.5, 1, 2)
 
-# mkl()'s default method: uniform, and SpicyMKL for a regression: kernel ridge cannot leave out
-# the kernels of irrelevant features (NOTES-regression.md).
-default_method <- function(y, task = NULL)
-  if (identical(guess_task(y, task), "regression")) "spicy" else "uniform"
-
-# The task mkl() fits for y; "classification" for a y that mkl() refuses (it then says why).
-guess_task <- function(y, task = NULL)
-  tryCatch(suppressMessages(suppressWarnings(check_y(y, NROW(y), task, multiclass = TRUE)$task)),
-           error = function(e) "classification")

@@ -64,15 +64,3 @@ test_that("cv.mkl's fold fits of a SpicyMKL regression add the kernels on each f
   expect_length(p, 5L)
   expect_true(all(is.finite(p)))
 })
-
-test_that("mkl()'s default method is SpicyMKL for a regression, uniform otherwise", {
-  d <- reg_data()
-  ctl <- mkl_control(nthreads = 1)
-  expect_identical(mkl(d$x, d$y, control = ctl)$method, "spicy")
-  expect_identical(mkl(y ~ ., data = data.frame(d$x, y = d$y), control = ctl)$method, "spicy")
-  expect_identical(mkl(d$x, d$y > 5, control = ctl)$method, "uniform")
-  # whole numbers fitted as a regression when asked
-  yw <- round(d$y)
-  expect_identical(mkl(d$x, yw, task = "regression", control = ctl)$method, "spicy")
-  expect_identical(mkl(d$x, d$y, method = "uniform", control = ctl)$method, "uniform")
-})
