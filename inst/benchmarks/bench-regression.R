@@ -109,10 +109,13 @@ if (part == "new") {
     mklearn:::each_kernels(fams, rbf_kernel(c(0.5, 1, 2)), ncol(xs), "trace", 1e-8)
   }
   Cs <- c(1000, 100, 31.6, 10, 3.16, 1)
-  path_model <- function(cand, ...) function(x, y, newx) {
-    f <- suppressWarnings(mklearn::mkl(x, y, kernels = cand_set(cand, scale(x)), ...,
-                                       control = mklearn::mkl_control(nthreads = 1)))
-    predict(f, newx)
+  path_model <- function(cand, ...) {
+    force(cand)      # the loop's candidate, not the last one
+    function(x, y, newx) {
+      f <- suppressWarnings(mklearn::mkl(x, y, kernels = cand_set(cand, scale(x)), ...,
+                                         control = mklearn::mkl_control(nthreads = 1)))
+      predict(f, newx)
+    }
   }
   models <- list()
   for (cand in c("base", "narrow", "each", "each_narrow")) {
