@@ -305,13 +305,21 @@ print.kernel_set <- function(x, ...) {
   cat("<kernel_set> normalisation:", x$normalize, " jitter:", format(x$jitter), "\n")
   if (is.null(x$explicit)) {
     cat(" families:", paste(unlist(lapply(x$families, `[[`, "label")), collapse = ", "), "\n")
-    if (!is.null(x$data_sigma))
+    if (!is.null(x$data_sigma)) {
       cat(" and", length(x$data_sigma$probs) + 1L,
           "Gaussian kernels with widths from the data's scale, set when the kernels are built\n")
+      cat(" and, for a SpicyMKL regression, Gaussian kernels of widths",
+          paste(fmt_par(regression_each_widths("spicy")), collapse = ", "), "on each feature\n")
+    }
     fs <- if (is.character(x$features)) paste(x$features, collapse = " + ") else
       sprintf("%d column subsets", length(x$features))
     cat(" features:", fs, "\n")
     cat(" kernels per feature group:", nk, "\n")
+  } else if (!is.null(x$layout)) {
+    # a default set with kernels on each feature, filled in (data_kernels())
+    cat(" families on all the features:", paste(x$layout$all, collapse = ", "), "\n")
+    cat(" and on each feature:", paste(x$layout$each, collapse = ", "), "\n")
+    cat(" kernels:", nk, "\n")
   } else {
     cat(" ", nk, " random kernels (design \"", x$design, "\") on random feature subsets\n",
         sep = "")
@@ -381,10 +389,12 @@ resolve_kernels <- function(ks, p, cn) {
     labels <- paste0(rep(fam_lab, G), "[", glab[kg], "]")
   } else {
     e <- ks$explicit
-    if (length(e$type) != G) stop("internal: explicit kernels and groups differ", call. = FALSE)
-    tab <- data.frame(group = seq_len(G), type = e$type, par1 = e$par1, par2 = e$par2,
+    kg <- if (is.null(e$kgroup)) seq_len(G) else e$kgroup    # the group of each kernel
+    if (length(e$type) != length(kg) || any(kg > G))
+      stop("internal: explicit kernels and groups differ", call. = FALSE)
+    tab <- data.frame(group = kg, type = e$type, par1 = e$par1, par2 = e$par2,
                       stringsAsFactors = FALSE)
-    labels <- paste0(e$flabel, "[", glab, "]")
+    labels <- paste0(e$flabel, "[", glab[kg], "]")
   }
   labels <- make.unique(labels, sep = "#")
   gfeat <- unlist(glist) - 1L
@@ -605,21 +615,49 @@ rbf_widths <- function(x, probs = c(0.1, 0.5, 0.9)) {
 }
 
 #' @rdname rbf_widths
+#' @param each widths of Gaussian kernels on every single (standardised) feature, added to the
+#'   set that `x` fills in (`NULL`: none). [mkl()] adds `c(0.5, 1, 2)` for a SpicyMKL
+#'   regression, whose sparse weights keep the kernels of the features that matter.
 #' @export
-default_kernels <- function(x = NULL) {
+default_kernels <- function(x = NULL, each = NULL) {
   ks <- kernel_set(poly_kernel(1:2))
   ks$data_sigma <- list(probs = c(0.1, 0.5, 0.9), wide = 2)
-  if (is.null(x)) ks else data_kernels(ks, x)
+  if (!is.null(each)) each <- check_positive(each, "each")
+  if (is.null(x)) ks else data_kernels(ks, x, each)
 }
 
 # A kernel set with its data-scale widths (default_kernels()) filled in from x, the data the
-# kernels are built on; any other set as it is.
-data_kernels <- function(ks, x) {
+# kernels are built on, plus Gaussians of widths `each` on every single feature (mkl() asks
+# for them for a SpicyMKL regression, regression_each_widths()); any other set as it is.
+data_kernels <- function(ks, x, each = NULL) {
   ds <- ks$data_sigma
   if (is.null(ds)) return(ks)
   s <- rbf_widths(x, ds$probs)
   s <- signif(c(s, ds$wide * max(s)), 4)
-  do.call(kernel_set, c(list(rbf_kernel(unique(s))), ks$families,
-                        list(features = ks$features, normalize = ks$normalize,
-                             jitter = ks$jitter)))
+  fams <- c(list(rbf_kernel(unique(s))), ks$families)
+  if (!is.null(each) && ncol(x) > 1L)
+    return(each_kernels(fams, rbf_kernel(each), ncol(x), ks$normalize, ks$jitter))
+  do.call(kernel_set, c(fams, list(features = ks$features, normalize = ks$normalize,
+                                   jitter = ks$jitter)))
+}
+
+# The families `fams` on all the p features and the Gaussians `each` on every single feature,
+# as one explicit set: a kernel per row, kgroup its group (1 all the features, 1 + j feature j).
+each_kernels <- function(fams, each, p, normalize, jitter) {
+  field <- function(fs, nm) unlist(lapply(fs, function(f) {
+    v <- f[[nm]]
+    if (nm == "type") rep(v, length(f$par1)) else v
+  }))
+  na <- sum(lengths(lapply(fams, `[[`, "par1")))
+  ne <- length(each$par1)
+  rep_each <- function(v) rep(v, p)
+  e <- list(type = c(field(fams, "type"), rep_each(field(list(each), "type"))),
+            par1 = c(field(fams, "par1"), rep_each(each$par1)),
+            par2 = c(field(fams, "par2"), rep_each(each$par2)),
+            flabel = c(field(fams, "label"), rep_each(each$label)),
+            kgroup = c(rep(1L, na), rep(seq_len(p) + 1L, each = ne)))
+  structure(list(families = list(), features = c(list("all"), as.list(seq_len(p))),
+                 normalize = normalize, jitter = jitter, explicit = e,
+                 layout = list(all = field(fams, "label"), each = each$label)),
+            class = "kernel_set")
 }

@@ -141,7 +141,8 @@
 #'   dimnames, a list's names) must be unique; when every kernel has one, `predict()` matches
 #'   the test kernels to them by name. The default, [default_kernels()], is four Gaussian
 #'   kernels whose widths are set from the distances between the (standardised) training rows
-#'   and polynomial kernels of degree 1 and 2. With
+#'   and polynomial kernels of degree 1 and 2; a SpicyMKL regression adds Gaussian kernels of
+#'   widths 0.5, 1 and 2 on each (standardised) feature. With
 #'   `options(mklearn.screen = 3)`, the kernels of a set that are nearly the identity on the
 #'   training data (fewer than 3 effective neighbours per point) are left out, with a message;
 #'   `cv.mkl(screen = )` chooses the threshold (and so the narrowest width) by cross-validation.
@@ -430,7 +431,8 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
       std <- standardize_x(x, standardize)
       xs <- std$x
     } else xs <- x
-    kernels <- data_kernels(kernels, xs)     # default_kernels(): widths from the data's scale
+    # default_kernels(): widths from the data; a SpicyMKL regression adds kernels on each feature
+    kernels <- data_kernels(kernels, xs, if (task == "regression") regression_each_widths(method))
     rk <- resolve_kernels(kernels, ncol(x), colnames(x))
     rk <- screen_kernels(rk, xs, ctl$nthreads)   # kernels that memorise (R/screen.R)
     M <- nrow(rk$table)
