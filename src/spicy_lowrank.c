@@ -239,10 +239,11 @@ static int sp_wb_build_ref(sp_lrnm *L)
             double s1a = sp_wb_s(L->c1[a]), s2a = sp_wb_s(L->c2[a]);
             sp_wb_gram(L, ma < mb ? ma : mb, ma < mb ? mb : ma);
             const double *gab = L->gg + L->st->goff[ma] + (size_t) L->st->goff[mb] * R;
+            double e = s1a * s1b * iv;
             for (int c = 0; c < rb; c++)
                 for (int q = 0; q < ra; q++)
-                    L->wa[oa + q + (size_t) (ob + c) * k] = s1a * s1b * iv * gab[q + (size_t) c * R];
-            double e = s1a * s2b * iv;   /* G_a' w_b */
+                    L->wa[oa + q + (size_t) (ob + c) * k] = e * gab[q + (size_t) c * R];
+            e = s1a * s2b * iv;   /* G_a' w_b */
             if (ra > 0)
                 F77_CALL(dgemv)("T", &n, &ra, &e, Ga, &n, wb, &one, &dzero,
                                 L->wa + oa + (size_t) (ob + rb) * k, &one FCONE);

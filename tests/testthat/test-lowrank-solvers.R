@@ -99,7 +99,7 @@ test_that("SpicyMKL on truncated factors: the gap recomputed from the factors ho
   }
 })
 
-test_that("SpicyMKL's Newton systems on a low-rank store take one Woodbury-preconditioned CG step", {
+test_that("SpicyMKL on a low-rank store: one Woodbury-preconditioned CG step per Newton system", {
   # the preconditioner is H itself when every coordinate has loss curvature (logistic, squared)
   d <- lr_data(n = 300, seed = 4)
   G <- lapply(1:3, function(m) lr_factor(d$K[, , m], rel = 1e-3, rmax = 15))
