@@ -210,22 +210,28 @@ static void sp_wb_gram(sp_lrnm *L, int ma, int mb)
     L->gok[ma * M + mb] |= 1;
 }
 
-/* the capacitance when most coordinates share one diagonal value v: I + U'U / v from the cached
-   Gram blocks (O(n wk na) for the w_a columns) plus (1 / wd_i - 1 / v) u_i u_i' for the other
-   coordinates (dsyrk on their gathered rows); 0 when built, -1 when there is no such value or
-   the other coordinates do not fit the scratch */
+/* the capacitance from the most frequent diagonal value v: I + U'U / v from the cached Gram
+   blocks (O(n wk na) for the w_a columns) plus (1 / wd_i - 1 / v) u_i u_i' for the other
+   coordinates (dsyrk on their gathered rows, by chunks of the scratch); 0 when built, -1 when
+   there are too many other coordinates */
 static int sp_wb_build_ref(sp_lrnm *L)
 {
     int n = L->n, k = L->wk, M = L->st->M, R = L->st->goff[M], one = 1;
     if (!L->gg) return -1;
-    double v = L->wd[0];
-    int cnt = 0, ne = 0;
-    for (int i = 0; i < n; i++) {   /* majority vote, then its count */
-        if (cnt == 0) { v = L->wd[i]; cnt = 1; } else cnt += L->wd[i] == v ? 1 : -1;
+    /* v: the most frequent of the first four distinct values (the hinge has three) */
+    double val[4], v;
+    int cnt[4] = { 0, 0, 0, 0 }, nv = 0, ne, best = 0;
+    for (int i = 0; i < n; i++) {
+        int j = 0;
+        while (j < nv && val[j] != L->wd[i]) j++;
+        if (j == nv && nv < 4) val[nv++] = L->wd[i];
+        if (j < nv) cnt[j]++;
     }
-    for (int i = 0; i < n; i++) ne += L->wd[i] != v;
-    if (2 * ne > n || (size_t) ne * k > (size_t) n * (L->rmax + 1) ||
-        (double) ne * k > SP_WB_BUILD * n) return -1;
+    for (int j = 1; j < nv; j++) if (cnt[j] > cnt[best]) best = j;
+    v = val[best]; ne = n - cnt[best];
+    if ((double) ne * k > SP_WB_BUILD * n) return -1;
+    int chunk = (int) (((size_t) n * (L->rmax + 1)) / (size_t) k);   /* rows per dsyrk */
+    if (chunk < 1) return -1;
     double iv = 1.0 / v, sb = sp_wb_s(L->gb), done = 1.0, dzero = 0.0;
     memset(L->wa, 0, sizeof(double) * (size_t) k * k);
     for (int b = 0; b < L->na; b++) {
@@ -265,14 +271,18 @@ static int sp_wb_build_ref(sp_lrnm *L)
     /* the other coordinates: rows scaled by sqrt|1 / wd_i - 1 / v|, by sign */
     for (int sg = 1; sg >= -1; sg -= 2) {
         int nr = 0;
+        double al = sg;
         for (int i = 0; i < n; i++) {
             double e = 1.0 / L->wd[i] - iv;
             if (L->wd[i] == v || (sg > 0) != (e > 0.0)) continue;
             double *u = L->ws + (size_t) nr++ * k, se = sqrt(fabs(e));
             sp_wb_row(L, i, u);
             for (int c = 0; c < k; c++) u[c] *= se;
+            if (nr == chunk) {
+                F77_CALL(dsyrk)("U", "N", &k, &nr, &al, L->ws, &k, &done, L->wa, &k FCONE FCONE);
+                nr = 0;
+            }
         }
-        double al = sg;
         if (nr > 0)
             F77_CALL(dsyrk)("U", "N", &k, &nr, &al, L->ws, &k, &done, L->wa, &k FCONE FCONE);
     }
