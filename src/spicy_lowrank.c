@@ -1,6 +1,7 @@
 /* SpicyMKL on a low-rank store (K_m = G_m G_m' + jitter I): kernel products, quadratic forms
  * and the first sweep's statistics through the factors in O(n r_m), and the Newton matrix as an
- * operator (sp_lrnm) for the CG solve, O(n sum r_a) per product instead of an n x n matrix.
+ * operator (sp_lrnm) for the CG solve, O(n sum r_a) per product instead of an n x n matrix,
+ * preconditioned by Woodbury in the active kernels' ranks (sp_lrwb_*) while that is cheap.
  * The gap is that of the problem on the approximated kernels (NOTES-spicy.md).
  */
 #include "spicy.h"
