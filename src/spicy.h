@@ -115,6 +115,14 @@
 #define SP_BLOCK_KAPPA 1.0  /* CG preconditioner: the free block is factored when nf^3 / 3 <=
                                kappa 2 n^2 flops, about ten products with H (the factorisation
                                runs at about a tenth of a product's speed; see the notes) */
+#define SP_WB_FLOOR 1e-10   /* low rank: Woodbury preconditioner's diagonal floor, relative to the
+                               diagonal of the factor part (zero loss curvature, no jitter) */
+#define SP_WB_COST 60.0    /* ... used while its factor (k^3 / 3) costs at most ten products with
+                              the operator (2 n k): k^2 <= SP_WB_COST n */
+#define SP_WB_BUILD 80.0   /* ... and while building its capacitance (wk^2 per coordinate off the
+                              shared diagonal value, n wk^2 / 2 from scratch) costs at most
+                              SP_WB_BUILD / 4 products */
+#define SP_WB_GRAM 16777216 /* ... and its cache of the factors' Gram blocks, doubles at most */
 #define SP_BLOCK_MIN 200    /* ... and always up to this size (a small factor is cheap) */
 #define SP_SVM_GAP 2.0      /* hinge: an SVM dual point is tried when tol < gap <= this x tol */
 #define SP_SVM_TOL 1e-3     /* ... its SMO tolerance (any feasible point certifies) */
@@ -260,6 +268,18 @@ typedef struct {
     double *dh, *fd, *t, *gt;
     int *pos;
     size_t gcap;
+    /* Woodbury preconditioner P = diag(wd) + U U' (sp_lrwb_prepare), U = [sqrt(c1_a) G_a,
+       sqrt(c2_a) w_a, ..., sqrt(gb) 1] (wk columns), wd = dh floored at SP_WB_FLOOR times the
+       diagonal of U U': the capacitance I + U' diag(wd)^-1 U (wa) and its Cholesky factor (wc);
+       wdh the dh it was built for; ws n x (rmax + 1) and wt, wn scratch; wvalid: wa matches the
+       operator's coefficients (cleared by sp_lr_newton); wfail: no factor, Jacobi instead. */
+    int wk, wkmax, wvalid, wfail, *woff;
+    double *wa, *wc, *wd, *wdh, *ws, *wt, *wn, wfl;
+    long wbuilds, wupdates, wfull, wused;   /* wused: solves it preconditioned */
+    /* the factors' Gram blocks G_a'G_b (R x R, block (a, b) valid when gok[a M + b]) and G_m'1
+       (R, valid when gok[m M + m]): fixed, computed when two kernels are first active together */
+    double *gg, *g1;
+    int *gok;
 } sp_lrnm;
 
 typedef struct {
@@ -405,6 +425,8 @@ void sp_nm_mv(sp_state *S, const double *p, double *q, int nt);
 void sp_lrnm_mv(void *ctx, const double *p, double *q);
 double sp_lrnm_entry(const void *ctx, int i, int j);
 void sp_lrnm_gather(sp_lrnm *L, const double *key, int cap);
+int sp_lrwb_prepare(sp_lrnm *L);
+void sp_lrwb_apply(void *ctx, const double *r, double *z);
 void sp_lr_alloc(sp_state *S);
 
 /* spicy_gap.c: dual value and duality gap, the SVM dual point */

@@ -1,6 +1,7 @@
 /* SpicyMKL on a low-rank store (K_m = G_m G_m' + jitter I): kernel products, quadratic forms
  * and the first sweep's statistics through the factors in O(n r_m), and the Newton matrix as an
- * operator (sp_lrnm) for the CG solve, O(n sum r_a) per product instead of an n x n matrix.
+ * operator (sp_lrnm) for the CG solve, O(n sum r_a) per product instead of an n x n matrix,
+ * preconditioned by Woodbury in the active kernels' ranks (sp_lrwb_*) while that is cheap.
  * The gap is that of the problem on the approximated kernels (NOTES-spicy.md).
  */
 #include "spicy.h"
@@ -77,7 +78,7 @@ void sp_lr_newton(sp_state *S)
         double c1 = L->c1[a], c2 = L->c2[a];
         for (int i = 0; i < n; i++) L->fd[i] += c1 * rn[i] + c2 * w[i] * w[i];
     }
-    L->rows = 0; L->gathered = 0;
+    L->rows = 0; L->gathered = 0; L->wvalid = 0;
 }
 
 double sp_nm_diag(const sp_state *S, int i)
@@ -156,6 +157,270 @@ double sp_lrnm_entry(const void *ctx, int i, int j)
     return i == j ? v + L->dh[i] : v;
 }
 
+/* Woodbury preconditioner of the operator (NOTES-spicy.md, "Low-rank store"): P = diag(wd) +
+   U U' equals H where the loss or the jitter gives every coordinate a diagonal; P^{-1} costs two
+   passes over the active factors and a solve with the wk x wk capacitance. */
+
+/* wd_i: dh_i, floored at SP_WB_FLOOR times the diagonal of U U' (free coordinates, no jitter) */
+static double sp_wb_diag(const sp_lrnm *L, int i)
+{
+    return L->dh[i] > L->wfl ? L->dh[i] : L->wfl;
+}
+
+static double sp_wb_s(double c)
+{
+    return c > 0.0 ? sqrt(c) : 0.0;
+}
+
+/* row i of U into u (wk) */
+static void sp_wb_row(const sp_lrnm *L, int i, double *u)
+{
+    int n = L->n;
+    for (int a = 0; a < L->na; a++) {
+        int r, m = L->act[a];
+        const double *G = mk_store_factor(L->st, m, &r);
+        double s1 = sp_wb_s(L->c1[a]), *o = u + L->woff[a];
+        for (int c = 0; c < r; c++) o[c] = s1 * G[i + (size_t) c * n];
+        o[r] = sp_wb_s(L->c2[a]) * L->KD[(size_t) m * n + i];
+    }
+    u[L->wk - 1] = sp_wb_s(L->gb);
+}
+
+/* G_a'G_b and G_a'1, G_b'1 into the caches (a <= b, kernel numbers) */
+static void sp_wb_gram(sp_lrnm *L, int ma, int mb)
+{
+    int n = L->n, M = L->st->M, R = L->st->goff[M], ra, rb;
+    const double *Ga = mk_store_factor(L->st, ma, &ra), *Gb = mk_store_factor(L->st, mb, &rb);
+    double done = 1.0, dzero = 0.0;
+    int mm[2] = { ma, mb };
+    for (int j = 0; j < 2; j++) {
+        int m = mm[j], r;
+        if (L->gok[m * M + m] & 2) continue;
+        const double *G = mk_store_factor(L->st, m, &r);
+        for (int c = 0; c < r; c++) {
+            double t = 0.0;
+            for (int i = 0; i < n; i++) t += G[i + (size_t) c * n];
+            L->g1[L->st->goff[m] + c] = t;
+        }
+        L->gok[m * M + m] |= 2;
+    }
+    if (L->gok[ma * M + mb] & 1) return;
+    if (ra > 0 && rb > 0)
+        F77_CALL(dgemm)("T", "N", &ra, &rb, &n, &done, Ga, &n, Gb, &n, &dzero,
+                        L->gg + L->st->goff[ma] + (size_t) L->st->goff[mb] * R, &R FCONE FCONE);
+    L->gok[ma * M + mb] |= 1;
+}
+
+/* the capacitance from the most frequent diagonal value v: I + U'U / v from the cached Gram
+   blocks (O(n wk na) for the w_a columns) plus (1 / wd_i - 1 / v) u_i u_i' for the other
+   coordinates (dsyrk on their gathered rows, by chunks of the scratch); 0 when built, -1 when
+   there are too many other coordinates */
+static int sp_wb_build_ref(sp_lrnm *L)
+{
+    int n = L->n, k = L->wk, M = L->st->M, R = L->st->goff[M], one = 1;
+    if (!L->gg) return -1;
+    /* v: the most frequent of the first four distinct values (the hinge has three) */
+    double val[4], v;
+    int cnt[4] = { 0, 0, 0, 0 }, nv = 0, ne, best = 0;
+    for (int i = 0; i < n; i++) {
+        int j = 0;
+        while (j < nv && val[j] != L->wd[i]) j++;
+        if (j == nv && nv < 4) val[nv++] = L->wd[i];
+        if (j < nv) cnt[j]++;
+    }
+    for (int j = 1; j < nv; j++) if (cnt[j] > cnt[best]) best = j;
+    v = val[best]; ne = n - cnt[best];
+    if ((double) ne * k > SP_WB_BUILD * n) return -1;
+    int chunk = (int) (((size_t) n * (L->rmax + 1)) / (size_t) k);   /* rows per dsyrk */
+    if (chunk < 1) return -1;
+    double iv = 1.0 / v, sb = sp_wb_s(L->gb), done = 1.0, dzero = 0.0;
+    memset(L->wa, 0, sizeof(double) * (size_t) k * k);
+    for (int b = 0; b < L->na; b++) {
+        int rb, mb = L->act[b], ob = L->woff[b];
+        const double *wb = L->KD + (size_t) mb * n;
+        mk_store_factor(L->st, mb, &rb);
+        double s1b = sp_wb_s(L->c1[b]), s2b = sp_wb_s(L->c2[b]), sw = 0.0;
+        for (int a = 0; a <= b; a++) {
+            int ra, ma = L->act[a], oa = L->woff[a];
+            const double *Ga = mk_store_factor(L->st, ma, &ra), *wa = L->KD + (size_t) ma * n;
+            double s1a = sp_wb_s(L->c1[a]), s2a = sp_wb_s(L->c2[a]);
+            sp_wb_gram(L, ma < mb ? ma : mb, ma < mb ? mb : ma);
+            const double *gab = L->gg + L->st->goff[ma] + (size_t) L->st->goff[mb] * R;
+            double e = s1a * s1b * iv;
+            for (int c = 0; c < rb; c++)
+                for (int q = 0; q < ra; q++)
+                    L->wa[oa + q + (size_t) (ob + c) * k] = e * gab[q + (size_t) c * R];
+            e = s1a * s2b * iv;   /* G_a' w_b */
+            if (ra > 0)
+                F77_CALL(dgemv)("T", &n, &ra, &e, Ga, &n, wb, &one, &dzero,
+                                L->wa + oa + (size_t) (ob + rb) * k, &one FCONE);
+            if (a < b && rb > 0) {       /* w_a' G_b */
+                int rbb;
+                const double *Gb = mk_store_factor(L->st, mb, &rbb);
+                e = s2a * s1b * iv;
+                F77_CALL(dgemv)("T", &n, &rb, &e, Gb, &n, wa, &one, &dzero, L->wt, &one FCONE);
+                for (int c = 0; c < rb; c++) L->wa[oa + ra + (size_t) (ob + c) * k] = L->wt[c];
+            }
+            L->wa[oa + ra + (size_t) (ob + rb) * k] = s2a * s2b * iv * mk_dot(n, wa, wb);
+        }
+        for (int c = 0; c < rb; c++)
+            L->wa[ob + c + (size_t) (k - 1) * k] = s1b * sb * iv * L->g1[L->st->goff[mb] + c];
+        for (int i = 0; i < n; i++) sw += wb[i];
+        L->wa[ob + rb + (size_t) (k - 1) * k] = s2b * sb * iv * sw;
+    }
+    L->wa[(size_t) k * k - 1] = L->gb * n * iv;
+    /* the other coordinates: rows scaled by sqrt|1 / wd_i - 1 / v|, by sign */
+    for (int sg = 1; sg >= -1; sg -= 2) {
+        int nr = 0;
+        double al = sg;
+        for (int i = 0; i < n; i++) {
+            double e = 1.0 / L->wd[i] - iv;
+            if (L->wd[i] == v || (sg > 0) != (e > 0.0)) continue;
+            double *u = L->ws + (size_t) nr++ * k, se = sqrt(fabs(e));
+            sp_wb_row(L, i, u);
+            for (int c = 0; c < k; c++) u[c] *= se;
+            if (nr == chunk) {
+                F77_CALL(dsyrk)("U", "N", &k, &nr, &al, L->ws, &k, &done, L->wa, &k FCONE FCONE);
+                nr = 0;
+            }
+        }
+        if (nr > 0)
+            F77_CALL(dsyrk)("U", "N", &k, &nr, &al, L->ws, &k, &done, L->wa, &k FCONE FCONE);
+    }
+    for (int j = 0; j < k; j++) L->wa[j + (size_t) j * k] += 1.0;
+    return 0;
+}
+
+/* the capacitance I + U' diag(wd)^-1 U (upper triangle of wa): by a shared diagonal value
+   (sp_wb_build_ref), else from scratch, O(n wk^2), when that costs at most SP_WB_BUILD / 2
+   products (k <= SP_WB_BUILD); -1 when neither is cheap */
+static int sp_wb_build(sp_lrnm *L)
+{
+    int n = L->n, k = 0, one = 1;
+    double done = 1.0, dzero = 0.0, sb = sp_wb_s(L->gb), sw = 0.0, fm = 0.0;
+    for (int a = 0; a < L->na; a++) {
+        L->woff[a] = k;
+        k += L->st->goff[L->act[a] + 1] - L->st->goff[L->act[a]] + 1;
+    }
+    L->wk = ++k;
+    for (int i = 0; i < n; i++) fm += L->fd[i];
+    L->wfl = SP_WB_FLOOR * fm / n;
+    if (!(L->wfl > 0.0)) L->wfl = DBL_MIN;
+    for (int i = 0; i < n; i++) {
+        L->wd[i] = sp_wb_diag(L, i); L->wdh[i] = L->dh[i]; L->wn[i] = 1.0 / L->wd[i];
+        sw += L->wn[i];
+    }
+    if (sp_wb_build_ref(L) == 0) { L->wbuilds++; return 0; }
+    if (k > SP_WB_BUILD) return -1;
+    L->wbuilds++; L->wfull++;
+    memset(L->wa, 0, sizeof(double) * (size_t) k * k);
+    for (int b = 0; b < L->na; b++) {
+        int rb, mb = L->act[b], ob = L->woff[b];
+        const double *Gb = mk_store_factor(L->st, mb, &rb), *wb = L->KD + (size_t) mb * n;
+        double s1 = sp_wb_s(L->c1[b]), s2 = sp_wb_s(L->c2[b]);
+        for (int c = 0; c < rb; c++) {
+            const double *g = Gb + (size_t) c * n;
+            double *o = L->ws + (size_t) c * n;
+            for (int i = 0; i < n; i++) o[i] = s1 * g[i] * L->wn[i];
+        }
+        double *o = L->ws + (size_t) rb * n;
+        for (int i = 0; i < n; i++) o[i] = s2 * wb[i] * L->wn[i];
+        int cb = rb + 1;
+        for (int a = 0; a <= b; a++) {
+            int ra, ma = L->act[a], oa = L->woff[a];
+            const double *Ga = mk_store_factor(L->st, ma, &ra), *wa = L->KD + (size_t) ma * n;
+            double s1a = sp_wb_s(L->c1[a]), s2a = sp_wb_s(L->c2[a]);
+            if (ra > 0)
+                F77_CALL(dgemm)("T", "N", &ra, &cb, &n, &s1a, Ga, &n, L->ws, &n, &dzero,
+                                L->wa + oa + (size_t) ob * k, &k FCONE FCONE);
+            F77_CALL(dgemv)("T", &n, &cb, &done, L->ws, &n, wa, &one, &dzero, L->wt, &one FCONE);
+            for (int c = 0; c < cb; c++) L->wa[oa + ra + (size_t) (ob + c) * k] = s2a * L->wt[c];
+        }
+        for (int c = 0; c < cb; c++) {
+            const double *v = L->ws + (size_t) c * n;
+            double t = 0.0;
+            for (int i = 0; i < n; i++) t += v[i];
+            L->wa[ob + c + (size_t) (k - 1) * k] = sb * t;
+        }
+    }
+    L->wa[(size_t) k * k - 1] = L->gb * sw;
+    for (int j = 0; j < k; j++) L->wa[j + (size_t) j * k] += 1.0;
+    return 0;
+}
+
+/* the capacitance after the diagonal moved on few coordinates (the model rounds): a rank-one
+   term per coordinate; returns 0 when too many moved (a rebuild is cheaper) */
+static int sp_wb_update(sp_lrnm *L)
+{
+    int n = L->n, k = L->wk, one = 1, nc = 0;
+    for (int i = 0; i < n; i++) if (L->dh[i] != L->wdh[i] && (size_t) ++nc * k > (size_t) n)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (L->dh[i] == L->wdh[i]) continue;
+        double d = sp_wb_diag(L, i), e = 1.0 / d - 1.0 / L->wd[i];
+        L->wd[i] = d; L->wdh[i] = L->dh[i];
+        if (e == 0.0) continue;
+        sp_wb_row(L, i, L->wt);
+        F77_CALL(dsyr)("U", &k, &e, L->wt, &one, L->wa, &k FCONE);
+    }
+    L->wupdates++;
+    return 1;
+}
+
+static int sp_wb_factor(sp_lrnm *L)
+{
+    int k = L->wk, info = 0;
+    memcpy(L->wc, L->wa, sizeof(double) * (size_t) k * k);
+    F77_CALL(dpotrf)("U", &k, L->wc, &k, &info FCONE);
+    return info;
+}
+
+/* the preconditioner for the operator's present coefficients and diagonal: 0 ready, else none
+   (too many columns for the scratch, or no Cholesky factor: Jacobi and the free block) */
+int sp_lrwb_prepare(sp_lrnm *L)
+{
+    if (!L->wa) return -1;
+    int k = 1;
+    for (int a = 0; a < L->na; a++) k += L->st->goff[L->act[a] + 1] - L->st->goff[L->act[a]] + 1;
+    if (k > L->wkmax || (double) k * k > SP_WB_COST * L->n) return -1;
+    if (L->wvalid && L->wk == k && sp_wb_update(L) && sp_wb_factor(L) == 0) return 0;
+    L->wvalid = sp_wb_build(L) == 0;
+    if (!L->wvalid) return -1;
+    L->wfail = sp_wb_factor(L) != 0;
+    return L->wfail ? -1 : 0;
+}
+
+/* z = P^{-1} r = diag(wd)^-1 (r - U (I + U' diag(wd)^-1 U)^{-1} U' diag(wd)^-1 r) (an mk_cg_op:
+   ctx is the sp_lrnm) */
+void sp_lrwb_apply(void *ctx, const double *r, double *z)
+{
+    sp_lrnm *L = (sp_lrnm *) ctx;
+    int n = L->n, k = L->wk, one = 1, info = 0;
+    double done = 1.0, dzero = 0.0, *s = L->wn, *t = L->wt, sb = sp_wb_s(L->gb), ss = 0.0;
+    for (int i = 0; i < n; i++) { s[i] = r[i] / L->wd[i]; ss += s[i]; }
+    for (int a = 0; a < L->na; a++) {
+        int ra, m = L->act[a], o = L->woff[a];
+        const double *G = mk_store_factor(L->st, m, &ra), *w = L->KD + (size_t) m * n;
+        double s1 = sp_wb_s(L->c1[a]);
+        if (ra > 0)
+            F77_CALL(dgemv)("T", &n, &ra, &s1, G, &n, s, &one, &dzero, t + o, &one FCONE);
+        t[o + ra] = sp_wb_s(L->c2[a]) * mk_dot(n, w, s);
+    }
+    t[k - 1] = sb * ss;
+    F77_CALL(dpotrs)("U", &k, &one, L->wc, &k, t, &k, &info FCONE);
+    double bias = sb * t[k - 1];
+    for (int i = 0; i < n; i++) z[i] = r[i] - bias;
+    for (int a = 0; a < L->na; a++) {
+        int ra, m = L->act[a], o = L->woff[a];
+        const double *G = mk_store_factor(L->st, m, &ra), *w = L->KD + (size_t) m * n;
+        double s1 = -sp_wb_s(L->c1[a]), e = sp_wb_s(L->c2[a]) * t[o + ra];
+        if (ra > 0)
+            F77_CALL(dgemv)("N", &n, &ra, &s1, G, &n, t + o, &one, &done, z, &one FCONE);
+        if (e != 0.0) for (int i = 0; i < n; i++) z[i] -= e * w[i];
+    }
+    for (int i = 0; i < n; i++) z[i] /= L->wd[i];
+}
+
 /* The squared row norms of each factor (n x M), the per-thread scratch and the operator's
    vectors; the free block's gathered rows are sized by sp_newton_alloc. */
 void sp_lr_alloc(sp_state *S)
@@ -184,4 +449,25 @@ void sp_lr_alloc(sp_state *S)
     L->fd = (double *) R_alloc(n, sizeof(double));
     L->t = (double *) R_alloc(rmax, sizeof(double));
     L->pos = (int *) R_alloc(n, sizeof(int));
+    /* the Woodbury preconditioner for up to all kernels active */
+    int k = S->st->goff[M] + M + 1;
+    L->wkmax = k;
+    L->woff = (int *) R_alloc(M, sizeof(int));
+    L->wa = (double *) R_alloc((size_t) k * k, sizeof(double));
+    L->wc = (double *) R_alloc((size_t) k * k, sizeof(double));
+    L->wt = (double *) R_alloc(k, sizeof(double));
+    L->wd = (double *) R_alloc(n, sizeof(double));
+    L->wdh = (double *) R_alloc(n, sizeof(double));
+    L->wn = (double *) R_alloc(n, sizeof(double));
+    L->ws = (double *) R_alloc((size_t) n * (rmax + 1), sizeof(double));
+    L->wvalid = 0; L->wfail = 0; L->wbuilds = 0; L->wupdates = 0; L->wfull = 0; L->wused = 0;
+    /* the Gram caches, R x R (up to SP_WB_GRAM doubles; else every build from scratch) */
+    size_t R = (size_t) S->st->goff[M];
+    L->gg = NULL;
+    if (R * R <= SP_WB_GRAM) {
+        L->gg = (double *) R_alloc(R * R > 0 ? R * R : 1, sizeof(double));
+        L->g1 = (double *) R_alloc(R > 0 ? R : 1, sizeof(double));
+        L->gok = (int *) R_alloc((size_t) M * M, sizeof(int));
+        memset(L->gok, 0, sizeof(int) * (size_t) M * M);
+    }
 }

@@ -230,10 +230,16 @@ int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, 
     }
     /* PCG on the explicit H, Jacobi and free-block preconditioner, deflated by Df */
     double *r = work, *pre = work + 4 * n;
+    int wb = 0;
     if (L) {
-        /* the low-rank operator: its free block from the gathered factor rows */
-        sp_lrnm_gather(L, hl, B->cap);
-        mk_pcblock_prepare(B, n, hl, sp_lrnm_entry, L);
+        /* the low-rank operator: the Woodbury preconditioner, else the free block from the
+           gathered factor rows */
+        wb = sp_lrwb_prepare(L) == 0;
+        L->wused += wb;
+        if (!wb) {
+            sp_lrnm_gather(L, hl, B->cap);
+            mk_pcblock_prepare(B, n, hl, sp_lrnm_entry, L);
+        }
     } else {
         mk_pcblock_prepare(B, n, hl, mk_symmat_entry, A);
     }
@@ -251,7 +257,8 @@ int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, 
     mk_symmat_op op = { A, nt, qt };
     mk_cg c = { n, 2 * n < cgmax ? 2 * n : cgmax, eta * gnorm, L ? sp_lrnm_mv : mk_symmat_op_mv,
                 L ? (void *) L : (void *) &op,
-                mk_pcblock_apply, B, 0, 1, Df, hl, work + n };
+                wb ? sp_lrwb_apply : mk_pcblock_apply, wb ? (void *) L : (void *) B, 0, 1, Df,
+                hl, work + n };
     int it = 0;
     info = mk_cg_solve(&c, d, r, &it);
     *cgit += it;

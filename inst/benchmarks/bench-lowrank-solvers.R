@@ -9,9 +9,11 @@
 #   spicy: mlbench.twonorm, n training and 5000 test points, the default C (1), the default
 #          tol; accuracy against the Bayes rule's 0.977.
 #   bayes: mlbench.friedman1 (sd 1), n training and 2000 test points; test RMSE.
-# Prints the whole call's time (elapsed and CPU), its peak resident memory (VmHWM, reset before
-# the call), the ranks and the largest relative residual trace, gap / fixed point and accuracy,
-# and the same for e1071::svm on the middle width. Results: inst/notes/NOTES-spicy.md,
+# Prints the whole call's time (elapsed and CPU: user + system), its parts (kernel factors, fit,
+# Platt's cross-validated sigmoid: five more fits, elapsed), its peak resident memory (VmHWM,
+# reset before the call), the ranks and the largest relative residual trace, gap / fixed point
+# and accuracy, SpicyMKL's Newton steps, model rounds and CG iterations, and the same for
+# e1071::svm on the middle width. Results: inst/notes/NOTES-spicy.md,
 # NOTES-bayes.md.
 suppressPackageStartupMessages(library(mklearn))
 args <- commandArgs(trailingOnly = TRUE)
@@ -20,6 +22,7 @@ n <- if (length(args) >= 2L) as.integer(args[2L]) else 10000L
 rcap <- if (length(args) >= 3L) as.integer(args[3L]) else 100L
 ttol <- if (length(args) >= 4L) as.numeric(args[4L]) else 1e-3
 
+cpu <- function() sum(proc.time()[c("user.self", "sys.self")])
 peak_reset <- function() try(cat("5", file = "/proc/self/clear_refs"), silent = TRUE)
 peak <- function() {
   s <- readLines("/proc/self/status")
@@ -40,10 +43,10 @@ s2 <- d2 * 2^seq(-2, 2.5, by = 0.5)
 ks <- do.call(kernel_set, lapply(sqrt(s2), rbf_kernel))
 ctl <- mkl_control(store = "lowrank", rank = rcap, lowrank_tol = ttol, nthreads = 1L)
 peak_reset()
-t0 <- proc.time()[["elapsed"]]; c0 <- proc.time()[["user.self"]]
+t0 <- proc.time()[["elapsed"]]; c0 <- cpu()
 fit <- if (what == "spicy") mkl(x, factor(y), kernels = ks, method = "spicy", control = ctl) else
   mkl(x, y, kernels = ks, method = "bayes", control = ctl)
-tfit <- proc.time()[["elapsed"]] - t0; cfit <- proc.time()[["user.self"]] - c0
+tfit <- proc.time()[["elapsed"]] - t0; cfit <- cpu() - c0
 pk <- peak()
 lr <- fit$lowrank
 cat(sprintf("%s n = %d: ranks %s (R = %d), largest relative residual trace %.2e\n", what, n,
@@ -54,6 +57,10 @@ if (what == "spicy") {
                      "gap %.2e (%s), active %d, accuracy %.4f\n"),
               tfit, cfit, fit$timing[["fit"]], pk, fit$info$gap,
               if (fit$converged) "converged" else "not converged", sum(fit$weights > 0), acc))
+  cat(sprintf(paste0("spicy lowrank: elapsed parts %s; Newton steps %d, model rounds %d, ",
+                     "CG iterations %d\n"),
+              paste(names(fit$timing), sprintf("%.1f s", fit$timing), collapse = ", "),
+              fit$info$newton_steps, fit$info$model_rounds, fit$info$cg_iterations))
 } else {
   f <- predict(fit, z)
   cat(sprintf(paste0("bayes lowrank: whole call %.1f s (CPU %.1f s, solver %.1f s), peak %.0f MB, ",
@@ -63,11 +70,11 @@ if (what == "spicy") {
 }
 if (requireNamespace("e1071", quietly = TRUE)) {
   peak_reset()
-  t0 <- proc.time()[["elapsed"]]; c0 <- proc.time()[["user.self"]]
+  t0 <- proc.time()[["elapsed"]]; c0 <- cpu()
   sv <- if (what == "spicy")
     e1071::svm(x, factor(y), kernel = "radial", gamma = 1 / (2 * s2[5]), cost = 1) else
     e1071::svm(x, y, kernel = "radial", gamma = 1 / (2 * s2[5]), cost = 1)
-  tsv <- proc.time()[["elapsed"]] - t0; csv <- proc.time()[["user.self"]] - c0
+  tsv <- proc.time()[["elapsed"]] - t0; csv <- cpu() - c0
   pv <- predict(sv, z)
   q <- if (what == "spicy") sprintf("accuracy %.4f", mean(as.numeric(as.character(pv)) == yt)) else
     sprintf("test RMSE %.4f", sqrt(mean((pv - yt)^2)))

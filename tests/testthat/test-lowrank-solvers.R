@@ -99,6 +99,24 @@ test_that("SpicyMKL on truncated factors: the gap recomputed from the factors ho
   }
 })
 
+test_that("SpicyMKL on a low-rank store: one Woodbury-preconditioned CG step per Newton system", {
+  # the preconditioner is H itself when every coordinate has loss curvature (logistic, squared)
+  d <- lr_data(n = 300, seed = 4)
+  G <- lapply(1:3, function(m) lr_factor(d$K[, , m], rel = 1e-3, rmax = 15))
+  st <- lowrank_store(G)
+  for (loss in c("logistic", "squared")) {
+    reg <- loss == "squared"
+    y <- if (reg) d$yr else d$yc
+    fit <- fit_spicy(st, y, if (reg) "regression" else "classification", 1,
+                     list(loss = loss, tol = 1e-6), NULL)
+    expect_true(fit$converged, info = loss)
+    expect_lte(fit$info$cg_iterations, fit$info$newton_steps + 2L)
+    g <- spicy_gap_r(G, y, loss, 1, fit)
+    expect_equal(unname(g["primal"]), fit$objective, tolerance = 1e-8, info = loss)
+    expect_lt(unname(g["gap"]), 1e-5)
+  }
+})
+
 test_that("Empirical Bayes on exact factors gives the dense answer with every update", {
   d <- lr_data(n = 100, seed = 5)
   G <- lapply(1:3, function(m) lr_factor(d$K[, , m]))
