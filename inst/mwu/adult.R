@@ -8,6 +8,7 @@
 # features. UNIFORM (an SVM on the average kernel) may take `memory` bytes: the dense kernels
 # while they fit (the paper's machine had 2 GB), the low-rank store beyond.
 #   Rscript inst/mwu/adult.R [outdir] [maxN = 26049] [parts = fig4,table2]
+# (the stored Fig. 4 run stops at N = 10,000: Rscript inst/mwu/adult.R inst/mwu 10000 fig4)
 # writes mwu-adult-fig4.csv and mwu-adult-table2.csv (date and machine in every row).
 suppressPackageStartupMessages(library(mklearn))
 a <- commandArgs(TRUE)
