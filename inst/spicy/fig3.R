@@ -7,6 +7,7 @@
 # MKLEARN_FIG3_SET=splice runs the paper's second set on mlbench's DNA splice data instead
 # (180 binary columns, a junction, ei or ie, against none, n; 200 training points per split).
 # MKLEARN_SPLITS (default 1; the paper: 10) random draws of the 200 training points per cell.
+# Rows are written after each M of a split, so a stopped run keeps its finished cells.
 # Run from the repository root, in chunks if you like (rows of the same set, split, M and C
 # are replaced):
 #   Rscript inst/spicy/fig3.R [C_paper ...]      e.g. Rscript inst/spicy/fig3.R 0.05
@@ -37,20 +38,6 @@ draw <- function(s) {
   list(x = sapply(DNA[i, 1:180], function(v) as.numeric(as.character(v))),
        y = factor(ifelse(DNA$Class[i] == "n", "none", "junction")))
 }
-res <- NULL
-for (s in seq_len(splits)) {
-  d <- draw(s)
-  for (M in Ms) {
-    set.seed(1000 + M)
-    ks <- random_kernels(M, p = ncol(d$x))
-    for (C in Cs) {
-      r <- cbind(set = set_name, split = s, M = M, four_methods(d$x, d$y, ks, C))
-      print(r[, c("set", "split", "M", "method", "C_paper", "C", "whole_s", "solver_s",
-                  "iterations", "converged", "n_selected")], row.names = FALSE)
-      res <- rbind(res, r)
-    }
-  }
-}
 # rows written before the set and split columns existed are ringnorm's first split
 out <- file.path(dir, "fig3-results.csv")
 if (file.exists(out)) {
@@ -58,5 +45,19 @@ if (file.exists(out)) {
   if (!"set" %in% names(old))
     utils::write.csv(cbind(set = "ringnorm", split = 1L, old), out, row.names = FALSE)
 }
-merge_csv(stamp(res), out, c("set", "split", "M", "C_paper", "method"))
+for (s in seq_len(splits)) {
+  d <- draw(s)
+  for (M in Ms) {
+    set.seed(1000 + M)
+    ks <- random_kernels(M, p = ncol(d$x))
+    res <- NULL
+    for (C in Cs) {
+      r <- cbind(set = set_name, split = s, M = M, four_methods(d$x, d$y, ks, C))
+      print(r[, c("set", "split", "M", "method", "C_paper", "C", "whole_s", "solver_s",
+                  "iterations", "converged", "n_selected")], row.names = FALSE)
+      res <- rbind(res, r)
+    }
+    merge_csv(stamp(res), out, c("set", "split", "M", "C_paper", "method"))  # each cell kept
+  }
+}
 sink(); close(con)
