@@ -432,7 +432,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     } else xs <- x
     kernels <- data_kernels(kernels, xs)     # default_kernels(): widths from the data's scale
     rk <- resolve_kernels(kernels, ncol(x), colnames(x))
-    rk <- screen_kernels(rk, xs, ctl$nthreads)   # kernels that memorise (R/screen.R)
+    rk <- screen_kernels(rk, xs, ctl$nthreads, ctl$memory)   # kernels that memorise (R/screen.R)
     M <- nrow(rk$table)
     labels <- rk$labels
     check_chisq_data(rk, xs, seq_len(M))
