@@ -134,7 +134,7 @@ test_that("a store's kernel neighbours are computed once and equal kernel_neighb
                    mklearn:::kernel_neighbours(mklearn:::subset_store(st, 1:30), 1L))
 })
 
-test_that("cv.mkl screens by default, says which kernels it left out, and screen = NULL keeps all", {
+test_that("cv.mkl screens by default, names the kernels it left out; screen = NULL keeps all", {
   d <- collapse_data()
   ks <- kernel_set(rbf_kernel(c(0.3, 4)))
   fid <- rep(1:3, length.out = 100)
