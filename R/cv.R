@@ -57,7 +57,8 @@
 #'   smallest mean held-out loss is chosen (of tied pairs, the smallest C, then the first
 #'   lambda). Tomioka and Suzuki take lambda from
 #'   `seq(0, 1, by = 0.2)`.
-#' @param screen `NULL` (the kernels as `options(mklearn.screen)` leaves them), or a vector of
+#' @param screen `"auto"` (the default), `NULL` (the kernels as `options(mklearn.screen)` leaves
+#'   them: no kernel choice by CV), or a vector of
 #'   screening thresholds (effective neighbours per training point; 0 keeps every kernel; see
 #'   `kernels` in [mkl()]): for a [kernel_set()], the kernel choice is cross-validated with C.
 #'   Each threshold leaves out, on each fold's training part, the kernels that are nearly the
@@ -66,8 +67,17 @@
 #'   held-out loss is chosen (of tied pairs, the smallest C, then the largest threshold).
 #'   MKL solvers put their weight on the narrowest Gaussian they are offered, so this is how
 #'   held-out data choose its width (see `inst/notes/NOTES-kernels.md`). The result then also
-#'   holds `screen`, `screen.min`, `cvm_screen` (C x threshold) and `kernels_screen` (the
-#'   number of kernels left on all the data per threshold); `fit` is the path at `screen.min`.
+#'   holds `screen`, `screen.min`, `cvm_screen` (C x threshold), `kernels_screen` (the
+#'   number of kernels left on all the data per threshold) and `screened` (the kernels left
+#'   out on all the data at `screen.min`); `fit` is the path at `screen.min`.
+#'
+#'   `"auto"`: for a classification with a [kernel_set()] (or the default kernels; not with
+#'   precomputed kernels, a vector `lambda` or `options(mklearn.screen)` set), the thresholds
+#'   0 and 5%, 20% and 35% of a fold's training rows, tried in this order: a threshold that
+#'   leaves out no further kernel on all the data is skipped, and the search stops after the
+#'   first that does not lower the best held-out loss so far. A threshold
+#'   above 0 is taken only when its best loss is lower than that of every kernel (threshold 0)
+#'   by more than one standard error; otherwise the result is the CV over C of every kernel.
 #' @param nfolds number of folds, a whole number >= 2; ignored when `foldid` is given.
 #' @param foldid optional fold assignment, integers 1..K, one per observation.
 #' @param type.measure for classification `"class"` (misclassification rate), `"deviance"`
@@ -104,7 +114,7 @@
 #' cv
 #' predict(cv, x[1:5, ], s = "C.min")
 #' @export
-cv.mkl <- function(x, y, ..., C, lambda = NULL, screen = NULL, nfolds = 5L, foldid = NULL,
+cv.mkl <- function(x, y, ..., C, lambda = NULL, screen = "auto", nfolds = 5L, foldid = NULL,
                    type.measure = NULL) {
   cl <- match.call()
   grid_default <- missing(C)
@@ -143,6 +153,7 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, screen = NULL, nfolds = 5L, fold
   if (is.character(m) && length(m) == 1L && m %in% mkl_methods() && !takes_C(m))
     stop(sprintf("cv.mkl cross-validates C, and method '%s' has none (%s): fit it with mkl()",
                  m, method_info(m)$no_C), call. = FALSE)
+  if (identical(screen, "auto")) screen <- if (screen_auto(x, y, dots, lambda)) "auto"
   common <- list(nfolds = nfolds, foldid = foldid, type.measure = type.measure,
                  formula = formula, data = data)
   out <- if (!is.null(screen))
@@ -421,10 +432,15 @@ with_fold_warm <- function(warm, expr) {
 }
 
 # The start of the first fit of problem `name` on the kernels `labels` inside a fold (NULL:
-# none, or the fold's kernel set differs, as screening may leave it).
+# none, or none of the weighted kernels is in the fold's set, as screening may leave it).
 fold_warm_state <- function(name, labels) {
   st <- .fold_warm$states[[name]]
-  if (is.null(st) || !identical(st$labels, labels)) NULL else list(weights = st$weights)
+  if (is.null(st)) return(NULL)
+  if (identical(st$labels, labels)) return(list(weights = st$weights))
+  # screening left the fold another kernel set: the weights of its kernels, rescaled
+  w <- st$weights[match(labels, st$labels)]
+  w[is.na(w)] <- 0
+  if (sum(w) > 0) list(weights = w / sum(w))
 }
 
 # The control of a fold fit: Platt's sigmoid on the training decision values (mkl_control(platt
@@ -549,13 +565,15 @@ with_screen <- function(screen, expr) {
 # The kernel choice by cross-validation: the screening threshold (R/screen.R) of every value
 # of `screen` with the C path on the same folds; the pair with the smallest mean held-out loss
 # wins (ties: the most regularised C, then the largest threshold, the smaller kernel set).
+# `screen = "auto"`: the thresholds of cv_screen_auto(), chosen by screen_choice().
 cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure,
                       formula = NULL, data = NULL) {
   args <- list(...)
-  if (!is.numeric(screen) || !length(screen) || anyNA(screen) || any(screen < 0) ||
-      any(!is.finite(screen)))
-    stop("'screen' must be non-negative numbers (effective neighbours per point; 0: none)",
-         call. = FALSE)
+  auto <- identical(screen, "auto")
+  if (!auto && (!is.numeric(screen) || !length(screen) || anyNA(screen) || any(screen < 0) ||
+                any(!is.finite(screen))))
+    stop(paste0("'screen' must be \"auto\", NULL or non-negative numbers (effective neighbours ",
+                "per point; 0: none)"), call. = FALSE)
   if (length(lambda) > 1L)
     stop("cross-validate either 'screen' or a vector 'lambda', not both", call. = FALSE)
   if (!is.null(args[["kernels"]]) && !inherits(args[["kernels"]], "kernel_set"))
@@ -570,24 +588,37 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
   # a kernel has at most as many effective neighbours as training rows: a threshold that high
   # would leave out every kernel (screen_kernels() then keeps the widest alone)
   ntrain <- length(foldid) - max(table(foldid))
-  if (any(screen >= ntrain))
+  if (auto) {
+    screen <- c(0, unique(round(.screen_auto_fractions * ntrain)))
+  } else if (any(screen >= ntrain))
     stop(sprintf(paste0("'screen' thresholds must be below %d, the training rows of the ",
                         "smallest training part of a fold: a larger threshold leaves out ",
                         "every kernel"), ntrain), call. = FALSE)
-  cvs <- lapply(seq_along(screen), function(i) withCallingHandlers(
+  run <- function(i) withCallingHandlers(
     do.call(cv_path, c(list(x, y), args, list(lambda = lambda)[!is.null(lambda)],
                        list(C = C, nfolds = nfolds, foldid = foldid,
                             type.measure = type.measure, formula = formula, data = data,
                             screen = screen[i]))),
-    mklearn_task_message = function(m) if (i > 1L) invokeRestart("muffleMessage")))
+    mklearn_task_message = function(m) if (i > 1L) invokeRestart("muffleMessage"))
+  cvs <- if (auto) cv_screen_auto(run, screen, ntrain / length(foldid), args[["control"]])
+    else lapply(seq_along(screen), run)
+  ran <- !vapply(cvs, is.null, TRUE)
+  cvs <- cvs[ran]
+  screen <- screen[ran]
   grid <- matrix(vapply(cvs, `[[`, numeric(length(C)), "cvm"), ncol = length(screen),
                  dimnames = list(C = format(C), screen = format(screen)))
-  best <- which(grid == (if (cvs[[1L]]$name == "auc") max(grid) else min(grid)),
-                arr.ind = TRUE)
-  best <- best[order(-best[, 1L], -screen[best[, 2L]]), , drop = FALSE][1L, ]
+  maximise <- cvs[[1L]]$name == "auc"
+  if (auto) {
+    best <- screen_choice(grid, cvs[[1L]]$cvsd, maximise)
+  } else {
+    best <- which(grid == (if (maximise) max(grid) else min(grid)), arr.ind = TRUE)
+    best <- best[order(-best[, 1L], -screen[best[, 2L]]), , drop = FALSE][1L, ]
+  }
   out <- cvs[[best[2L]]]
   out$screen <- screen
   out$screen.min <- screen[best[2L]]
+  out$screen_auto <- auto
+  out$screened <- fit_screened(out$fit)
   out$cvm_screen <- grid
   out$kernels_screen <- vapply(cvs, function(cv) fit_M(cv$fit), 1L)
   out$nonconverged <- Reduce(`+`, lapply(cvs, `[[`, "nonconverged"))
@@ -596,6 +627,78 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
   out$path_flags <- Reduce(`|`, lapply(cvs, `[[`, "path_flags"))
   out$n_foldfits <- sum(vapply(cvs, `[[`, 1, "n_foldfits"))
   out
+}
+
+# The screening thresholds of cv.mkl(screen = "auto") besides 0, as fractions of the training
+# rows of a fold (NOTES-model.md, "Multiclass: a tuned single Gaussian against MKL").
+.screen_auto_fractions <- c(0.05, 0.2, 0.35)
+
+# Whether cv.mkl(screen = "auto") cross-validates the kernel choice: a classification with the
+# kernels of a kernel_set (or the default kernels) computed from x, no vector lambda, and no
+# screening already set by options(mklearn.screen).
+screen_auto <- function(x, y, dots, lambda) {
+  k <- dots[["kernels"]]
+  if (is.null(x) || length(lambda) > 1L || screen_threshold() > 0 ||
+      !(is.null(k) || inherits(k, "kernel_set"))) return(FALSE)
+  yc <- tryCatch(suppressMessages(check_y(y, NROW(y), dots[["task"]], multiclass = TRUE)),
+                 error = function(e) NULL)
+  identical(yc$task, "classification")
+}
+
+# The CVs of cv.mkl(screen = "auto") (run(i): the C path at threshold screen[i]; NULL where not
+# run): threshold 0 (every kernel), then the larger ones in increasing order, skipping those
+# that leave out no kernel beyond the previous one, or every kernel (judged on all the data,
+# the neighbours scaled by `ratio`, a fold's training rows over all rows), and stopping after
+# the first that does not lower the best held-out loss so far.
+cv_screen_auto <- function(run, screen, ratio, control) {
+  cvs <- vector("list", length(screen))
+  cvs[[1L]] <- run(1L)
+  f1 <- first_binary(cvs[[1L]]$fit)
+  nt <- if (is.null(control[["nthreads"]])) 0L else control[["nthreads"]]
+  nb <- set_neighbours(f1$kernel_info, f1$x, nt) * ratio
+  best <- cv_best(cvs[[1L]])
+  kept <- rep(TRUE, length(nb))
+  for (i in seq_along(screen)[-1L]) {
+    keep <- is.na(nb) | nb >= screen[i]
+    if (!any(keep) || identical(keep, kept)) next
+    kept <- keep
+    cvs[[i]] <- run(i)
+    b <- cv_best(cvs[[i]])
+    if (b[1L] >= best[1L]) break
+    best <- b
+  }
+  cvs
+}
+
+# The best held-out loss of a CV (AUC negated) at its C.min, and its standard error.
+cv_best <- function(cv) {
+  i <- match(cv$C.min, cv$C)
+  c(if (cv$name == "auc") -cv$cvm[i] else cv$cvm[i], cv$cvsd[i])
+}
+
+# The (row, column) of the C x threshold grid of mean held-out losses that cv.mkl(screen =
+# "auto") takes, column 1 being threshold 0 (every kernel): the best larger threshold only when
+# its loss is below the best of threshold 0 by more than that one's standard error (se0, per
+# C); otherwise threshold 0 at its C.min. Ties: the most regularised C, the larger threshold.
+screen_choice <- function(grid, se0, maximise = FALSE) {
+  g <- if (maximise) -grid else grid
+  best_in <- function(j) c(max(which(g[, j] == min(g[, j], na.rm = TRUE))), j)
+  b0 <- best_in(1L)
+  if (ncol(g) < 2L) return(b0)
+  m <- apply(g[, -1L, drop = FALSE], 2L, min, na.rm = TRUE)
+  if (min(m) < g[b0[1L], 1L] - se0[b0[1L]]) best_in(1L + max(which(m == min(m)))) else b0
+}
+
+# The first binary fit of a path (of its first multiclass fit, if any).
+first_binary <- function(path) {
+  f <- path$fits[[1L]]
+  if (inherits(f, "mkl_multi")) f$fits[[1L]] else f
+}
+
+# The kernels that screening left out of a path's fits (character(0): none).
+fit_screened <- function(path) {
+  s <- first_binary(path)$kernel_info$screened
+  if (is.null(s)) character(0) else s
 }
 
 # The number of kernels of a fit or path (after screening).
@@ -635,6 +738,14 @@ print.cv.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
                 paste(sprintf("%s: %d", format(x$screen, trim = TRUE), x$kernels_screen),
                       collapse = ", ")))
     print(x$cvm_screen, digits = digits)
+    if (isTRUE(x$screen_auto))
+      cat(paste0("(screen = \"auto\": a threshold above 0 is taken only when its loss is lower ",
+                 "than every kernel's by more than one standard error)\n"))
+    if (length(x$screened))
+      cat(sprintf("Kernels left out at screen.min: %s%s\n",
+                  paste(utils::head(x$screened, 6L), collapse = ", "),
+                  if (length(x$screened) > 6L) sprintf(" and %d more",
+                                                       length(x$screened) - 6L) else ""))
   }
   if (!is.null(x$lambda.min)) {
     cat(sprintf("lambda.min = %s; mean held-out loss over C x lambda:\n",

@@ -434,7 +434,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     # default_kernels(): widths from the data; a SpicyMKL regression adds kernels on each feature
     kernels <- data_kernels(kernels, xs, if (task == "regression") regression_each_widths(method))
     rk <- resolve_kernels(kernels, ncol(x), colnames(x))
-    rk <- screen_kernels(rk, xs, ctl$nthreads)   # kernels that memorise (R/screen.R)
+    rk <- screen_kernels(rk, xs, ctl$nthreads, ctl$memory)   # kernels that memorise (R/screen.R)
     M <- nrow(rk$table)
     labels <- rk$labels
     check_chisq_data(rk, xs, seq_len(M))

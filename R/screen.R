@@ -13,15 +13,32 @@ screen_threshold <- function() {
   th
 }
 
+# The effective number of neighbours per point (kernel_neighbours, on up to 100 columns) of
+# every kernel of the resolved set rk on the data xs. Built-in kernels are computed on the fly;
+# custom kernels need their dense store, whose size is checked against `memory` (bytes) first.
+set_neighbours <- function(rk, xs, nthreads = 0L, memory = Inf) {
+  if (has_custom(rk)) {
+    need <- 8 * as.double(nrow(xs))^2 * nrow(rk$table)
+    if (need > memory)
+      stop(sprintf(paste0("screening the kernels (options(mklearn.screen)) needs the dense store ",
+                          "of the custom kernels: %s for %d kernels on %d rows, above the ",
+                          "memory budget of %s (mkl_control(memory = )); raise it, or keep ",
+                          "every kernel with options(mklearn.screen = 0) or cv.mkl(screen = ",
+                          "NULL)"), format_bytes(need), nrow(rk$table), nrow(xs),
+                   format_bytes(memory)), call. = FALSE)
+    st <- dense_store(rk, xs, nthreads)
+  } else st <- fly_store(rk, xs, nthreads)
+  kernel_neighbours(st, cols = 100L)
+}
+
 # The resolved kernel set rk without the kernels whose effective number of neighbours on the
-# training data xs (kernel_neighbours, on up to 100 columns) is below screen_threshold(); the
-# dropped labels in rk$screened. The widest kernel stays when every one is below.
-screen_kernels <- function(rk, xs, nthreads = 0L) {
+# training data xs is below screen_threshold(); the dropped labels in rk$screened. The widest
+# kernel stays when every one is below. `memory`: the budget of a dense store (custom kernels).
+screen_kernels <- function(rk, xs, nthreads = 0L, memory = Inf) {
   th <- screen_threshold()
   M <- nrow(rk$table)
   if (th <= 1 || M < 2L) return(rk)
-  st <- if (has_custom(rk)) dense_store(rk, xs, nthreads) else fly_store(rk, xs, nthreads)
-  nb <- kernel_neighbours(st, cols = 100L)
+  nb <- set_neighbours(rk, xs, nthreads, memory)
   drop <- which(!is.na(nb) & nb < th)
   if (length(drop) == M) drop <- drop[-which.max(nb)]
   if (!length(drop)) return(rk)

@@ -78,7 +78,7 @@ test_that("cv.mkl chooses elastic net's lambda: the grid is the per-lambda CV on
   expect_identical(dim(cv$cvm_grid), c(2L, 3L))
   for (k in seq_along(lam)) {
     one <- cv.mkl(d$x, d$y, kernels = cmp_kernels, method = "spicy", penalty = "elasticnet",
-                  loss = "logistic", C = Cs, lambda = lam[k], foldid = foldid)
+                  loss = "logistic", C = Cs, lambda = lam[k], foldid = foldid, screen = NULL)
     expect_equal(unname(cv$cvm_grid[, k]), one$cvm)
   }
   best <- which(cv$cvm_grid == min(cv$cvm_grid), arr.ind = TRUE)[1, ]

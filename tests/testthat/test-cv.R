@@ -142,7 +142,7 @@ test_that("fold fits that did not converge are counted, printed and warned about
   ks <- kernel_set(rbf_kernel(c(0.5, 2)))
   ctl <- mkl_control(svm_maxiter = 3)
   ws <- capture_warnings(cv <- cv.mkl(d$x, d$y, kernels = ks, C = c(100, 10), nfolds = 3,
-                                      control = ctl))
+                                      control = ctl, screen = NULL))
   expect_identical(cv$nonconverged, c(3L, 3L))
   expect_identical(cv$n_foldfits, 6L)
   fw <- grep("fold fits", ws, value = TRUE)
@@ -160,15 +160,18 @@ test_that("folds are stratified by class for classification when foldid is not g
   d <- two_class(60, 3, seed = 24)
   y <- ifelse(seq_len(60) <= 15, 1, -1)           # 15 against 45
   ks <- kernel_set(rbf_kernel(1))
+  # (labels unrelated to x: some fits generalise nothing, and C.min is at the end of the grid)
   set.seed(5)
-  cv <- cv.mkl(d$x, y, kernels = ks, C = c(2, 1), nfolds = 5)
+  suppressMessages(expect_warning(cv <- cv.mkl(d$x, y, kernels = ks, C = c(2, 1), nfolds = 5),
+                                  "generalise nothing"))
   tab <- table(cv$foldid, y)
   expect_identical(unname(tab[, "1"]), rep(3L, 5))
   expect_identical(unname(tab[, "-1"]), rep(9L, 5))
   # unequal class sizes: per class, fold counts differ by at most one
   y2 <- ifelse(seq_len(60) <= 17, 1, -1)
   set.seed(6)
-  cv <- cv.mkl(d$x, y2, kernels = ks, C = c(2, 1), nfolds = 4)
+  suppressMessages(expect_warning(cv <- cv.mkl(d$x, y2, kernels = ks, C = c(2, 1), nfolds = 4),
+                                  "generalise nothing"))
   tab <- table(cv$foldid, y2)
   expect_lte(max(apply(tab, 2, function(v) diff(range(v)))), 1L)
   expect_lte(diff(range(table(cv$foldid))), 1L)
@@ -283,7 +286,7 @@ test_that("fold fits that learned nothing are counted and reported once per cv.m
   foldid <- rep(1:3, 20)
   # flagged fits at C that were not chosen: counted and printed, no warning
   expect_no_warning(cv <- cv.mkl(d$x, d$y, kernels = ks, method = "spicy",
-                                 C = c(10, 1, 0.01, 0.001), foldid = foldid))
+                                 C = c(10, 1, 0.01, 0.001), foldid = foldid, screen = NULL))
   expect_identical(cv$learned_nothing, c(0L, 0L, 3L, 3L))
   expect_identical(unname(cv$path_flags[, "learned_nothing"]), c(FALSE, FALSE, TRUE, TRUE))
   expect_output(print(cv), "learned_nothing")
@@ -291,7 +294,8 @@ test_that("fold fits that learned nothing are counted and reported once per cv.m
   # at the chosen C: one warning for the whole call
   notes <- character()
   cv2 <- withCallingHandlers(
-    cv.mkl(d$x, d$y, kernels = ks, method = "spicy", C = c(0.01, 0.001), foldid = foldid),
+    cv.mkl(d$x, d$y, kernels = ks, method = "spicy", C = c(0.01, 0.001), foldid = foldid,
+           screen = NULL),
     warning = function(w) {
       notes <<- c(notes, conditionMessage(w))
       invokeRestart("muffleWarning")
@@ -345,7 +349,7 @@ test_that("cv.mkl calibrates the path on all the data with its own folds' decisi
   foldid <- sample(rep(1:3, length.out = 150))
   train <- mkl_control(platt = "train")
   for (mc in c("ovr", "ovo")) {
-    cv <- cv.mkl(x, y, kernels = ks, C = C, foldid = foldid, multiclass = mc)
+    cv <- cv.mkl(x, y, kernels = ks, C = C, foldid = foldid, multiclass = mc, screen = NULL)
     # the held-out decision values of the same folds, refitted here by mkl() itself
     dv <- lapply(C, function(c) matrix(NA_real_, 150, 3))   # three problems either way
     for (k in 1:3) {
@@ -390,7 +394,8 @@ test_that("each fold's first fit starts from the weights of the path on all the 
     "starts", c(.(rec)$starts, list(returnValue())), envir = .(rec))), print = FALSE,
     where = asNamespace("mklearn")))
   on.exit(suppressMessages(untrace("fold_warm_state", where = asNamespace("mklearn"))))
-  cv <- cv.mkl(x, iris$Species, kernels = ks, method = "hessian", C = C, foldid = foldid)
+  cv <- cv.mkl(x, iris$Species, kernels = ks, method = "hessian", C = C, foldid = foldid,
+               screen = NULL)
   starts <- Filter(Negate(is.null), rec$starts)
   expect_length(starts, 9L)                    # three folds, three problems
   full <- lapply(cv$fit$fits[[1]]$fits, function(f) mklearn:::restore_state(f)$weights)
@@ -405,9 +410,20 @@ test_that("each fold's first fit starts from the weights of the path on all the 
   # binary: one start per fold; SpicyMKL's state is per row: no start
   d <- two_class(60, 3, seed = 4)
   rec$starts <- list()
-  cvb <- cv.mkl(d$x, d$y, kernels = ks, method = "simple", C = C, foldid = rep(1:3, 20))
+  cvb <- cv.mkl(d$x, d$y, kernels = ks, method = "simple", C = C, foldid = rep(1:3, 20),
+                screen = NULL)
   expect_length(Filter(Negate(is.null), rec$starts), 3L)
   rec$starts <- list()
-  cvs <- cv.mkl(d$x, d$y, kernels = ks, method = "spicy", C = C, foldid = rep(1:3, 20))
+  cvs <- cv.mkl(d$x, d$y, kernels = ks, method = "spicy", C = C, foldid = rep(1:3, 20),
+                screen = NULL)
   expect_length(Filter(Negate(is.null), rec$starts), 0L)
+})
+
+test_that("a fold whose screening left other kernels starts from the weights of those it kept", {
+  st <- list(a = list(weights = c(0.5, 0.25, 0.25), labels = c("k1", "k2", "k3")))
+  start <- function(labels) mklearn:::with_fold_warm(st, mklearn:::fold_warm_state("a", labels))
+  expect_identical(start(c("k1", "k2", "k3"))$weights, c(0.5, 0.25, 0.25))
+  expect_equal(start(c("k2", "k3"))$weights, c(0.5, 0.5))
+  expect_equal(start(c("k3", "k4"))$weights, c(1, 0))
+  expect_null(start("k4"))                       # none of the weighted kernels: a cold start
 })

@@ -26,7 +26,8 @@ test_that("cv.mkl gives identical results sequentially and on two multisession w
                                      C = c(30, 3, 0.3), foldid = foldid))
   seq_nc <- suppressMessages(suppressWarnings(
     cv.mkl(d$x, d$y, kernels = ks_par, C = c(100, 10),
-                                    foldid = foldid, control = mkl_control(svm_maxiter = 3))))
+                                    foldid = foldid, control = mkl_control(svm_maxiter = 3),
+           screen = NULL)))
   seq_mc <- cv.mkl(x, y, kernels = ks_par, method = "uniform", C = c(10, 1, 0.1),
                    foldid = fid3, type.measure = "deviance", multiclass = "ovo")
   expect_null(mklearn:::worker_control(mkl_control())$nthreads)
@@ -43,7 +44,8 @@ test_that("cv.mkl gives identical results sequentially and on two multisession w
                                      C = c(30, 3, 0.3), foldid = foldid))
   par_nc <- suppressMessages(suppressWarnings(
     cv.mkl(d$x, d$y, kernels = ks_par, C = c(100, 10),
-                                    foldid = foldid, control = mkl_control(svm_maxiter = 3))))
+                                    foldid = foldid, control = mkl_control(svm_maxiter = 3),
+           screen = NULL)))
   par_mc <- cv.mkl(x, y, kernels = ks_par, method = "uniform", C = c(10, 1, 0.1),
                    foldid = fid3, type.measure = "deviance", multiclass = "ovo")
   # a multiclass fit on a store computed on the fly runs its problems on the workers
@@ -68,7 +70,7 @@ test_that("cv.mkl and paths report progress through progressr, and print nothing
   d <- two_class(60, 3, seed = 42)
   foldid <- rep(1:3, 20)
   log <- progress_log(cv.mkl(d$x, d$y, kernels = ks_par, C = c(100, 10, 1, 0.1),
-                             foldid = foldid))
+                             foldid = foldid, screen = NULL))
   expect_identical(log, c("initiate: ", "update: the path on all the data", "update: fold 1",
                           "update: fold 2", "update: fold 3", "finish: "))
   log <- progress_log(mkl(d$x, d$y, kernels = ks_par, C = c(10, 1)))
@@ -86,7 +88,8 @@ test_that("cv.mkl and paths report progress through progressr, and print nothing
   op <- options(progressr.enable = TRUE)
   on.exit(options(op))
   expect_silent(mkl(d$x, d$y, kernels = ks_par, C = c(10, 1)))
-  expect_silent(cv.mkl(d$x, d$y, kernels = ks_par, C = c(100, 10, 1, 0.1), foldid = foldid))
+  expect_silent(cv.mkl(d$x, d$y, kernels = ks_par, C = c(100, 10, 1, 0.1), foldid = foldid,
+                       screen = NULL))
   # the solvers' per-iteration trace stays with control$verbose
   out <- capture_output(log <- progress_log(
     mkl(d$x, d$y, kernels = ks_par, method = "simple", C = c(10, 1),

@@ -23,7 +23,9 @@ test_that("screening keeps the widest kernel when every one memorises, and check
   on.exit(options(op), add = TRUE)
   d <- two_class(80, p = 8, seed = 4)
   ks <- kernel_set(rbf_kernel(c(0.01, 0.5)))
-  expect_message(fit <- mkl(d$x, d$y, kernels = ks, method = "uniform"), "1 kernel")
+  # (the kernel left is the identity too: the fit generalises nothing)
+  expect_warning(expect_message(fit <- mkl(d$x, d$y, kernels = ks, method = "uniform"),
+                                "1 kernel"), "generalises nothing")
   expect_equal(names(fit$weights), "rbf(sigma=0.5)[all]")
   options(mklearn.screen = "yes")
   expect_error(mkl(d$x, d$y, kernels = ks), "option 'mklearn.screen' must be one non-negative")
@@ -39,7 +41,8 @@ test_that("a multiclass MKL fit no longer collapses onto a near-identity kernel"
            labels = c("a", "b", "c"))
   ks <- kernel_set(rbf_kernel(c(0.3, 4)))
   tr <- 1:100
-  f0 <- mkl(x[tr, ], y[tr], kernels = ks, method = "hessian", C = 10)   # no screening
+  expect_warning(f0 <- mkl(x[tr, ], y[tr], kernels = ks, method = "hessian", C = 10),
+                 "generalises nothing")                                  # no screening
   expect_true(all(f0$weights["rbf(sigma=0.3)[all]", ] > 0.5))
   op <- options(mklearn.screen = 3)
   on.exit(options(op), add = TRUE)
@@ -74,7 +77,8 @@ test_that("cv.mkl(screen = ) cross-validates the screening threshold jointly wit
            screen = c(0, 3), foldid = fid))), class = "mklearn_screen_message")
   # each column of the grid is the cross-validation at that threshold on the same folds
   cv0 <- suppressMessages(suppressWarnings(
-    cv.mkl(d$x[1:100, ], d$y[1:100], kernels = ks, method = "hessian", C = C, foldid = fid)))
+    cv.mkl(d$x[1:100, ], d$y[1:100], kernels = ks, method = "hessian", C = C, foldid = fid,
+           screen = NULL)))
   expect_equal(unname(cv$cvm_screen[, 1]), cv0$cvm)
   op <- options(mklearn.screen = 3)
   on.exit(options(op), add = TRUE)
@@ -98,9 +102,11 @@ test_that("cv.mkl(screen = ) refuses what it cannot screen", {
   d <- two_class(40, p = 3, seed = 1)
   ks <- kernel_set(rbf_kernel(c(0.5, 2)))
   expect_error(cv.mkl(d$x, d$y, kernels = ks, screen = -1, C = c(1, 0.1), nfolds = 2),
-               "'screen' must be non-negative numbers")
+               "'screen' must be \"auto\", NULL or non-negative numbers")
   expect_error(cv.mkl(d$x, d$y, kernels = ks, screen = NA_real_, C = c(1, 0.1), nfolds = 2),
-               "'screen' must be non-negative numbers")
+               "'screen' must be \"auto\", NULL or non-negative numbers")
+  expect_error(cv.mkl(d$x, d$y, kernels = ks, screen = "yes", C = c(1, 0.1), nfolds = 2),
+               "'screen' must be \"auto\", NULL or non-negative numbers")
   expect_error(cv.mkl(d$x, d$y, kernels = gram(ks, d$x), screen = 3, C = c(1, 0.1),
                       nfolds = 2), "'screen' chooses among the kernels of a kernel_set")
   expect_error(cv.mkl(d$x, d$y, kernels = ks, method = "spicy", penalty = "elasticnet",
@@ -126,4 +132,52 @@ test_that("a store's kernel neighbours are computed once and equal kernel_neighb
   expect_false(identical(sub$neighbours, st$neighbours))
   expect_identical(mklearn:::store_neighbours(sub, 1L),
                    mklearn:::kernel_neighbours(mklearn:::subset_store(st, 1:30), 1L))
+})
+
+test_that("cv.mkl screens by default, names the kernels it left out; screen = NULL keeps all", {
+  d <- collapse_data()
+  ks <- kernel_set(rbf_kernel(c(0.3, 4)))
+  fid <- rep(1:3, length.out = 100)
+  quiet <- function(expr) suppressMessages(suppressWarnings(expr))
+  cv <- quiet(cv.mkl(d$x[1:100, ], d$y[1:100], kernels = ks, method = "hessian", C = c(10, 1),
+                     foldid = fid))
+  # the near-identity Gaussian loses on held-out data by more than one standard error
+  expect_true(cv$screen_auto)
+  expect_gt(cv$screen.min, 0)
+  expect_identical(cv$screened, "rbf(sigma=0.3)[all]")
+  expect_identical(rownames(coef(cv)), "rbf(sigma=4)[all]")
+  expect_output(print(cv), "Kernels left out at screen.min: rbf\\(sigma=0.3\\)\\[all\\]")
+  # thresholds that leave out nothing more than a smaller one are not run
+  expect_identical(cv$kernels_screen, c(2L, 1L))
+  cv0 <- quiet(cv.mkl(d$x[1:100, ], d$y[1:100], kernels = ks, method = "hessian", C = c(10, 1),
+                      foldid = fid, screen = NULL))
+  expect_null(cv0$screen.min)
+  expect_identical(rownames(coef(cv0)), c("rbf(sigma=0.3)[all]", "rbf(sigma=4)[all]"))
+  acc <- function(cv) mean(predict(cv, d$x[101:150, ]) == d$y[101:150])
+  expect_gt(acc(cv), acc(cv0))
+  # threshold 0 of the search is the CV over C of every kernel
+  expect_equal(unname(cv$cvm_screen[, 1]), cv0$cvm)
+})
+
+test_that("the default kernel choice takes a threshold only when it wins by one standard error", {
+  grid <- matrix(c(0.20, 0.18, 0.19, 0.17), 2, 2)
+  expect_identical(mklearn:::screen_choice(grid, c(0.02, 0.02)), c(2L, 1L))
+  expect_identical(mklearn:::screen_choice(grid, c(0.005, 0.005)), c(2L, 2L))
+  # AUC is maximised; ties go to the most regularised C and the larger threshold
+  expect_identical(mklearn:::screen_choice(1 - grid, c(0.005, 0.005), maximise = TRUE),
+                   c(2L, 2L))
+  tie <- matrix(c(0.3, 0.3, 0.1, 0.2, 0.1, 0.1), 2, 3)
+  expect_identical(mklearn:::screen_choice(tie, c(0.01, 0.01)), c(2L, 3L))
+  expect_identical(mklearn:::screen_choice(grid[, 1, drop = FALSE], 0), c(2L, 1L))
+})
+
+test_that("screening custom kernels checks the memory of their dense store before building it", {
+  d <- two_class(40, 3)
+  cosine <- function(x, z) sum(x * z) / sqrt(sum(x^2) * sum(z^2))
+  ks <- kernel_set(rbf_kernel(0.1), cosine)
+  op <- options(mklearn.screen = 3)
+  on.exit(options(op), add = TRUE)
+  expect_error(mkl(d$x, d$y, kernels = ks, control = mkl_control(memory = 20000)),
+               paste0("screening the kernels .* needs the dense store of the custom kernels: ",
+                      "25.6 KB for 2 kernels on 40 rows, above the memory budget of 20 KB"))
 })
