@@ -1,10 +1,12 @@
 # The low-rank store at large n: each method registered as scaling on it
 # (mkl_methods(details = TRUE), registry field lowrank) fitted on store = "lowrank", beside
 # e1071's RBF SVM (libsvm, one kernel) and MWUMKL (on the fly) in the same run, on the same split.
-# twonorm / ringnorm: mlbench, seed 1, 20 features, n training points and 10,000 held out; Adult:
-# arules::AdultUCI (when installed; categoricals one-hot encoded, rows with NA dropped), the
-# first 2/3 for training. Kernels: 10 Gaussians of spread widths on all (standardised) features,
-# sigma = 2^(1, 1.5, ..., 5.5) (a 30-kernel set on Adult: the widths 2^(0, 0.25, ..., 7.25)).
+# twonorm / ringnorm: mlbench, seed 1, 20 features, n training points and 10,000 held out (or
+# --test=k); Adult: arules::AdultUCI when installed (its 32,561 labelled rows, the UCI training
+# file: its test rows carry no label; categoricals one-hot encoded, a missing category as its own
+# level, fnlwgt dropped), a random 2/3 for training, the rest held out. Kernels: 10 Gaussians
+# of spread widths on all (standardised) features, sigma = 2^(1, 1.5, ..., 5.5) (a 30-kernel
+# set on Adult: the widths 2^(0, 0.25, ..., 7.25)).
 # Each case runs in a fresh Rscript, niced, with nthreads = 1 unless given, and prints: the whole
 # mkl() call's elapsed and CPU time (the CPU time is what a shared machine does not distort;
 # the fit's, without predict), the peak memory of its process (VmHWM, /proc/self/status, the R
@@ -12,6 +14,7 @@
 # approximation (the largest relative residual trace over the kernels, the total rank).
 # Usage: Rscript bench-lowrank.R [n ...] [--data=twonorm|ringnorm|adult] [--methods=a,b]
 #          [--rank=r] [--tol=t] [--threads=k] [--timeout=s] [--kernels=k] [--memory=bytes]
+#          [--test=k]
 # --kernels=k: k Gaussian widths sigma = 2^seq(1, 5.5, length.out = k) instead of the 10;
 # --memory: mkl_control(memory = ) (the budget the fit's predicted peak is checked against).
 # "e1071-tuned": e1071's RBF SVM with cost and gamma chosen on a hold-out third of the training
@@ -23,16 +26,19 @@
 # inst/notes/NOTES-store.md.
 args <- commandArgs(trailingOnly = TRUE)
 
-make_data <- function(data, n) {
+make_data <- function(data, n, ntest = 10000L) {
   set.seed(1)
   if (data == "adult") {
     if (!requireNamespace("arules", quietly = TRUE)) return(NULL)
     e <- new.env()
     utils::data("AdultUCI", package = "arules", envir = e)
-    a <- stats::na.omit(e$AdultUCI)
+    # the labelled rows (AdultUCI's test rows have no income); a missing category is a level
+    a <- e$AdultUCI[!is.na(e$AdultUCI$income), ]
     y <- ifelse(a$income == "large", 1, -1)
     a$income <- NULL
     a$fnlwgt <- NULL
+    for (v in names(a)) if (is.factor(a[[v]]))
+      a[[v]] <- addNA(factor(a[[v]], ordered = FALSE), ifany = TRUE)
     x <- stats::model.matrix(~ . - 1, data = a)
     ntr <- round(2 * nrow(x) / 3)
     ix <- sample.int(nrow(x))
@@ -42,10 +48,10 @@ make_data <- function(data, n) {
   }
   gen <- switch(data, twonorm = mlbench::mlbench.twonorm, ringnorm = mlbench::mlbench.ringnorm,
                 stop("unknown data set ", data))
-  d <- gen(n + 10000, d = 20)
+  d <- gen(n + ntest, d = 20)
   y <- ifelse(d$classes == 1, -1, 1)
   tr <- seq_len(n)
-  te <- n + seq_len(10000)
+  te <- n + seq_len(ntest)
   # twonorm's Bayes rule: the sign of the sum of the features (class 1 has mean +a, y = -1)
   bayes <- if (data == "twonorm") mean(ifelse(rowSums(d$x[te, ]) > 0, -1, 1) == y[te]) else NA
   list(x = d$x[tr, ], y = y[tr], xt = d$x[te, ], yt = y[te], bayes = bayes)
@@ -57,12 +63,13 @@ vmhwm <- function() {
 }
 
 if (length(args) && args[1L] == "case") {
-  # one case: case <data> <n> <method> <threads> <rank> <tol> <kernels> <memory>
+  # one case: case <data> <n> <method> <threads> <rank> <tol> <kernels> <memory> [<test>]
   data <- args[2L]; n <- as.integer(args[3L]); method <- args[4L]; nt <- as.integer(args[5L])
   rank <- as.integer(args[6L]); tol <- as.double(args[7L]); nk <- as.integer(args[8L])
   mem <- as.double(args[9L])
+  ntest <- if (length(args) >= 10L) as.integer(args[10L]) else 10000L
   suppressPackageStartupMessages(library(mklearn))
-  d <- make_data(data, n)
+  d <- make_data(data, n, ntest)
   if (is.null(d)) { cat("RESULT\tskipped: arules is not installed\n"); quit(save = "no") }
   sig <- if (data == "adult") 2^seq(0, 7.25, by = 0.25) else if (nk == 10L)
     2^seq(1, 5.5, by = 0.5) else 2^seq(1, 5.5, length.out = nk)
@@ -112,8 +119,10 @@ if (length(args) && args[1L] == "case") {
     quit(save = "no")
   }
   t1 <- proc.time()[["elapsed"]]
+  c1 <- cpu()
   acc <- mean(predict(fit, d$xt) == d$yt)
   tp <- proc.time()[["elapsed"]] - t1
+  cp <- cpu() - c1
   gap <- utils::tail(fit$history$gap, 1L)
   lr <- fit$lowrank
   # MWUMKL: its status, support and training points misclassified outside it
@@ -121,6 +130,8 @@ if (length(args) && args[1L] == "case") {
   note <- if (method == "mwu") sprintf("status %s, T = %d, support %d, uncovered %d",
                                        fit$info$status, fit$info$T, num(fit$info$support),
                                        num(fit$info$uncovered)) else ""
+  note <- sprintf("%spredict of %d points: %.2f s cpu", if (nzchar(note)) paste0(note, "; ") else
+    "", nrow(d$xt), cp)
   cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\t%.2f\t%s\n", el, vmhwm(),
               format(signif(gap, 2)), acc,
               if (is.null(lr)) "NA" else format(signif(max(lr$error), 2)),
@@ -146,6 +157,7 @@ tol <- as.double(opt("tol", "1e-3"))
 tmo <- as.integer(opt("timeout", "900"))
 nk <- as.integer(opt("kernels", "10"))
 mem <- opt("memory", "NA")
+ntest <- as.integer(opt("test", "10000"))
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
 
 cat(sprintf(paste0("%s, %d Gaussian kernels (Adult: 30), low-rank store rank <= %d, ",
@@ -157,7 +169,7 @@ cat(sprintf("%-8s %-8s %9s %9s %9s %9s %8s %9s %7s %7s %9s\n", "n", "method", "t
 for (n in ns) for (m in methods) {
   out <- suppressWarnings(system2("timeout", c(tmo, "nice", "-n", "10", "Rscript", script, "case",
                                                data, if (is.na(n)) 0L else n, m, nt, rank, tol, nk,
-                                               mem),
+                                               mem, ntest),
                                   stdout = TRUE, stderr = FALSE))
   res <- grep("^RESULT", out, value = TRUE)
   if (!length(res)) {
