@@ -261,3 +261,17 @@ test_that("the Frobenius norms of a low-rank store are exact, from its factors",
   s <- mklearn:::l01_svm(st, rep(c(-1, 1), 75), 1, c(0.5, 0.5), kw = FALSE)
   expect_null(s$kw)
 })
+
+test_that("an l01 fit whose weight sits on near-identity kernels warns, naming cause and remedy", {
+  skip_if_not_installed("mlbench")
+  e <- new.env()
+  utils::data("PimaIndiansDiabetes", package = "mlbench", envir = e)
+  x <- as.matrix(e$PimaIndiansDiabetes[, 1:8])
+  y <- ifelse(e$PimaIndiansDiabetes$diabetes == "pos", 1, -1)
+  set.seed(1)
+  tr <- sample(nrow(x), 150)
+  # every kernel offered is nearly the identity: nothing to run again without them
+  expect_warning(mkl(x[tr, ], y[tr], kernels = kernel_set(rbf_kernel(sigma = c(0.1, 0.25))),
+                     method = "l01", control = mkl_control(nthreads = 1, platt = "train")),
+                 "nearly the identity.*Drop the narrow kernel widths", class = "mkl_degenerate")
+})
