@@ -8,6 +8,14 @@ l01_data <- function(n = 60, seed = 3) {
   list(K = K, y = d$y, X = X)
 }
 
+# Pima (mlbench): x and labels in {-1, +1}.
+pima_data <- function() {
+  e <- new.env()
+  utils::data("PimaIndiansDiabetes", package = "mlbench", envir = e)
+  list(x = as.matrix(e$PimaIndiansDiabetes[, 1:8]),
+       y = ifelse(e$PimaIndiansDiabetes$diabetes == "pos", 1, -1))
+}
+
 # The L0/1 proximal map: 0 where 0 < s <= sqrt(2 C / rho1), s elsewhere.
 prox01 <- function(s, C, rho1) ifelse(s > 0 & s <= sqrt(2 * C / rho1), 0, s)
 
@@ -234,10 +242,8 @@ test_that("the model's decision values are the ADMM's: a wide kernel's many smal
 
 test_that("mid set on Pima: a collapse is run again with grown penalties, not onto one narrow kernel", {
   skip_if_not_installed("mlbench")
-  e <- new.env()
-  utils::data("PimaIndiansDiabetes", package = "mlbench", envir = e)
-  x <- as.matrix(e$PimaIndiansDiabetes[, 1:8])
-  y <- ifelse(e$PimaIndiansDiabetes$diabetes == "pos", 1, -1)
+  d <- pima_data()
+  x <- d$x; y <- d$y
   ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)), poly_kernel(degree = 1:3))
   set.seed(1)
   tr <- unlist(lapply(split(seq_along(y), y), function(i) sample(i, floor(0.3 * length(i)))))
@@ -264,10 +270,8 @@ test_that("the Frobenius norms of a low-rank store are exact, from its factors",
 
 test_that("an l01 fit whose weight sits on near-identity kernels warns, naming cause and remedy", {
   skip_if_not_installed("mlbench")
-  e <- new.env()
-  utils::data("PimaIndiansDiabetes", package = "mlbench", envir = e)
-  x <- as.matrix(e$PimaIndiansDiabetes[, 1:8])
-  y <- ifelse(e$PimaIndiansDiabetes$diabetes == "pos", 1, -1)
+  d <- pima_data()
+  x <- d$x; y <- d$y
   set.seed(1)
   tr <- sample(nrow(x), 150)
   # every kernel offered is nearly the identity: nothing to run again without them
