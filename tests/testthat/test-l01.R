@@ -240,7 +240,7 @@ test_that("the model's decision values are the ADMM's: a wide kernel's many smal
   expect_gt(mean(predict(fit, x[-tr, ]) == y[-tr]), 0.88)
 })
 
-test_that("mid set on Pima: a collapse is run again with grown penalties, not onto one narrow kernel", {
+test_that("mid set on Pima: a collapse is run again with grown penalties, not on one kernel", {
   skip_if_not_installed("mlbench")
   d <- pima_data()
   x <- d$x; y <- d$y
