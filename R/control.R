@@ -117,7 +117,8 @@
 #'     neighbours of a training point, the mean over columns of
 #'     \eqn{\sum_i K_{ij}^2 / K_{jj}^2}, is below it is nearly the identity on the training
 #'     set; a fit that puts 90% of its weight on such kernels, or predicts one class on its
-#'     training data, is run again with them held at weight 0; 0 never does); `start`
+#'     training data, is run again with `rho2` and `rho3` ten times larger, and if that one
+#'     collapses too, with them held at weight 0; 0 never does); `start`
 #'     (`"reference"`: w = 0, b = `b0` (1), d = 1/M, multipliers 0 with the sum-to-one
 #'     multiplier at `a0` (0); `"svm"`: the hinge SVM on the uniform combination at box constant
 #'     `svm_C` (1)); `warmup` (5) iterations on a class-balanced working set of `warmup_size`

@@ -31,18 +31,19 @@ l01_start <- function(Kc, y, kscale, control, M, n, free = rep(TRUE, M)) {
   st
 }
 
-# The SVM of the "svm" start on the combination with weights d, and K(d) (y.alpha): Kc is that
-# combination (n x n), or a low-rank store (the linear SVM of src/lsvm.c, no n x n matrix).
-l01_svm <- function(Kc, y, C, d) {
+# The SVM of the "svm" start on the combination with weights d, and (kw = TRUE) K(d) (y.alpha):
+# Kc is that combination (n x n), or a low-rank store (the linear SVM of src/lsvm.c, no n x n
+# matrix).
+l01_svm <- function(Kc, y, C, d, kw = TRUE) {
   n <- length(y)
   if (is.matrix(Kc)) {
     s <- .Call(C_smo, Kc, y, C, numeric(n), 1e-3, 10000000L)
-    s$kw <- drop(Kc %*% (s$alpha * y))
+    if (kw) s$kw <- drop(Kc %*% (s$alpha * y))
     return(s)
   }
   s <- .Call(C_lsvm, Kc, y, C, as.double(d), numeric(n), 1e-3, 1000000L)
   k <- which(d > 0)
-  s$kw <- drop(.Call(C_store_mv, Kc, k, s$alpha * y) %*% d[k])
+  if (kw) s$kw <- drop(.Call(C_store_mv, Kc, k, s$alpha * y) %*% d[k])
   s
 }
 
@@ -95,16 +96,26 @@ l01_warmup_set <- function(y, size) {
 l01_preselect <- function(store, y, Kc, kscale, control, M) {
   k <- control$select
   if (M <= k) return(rep(TRUE, M))
-  s <- l01_svm(Kc, y, control$svm_C / kscale, rep(1 / M, M))
+  s <- l01_svm(Kc, y, control$svm_C / kscale, rep(1 / M, M), kw = FALSE)
   score <- .Call(C_store_quad, store, seq_len(M), s$alpha * y) / sqrt(l01_frob2(store))
   free <- logical(M)
   free[order(-score)[seq_len(k)]] <- TRUE
   free
 }
 
-# The squared Frobenius norms of the kernels, from `cols` of their columns evenly spread.
+# The squared Frobenius norms of the kernels: on a low-rank store exact from the factors
+# (K_m = G_m G_m' + jitter I: |G_m'G_m|_F^2 + 2 jitter |G_m|_F^2 + n jitter^2), otherwise from
+# `cols` of their columns evenly spread.
 l01_frob2 <- function(store, cols = 100L) {
   n <- store_dims(store)[2L]; M <- store_dims(store)[3L]
+  if (store$kind == .mk_codes$store[["lowrank"]]) {
+    jit <- store$jitter
+    return(vapply(seq_len(M), function(m) {
+      G <- store$G[, seq.int(store$goff[m] + 1L, length.out = store$goff[m + 1L] -
+                                store$goff[m]), drop = FALSE]
+      sum(crossprod(G)^2) + 2 * jit * sum(G^2) + n * jit^2
+    }, 0))
+  }
   js <- unique(round(seq(1, n, length.out = min(n, cols))))
   acc <- double(M)
   for (j in js) acc <- acc + colSums(.Call(C_store_cols, store, seq_len(M), as.integer(j))^2)
@@ -112,13 +123,14 @@ l01_frob2 <- function(store, cols = 100L) {
 }
 
 # One ADMM fit (and its chained restarts) with the kernels outside `free` held at d = 0.
-l01_run <- function(store, y, C, control, init, warm, free, Kc, kscale, prog) {
+l01_run <- function(store, y, C, control, init, warm, free, Kc, kscale, prog, grow = 1) {
   n <- length(y); M <- length(free)
   # the penalties of d = z and sum(d) = 1 grow with the number of free kernels: a weight of
   # 1/M moves by a whole share for a change of 1/M (inst/notes/NOTES-l01.md)
+  # (times `grow` in the run again after a collapse)
   rho_d <- 0.3 * control$rho1 * n * max(1, sum(free) / 10)^1.25
-  rho2 <- if (is.null(control$rho2)) rho_d else control$rho2
-  rho3 <- if (is.null(control$rho3)) rho_d else control$rho3
+  rho2 <- grow * (if (is.null(control$rho2)) rho_d else control$rho2)
+  rho3 <- grow * (if (is.null(control$rho3)) rho_d else control$rho3)
   ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale,
               tol = control$tol, maxiter = control$maxiter,
               warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
@@ -174,12 +186,17 @@ fit_l01 <- function(store, y, task, C, control, init) {
     l01_preselect(store, y, Kc, kscale, control, M)
   run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
   if (!warm) {
-    # a run that collapsed onto kernels nearly the identity is run again without them (the
-    # collapse is judged on its weighted kernels; every kernel is read only after one)
+    # a run that collapsed onto kernels nearly the identity is run again (the collapse is
+    # judged on its weighted kernels; every kernel is read only after one)
     cut <- control$identity_cut
-    if (cut > 0 && M >= 2L && l01_collapsed(run$r, y, function(k) l01_near(store, k, cut))) {
+    near_of <- function(k) l01_near(store, k, cut)
+    if (cut > 0 && M >= 2L && l01_collapsed(run$r, y, near_of)) {
+      # first the same kernels with penalties grown tenfold (d kept spread, the narrow kernels
+      # acting as a ridge beside the wide ones); if that collapses too, the near-identity
+      # kernels held out at the usual penalties (inst/notes/NOTES-l01.md)
+      run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog, grow = 10)
       near <- l01_near_identity(store, cut)
-      if (any(near & free) && !all(near | !free)) {
+      if (l01_collapsed(run$r, y, near_of) && any(near & free) && !all(near | !free)) {
         free <- free & !near
         run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
       }

@@ -8,6 +8,14 @@ l01_data <- function(n = 60, seed = 3) {
   list(K = K, y = d$y, X = X)
 }
 
+# Pima (mlbench): x and labels in {-1, +1}.
+pima_data <- function() {
+  e <- new.env()
+  utils::data("PimaIndiansDiabetes", package = "mlbench", envir = e)
+  list(x = as.matrix(e$PimaIndiansDiabetes[, 1:8]),
+       y = ifelse(e$PimaIndiansDiabetes$diabetes == "pos", 1, -1))
+}
+
 # The L0/1 proximal map: 0 where 0 < s <= sqrt(2 C / rho1), s elsewhere.
 prox01 <- function(s, C, rho1) ifelse(s > 0 & s <= sqrt(2 * C / rho1), 0, s)
 
@@ -230,4 +238,44 @@ test_that("the model's decision values are the ADMM's: a wide kernel's many smal
   # training accuracy 0.60 and held-out 0.66 against 0.96 and 0.93
   expect_gt(mean(predict(fit, x[tr, ]) == y[tr]), 0.9)
   expect_gt(mean(predict(fit, x[-tr, ]) == y[-tr]), 0.88)
+})
+
+test_that("mid set on Pima: a collapse is run again with grown penalties, not on one kernel", {
+  skip_if_not_installed("mlbench")
+  d <- pima_data()
+  x <- d$x; y <- d$y
+  ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)), poly_kernel(degree = 1:3))
+  set.seed(1)
+  tr <- unlist(lapply(split(seq_along(y), y), function(i) sample(i, floor(0.3 * length(i)))))
+  fit <- mkl(x[tr, ], y[tr], kernels = ks, method = "l01",
+             control = mkl_control(nthreads = 1, platt = "train"))
+  # with the near-identity kernels held out, all the weight went to rbf(sigma = 1) (2-6
+  # neighbours per point): training accuracy 0.89, held-out 0.70
+  expect_lt(max(fit$weights), 0.5)
+  expect_gte(sum(fit$weights > 0), 3L)
+  expect_gt(mean(predict(fit, x[-tr, ]) == y[-tr]), 0.74)
+})
+
+test_that("the Frobenius norms of a low-rank store are exact, from its factors", {
+  set.seed(3)
+  G <- list(matrix(rnorm(150 * 3), 150), matrix(rnorm(150 * 5), 150))   # more than 100 columns
+  st <- lowrank_store(G, jitter = 1e-2)
+  ref <- vapply(1:2, function(m)
+    sum(sapply(1:150, function(j) .Call(mklearn:::C_store_cols, st, m, j))^2), 0)
+  expect_equal(mklearn:::l01_frob2(st), ref, tolerance = 1e-12)
+  # the preselection's SVM does not form K(d) (y alpha)
+  s <- mklearn:::l01_svm(st, rep(c(-1, 1), 75), 1, c(0.5, 0.5), kw = FALSE)
+  expect_null(s$kw)
+})
+
+test_that("an l01 fit whose weight sits on near-identity kernels warns, naming cause and remedy", {
+  skip_if_not_installed("mlbench")
+  d <- pima_data()
+  x <- d$x; y <- d$y
+  set.seed(1)
+  tr <- sample(nrow(x), 150)
+  # every kernel offered is nearly the identity: nothing to run again without them
+  expect_warning(mkl(x[tr, ], y[tr], kernels = kernel_set(rbf_kernel(sigma = c(0.1, 0.25))),
+                     method = "l01", control = mkl_control(nthreads = 1, platt = "train")),
+                 "nearly the identity.*Drop the narrow kernel widths", class = "mkl_degenerate")
 })
