@@ -202,11 +202,22 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
             double ls = S.lam - s * (S.lam - ll) / (s - sl);
             if (isfinite(ls)) lnext = ls;
         }
+        int still = isfinite(sprev) && s == sl;   /* the round left y'a where it was */
+        /* a multiplier move beyond the loosest round tolerance shifts every gradient past the
+           shrinking thresholds: the next round sees every coordinate */
+        if (fabs(lnext - S.lam) > LS_EPS0 && S.active < n) {
+            S.active = n; S.pgmax_old = INFINITY; S.pgmin_old = -INFINITY;
+        }
         ll = S.lam; sl = s;
         S.lam = lnext;
         /* a round counts once y'a is small enough for making it 0 to move the gradient by at
            most tol / 10 */
         if ((fabs(s) * qmax > 0.1 * tol || er > eps) && p <= left) {
+            /* y'a stuck far from 0: the shrunk set hides the coordinates the multiplier moves
+               (lam would only creep by rho s); the next round sees them all */
+            if (still && S.active < n) {
+                S.active = n; S.pgmax_old = INFINITY; S.pgmin_old = -INFINITY;
+            }
             sprev = fabs(s);
             continue;
         }
