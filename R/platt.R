@@ -83,6 +83,10 @@ platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
       act <- alpha_cols_nonzero(alpha)
       dv[out, j] <- train_decision(store, alpha, act, base$kernel_info, as.double(res$b))[out]
     }
+    # one fold's copy of the store at a time, as mkl_memory() counts it (NOTES-store.md)
+    big <- length(st$K) + length(st$G) > 4e6
+    rm(st, res)
+    if (big) gc(verbose = FALSE)
   }
   dv
 }
