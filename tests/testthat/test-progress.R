@@ -120,7 +120,8 @@ test_that("paths, cross-validation and multiclass fits report their steps, not t
                    c("initiate: ", "update: simple at C = 10", "update: simple at C = 1",
                      "finish: "))
   log <- progress_rows(suppressMessages(
-    cv.mkl(d$x, d$y, kernels = ks_prog, C = c(10, 1), foldid = rep(1:3, 20), control = ctl)))
+    cv.mkl(d$x, d$y, kernels = ks_prog, C = c(10, 1), foldid = rep(1:3, 20), control = ctl,
+           screen = NULL)))
   expect_identical(log$message[log$type == "update"],
                    c("the path on all the data", paste("fold", 1:3)))
   log <- progress_rows(mkl(as.matrix(iris[, 1:4]), iris$Species, kernels = ks_prog,
