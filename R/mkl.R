@@ -758,9 +758,9 @@ few_neighbours_note <- function(store, act, w, near, base, top = 100L) {
   nb <- combined_neighbours(store, pred, w[pred])
   if (is.na(nb) || nb >= log(n) / 2) return(NULL)
   sprintf(paste0("%.0f%% of its kernel weight is on %s, which give each training point %s ",
-                 "effective neighbours%s, fewer than log(n) / 2 = %.2g: it predicts each new point ",
-                 "from a handful of training points and overfits them. Add wider kernels (larger ",
-                 "sigma) or drop the narrow widths, or choose the kernels with cv.mkl()."),
+                 "effective neighbours%s, fewer than log(n) / 2 = %.2g: it predicts each new ",
+                 "point from a handful of training points and overfits them. Add wider kernels ",
+                 "(larger sigma) or drop the narrow widths, or choose the kernels with cv.mkl()."),
           100 * sum(w[pred]), format_kernel_list(names(w)[pred]), format(signif(nb, 3)),
           if (length(near$which) && !identical(pred, cand)) " (beside kernels nearly the identity)"
           else "", log(n) / 2)
