@@ -20,8 +20,12 @@
 # system; the table's ratios are of CPU time), and "flagged": the fit predicts one class on its
 # training data, or at least 90% of its weight sits on kernels that are nearly the identity on
 # the training set (kernel_neighbours() below 1.5). "test1": the fit
-# predicts one class on the held-out data (the collapse). Rows are appended to the CSV as they
-# come, and a table of mean (sd) over the splits is printed at the end.
+# predicts one class on the held-out data (the collapse). Also per fit: the training accuracy,
+# `degenerate` (mkl() reported it), "profile" (weight:neighbours of each selected kernel) and
+# "nb_rest", the effective neighbours of the combination of its kernels with 2 or more
+# neighbours, which mkl()'s check of fits on a handful of neighbours compares with log(n) / 2.
+# Rows are appended to the CSV as they come, and a table of mean (sd) over the splits is
+# printed at the end.
 args <- commandArgs(TRUE)
 lib <- Sys.getenv("MKLEARN_LIB")
 suppressMessages(library(mklearn, lib.loc = if (nzchar(lib)) lib else NULL))
