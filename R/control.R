@@ -25,7 +25,7 @@
              identity_cut = 1.5, start = "reference", svm_C = 1,
              b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
              cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
-             restarts = 0L, select = 20L),
+             restarts = 0L, select = NULL),
   # bayes: tol bounds max_m |dJ / d log d_m| = d_m |t_m - q_m| / 2 (nats), Eq. 23's fixed point
   # scaled by each kernel's share of the fit; sigma2 = NA: the noise variance is estimated
   bayes = list(tol = 1e-4, maxiter = 2000L, sigma2 = NA_real_, bias = "center", prune = 1e-8,
@@ -127,9 +127,10 @@
 #'     (TRUE: w and b as one ADMM block; FALSE: the paper's w-then-b order); `freeze_T` (1000:
 #'     the iteration after which the working set stops changing; it also stops after three
 #'     2-cycles); `restarts` (0: chained warm restarts of the authors' protocol); `select`
-#'     (20: with more kernels, the ADMM runs on the 20 most aligned with the SVM on the uniform
+#'     (how many kernels the ADMM runs on: the `select` most aligned with the SVM on the uniform
 #'     combination, \eqn{w'K_m w / \|K_m\|_F} with \eqn{w = Y\alpha}, the others held at
-#'     weight 0; a number at least M lets every kernel in).
+#'     weight 0; NULL: every kernel when M <= 20, else \eqn{\max(10, \lceil\sqrt{M}/2\rceil)};
+#'     a number at least M lets every kernel in).
 #'   * Empirical Bayes (`"bayes"`, where `tol` (1e-4) bounds the largest derivative of the
 #'     negative log marginal likelihood J with respect to a log-variance,
 #'     \eqn{\max_m d_m |t_m - q_m| / 2} with \eqn{t_m = tr(\bar K^{-1} K_m)},

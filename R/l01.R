@@ -94,13 +94,22 @@ l01_warmup_set <- function(y, size) {
 # favours low-rank kernels). The ADMM on M kernels keeps d near uniform or memorises
 # (inst/notes/NOTES-l01.md). All kernels when M <= select.
 l01_preselect <- function(store, y, Kc, kscale, control, M) {
-  k <- control$select
+  k <- l01_select_count(control$select, M)
   if (M <= k) return(rep(TRUE, M))
   s <- l01_svm(Kc, y, control$svm_C / kscale, rep(1 / M, M), kw = FALSE)
   score <- .Call(C_store_quad, store, seq_len(M), s$alpha * y) / sqrt(l01_frob2(store))
   free <- logical(M)
   free[order(-score)[seq_len(k)]] <- TRUE
   free
+}
+
+# How many kernels the ADMM lets in: `select`, or by default every kernel up to 20 and
+# max(10, ceiling(sqrt(M) / 2)) above: the aligned kernels come in families of near copies
+# (every near-identity width, every width on one feature), so a few slots suffice at a few
+# hundred kernels and more are needed at a thousand (inst/notes/NOTES-l01.md).
+l01_select_count <- function(select, M) {
+  if (!is.null(select)) return(select)
+  if (M <= 20L) M else max(10L, as.integer(ceiling(sqrt(M) / 2)))
 }
 
 # The squared Frobenius norms of the kernels: on a low-rank store exact from the factors

@@ -201,7 +201,10 @@
 #'   predicts one class on its own training data while the labels have two, or its weight
 #'   sits mostly on kernels that are nearly the identity on the training data, with fewer
 #'   than 2 effective neighbours per point, and without each point's contribution to its own
-#'   decision value through them it predicts one class), `weights` (named kernel weights, on
+#'   decision value through them it predicts one class, or its other kernels by their weights
+#'   give each training point fewer than log(n) / 2 effective neighbours (all its kernels when
+#'   every one is nearly the identity): it predicts new points from a handful of training
+#'   points), `weights` (named kernel weights, on
 #'   the simplex over the selected kernels, those whose sample coefficients are not all zero;
 #'   all zero when every kernel was dropped), `alpha` (n x M sample coefficients:
 #'   \eqn{f(x) = \sum_m K_m(x, X) \alpha_m + b}; MWUMKL keeps them as the two factors of an
@@ -708,7 +711,8 @@ learned_nothing_note <- function(fitted, act, base, C, b) {
 # constant: it predicts one class on its own training data while the labels have two, or its
 # weight sits mostly on kernels that are nearly the identity on the training data and, without
 # the contribution of each training point to its own decision value through these kernels
-# (which no new point receives), it predicts one class. NULL, or why.
+# (which no new point receives), it predicts one class; or it predicts new points from a handful
+# of training points (few_neighbours_note()). NULL, or why.
 degenerate_note <- function(fitted, act, w, alpha, store, base, C) {
   y <- base$y
   if (base$task != "classification" || length(unique(y)) < 2L) return(NULL)
@@ -724,11 +728,12 @@ degenerate_note <- function(fitted, act, w, alpha, store, base, C) {
                    else "Use other kernels: "))
   near <- near_identity_kernels(store, act, w)
   share <- sum(w[near$which])
-  if (share <= 0.5) return(NULL)
+  few <- function() few_neighbours_note(store, act, w, near, base)
+  if (share <= 0.5) return(few())
   self <- kernel_diagonals(store, near$which, base$kernel_info$jitter) *
     as.matrix(alpha_columns(alpha, near$which))
   rest <- fitted - rowSums(self)
-  if (!one(rest)) return(NULL)
+  if (!one(rest)) return(few())
   sprintf(paste0("%.0f%% of its kernel weight is on kernels that are nearly the identity on ",
                  "the training data (%s, with %s effective neighbours per point), and without ",
                  "the contribution of each training point to its own decision value it ",
@@ -739,6 +744,39 @@ degenerate_note <- function(fitted, act, w, alpha, store, base, C) {
           paste(format(signif(near$neighbours, 3)), collapse = ", "), cls(rest[1L]),
           cls(rest[1L]),
           if (takes_C(base$method)) sprintf("change C (now %s), ", format(C)) else "")
+}
+
+# A fit that predicts new points from a handful of training points: the combination of its
+# selected kernels that are not nearly the identity (those act as a ridge and reach no new
+# point; all of them when every one is), by their weights, gives fewer than log(n) / 2
+# effective neighbours per training point (inst/notes/NOTES-l01.md). NULL, or why.
+few_neighbours_note <- function(store, act, w, near, base, top = 100L) {
+  n <- length(base$y)
+  cand <- utils::head(act[order(-w[act])], top)
+  pred <- setdiff(cand, near$which)
+  if (!length(pred)) pred <- cand
+  nb <- combined_neighbours(store, pred, w[pred])
+  if (is.na(nb) || nb >= log(n) / 2) return(NULL)
+  sprintf(paste0("%.0f%% of its kernel weight is on %s, which give each training point %s ",
+                 "effective neighbours%s, fewer than log(n) / 2 = %.2g: it predicts each new ",
+                 "point from a handful of training points and overfits them. Add wider kernels ",
+                 "(larger sigma) or drop the narrow widths, or choose the kernels with cv.mkl()."),
+          100 * sum(w[pred]), format_kernel_list(names(w)[pred]), format(signif(nb, 3)),
+          if (length(near$which) && !identical(pred, cand)) " (beside kernels nearly the identity)"
+          else "", log(n) / 2)
+}
+
+# The effective neighbours per training point of the combination sum_m w_m K_m of kernels
+# `which`: kernel_neighbours() (R/store.R) of that one kernel, on the same columns.
+combined_neighbours <- function(store, which, w, cols = 200L) {
+  n <- store_dims(store)[2L]
+  js <- unique(round(seq(1, n, length.out = min(n, cols))))
+  acc <- 0
+  for (j in js) {
+    k <- drop(.Call(C_store_cols, store, as.integer(which), as.integer(j)) %*% w)
+    acc <- acc + if (k[j] > 0) sum(k^2) / k[j]^2 else NA_real_
+  }
+  acc / length(js)
 }
 
 # The selected kernels that are nearly the identity (fewer than .near_identity effective

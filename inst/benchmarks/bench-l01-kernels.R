@@ -20,8 +20,12 @@
 # system; the table's ratios are of CPU time), and "flagged": the fit predicts one class on its
 # training data, or at least 90% of its weight sits on kernels that are nearly the identity on
 # the training set (kernel_neighbours() below 1.5). "test1": the fit
-# predicts one class on the held-out data (the collapse). Rows are appended to the CSV as they
-# come, and a table of mean (sd) over the splits is printed at the end.
+# predicts one class on the held-out data (the collapse). Also per fit: the training accuracy,
+# `degenerate` (mkl() reported it), "profile" (weight:neighbours of each selected kernel) and
+# "nb_rest", the effective neighbours of the combination of its kernels with 2 or more
+# neighbours, which mkl()'s check of fits on a handful of neighbours compares with log(n) / 2.
+# Rows are appended to the CSV as they come, and a table of mean (sd) over the splits is
+# printed at the end.
 args <- commandArgs(TRUE)
 lib <- Sys.getenv("MKLEARN_LIB")
 suppressMessages(library(mklearn, lib.loc = if (nzchar(lib)) lib else NULL))
@@ -65,6 +69,23 @@ identity_share <- function(fit, ks, xtr) {
   sum(w[sel][!is.na(nb) & nb < 1.5])
 }
 
+# The selected kernels' weights and effective neighbours on the (standardised) training set,
+# "weight:neighbours" separated by ";", and the effective neighbours of the combination of the
+# selected kernels with 2 or more neighbours (weights renormalised; NA when none): what the
+# check of fits on kernels with few neighbours reads.
+neighbour_profile <- function(fit, ks, xtr) {
+  w <- fit$weights
+  sel <- which(w > 0)
+  if (!length(sel)) return(list(profile = "", rest = NA_real_))
+  xs <- mklearn:::standardize_x(xtr)$x
+  rk <- mklearn:::resolve_kernels(ks, ncol(xtr), colnames(xtr))
+  st <- mklearn:::fly_store(rk, xs, 1L)
+  nb <- mklearn:::kernel_neighbours(st, sel)
+  rest <- sel[!is.na(nb) & nb >= 2]
+  nr <- if (length(rest)) mklearn:::combined_neighbours(st, rest, w[rest]) else NA_real_
+  list(profile = paste(sprintf("%.4g:%.4g", w[sel], nb), collapse = ";"), rest = nr)
+}
+
 run_one <- function(ds, tr, ks, method) {
   t0 <- proc.time()
   fit <- tryCatch(withCallingHandlers(
@@ -77,14 +98,18 @@ run_one <- function(ds, tr, ks, method) {
   if (inherits(fit, "error"))     # counted apart: a fit that stops with an error
     return(data.frame(method = method, M = NA, acc = NA, kernels = NA, time = tm, cpu = cpu,
                       converged = FALSE, train1 = NA, identity_share = NA, flagged = NA,
-                      test1 = NA, error = conditionMessage(fit)))
+                      test1 = NA, train_acc = NA, nb_rest = NA, degenerate = NA, profile = "",
+                      error = conditionMessage(fit)))
   pred <- as.numeric(as.character(predict(fit, ds$x[-tr, ])))
   train1 <- length(unique(sign(fit$fitted))) == 1L
   ish <- identity_share(fit, ks, ds$x[tr, ])
+  np <- neighbour_profile(fit, ks, ds$x[tr, ])
   data.frame(method = method, M = length(fit$weights), acc = mean(pred == ds$y[-tr]),
              kernels = sum(fit$weights > 0), time = tm, cpu = cpu, converged = fit$converged,
              train1 = train1, identity_share = ish, flagged = train1 || ish >= 0.9,
-             test1 = length(unique(pred)) == 1L, error = "")
+             test1 = length(unique(pred)) == 1L,
+             train_acc = mean(sign(fit$fitted) == ds$y[tr]), nb_rest = np$rest,
+             degenerate = !is.null(fit$degenerate), profile = np$profile, error = "")
 }
 
 cat(sprintf("mklearn %s, R %s; %d split(s); results appended to %s\n",
