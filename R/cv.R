@@ -212,7 +212,7 @@ muffle_fit_notes <- function(expr) {
 # all the data) that learned nothing or generalise nothing, counting them at every C. At other
 # C they are expected (the ends of the grid) and print() shows them per C.
 report_fit_notes <- function(cv) {
-  what <- c(learned_nothing = "learned nothing", degenerate = "generalise nothing")
+  what <- c(learned_nothing = "learned nothing", degenerate = "generalise nothing or overfit")
   bad <- rep(FALSE, length(cv$C))
   parts <- character()
   for (kind in names(what)) {

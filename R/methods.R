@@ -190,8 +190,8 @@ print_fit_notes <- function(x) {
     cat(strwrap(paste("NOTE: this model learned nothing:", x$learned_nothing), exdent = 2),
         sep = "\n")
   if (!is.null(x$degenerate))
-    cat(strwrap(paste("NOTE: this model generalises nothing:", x$degenerate), exdent = 2),
-        sep = "\n")
+    cat(strwrap(paste0("NOTE: this model ", degenerate_verb(x$degenerate), ": ", x$degenerate),
+                exdent = 2), sep = "\n")
 }
 
 #' @export

@@ -588,8 +588,9 @@ fit_store_path <- function(fitfun, store, y, C, ctl, base, state, cl, t_kernels,
                                              at_C(method, C[k]), what,
                                              fits[[k]]$learned_nothing))
     if (!is.null(fits[[k]]$degenerate))
-      fit_warning("degenerate", sprintf("%s%s%s generalises nothing: %s", method,
-                                        at_C(method, C[k]), what, fits[[k]]$degenerate))
+      fit_warning("degenerate", sprintf("%s%s%s %s: %s", method, at_C(method, C[k]), what,
+                                        degenerate_verb(fits[[k]]$degenerate),
+                                        fits[[k]]$degenerate))
     if (!is.null(tick)) tick(sprintf("%s%s%s", method, at_C(method, C[k]), what))
   }
   platt_path(fits, fitfun, store, y, C, ctl, base)   # probabilities (R/platt.R)
@@ -757,13 +758,21 @@ few_neighbours_note <- function(store, act, w, near, base, top = 100L) {
   if (!length(pred)) pred <- cand
   nb <- combined_neighbours(store, pred, w[pred])
   if (is.na(nb) || nb >= log(n) / 2) return(NULL)
-  sprintf(paste0("%.0f%% of its kernel weight is on %s, which give each training point %s ",
-                 "effective neighbours%s, fewer than log(n) / 2 = %.2g: it predicts each new ",
-                 "point from a handful of training points and overfits them. Add wider kernels ",
-                 "(larger sigma) or drop the narrow widths, or choose the kernels with cv.mkl()."),
-          100 * sum(w[pred]), format_kernel_list(names(w)[pred]), format(signif(nb, 3)),
-          if (length(near$which) && !identical(pred, cand)) " (beside kernels nearly the identity)"
-          else "", log(n) / 2)
+  note <- sprintf(paste0("%.0f%% of its kernel weight is on %s, which give each training ",
+                         "point %s effective neighbours%s, fewer than log(n) / 2 = %.2g: it ",
+                         "predicts each new point from a handful of training points. Add wider ",
+                         "kernels (larger sigma) or drop the narrow widths, or choose the ",
+                         "kernels with cv.mkl()."),
+                  100 * sum(w[pred]), format_kernel_list(names(w)[pred]), format(signif(nb, 3)),
+                  if (length(near$which) && !identical(pred, cand))
+                    " (beside kernels nearly the identity)" else "", log(n) / 2)
+  structure(note, overfit = TRUE)
+}
+
+# How a warning and print() name a degenerate fit: one that overfits a handful of neighbours
+# (few_neighbours_note()) still predicts, so it is not said to generalise nothing.
+degenerate_verb <- function(note) {
+  if (isTRUE(attr(note, "overfit"))) "overfits" else "generalises nothing"
 }
 
 # The effective neighbours per training point of the combination sum_m w_m K_m of kernels
@@ -771,12 +780,37 @@ few_neighbours_note <- function(store, act, w, near, base, top = 100L) {
 combined_neighbours <- function(store, which, w, cols = 200L) {
   n <- store_dims(store)[2L]
   js <- unique(round(seq(1, n, length.out = min(n, cols))))
+  if (store$kind == .mk_codes$store[["lowrank"]])
+    return(lowrank_combined_neighbours(store, which, w, js))
   acc <- 0
   for (j in js) {
     k <- drop(.Call(C_store_cols, store, as.integer(which), as.integer(j)) %*% w)
     acc <- acc + if (k[j] > 0) sum(k^2) / k[j]^2 else NA_real_
   }
   acc / length(js)
+}
+
+# combined_neighbours() on a low-rank store from its factors: column j of the combination is
+# sum_m w_m (G_m g_mj + jitter e_j); the squares off the diagonal are summed over `rows` evenly
+# spread rows and scaled to the n - 1 (exact when n <= rows): O(rows R) per column, not O(n R).
+lowrank_combined_neighbours <- function(store, which, w, js, rows = 1000L) {
+  n <- nrow(store$G)
+  is <- unique(round(seq(1, n, length.out = min(n, rows))))
+  A <- matrix(0, length(is), length(js))
+  dj <- double(length(js))
+  for (k in seq_along(which)) {
+    cols <- seq.int(store$goff[which[k]] + 1L,
+                    length.out = store$goff[which[k] + 1L] - store$goff[which[k]])
+    Gj <- store$G[js, cols, drop = FALSE]
+    A <- A + w[k] * tcrossprod(store$G[is, cols, drop = FALSE], Gj)
+    dj <- dj + w[k] * (rowSums(Gj^2) + store$jitter)
+  }
+  hit <- match(js, is)
+  off <- colSums(A^2)
+  on <- !is.na(hit)
+  off[on] <- off[on] - A[cbind(hit[on], which(on))]^2
+  s2 <- dj^2 + off * (n - 1) / (length(is) - on)
+  mean(ifelse(dj > 0, s2 / dj^2, NA_real_))
 }
 
 # The selected kernels that are nearly the identity (fewer than .near_identity effective

@@ -345,7 +345,7 @@ print.mkl_multi <- function(x, digits = max(3L, getOption("digits") - 3L), top =
     bad <- names(x$fits)[vapply(x$fits, fit_flag, TRUE, kind)]
     if (length(bad))
       cat(sprintf("NOTE: %d binary fit(s) %s: %s (print the fit in 'fits' for why)\n",
-                  length(bad), if (kind == "degenerate") "generalise nothing" else
+                  length(bad), if (kind == "degenerate") "generalise nothing or overfit" else
                     "learned nothing", paste(bad, collapse = ", ")))
   }
   used <- rowSums(x$weights > 0) > 0

@@ -302,9 +302,10 @@ test_that("a fit on kernels with a handful of neighbours warns, for any method; 
   for (m in c("simple", "uniform", "l01")) {
     expect_warning(f <- mkl(d$x[tr, ], d$y[tr], kernels = narrow, method = m,
                             control = mkl_control(nthreads = 1, platt = "train")),
-                   "2.5.? effective neighbours, fewer than log\\(n\\) / 2 = 2.9.*Add wider kernels",
+                   "overfits: .*2.5.? effective neighbours, fewer than log\\(n\\) / 2 = 2.9.*Add wider",
                    class = "mkl_degenerate", label = m)
     expect_length(unique(sign(f$fitted)), 2L)
+    expect_output(print(f), "NOTE: this model overfits: ", label = m)
   }
   # a good fit: most weight on a near-identity kernel (a ridge, it reaches no new point) beside
   # a wide one (31 neighbours), as SimpleMKL's on Pima with the mid set
