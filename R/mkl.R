@@ -197,7 +197,7 @@
 #'   `call`, `method`, `task`, `loss`, `penalty`, `C`, `kscale` (the mean diagonal of the
 #'   training kernels, see "The meaning of C"), `learned_nothing` (`NULL`, or why the model
 #'   is constant: every kernel dropped, or a decision function constant on the training
-#'   data), `degenerate` (`NULL`, or why a classification model generalises nothing: it
+#'   data), `degenerate` (`NULL`, or why a classification model generalises nothing or overfits: it
 #'   predicts one class on its own training data while the labels have two, or its weight
 #'   sits mostly on kernels that are nearly the identity on the training data, with fewer
 #'   than 2 effective neighbours per point, and without each point's contribution to its own
