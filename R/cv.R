@@ -236,11 +236,15 @@ report_fit_notes <- function(cv) {
 # values per decade; for a regression (task as mkl() guesses it from y) regression_C_grid()
 # (R/response.R). An unusable y gets the classification grid: mkl() refuses it.
 default_C_grid <- function(y = NULL, task = NULL) {
-  task <- tryCatch(suppressMessages(suppressWarnings(check_y(y, NROW(y), task,
-                                                             multiclass = TRUE)$task)),
-                   error = function(e) "classification")
-  if (identical(task, "regression")) regression_C_grid() else 10^seq(3, -2, by = -0.25)
+  if (identical(guess_task(y, task), "regression")) regression_C_grid()
+  else 10^seq(3, -2, by = -0.25)
 }
+
+# The task mkl() guesses from y ("classification" or "regression"; `task` as given to mkl()),
+# quietly; NULL for a y that mkl() refuses (it says why when it is called).
+guess_task <- function(y, task = NULL)
+  tryCatch(suppressMessages(suppressWarnings(check_y(y, NROW(y), task, multiclass = TRUE)$task)),
+           error = function(e) NULL)
 
 # Fold numbers 1..nfolds; for classification, stratified: each class is spread evenly over
 # the folds (the classes in random order within, the folds continuing from class to class).
@@ -552,12 +556,14 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
   out
 }
 
-# Evaluates expr with the screening threshold `screen` (NULL: the option as it is), without
-# the screening messages (cv_screen() reports the choice). The threshold travels as an
-# argument, not as an option, so that fold fits on parallel workers use it too.
+# Evaluates expr with the screening threshold `screen` (NULL: the option as it is; or a list of
+# `threshold` and the tolerance of merged `duplicates`), without the screening messages
+# (cv_screen() reports the choice). They travel as an argument, not as options, so that fold
+# fits on parallel workers use them too.
 with_screen <- function(screen, expr) {
   if (is.null(screen)) return(expr)
-  op <- options(mklearn.screen = screen)
+  if (!is.list(screen)) screen <- list(threshold = screen, duplicates = 0)
+  op <- options(mklearn.screen = screen$threshold, mklearn.duplicates = screen$duplicates)
   on.exit(options(op))
   withCallingHandlers(expr, mklearn_screen_message = function(m) invokeRestart("muffleMessage"))
 }
@@ -598,7 +604,8 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
     do.call(cv_path, c(list(x, y), args, list(lambda = lambda)[!is.null(lambda)],
                        list(C = C, nfolds = nfolds, foldid = foldid,
                             type.measure = type.measure, formula = formula, data = data,
-                            screen = screen[i]))),
+                            screen = list(threshold = screen[i],
+                                          duplicates = if (auto) .screen_duplicates else 0)))),
     mklearn_task_message = function(m) if (i > 1L) invokeRestart("muffleMessage"))
   cvs <- if (auto) cv_screen_auto(run, screen, ntrain / length(foldid), args[["control"]])
     else lapply(seq_along(screen), run)
@@ -633,6 +640,10 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
 # rows of a fold (NOTES-model.md, "Multiclass: a tuned single Gaussian against MKL").
 .screen_auto_fractions <- c(0.05, 0.2, 0.35)
 
+# The tolerance of cv.mkl(screen = "auto")'s merging of near-duplicate kernels in every fit
+# (merge_duplicates(), R/screen.R; NOTES-model.md).
+.screen_duplicates <- 0.01
+
 # Whether cv.mkl(screen = "auto") cross-validates the kernel choice: a classification with the
 # kernels of a kernel_set (or the default kernels) computed from x, no vector lambda, and no
 # screening already set by options(mklearn.screen).
@@ -640,9 +651,7 @@ screen_auto <- function(x, y, dots, lambda) {
   k <- dots[["kernels"]]
   if (is.null(x) || length(lambda) > 1L || screen_threshold() > 0 ||
       !(is.null(k) || inherits(k, "kernel_set"))) return(FALSE)
-  yc <- tryCatch(suppressMessages(check_y(y, NROW(y), dots[["task"]], multiclass = TRUE)),
-                 error = function(e) NULL)
-  identical(yc$task, "classification")
+  identical(guess_task(y, dots[["task"]]), "classification")
 }
 
 # The CVs of cv.mkl(screen = "auto") (run(i): the C path at threshold screen[i]; NULL where not

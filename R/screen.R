@@ -37,11 +37,11 @@ set_neighbours <- function(rk, xs, nthreads = 0L, memory = Inf) {
 screen_kernels <- function(rk, xs, nthreads = 0L, memory = Inf) {
   th <- screen_threshold()
   M <- nrow(rk$table)
-  if (th <= 1 || M < 2L) return(rk)
+  if (th <= 1 || M < 2L) return(merge_duplicates(rk, xs, nthreads))
   nb <- set_neighbours(rk, xs, nthreads, memory)
   drop <- which(!is.na(nb) & nb < th)
   if (length(drop) == M) drop <- drop[-which.max(nb)]
-  if (!length(drop)) return(rk)
+  if (!length(drop)) return(merge_duplicates(rk, xs, nthreads))
   inform <- function(msg) message(structure(class = c("mklearn_screen_message", "message",
                                                       "condition"),
                                             list(message = paste0(msg, "\n"), call = NULL)))
@@ -51,8 +51,53 @@ screen_kernels <- function(rk, xs, nthreads = 0L, memory = Inf) {
                   length(drop), format(th),
                   paste(utils::head(rk$labels[drop], 4L), collapse = ", "),
                   if (length(drop) > 4L) sprintf(" and %d more", length(drop) - 4L) else ""))
+  merge_duplicates(drop_kernels(rk, drop), xs, nthreads)
+}
+
+# rk without the kernels `drop` (indices), their labels added to rk$screened.
+drop_kernels <- function(rk, drop) {
+  if (!length(drop)) return(rk)
   rk$table <- rk$table[-drop, , drop = FALSE]
-  rk$screened <- rk$labels[drop]
+  rk$screened <- c(rk$screened, rk$labels[drop])
   rk$labels <- rk$labels[-drop]
   rk
+}
+
+# The tolerance below which two kernels count as duplicates (1 - the mean cosine of their
+# centred columns): the internal option mklearn.duplicates, set by cv.mkl(screen = "auto")
+# (default 0, none merged).
+duplicate_tolerance <- function() {
+  tol <- getOption("mklearn.duplicates", 0)
+  if (!is.numeric(tol) || length(tol) != 1L || is.na(tol) || tol < 0 || tol >= 1)
+    stop("option 'mklearn.duplicates' must be one number in [0, 1) (0: none merged)",
+         call. = FALSE)
+  tol
+}
+
+# The built-in kernels of rk that nearly duplicate a narrower kernel of the same type on the
+# same features (consecutive Gaussian widths, wide ones alike up to a constant) merged into it:
+# along each (feature group, type) in table order, a kernel is kept when the mean cosine of its
+# centred columns with the last kept one's (on up to `cols` columns of the training data xs)
+# is below 1 - duplicate_tolerance(). Cheap: O(n cols M); see NOTES-model.md.
+merge_duplicates <- function(rk, xs, nthreads = 0L, cols = 40L) {
+  tol <- duplicate_tolerance()
+  M <- nrow(rk$table)
+  if (tol <= 0 || M < 2L || has_custom(rk)) return(rk)
+  st <- fly_store(rk, xs, nthreads)
+  n <- nrow(xs)
+  unit <- lapply(unique(round(seq(1, n, length.out = min(n, cols)))), function(j) {
+    K <- .Call(C_store_cols, st, seq_len(M), as.integer(j))
+    K <- K - rep(colMeans(K), each = n)
+    K / rep(pmax(sqrt(colSums(K^2)), .Machine$double.xmin), each = n)
+  })
+  cosine <- function(a, b) mean(vapply(unit, function(K) sum(K[, a] * K[, b]), 1))
+  key <- paste(rk$table$group, rk$table$type)
+  last <- integer(0)
+  drop <- integer(0)
+  for (m in seq_len(M)) {
+    prev <- last[key[m]]
+    if (!is.na(prev) && cosine(prev, m) >= 1 - tol) drop <- c(drop, m)
+    else last[key[m]] <- m
+  }
+  drop_kernels(rk, drop)
 }

@@ -181,3 +181,34 @@ test_that("screening custom kernels checks the memory of their dense store befor
                paste0("screening the kernels .* needs the dense store of the custom kernels: ",
                       "25.6 KB for 2 kernels on 40 rows, above the memory budget of 20 KB"))
 })
+
+test_that("near-duplicate kernels are merged into the narrower one, and the option is checked", {
+  d <- two_class(100, p = 4, seed = 3)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2, 10, 11, 12)), poly_kernel(1:2))
+  op <- options(mklearn.duplicates = 0.01)
+  on.exit(options(op), add = TRUE)
+  fit <- mkl(d$x, d$y, kernels = ks, method = "uniform")
+  # wide Gaussians of neighbouring widths are alike up to a constant; other types are apart
+  expect_identical(fit$kernel_info$screened, c("rbf(sigma=11)[all]", "rbf(sigma=12)[all]"))
+  expect_identical(names(fit$weights), c("rbf(sigma=0.5)[all]", "rbf(sigma=2)[all]",
+                                         "rbf(sigma=10)[all]", "poly(degree=1)[all]",
+                                         "poly(degree=2)[all]"))
+  options(mklearn.duplicates = 0)
+  expect_equal(mkl(d$x, d$y, kernels = ks, method = "uniform")$M, 7L)
+  options(mklearn.duplicates = 1)
+  expect_error(mkl(d$x, d$y, kernels = ks), "option 'mklearn.duplicates' must be one number")
+})
+
+test_that("cv.mkl(screen = \"auto\") merges near-duplicate kernels in its fits; NULL does not", {
+  d <- two_class(100, p = 4, seed = 3)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2, 10, 11, 12)), poly_kernel(1:2))
+  fid <- rep(1:3, length.out = 100)
+  quiet <- function(expr) suppressMessages(suppressWarnings(expr))
+  cv <- quiet(cv.mkl(d$x, d$y, kernels = ks, method = "hessian", C = c(10, 1), foldid = fid))
+  expect_identical(cv$kernels_screen[1], 5L)
+  expect_true(all(c("rbf(sigma=11)[all]", "rbf(sigma=12)[all]") %in% cv$screened))
+  expect_null(getOption("mklearn.duplicates"))
+  cv0 <- quiet(cv.mkl(d$x, d$y, kernels = ks, method = "hessian", C = c(10, 1), foldid = fid,
+                      screen = NULL))
+  expect_equal(cv0$fit$fits[[1]]$M, 7L)
+})
