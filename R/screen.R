@@ -79,25 +79,34 @@ duplicate_tolerance <- function() {
 # along each (feature group, type) in table order, a kernel is kept when the mean cosine of its
 # centred columns with the last kept one's (on up to `cols` columns of the training data xs)
 # is below 1 - duplicate_tolerance(). Cheap: O(n cols M); see NOTES-model.md.
-merge_duplicates <- function(rk, xs, nthreads = 0L, cols = 40L) {
+merge_duplicates <- function(rk, xs, nthreads = 0L, cols = 20L) {
   tol <- duplicate_tolerance()
   M <- nrow(rk$table)
   if (tol <= 0 || M < 2L || has_custom(rk)) return(rk)
-  st <- fly_store(rk, xs, nthreads)
+  # the kernels unnormalised (a cosine does not see the scale), without fly_store()'s pass
+  # over every kernel for the training normalisation
+  st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = xs, z = NULL,
+                         nthreads = as.integer(nthreads)), kernel_table(rk)), class = "mk_store")
+  st$norm <- .mk_codes$norm[["none"]]
+  st$scale <- rep(1, M)
   n <- nrow(xs)
-  unit <- lapply(unique(round(seq(1, n, length.out = min(n, cols)))), function(j) {
+  # centred columns to unit length, the columns of one kernel stacked: (n cols) x M
+  U <- do.call(rbind, lapply(unique(round(seq(1, n, length.out = min(n, cols)))), function(j) {
     K <- .Call(C_store_cols, st, seq_len(M), as.integer(j))
     K <- K - rep(colMeans(K), each = n)
     K / rep(pmax(sqrt(colSums(K^2)), .Machine$double.xmin), each = n)
-  })
-  cosine <- function(a, b) mean(vapply(unit, function(K) sum(K[, a] * K[, b]), 1))
+  }))
+  ncol_used <- nrow(U) / n
   key <- paste(rk$table$group, rk$table$type)
-  last <- integer(0)
-  drop <- integer(0)
-  for (m in seq_len(M)) {
-    prev <- last[key[m]]
-    if (!is.na(prev) && cosine(prev, m) >= 1 - tol) drop <- c(drop, m)
-    else last[key[m]] <- m
-  }
-  drop_kernels(rk, drop)
+  drop <- unlist(lapply(split(seq_len(M), factor(key, unique(key))), function(idx) {
+    # the mean cosine between the kernels of one (feature group, type), then a walk in order
+    S <- crossprod(U[, idx, drop = FALSE]) / ncol_used
+    last <- 1L
+    out <- integer(0)
+    for (a in seq_along(idx)[-1L]) {
+      if (S[last, a] >= 1 - tol) out <- c(out, idx[a]) else last <- a
+    }
+    out
+  }), use.names = FALSE)
+  drop_kernels(rk, sort(drop))
 }
