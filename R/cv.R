@@ -78,6 +78,10 @@
 #'   first that does not lower the best held-out loss so far. A threshold
 #'   above 0 is taken only when its best loss is lower than that of every kernel (threshold 0)
 #'   by more than one standard error; otherwise the result is the CV over C of every kernel.
+#'   Every fit of this search first merges the near-duplicates of the set into the narrowest
+#'   of them: kernels of the same type on the same features (neighbouring widths of a
+#'   Gaussian) whose centred columns on the fit's training data have a mean cosine of at least
+#'   0.99 (they are listed in `screened`; threshold 0 is then every kernel but these).
 #' @param nfolds number of folds, a whole number >= 2; ignored when `foldid` is given.
 #' @param foldid optional fold assignment, integers 1..K, one per observation.
 #' @param type.measure for classification `"class"` (misclassification rate), `"deviance"`
