@@ -75,7 +75,7 @@
 #'   precomputed kernels, a vector `lambda` or `options(mklearn.screen)` set), the thresholds
 #'   0 and 5%, 20% and 35% of a fold's training rows, tried in this order: a threshold that
 #'   leaves out no further kernel on all the data is skipped, and the search stops after the
-#'   first that does not lower the best held-out loss so far. A threshold
+#'   second in a row that does not lower the best held-out loss so far. A threshold
 #'   above 0 is taken only when its best loss is lower than that of every kernel (threshold 0)
 #'   by more than one standard error; otherwise the result is the CV over C of every kernel.
 #'   Every fit of this search first merges the near-duplicates of the set into the narrowest
@@ -662,7 +662,8 @@ screen_auto <- function(x, y, dots, lambda) {
 # run): threshold 0 (every kernel), then the larger ones in increasing order, skipping those
 # that leave out no kernel beyond the previous one, or every kernel (judged on all the data,
 # the neighbours scaled by `ratio`, a fold's training rows over all rows), and stopping after
-# the first that does not lower the best held-out loss so far.
+# two in a row that do not lower the best held-out loss so far (with many kernels on single
+# features, leaving out the near-identity ones alone may not help where wider ones do).
 cv_screen_auto <- function(run, screen, ratio, control) {
   cvs <- vector("list", length(screen))
   cvs[[1L]] <- run(1L)
@@ -671,14 +672,17 @@ cv_screen_auto <- function(run, screen, ratio, control) {
   nb <- set_neighbours(f1$kernel_info, f1$x, nt) * ratio
   best <- cv_best(cvs[[1L]])
   kept <- rep(TRUE, length(nb))
+  misses <- 0L
   for (i in seq_along(screen)[-1L]) {
     keep <- is.na(nb) | nb >= screen[i]
     if (!any(keep) || identical(keep, kept)) next
     kept <- keep
     cvs[[i]] <- run(i)
     b <- cv_best(cvs[[i]])
-    if (b[1L] >= best[1L]) break
-    best <- b
+    if (b[1L] < best[1L]) {
+      best <- b
+      misses <- 0L
+    } else if ((misses <- misses + 1L) == 2L) break
   }
   cvs
 }

@@ -212,3 +212,27 @@ test_that("cv.mkl(screen = \"auto\") merges near-duplicate kernels in its fits; 
                       screen = NULL))
   expect_equal(cv0$fit$fits[[1]]$M, 7L)
 })
+
+test_that("the default kernel choice stops after two thresholds in a row that do not improve", {
+  d <- two_class(60, p = 8, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4, 8)))
+  cv0 <- suppressMessages(suppressWarnings(
+    cv.mkl(d$x, d$y, kernels = ks, method = "uniform", C = c(10, 1), nfolds = 3, screen = NULL)))
+  f1 <- mklearn:::first_binary(cv0$fit)
+  nb <- sort(mklearn:::set_neighbours(f1$kernel_info, f1$x))
+  screen <- c(0, nb[1:4] + 1e-6)        # each threshold leaves out one more kernel
+  loss <- c(NA, 0.1, -0.01, 0.1, 0.1)   # the second threshold does not improve, the third does
+  fake <- function(i) list(C = c(10, 1), cvm = rep(min(cv0$cvm) + loss[i], 2), C.min = 1,
+                           name = "class")
+  ran <- integer(0)
+  run <- function(i) {
+    ran <<- c(ran, i)
+    if (i == 1L) cv0 else fake(i)
+  }
+  mklearn:::cv_screen_auto(run, screen, 1, NULL)
+  expect_identical(ran, 1:5)
+  loss <- c(NA, 0.1, 0, -0.01, -0.01)   # two in a row that do not improve: the search stops
+  ran <- integer(0)
+  mklearn:::cv_screen_auto(run, screen, 1, NULL)
+  expect_identical(ran, 1:3)
+})
