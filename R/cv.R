@@ -75,9 +75,13 @@
 #'   precomputed kernels, a vector `lambda` or `options(mklearn.screen)` set), the thresholds
 #'   0 and 5%, 20% and 35% of a fold's training rows, tried in this order: a threshold that
 #'   leaves out no further kernel on all the data is skipped, and the search stops after the
-#'   first that does not lower the best held-out loss so far. A threshold
+#'   second in a row that does not lower the best held-out loss so far. A threshold
 #'   above 0 is taken only when its best loss is lower than that of every kernel (threshold 0)
 #'   by more than one standard error; otherwise the result is the CV over C of every kernel.
+#'   Every fit of this search first merges the near-duplicates of the set into the narrowest
+#'   of them: kernels of the same type on the same features (neighbouring widths of a
+#'   Gaussian) whose centred columns on the fit's training data have a mean cosine of at least
+#'   0.99 (they are listed in `screened`; threshold 0 is then every kernel but these).
 #' @param nfolds number of folds, a whole number >= 2; ignored when `foldid` is given.
 #' @param foldid optional fold assignment, integers 1..K, one per observation.
 #' @param type.measure for classification `"class"` (misclassification rate), `"deviance"`
@@ -236,11 +240,15 @@ report_fit_notes <- function(cv) {
 # values per decade; for a regression (task as mkl() guesses it from y) regression_C_grid()
 # (R/response.R). An unusable y gets the classification grid: mkl() refuses it.
 default_C_grid <- function(y = NULL, task = NULL) {
-  task <- tryCatch(suppressMessages(suppressWarnings(check_y(y, NROW(y), task,
-                                                             multiclass = TRUE)$task)),
-                   error = function(e) "classification")
-  if (identical(task, "regression")) regression_C_grid() else 10^seq(3, -2, by = -0.25)
+  if (identical(guess_task(y, task), "regression")) regression_C_grid()
+  else 10^seq(3, -2, by = -0.25)
 }
+
+# The task mkl() guesses from y ("classification" or "regression"; `task` as given to mkl()),
+# quietly; NULL for a y that mkl() refuses (it says why when it is called).
+guess_task <- function(y, task = NULL)
+  tryCatch(suppressMessages(suppressWarnings(check_y(y, NROW(y), task, multiclass = TRUE)$task)),
+           error = function(e) NULL)
 
 # Fold numbers 1..nfolds; for classification, stratified: each class is spread evenly over
 # the folds (the classes in random order within, the folds continuing from class to class).
@@ -552,12 +560,14 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
   out
 }
 
-# Evaluates expr with the screening threshold `screen` (NULL: the option as it is), without
-# the screening messages (cv_screen() reports the choice). The threshold travels as an
-# argument, not as an option, so that fold fits on parallel workers use it too.
+# Evaluates expr with the screening threshold `screen` (NULL: the option as it is; or a list of
+# `threshold` and the tolerance of merged `duplicates`), without the screening messages
+# (cv_screen() reports the choice). They travel as an argument, not as options, so that fold
+# fits on parallel workers use them too.
 with_screen <- function(screen, expr) {
   if (is.null(screen)) return(expr)
-  op <- options(mklearn.screen = screen)
+  if (!is.list(screen)) screen <- list(threshold = screen, duplicates = 0)
+  op <- options(mklearn.screen = screen$threshold, mklearn.duplicates = screen$duplicates)
   on.exit(options(op))
   withCallingHandlers(expr, mklearn_screen_message = function(m) invokeRestart("muffleMessage"))
 }
@@ -598,7 +608,8 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
     do.call(cv_path, c(list(x, y), args, list(lambda = lambda)[!is.null(lambda)],
                        list(C = C, nfolds = nfolds, foldid = foldid,
                             type.measure = type.measure, formula = formula, data = data,
-                            screen = screen[i]))),
+                            screen = list(threshold = screen[i],
+                                          duplicates = if (auto) .screen_duplicates else 0)))),
     mklearn_task_message = function(m) if (i > 1L) invokeRestart("muffleMessage"))
   cvs <- if (auto) cv_screen_auto(run, screen, ntrain / length(foldid), args[["control"]])
     else lapply(seq_along(screen), run)
@@ -633,6 +644,10 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
 # rows of a fold (NOTES-model.md, "Multiclass: a tuned single Gaussian against MKL").
 .screen_auto_fractions <- c(0.05, 0.2, 0.35)
 
+# The tolerance of cv.mkl(screen = "auto")'s merging of near-duplicate kernels in every fit
+# (merge_duplicates(), R/screen.R; NOTES-model.md).
+.screen_duplicates <- 0.01
+
 # Whether cv.mkl(screen = "auto") cross-validates the kernel choice: a classification with the
 # kernels of a kernel_set (or the default kernels) computed from x, no vector lambda, and no
 # screening already set by options(mklearn.screen).
@@ -640,16 +655,15 @@ screen_auto <- function(x, y, dots, lambda) {
   k <- dots[["kernels"]]
   if (is.null(x) || length(lambda) > 1L || screen_threshold() > 0 ||
       !(is.null(k) || inherits(k, "kernel_set"))) return(FALSE)
-  yc <- tryCatch(suppressMessages(check_y(y, NROW(y), dots[["task"]], multiclass = TRUE)),
-                 error = function(e) NULL)
-  identical(yc$task, "classification")
+  identical(guess_task(y, dots[["task"]]), "classification")
 }
 
 # The CVs of cv.mkl(screen = "auto") (run(i): the C path at threshold screen[i]; NULL where not
 # run): threshold 0 (every kernel), then the larger ones in increasing order, skipping those
 # that leave out no kernel beyond the previous one, or every kernel (judged on all the data,
 # the neighbours scaled by `ratio`, a fold's training rows over all rows), and stopping after
-# the first that does not lower the best held-out loss so far.
+# two in a row that do not lower the best held-out loss so far (with many kernels on single
+# features, leaving out the near-identity ones alone may not help where wider ones do).
 cv_screen_auto <- function(run, screen, ratio, control) {
   cvs <- vector("list", length(screen))
   cvs[[1L]] <- run(1L)
@@ -658,14 +672,17 @@ cv_screen_auto <- function(run, screen, ratio, control) {
   nb <- set_neighbours(f1$kernel_info, f1$x, nt) * ratio
   best <- cv_best(cvs[[1L]])
   kept <- rep(TRUE, length(nb))
+  misses <- 0L
   for (i in seq_along(screen)[-1L]) {
     keep <- is.na(nb) | nb >= screen[i]
     if (!any(keep) || identical(keep, kept)) next
     kept <- keep
     cvs[[i]] <- run(i)
     b <- cv_best(cvs[[i]])
-    if (b[1L] >= best[1L]) break
-    best <- b
+    if (b[1L] < best[1L]) {
+      best <- b
+      misses <- 0L
+    } else if ((misses <- misses + 1L) == 2L) break
   }
   cvs
 }

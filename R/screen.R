@@ -37,11 +37,11 @@ set_neighbours <- function(rk, xs, nthreads = 0L, memory = Inf) {
 screen_kernels <- function(rk, xs, nthreads = 0L, memory = Inf) {
   th <- screen_threshold()
   M <- nrow(rk$table)
-  if (th <= 1 || M < 2L) return(rk)
+  if (th <= 1 || M < 2L) return(merge_duplicates(rk, xs, nthreads))
   nb <- set_neighbours(rk, xs, nthreads, memory)
   drop <- which(!is.na(nb) & nb < th)
   if (length(drop) == M) drop <- drop[-which.max(nb)]
-  if (!length(drop)) return(rk)
+  if (!length(drop)) return(merge_duplicates(rk, xs, nthreads))
   inform <- function(msg) message(structure(class = c("mklearn_screen_message", "message",
                                                       "condition"),
                                             list(message = paste0(msg, "\n"), call = NULL)))
@@ -51,8 +51,62 @@ screen_kernels <- function(rk, xs, nthreads = 0L, memory = Inf) {
                   length(drop), format(th),
                   paste(utils::head(rk$labels[drop], 4L), collapse = ", "),
                   if (length(drop) > 4L) sprintf(" and %d more", length(drop) - 4L) else ""))
+  merge_duplicates(drop_kernels(rk, drop), xs, nthreads)
+}
+
+# rk without the kernels `drop` (indices), their labels added to rk$screened.
+drop_kernels <- function(rk, drop) {
+  if (!length(drop)) return(rk)
   rk$table <- rk$table[-drop, , drop = FALSE]
-  rk$screened <- rk$labels[drop]
+  rk$screened <- c(rk$screened, rk$labels[drop])
   rk$labels <- rk$labels[-drop]
   rk
+}
+
+# The tolerance below which two kernels count as duplicates (1 - the mean cosine of their
+# centred columns): the internal option mklearn.duplicates, set by cv.mkl(screen = "auto")
+# (default 0, none merged).
+duplicate_tolerance <- function() {
+  tol <- getOption("mklearn.duplicates", 0)
+  if (!is.numeric(tol) || length(tol) != 1L || is.na(tol) || tol < 0 || tol >= 1)
+    stop("option 'mklearn.duplicates' must be one number in [0, 1) (0: none merged)",
+         call. = FALSE)
+  tol
+}
+
+# The built-in kernels of rk that nearly duplicate a narrower kernel of the same type on the
+# same features (consecutive Gaussian widths, wide ones alike up to a constant) merged into it:
+# along each (feature group, type) in table order, a kernel is kept when the mean cosine of its
+# centred columns with the last kept one's (on up to `cols` columns of the training data xs)
+# is below 1 - duplicate_tolerance(). Cheap: O(n cols M); see NOTES-model.md.
+merge_duplicates <- function(rk, xs, nthreads = 0L, cols = 20L) {
+  tol <- duplicate_tolerance()
+  M <- nrow(rk$table)
+  if (tol <= 0 || M < 2L || has_custom(rk)) return(rk)
+  # the kernels unnormalised (a cosine does not see the scale), without fly_store()'s pass
+  # over every kernel for the training normalisation
+  st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = xs, z = NULL,
+                         nthreads = as.integer(nthreads)), kernel_table(rk)), class = "mk_store")
+  st$norm <- .mk_codes$norm[["none"]]
+  st$scale <- rep(1, M)
+  n <- nrow(xs)
+  # centred columns to unit length, the columns of one kernel stacked: (n cols) x M
+  U <- do.call(rbind, lapply(unique(round(seq(1, n, length.out = min(n, cols)))), function(j) {
+    K <- .Call(C_store_cols, st, seq_len(M), as.integer(j))
+    K <- K - rep(colMeans(K), each = n)
+    K / rep(pmax(sqrt(colSums(K^2)), .Machine$double.xmin), each = n)
+  }))
+  ncol_used <- nrow(U) / n
+  key <- paste(rk$table$group, rk$table$type)
+  drop <- unlist(lapply(split(seq_len(M), factor(key, unique(key))), function(idx) {
+    # the mean cosine between the kernels of one (feature group, type), then a walk in order
+    S <- crossprod(U[, idx, drop = FALSE]) / ncol_used
+    last <- 1L
+    out <- integer(0)
+    for (a in seq_along(idx)[-1L]) {
+      if (S[last, a] >= 1 - tol) out <- c(out, idx[a]) else last <- a
+    }
+    out
+  }), use.names = FALSE)
+  drop_kernels(rk, sort(drop))
 }

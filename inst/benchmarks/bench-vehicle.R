@@ -3,18 +3,19 @@
 # Sonar, Ionosphere and BreastCancer, 80/20 splits (seeded). Beside each other in the same run,
 # on the same training rows:
 #  - e1071::tune.svm over its 72-point grid (gamma 2^(-8:0), cost 2^(-1:6); 10-fold CV);
-#  - cv.mkl(screen = NULL) of an MKL method (default "hessian") over the C grid
-#    10^(2:0 by -0.5), five folds, all the kernels (the CV over C alone, "cv_C");
+#  - unless MKL_BENCH_CVC=0, cv.mkl(screen = NULL) of an MKL method (default "hessian") over
+#    the C grid 10^(2:0 by -0.5), five folds, all the kernels (the CV over C alone, "cv_C");
 #  - unless MKL_BENCH_SCREEN=0, cv.mkl() at its default, screen = "auto" ("cv_auto"): the
 #    screening threshold (the kernel choice) by CV jointly with C on the same folds, taken only
-#    when it wins by more than one standard error.
+#    when it wins by more than one standard error, near-duplicate kernels merged in every fit.
 # Printed per split: test accuracy, the chosen threshold and C, CPU seconds (user + system of
 # this single-threaded process) of each, and each cv.mkl's time over tune.svm's in the same
 # run; then per data set the mean and sd over the splits.
 # Kernels: Gaussian widths c(0.1, 0.25, 0.5, 0.75, 1:20) and polynomial degrees 1-3 on the
 # feature groups MKL_BENCH_FEATURES ("all,each": 513 kernels on Vehicle, 270 on Glass, 135 on
 # iris; "all": 27). MKL_BENCH_SPLITS: the number of splits (default 5).
-# Usage: MKL_BENCH_SPLITS=5 MKL_BENCH_FEATURES=all MKL_BENCH_SCREEN=1 \
+# "kept": the kernels of cv_auto's path on all the data. MKL_BENCH_FIRST: the first split.
+# Usage: MKL_BENCH_SPLITS=5 MKL_BENCH_FEATURES=all MKL_BENCH_SCREEN=1 MKL_BENCH_CVC=1 \
 #          Rscript bench-vehicle.R [method] [data ...]
 suppressPackageStartupMessages({
   library(mklearn)
@@ -26,6 +27,8 @@ sets_run <- if (length(args) > 1L) args[-1L] else c("Vehicle", "Glass", "iris")
 nsplit <- as.integer(Sys.getenv("MKL_BENCH_SPLITS", "5"))
 feat <- strsplit(Sys.getenv("MKL_BENCH_FEATURES", "all"), ",")[[1L]]
 do_screen <- Sys.getenv("MKL_BENCH_SCREEN", "1") != "0"
+do_cvc <- Sys.getenv("MKL_BENCH_CVC", "1") != "0"
+first <- as.integer(Sys.getenv("MKL_BENCH_FIRST", "1"))
 ks <- kernel_set(rbf_kernel(sigma = c(0.1, 0.25, 0.5, 0.75, 1:20)), poly_kernel(degree = 1:3),
                  features = feat)
 Cgrid <- 10^seq(2, 0, by = -0.5)
@@ -58,7 +61,7 @@ cpu <- function() sum(proc.time()[c("user.self", "sys.self")])
 res <- NULL
 for (nm in sets_run) {
   d <- load_data(nm)
-  for (s in seq_len(nsplit)) {
+  for (s in first - 1L + seq_len(nsplit)) {
     set.seed(s)
     tr <- sample(nrow(d$x), round(0.8 * nrow(d$x)))
     te <- setdiff(seq_len(nrow(d$x)), tr)
@@ -69,10 +72,14 @@ for (nm in sets_run) {
     a_tune <- acc(predict(tu$best.model, d$x[te, ]))
     set.seed(100 + s)
     fid <- sample(rep(seq_len(5L), length.out = length(tr)))
-    t0 <- cpu()
-    cv0 <- quiet(cv.mkl(d$x[tr, ], d$y[tr], kernels = ks, method = method, C = Cgrid,
-                        foldid = fid, control = ctl, screen = NULL))
-    t_cv0 <- cpu() - t0
+    cv0 <- NULL
+    t_cv0 <- NA_real_
+    if (do_cvc) {
+      t0 <- cpu()
+      cv0 <- quiet(cv.mkl(d$x[tr, ], d$y[tr], kernels = ks, method = method, C = Cgrid,
+                          foldid = fid, control = ctl, screen = NULL))
+      t_cv0 <- cpu() - t0
+    }
     cvs <- NULL
     t_cvs <- NA_real_
     if (do_screen) {
@@ -81,14 +88,15 @@ for (nm in sets_run) {
                           foldid = fid, control = ctl))
       t_cvs <- cpu() - t0
     }
-    row <- data.frame(data = nm, kernels = cv0$fit$fits[[1L]]$M, split = s,
+    row <- data.frame(data = nm, kernels = n_kernels(ks, d$x), split = s,
                       tune_svm = round(a_tune, 3),
-                      cv_C = round(acc(predict(cv0, d$x[te, ])), 3),
+                      cv_C = if (do_cvc) round(acc(predict(cv0, d$x[te, ])), 3) else NA,
                       cv_auto = if (do_screen) round(acc(predict(cvs, d$x[te, ])), 3) else NA,
                       threshold = if (do_screen && !is.null(cvs$screen.min)) cvs$screen.min
                                   else NA,
                       tried = if (do_screen) paste(cvs$screen, collapse = "/") else NA,
-                      C = signif(if (do_screen) cvs$C.min else cv0$C.min, 3),
+                      kept = if (do_screen) cvs$fit$fits[[1L]]$M else NA,
+                      C = signif(if (do_screen) cvs$C.min else if (do_cvc) cv0$C.min else NA, 3),
                       t_tune = round(t_tune, 1), t_cv_C = round(t_cv0, 1),
                       t_cv_auto = round(t_cvs, 1), ratio_cv_C = round(t_cv0 / t_tune, 2),
                       ratio_cv_auto = round(t_cvs / t_tune, 2))
@@ -101,7 +109,7 @@ cat(sprintf("\nmeans (sd) over %d split(s), method %s, features %s\n", nsplit, m
 cols <- c("tune_svm", "cv_C", "cv_auto", "t_tune", "t_cv_C", "t_cv_auto", "ratio_cv_C",
           "ratio_cv_auto")
 summ <- do.call(rbind, lapply(split(res, factor(res$data, unique(res$data))), function(r)
-  data.frame(data = r$data[1L], kernels = r$kernels[1L],
+  data.frame(data = r$data[1L], kernels = r$kernels[1L], splits = nrow(r),
              t(sprintf("%.3f (%.3f)", colMeans(r[cols]), vapply(r[cols], stats::sd, 1))))))
-names(summ)[-(1:2)] <- cols
+names(summ)[-(1:3)] <- cols
 print(summ, row.names = FALSE)

@@ -317,6 +317,14 @@ test_that("the default C grid of a regression runs from 1e4 down to 0.1", {
   expect_equal(mklearn:::default_C_grid(c(-1, 1, 1, -1)), 10^seq(3, -2, by = -0.25))
   expect_equal(mklearn:::default_C_grid(factor(c("a", "b", "c"))), 10^seq(3, -2, by = -0.25))
   expect_equal(mklearn:::default_C_grid(c(1, 1, 2), task = "regression"), cv$C)
+  # the default grid and the default kernel choice read one guess of the task; a y that mkl()
+  # refuses gets the classification grid and no kernel choice
+  expect_identical(mklearn:::guess_task(y), "regression")
+  expect_null(mklearn:::guess_task(c(NA, NA)))
+  expect_equal(mklearn:::default_C_grid(c(NA, NA)), 10^seq(3, -2, by = -0.25))
+  expect_false(mklearn:::screen_auto(x, c(NA, NA), list(), NULL))
+  expect_false(mklearn:::screen_auto(x, y, list(), NULL))
+  expect_true(mklearn:::screen_auto(x, y > 0, list(), NULL))
   # a formula gets the grid of its response
   d <- data.frame(y = y, x)
   expect_equal(cv.mkl(y ~ ., data = d, kernels = kernel_set(rbf_kernel(1)), nfolds = 3)$C, cv$C)

@@ -181,3 +181,58 @@ test_that("screening custom kernels checks the memory of their dense store befor
                paste0("screening the kernels .* needs the dense store of the custom kernels: ",
                       "25.6 KB for 2 kernels on 40 rows, above the memory budget of 20 KB"))
 })
+
+test_that("near-duplicate kernels are merged into the narrower one, and the option is checked", {
+  d <- two_class(100, p = 4, seed = 3)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2, 10, 11, 12)), poly_kernel(1:2))
+  op <- options(mklearn.duplicates = 0.01)
+  on.exit(options(op), add = TRUE)
+  fit <- mkl(d$x, d$y, kernels = ks, method = "uniform")
+  # wide Gaussians of neighbouring widths are alike up to a constant; other types are apart
+  expect_identical(fit$kernel_info$screened, c("rbf(sigma=11)[all]", "rbf(sigma=12)[all]"))
+  expect_identical(names(fit$weights), c("rbf(sigma=0.5)[all]", "rbf(sigma=2)[all]",
+                                         "rbf(sigma=10)[all]", "poly(degree=1)[all]",
+                                         "poly(degree=2)[all]"))
+  options(mklearn.duplicates = 0)
+  expect_equal(mkl(d$x, d$y, kernels = ks, method = "uniform")$M, 7L)
+  options(mklearn.duplicates = 1)
+  expect_error(mkl(d$x, d$y, kernels = ks), "option 'mklearn.duplicates' must be one number")
+})
+
+test_that("cv.mkl(screen = \"auto\") merges near-duplicate kernels in its fits; NULL does not", {
+  d <- two_class(100, p = 4, seed = 3)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2, 10, 11, 12)), poly_kernel(1:2))
+  fid <- rep(1:3, length.out = 100)
+  quiet <- function(expr) suppressMessages(suppressWarnings(expr))
+  cv <- quiet(cv.mkl(d$x, d$y, kernels = ks, method = "hessian", C = c(10, 1), foldid = fid))
+  expect_identical(cv$kernels_screen[1], 5L)
+  expect_true(all(c("rbf(sigma=11)[all]", "rbf(sigma=12)[all]") %in% cv$screened))
+  expect_null(getOption("mklearn.duplicates"))
+  cv0 <- quiet(cv.mkl(d$x, d$y, kernels = ks, method = "hessian", C = c(10, 1), foldid = fid,
+                      screen = NULL))
+  expect_equal(cv0$fit$fits[[1]]$M, 7L)
+})
+
+test_that("the default kernel choice stops after two thresholds in a row that do not improve", {
+  d <- two_class(60, p = 8, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4, 8)))
+  cv0 <- suppressMessages(suppressWarnings(
+    cv.mkl(d$x, d$y, kernels = ks, method = "uniform", C = c(10, 1), nfolds = 3, screen = NULL)))
+  f1 <- mklearn:::first_binary(cv0$fit)
+  nb <- sort(mklearn:::set_neighbours(f1$kernel_info, f1$x))
+  screen <- c(0, nb[1:4] + 1e-6)        # each threshold leaves out one more kernel
+  loss <- c(NA, 0.1, -0.01, 0.1, 0.1)   # the second threshold does not improve, the third does
+  fake <- function(i) list(C = c(10, 1), cvm = rep(min(cv0$cvm) + loss[i], 2), C.min = 1,
+                           name = "class")
+  ran <- integer(0)
+  run <- function(i) {
+    ran <<- c(ran, i)
+    if (i == 1L) cv0 else fake(i)
+  }
+  mklearn:::cv_screen_auto(run, screen, 1, NULL)
+  expect_identical(ran, 1:5)
+  loss <- c(NA, 0.1, 0, -0.01, -0.01)   # two in a row that do not improve: the search stops
+  ran <- integer(0)
+  mklearn:::cv_screen_auto(run, screen, 1, NULL)
+  expect_identical(ran, 1:3)
+})
