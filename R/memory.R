@@ -278,8 +278,11 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   if (!is.na(R)) {   # low rank (src/svmfam_lr.c, lsvm.c): the line is kept as weights
     add("scaled factors F' (R x n, lsvm.c)", n * R, "linear")
     if (method == "hessian") {
-      add("Hessian: factor rows of the free SVs (at most n x R) and R x R systems",
-          n * R + 3 * R * R + n * (M + 1), "linear")
+      # src/svmfam_lr.c, lr_hess_gram(): the free SVs' factor rows F_S (ns x R), and two
+      # ns x ns matrices while ns <= R, else Woodbury's R x R and (M + 1)-sized eigenproblem
+      M1 <- M + 1
+      add("Hessian: factor rows of the free SVs (at most n x R) and their systems",
+          max(3 * R * R, n * R + R * R + 2 * R * M1 + 2 * M1 * M1 + 66 * M1) + n * M1, "linear")
       add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
     }
     add("vectors", 12 * n + 20 * M + R, "linear")

@@ -230,3 +230,23 @@ test_that("every fit counts R's garbage up to its next collection once, its fold
   }
   expect_gte(mkl_memory(10, 2, "mwu", "fly", nthreads = 1)$linear, 8 * 2^23)
 })
+
+test_that("HessianMKL on the low-rank store counts the larger of its two Gram paths", {
+  # src/svmfam_lr.c, lr_hess_gram(): ns free SVs; ns <= R forms two ns x ns matrices beside
+  # F_S (ns x R), more free SVs go through Woodbury's R x R matrix
+  hess <- function(n, R, M) {
+    p <- memory_parts("hessian", n, M, "lowrank", 1L, method_control("hessian", NULL), R = R,
+                      fold = TRUE)
+    p$bytes[grepl("^Hessian: factor rows", p$part)] / 8
+  }
+  M1 <- 11
+  direct <- function(ns, R) ns * R + 2 * ns^2 + ns * M1
+  woodbury <- function(ns, R) ns * R + ns * M1 + R^2 + 2 * R * M1 + 2 * M1^2 + 66 * M1
+  for (R in c(50, 400)) {
+    n <- 1000
+    expect_gte(hess(n, R, 10), max(direct(min(n, R), R), woodbury(n, R)))
+    expect_identical(hess(n, R, 10), max(3 * R^2, woodbury(n, R) - n * M1) + n * M1)
+  }
+  # below the bound of n R + 3 R^2 counted before
+  expect_lt(hess(20000, 2000, 10), 20000 * 2000 + 3 * 2000^2)
+})
