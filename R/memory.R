@@ -34,8 +34,8 @@
 #' @param loss the loss (default: each method's default for the task).
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
 #'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers),
-#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and 64 MB of R's
-#'   garbage up to its next collection), `platt` (the cross-validation of the probabilities:
+#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and up to 64 MB of
+#'   R's garbage until its next collection), `platt` (the cross-validation of the probabilities:
 #'   the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is
 #'   within the budget, attribute `budget`). Attribute `parts`: the named buffers of each row.
 #' @examples
@@ -113,7 +113,7 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     add("training statistics (n x M column means)", n * M, "kernels") else
     add("kernel array (n x n x M)", nn * M, "kernels")
   add("coefficients (n x M) and result", 2 * n * M, "linear")
-  if (!fold) memory_r_heap(add)
+  if (!fold) memory_r_heap(add, n, M, store, R)
   fam <- method_info(method)$control
   # R: the columns of all low-rank factors, at the rank cap unless given (NA: not low rank)
   if (store != "lowrank") R <- NA_real_
@@ -167,12 +167,16 @@ memory_platt <- function(add, method, n, M, store, nt, ctl, task, loss, R) {
   add("Platt folds: coefficients on all rows (n x M), decision values", n * M + 2 * n, "platt")
 }
 
-# R's own working memory in a fit: R collects its garbage (the checks' kernel columns, copies
-# below the size collected at once) when its vector heap reaches its trigger, 2^23 doubles
-# (64 MB) in a fresh process with the package loaded (gc()), so that much can be resident on
-# top of what the fit holds. Measured: NOTES-store.md, "R's heap".
-memory_r_heap <- function(add) add("R's heap: garbage until its next collection (2^23 doubles)",
-                                   2^23, "linear")
+# R's garbage in a fit: the neighbour check (kernel_neighbours(), R/store.R) reads up to 200
+# columns of every kernel and their squares (2 n M doubles each; on the low-rank store each
+# kernel's factor columns, n R in all), and R collects it only when its vector heap reaches
+# its trigger, 2^23 doubles (64 MB) in a fresh process with the package loaded (gc()): the
+# smaller of the two. Measured: NOTES-store.md, "R's heap".
+memory_r_heap <- function(add, n, M, store, R) {
+  made <- if (store == "lowrank") n * R else 2 * min(n, 200) * n * M
+  add("R's heap: the checks' garbage until R's next collection (at most 2^23 doubles)",
+      min(2^23, made), "linear")
+}
 
 # The per-thread scratch of a kernel computed for a sweep (mk_store_scratch, src/store.c): whole
 # up to MK_KERNEL_WHOLE_MAX doubles (64 MB), else four columns (the sweep computes them by blocks).
