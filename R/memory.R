@@ -34,10 +34,10 @@
 #' @param loss the loss (default: each method's default for the task).
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
 #'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers),
-#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts), `platt` (the
-#'   cross-validation of the probabilities: the fold's store and its fit), `total`, all in
-#'   bytes, and `fits` (whether `total` is within the budget, attribute `budget`). Attribute
-#'   `parts`: the named buffers of each row.
+#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and up to 64 MB of
+#'   R's garbage until its next collection), `platt` (the cross-validation of the probabilities:
+#'   the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is
+#'   within the budget, attribute `budget`). Attribute `parts`: the named buffers of each row.
 #' @examples
 #' mkl_memory(20000, 10, method = c("spicy", "simple", "mwu"), nthreads = 1)
 #' @export
@@ -113,6 +113,7 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     add("training statistics (n x M column means)", n * M, "kernels") else
     add("kernel array (n x n x M)", nn * M, "kernels")
   add("coefficients (n x M) and result", 2 * n * M, "linear")
+  if (!fold) memory_r_heap(add, n, M, store, R)
   fam <- method_info(method)$control
   # R: the columns of all low-rank factors, at the rank cap unless given (NA: not low rank)
   if (store != "lowrank") R <- NA_real_
@@ -164,6 +165,17 @@ memory_platt <- function(add, method, n, M, store, nt, ctl, task, loss, R) {
   for (i in seq_len(nrow(fp)))
     add(paste("Platt fold fit:", fp$part[i]), fp$bytes[i] / 8, "platt")
   add("Platt folds: coefficients on all rows (n x M), decision values", n * M + 2 * n, "platt")
+}
+
+# R's garbage in a fit: the neighbour check (kernel_neighbours(), R/store.R) reads up to 200
+# columns of every kernel and their squares (2 n M doubles each; on the low-rank store each
+# kernel's factor columns, n R in all), and R collects it only when its vector heap reaches
+# its trigger, 2^23 doubles (64 MB) in a fresh process with the package loaded (gc()): the
+# smaller of the two. Measured: NOTES-store.md, "R's heap".
+memory_r_heap <- function(add, n, M, store, R) {
+  made <- if (store == "lowrank") n * R else 2 * min(n, 200) * n * M
+  add("R's heap: the checks' garbage until R's next collection (at most 2^23 doubles)",
+      min(2^23, made), "linear")
 }
 
 # The per-thread scratch of a kernel computed for a sweep (mk_store_scratch, src/store.c): whole
@@ -270,8 +282,11 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   if (!is.na(R)) {   # low rank (src/svmfam_lr.c, lsvm.c): the line is kept as weights
     add("scaled factors F' (R x n, lsvm.c)", n * R, "linear")
     if (method == "hessian") {
-      add("Hessian: factor rows of the free SVs (at most n x R) and R x R systems",
-          n * R + 3 * R * R + n * (M + 1), "linear")
+      # src/svmfam_lr.c, lr_hess_gram(): the free SVs' factor rows F_S (ns x R), and two
+      # ns x ns matrices while ns <= R, else Woodbury's R x R and (M + 1)-sized eigenproblem
+      M1 <- M + 1
+      add("Hessian: factor rows of the free SVs (at most n x R) and their systems",
+          max(3 * R * R, n * R + R * R + 2 * R * M1 + 2 * M1 * M1 + 66 * M1) + n * M1, "linear")
       add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
     }
     add("vectors", 12 * n + 20 * M + R, "linear")

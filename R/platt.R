@@ -61,6 +61,8 @@ platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
   for (k in seq_len(.platt_nfolds)) {
     tr <- which(foldid != k)
     out <- foldid == k
+    # the fit's garbage (its checks' copies, the previous fold's copy) collected before the copy
+    if (length(store$K) + length(store$G) > 4e6) gc(verbose = FALSE)
     st <- subset_store(store, tr)
     if (!is.null(cw)) ctl$case_weights <- cw[tr]
     for (j in seq_along(C)) {
@@ -83,10 +85,7 @@ platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
       act <- alpha_cols_nonzero(alpha)
       dv[out, j] <- train_decision(store, alpha, act, base$kernel_info, as.double(res$b))[out]
     }
-    # one fold's copy of the store at a time, as mkl_memory() counts it (NOTES-store.md)
-    big <- length(st$K) + length(st$G) > 4e6
-    rm(st, res)
-    if (big) gc(verbose = FALSE)
+    rm(st, res)   # collected before the next fold's copy: one at a time (NOTES-store.md)
   }
   dv
 }

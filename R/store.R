@@ -322,9 +322,10 @@ lowrank_neighbours <- function(store, which, js) {
     p2 <- rowSums(P^2)
     d <- p2 + jit
     s2 <- rowSums((P %*% crossprod(G)) * P) + 2 * jit * p2 + jit^2
-    big <- length(G) > 4e6
+    big <- length(G) > 1e6
     rm(G, P)
-    # one kernel's copy at a time, as mkl_memory() counts it (NOTES-store.md)
+    # one kernel's copy at a time, as mkl_memory() counts it (NOTES-store.md); below 8 MB
+    # the copies are R's garbage within its first collection's trigger (memory_r_heap())
     if (big) gc(verbose = FALSE)
     sum(ifelse(d > 0, s2 / d^2, NA_real_)) / length(js)
   }, 0)

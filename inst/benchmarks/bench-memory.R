@@ -10,10 +10,57 @@
 # Usage: Rscript bench-memory.R [n ...] [--methods=a,b] [--threads=k] [--store=s] [--timeout=s]
 #        [--maxiter=k] [--memory=bytes (default: half the machine)] [--lock=file (each case
 #        runs under flock on it)]
+#        Rscript bench-memory.R trace <n> <method> [store] [live]: one fit in this process,
+#        the resident set at the entry and exit of every function of the package wherever it
+#        moved by more than 4 MB, with the peak since the previous reading (reset through
+#        /proc/self/clear_refs): where the peak is reached. "live": also R's live heap after a
+#        collection at each reading (the collections change what is resident).
 # Prints one row per case: n, method, threads, chosen store, predicted bytes, measured peak RSS
 # minus the baseline, CPU seconds, and the fit's outcome (fitted, or the error message: a clear
-# stop; a case stopped by the timeout reports the store mkl() chose before fitting).
+# stop; a case stopped by the timeout reports the store mkl() chose before fitting). The script
+# nices each case itself (nice -n 10): run it without nice.
 args <- commandArgs(trailingOnly = TRUE)
+
+if (length(args) && args[1L] == "trace") {
+  n <- as.integer(args[2L]); method <- args[3L]
+  store <- if (length(args) > 3L) args[4L] else "auto"
+  live <- "live" %in% args
+  suppressPackageStartupMessages(library(mklearn))
+  set.seed(1)
+  d <- mlbench::mlbench.twonorm(n)
+  x <- d$x; y <- ifelse(d$classes == 1, -1, 1)
+  ks <- kernel_set(rbf_kernel(2^(-5:4)))
+  status <- function() {
+    l <- readLines("/proc/self/status")
+    v <- function(k) as.double(gsub("[^0-9]", "", grep(k, l, value = TRUE))) / 1024^2
+    c(rss = v("^VmRSS"), hwm = v("^VmHWM"))
+  }
+  reset <- function() invisible(try(cat("5", file = "/proc/self/clear_refs"), silent = TRUE))
+  invisible(gc()); reset()
+  pr <- new.env(); pr$base <- status()[["rss"]]; pr$last <- pr$base; pr$max <- 0
+  cat(sprintf("R process with the data %.3f GB (GB below: above it)\n", pr$base))
+  probe <- function(where) {
+    s <- status()
+    if (s[["hwm"]] - pr$last > 0.004 || abs(s[["rss"]] - pr$last) > 0.004)
+      cat(sprintf("%-40s resident %+.3f  peak since the last reading %+.3f%s\n", where,
+                  s[["rss"]] - pr$base, s[["hwm"]] - pr$base,
+                  if (live) sprintf("  R's live %.3f", sum(gc()[, 2L]) / 1024) else ""))
+    pr$max <- max(pr$max, s[["hwm"]] - pr$base); pr$last <- status()[["rss"]]; reset()
+  }
+  ns <- asNamespace("mklearn")
+  fns <- Filter(function(f) is.function(get(f, ns)) && !is.primitive(get(f, ns)),
+                ls(ns, all.names = TRUE))
+  for (f in fns) suppressMessages(trace(f, where = ns, print = FALSE,
+                                        tracer = bquote(probe(paste("enter", .(f)))),
+                                        exit = bquote(probe(paste("exit ", .(f))))))
+  ctl <- if (method %in% c("uniform", "mwu")) mkl_control(nthreads = 1, store = store) else
+    mkl_control(nthreads = 1, store = store, maxiter = 1)
+  fit <- suppressWarnings(mkl(x, y, kernels = ks, method = method, control = ctl))
+  probe("end")
+  cat(sprintf("store %s: peak %.3f GB, predicted %.3f GB\n", fit$store, pr$max,
+              mkl_memory(n, 10, method, fit$store, nthreads = 1, control = ctl)$total / 1e9))
+  quit(save = "no")
+}
 
 if (length(args) && args[1L] == "case") {
   # one case: case <n> <method> <threads> <store> <maxiter> <memory>
