@@ -120,12 +120,11 @@ l01_frob2 <- function(store, cols = 100L) {
   if (store$kind == .mk_codes$store[["lowrank"]]) {
     jit <- store$jitter
     return(vapply(seq_len(M), function(m) {
-      G <- store$G[, seq.int(store$goff[m] + 1L, length.out = store$goff[m + 1L] -
-                                store$goff[m]), drop = FALSE]
+      G <- store$G[, factor_cols(store, m), drop = FALSE]
       sum(crossprod(G)^2) + 2 * jit * sum(G^2) + n * jit^2
     }, 0))
   }
-  js <- unique(round(seq(1, n, length.out = min(n, cols))))
+  js <- spread_rows(n, cols)
   acc <- double(M)
   for (j in js) acc <- acc + colSums(.Call(C_store_cols, store, seq_len(M), as.integer(j))^2)
   acc * n / length(js)

@@ -775,44 +775,6 @@ degenerate_verb <- function(note) {
   if (isTRUE(attr(note, "overfit"))) "overfits" else "generalises nothing"
 }
 
-# The effective neighbours per training point of the combination sum_m w_m K_m of kernels
-# `which`: kernel_neighbours() (R/store.R) of that one kernel, on the same columns.
-combined_neighbours <- function(store, which, w, cols = 200L) {
-  n <- store_dims(store)[2L]
-  js <- unique(round(seq(1, n, length.out = min(n, cols))))
-  if (store$kind == .mk_codes$store[["lowrank"]])
-    return(lowrank_combined_neighbours(store, which, w, js))
-  acc <- 0
-  for (j in js) {
-    k <- drop(.Call(C_store_cols, store, as.integer(which), as.integer(j)) %*% w)
-    acc <- acc + if (k[j] > 0) sum(k^2) / k[j]^2 else NA_real_
-  }
-  acc / length(js)
-}
-
-# combined_neighbours() on a low-rank store from its factors: column j of the combination is
-# sum_m w_m (G_m g_mj + jitter e_j); the squares off the diagonal are summed over `rows` evenly
-# spread rows and scaled to the n - 1 (exact when n <= rows): O(rows R) per column, not O(n R).
-lowrank_combined_neighbours <- function(store, which, w, js, rows = 1000L) {
-  n <- nrow(store$G)
-  is <- unique(round(seq(1, n, length.out = min(n, rows))))
-  A <- matrix(0, length(is), length(js))
-  dj <- double(length(js))
-  for (k in seq_along(which)) {
-    cols <- seq.int(store$goff[which[k]] + 1L,
-                    length.out = store$goff[which[k] + 1L] - store$goff[which[k]])
-    Gj <- store$G[js, cols, drop = FALSE]
-    A <- A + w[k] * tcrossprod(store$G[is, cols, drop = FALSE], Gj)
-    dj <- dj + w[k] * (rowSums(Gj^2) + store$jitter)
-  }
-  hit <- match(js, is)
-  off <- colSums(A^2)
-  on <- !is.na(hit)
-  off[on] <- off[on] - A[cbind(hit[on], which(on))]^2
-  s2 <- dj^2 + off * (n - 1) / (length(is) - on)
-  mean(ifelse(dj > 0, s2 / dj^2, NA_real_))
-}
-
 # The selected kernels that are nearly the identity (fewer than .near_identity effective
 # neighbours), among the `top` selected kernels of largest weight (MWUMKL may select 10^6).
 near_identity_kernels <- function(store, act, w, top = 500L) {

@@ -85,13 +85,11 @@ merge_duplicates <- function(rk, xs, nthreads = 0L, cols = 20L) {
   if (tol <= 0 || M < 2L || has_custom(rk)) return(rk)
   # the kernels unnormalised (a cosine does not see the scale), without fly_store()'s pass
   # over every kernel for the training normalisation
-  st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = xs, z = NULL,
-                         nthreads = as.integer(nthreads)), kernel_table(rk)), class = "mk_store")
-  st$norm <- .mk_codes$norm[["none"]]
+  st <- raw_fly_store(rk, xs, nthreads = nthreads)
   st$scale <- rep(1, M)
   n <- nrow(xs)
   # centred columns to unit length, the columns of one kernel stacked: (n cols) x M
-  U <- do.call(rbind, lapply(unique(round(seq(1, n, length.out = min(n, cols)))), function(j) {
+  U <- do.call(rbind, lapply(spread_rows(n, cols), function(j) {
     K <- .Call(C_store_cols, st, seq_len(M), as.integer(j))
     K <- K - rep(colMeans(K), each = n)
     K / rep(pmax(sqrt(colSums(K^2)), .Machine$double.xmin), each = n)

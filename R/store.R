@@ -56,6 +56,16 @@ fly_store <- function(rk, x, nthreads = 0L) {
   st
 }
 
+# A fly store of the raw (unnormalised) kernels `which` of rk (NULL: all) on x, rows z (NULL:
+# the training rows): what the factorisation, its test rows and kernel comparisons read.
+raw_fly_store <- function(rk, x, z = NULL, which = NULL, nthreads = 0L) {
+  st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = x, z = z,
+                         nthreads = as.integer(nthreads)), kernel_table(rk, which)),
+                  class = "mk_store")
+  st$norm <- .mk_codes$norm[["none"]]
+  st
+}
+
 # A test store: rows z against the training data x of a fitted model, kernels `which` only,
 # with the training normalisation of those kernels.
 test_store <- function(rk, x, z, stats, which, nthreads = 0L) {
@@ -136,11 +146,8 @@ lowrank_fit <- function(store, alpha, act) {
 # Decision values (without b) of new rows z of a fit on the low-rank store, its selected kernels
 # `act`: r_m kernel evaluations per row and kernel (src/store_lowrank_chol.c).
 lowrank_decision <- function(object, z, act, nthreads = 0L) {
-  rk <- object$kernel_info
-  st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = object$x, z = z,
-                         nthreads = as.integer(nthreads)), kernel_table(rk, act)),
-                  class = "mk_store")
-  st$norm <- .mk_codes$norm[["none"]]   # raw kernels: the factors carry the normalisation
+  # raw kernels: the factors carry the normalisation
+  st <- raw_fly_store(object$kernel_info, object$x, z, act, nthreads)
   lr <- object$lowrank
   cols <- unlist(lapply(act, function(m) seq_len(lr$rank[[m]]) + lr$goff[m]), use.names = FALSE)
   .Call(C_store_lowrank_test, st, lowrank_subset(lr, act), as.double(lr$beta[cols]))
@@ -150,10 +157,7 @@ lowrank_decision <- function(object, z, act, nthreads = 0L) {
 # the kernels rk on x: a low-rank test store (lowrank_store(Gz = )) with the training factors.
 lowrank_test_factors <- function(store, rk, x, z, which = seq_len(nrow(rk$table)),
                                  nthreads = 0L) {
-  st <- structure(c(list(kind = .mk_codes$store[["fly"]], x = x, z = z,
-                         nthreads = as.integer(nthreads)), kernel_table(rk, which)),
-                  class = "mk_store")
-  st$norm <- .mk_codes$norm[["none"]]
+  st <- raw_fly_store(rk, x, z, which, nthreads)
   .Call(C_store_lowrank_test, st, lowrank_subset(store$factors, which), NULL)
 }
 
@@ -299,7 +303,7 @@ memory_message <- function(ctl, method, n, M, s, nt, task, loss, pair, others) {
 kernel_neighbours <- function(store, which = seq_len(store_dims(store)[3L]), cols = 200L) {
   n <- store_dims(store)[2L]
   if (!length(which)) return(double(0))
-  js <- unique(round(seq(1, n, length.out = min(n, cols))))
+  js <- spread_rows(n, cols)
   if (store$kind == .mk_codes$store[["lowrank"]]) return(lowrank_neighbours(store, which, js))
   acc <- double(length(which))
   for (j in js) {
@@ -316,8 +320,7 @@ kernel_neighbours <- function(store, which = seq_len(store_dims(store)[3L]), col
 lowrank_neighbours <- function(store, which, js) {
   jit <- store$jitter
   vapply(which, function(m) {
-    G <- store$G[, seq.int(store$goff[m] + 1L, length.out = store$goff[m + 1L] - store$goff[m]),
-                 drop = FALSE]
+    G <- store$G[, factor_cols(store, m), drop = FALSE]
     P <- G[js, , drop = FALSE]
     p2 <- rowSums(P^2)
     d <- p2 + jit
@@ -329,4 +332,49 @@ lowrank_neighbours <- function(store, which, js) {
     if (big) gc(verbose = FALSE)
     sum(ifelse(d > 0, s2 / d^2, NA_real_)) / length(js)
   }, 0)
+}
+
+# Up to k of the rows 1..n, evenly spread (the columns the neighbour checks and norms read).
+spread_rows <- function(n, k) unique(round(seq(1, n, length.out = min(n, k))))
+
+# The columns of kernel m in a low-rank store's factors G (goff[m] + 1 .. goff[m + 1]).
+factor_cols <- function(store, m) {
+  seq.int(store$goff[m] + 1L, length.out = store$goff[m + 1L] - store$goff[m])
+}
+
+# The effective neighbours per training point of the combination sum_m w_m K_m of kernels
+# `which`: kernel_neighbours() of that one kernel, on the same columns.
+combined_neighbours <- function(store, which, w, cols = 200L) {
+  n <- store_dims(store)[2L]
+  js <- spread_rows(n, cols)
+  if (store$kind == .mk_codes$store[["lowrank"]])
+    return(lowrank_combined_neighbours(store, which, w, js))
+  acc <- 0
+  for (j in js) {
+    k <- drop(.Call(C_store_cols, store, as.integer(which), as.integer(j)) %*% w)
+    acc <- acc + if (k[j] > 0) sum(k^2) / k[j]^2 else NA_real_
+  }
+  acc / length(js)
+}
+
+# combined_neighbours() on a low-rank store from its factors: column j of the combination is
+# sum_m w_m (G_m g_mj + jitter e_j); the squares off the diagonal are summed over `rows` evenly
+# spread rows and scaled to the n - 1 (exact when n <= rows): O(rows R) per column, not O(n R).
+lowrank_combined_neighbours <- function(store, which, w, js, rows = 1000L) {
+  n <- nrow(store$G)
+  is <- spread_rows(n, rows)
+  A <- matrix(0, length(is), length(js))
+  dj <- double(length(js))
+  for (k in seq_along(which)) {
+    cols <- factor_cols(store, which[k])
+    Gj <- store$G[js, cols, drop = FALSE]
+    A <- A + w[k] * tcrossprod(store$G[is, cols, drop = FALSE], Gj)
+    dj <- dj + w[k] * (rowSums(Gj^2) + store$jitter)
+  }
+  hit <- match(js, is)
+  off <- colSums(A^2)
+  on <- !is.na(hit)
+  off[on] <- off[on] - A[cbind(hit[on], which(on))]^2
+  s2 <- dj^2 + off * (n - 1) / (length(is) - on)
+  mean(ifelse(dj > 0, s2 / dj^2, NA_real_))
 }

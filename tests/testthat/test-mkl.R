@@ -605,23 +605,3 @@ test_that("cross-validated probabilities: warm-started methods, multiclass, cv.m
   expect_identical(rec$n, 0L)                  # the path on all the data: on cv.mkl's folds
   expect_identical(cv$fit$fits[[1]]$platt_method, "cv")
 })
-
-test_that("the neighbours of a low-rank combination equal its columns', sampled rows nearly", {
-  set.seed(4)
-  x <- matrix(rnorm(300 * 3), 300)
-  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(0.5, 2))), 3, NULL)
-  st <- mklearn:::lowrank_train(rk, x, 1e-3, 60L, 1L)
-  w <- c(0.3, 0.7)
-  js <- unique(round(seq(1, 300, length.out = 50)))
-  by_cols <- mean(vapply(js, function(j) {
-    k <- drop(.Call(mklearn:::C_store_cols, st, 1:2, as.integer(j)) %*% w)
-    sum(k^2) / k[j]^2
-  }, 0))
-  # every row (n <= rows): the columns' value; 100 of the 300 rows: an estimate within 5 %
-  expect_equal(mklearn:::lowrank_combined_neighbours(st, 1:2, w, js), by_cols, tolerance = 1e-10)
-  expect_equal(mklearn:::lowrank_combined_neighbours(st, 1:2, w, js, rows = 100L), by_cols,
-               tolerance = 0.05)
-  expect_false(isTRUE(all.equal(mklearn:::lowrank_combined_neighbours(st, 1:2, w, js,
-                                                                      rows = 100L), by_cols,
-                                tolerance = 1e-10)))
-})
