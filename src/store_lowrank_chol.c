@@ -378,9 +378,8 @@ static double coef_solve(const lr_pred *p, int m, const double *beta, double *w)
 }
 
 /* The distinct kernel bases (distances or inner products) of the decision values: kernels of one
-   feature group share their pivots' bases (10 Gaussians of one group at n = 10,000: 337
-   distinct pivots of 1470 columns). key[c]: column c's base; g, kind, j: each base's group,
-   kind and training row. */
+   feature group share their pivots' bases (the narrow kernels' pivots recur in the wide ones';
+   NOTES-store.md). key[c]: column c's base; g, kind, j: each base's group, kind and row. */
 typedef struct { int *key, *g, *kind, *j; } lr_base;
 typedef struct { int g, kind, j, c; } lr_bkey;
 
