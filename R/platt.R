@@ -5,6 +5,9 @@
 
 .platt_nfolds <- 5L
 .platt_seed <- 5L
+# Folds are fitted until this many rows are held out: at large n one or two of the five folds
+# give the sigmoid's two parameters as closely as all five (NOTES-model.md, "Probabilities")
+.platt_heldout <- 5000L
 
 # Evaluates expr with the random-number stream set by `seed`, then puts the session's stream
 # back as it was (or absent), so that a fit neither reads nor moves the global stream.
@@ -43,7 +46,8 @@ platt_warm <- function(fit, tr) {
 # internal cross-validation: per fold, the solver on the training part of the store (its
 # principal submatrix) at each C, warm-started from the fit on all the data; the held-out
 # decision values read the whole store through the fold's coefficients (zero on the held-out
-# rows). Returns an n x length(C) matrix, or a character reason when it cannot run. Case
+# rows). Folds are fitted in turn until .platt_heldout rows are held out; the other rows' values
+# are NA. Returns an n x length(C) matrix, or a character reason when it cannot run. Case
 # weights (ctl$case_weights): each fold fit gets those of its rows, and C's conversion their
 # total; rows of weight 0 count for nothing in the class check and the sigmoid.
 platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
@@ -58,7 +62,9 @@ platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
   old <- progress_quiet()
   on.exit(progress_restore(old))
   dv <- matrix(NA_real_, n, length(C))
+  held <- 0L
   for (k in seq_len(.platt_nfolds)) {
+    if (held >= .platt_heldout) break
     tr <- which(foldid != k)
     out <- foldid == k
     # the fit's garbage (its checks' copies, the previous fold's copy) collected before the copy
@@ -86,6 +92,7 @@ platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
       dv[out, j] <- train_decision(store, alpha, act, base$kernel_info, as.double(res$b))[out]
     }
     rm(st, res)   # collected before the next fold's copy: one at a time (NOTES-store.md)
+    held <- held + sum(out)
   }
   dv
 }
@@ -111,7 +118,8 @@ platt_path <- function(fits, fitfun, store, y, C, ctl, base) {
   for (j in seq_along(fits)) {
     f <- fits[[j]]
     if (is.matrix(dv)) {
-      f$platt <- platt_fit(dv[, j], y, f$loss, ctl$case_weights)
+      ok <- !is.na(dv[, j])
+      f$platt <- platt_fit(dv[ok, j], y[ok], f$loss, ctl$case_weights[ok])
       f$platt_method <- "cv"
       f$timing <- c(f$timing, platt = t_cv)
     } else {

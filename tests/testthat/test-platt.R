@@ -48,3 +48,23 @@ test_that("the probabilities' folds fit on every store a method has (no fallback
     }
   }
 })
+
+test_that("at large n the sigmoid is fitted on the held-out rows of the first folds only", {
+  d <- two_class(100, 3, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(1, 3)))
+  ns <- asNamespace("mklearn")
+  old <- get(".platt_heldout", ns)
+  unlockBinding(".platt_heldout", ns)
+  on.exit({ assign(".platt_heldout", old, ns); lockBinding(".platt_heldout", ns) })
+  cal <- function(h) {
+    assign(".platt_heldout", h, ns)
+    f <- mkl(d$x, d$y, kernels = ks, method = "hessian", C = 1)
+    expect_identical(f$platt_method, "cv")
+    f$platt
+  }
+  # folds of about 20 rows: 25 and 35 stop after the second fold, 45 after the third
+  expect_identical(cal(25L), cal(35L))
+  expect_false(isTRUE(all.equal(cal(35L), cal(45L))))
+  expect_false(isTRUE(all.equal(cal(45L), cal(old))))
+  expect_identical(cal(100L), cal(old))          # all five folds below the cap
+})
