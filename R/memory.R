@@ -168,12 +168,14 @@ memory_platt <- function(add, method, n, M, store, nt, ctl, task, loss, R) {
 }
 
 # R's garbage in a fit: the neighbour check (kernel_neighbours(), R/store.R) reads up to 200
-# columns of every kernel and their squares (2 n M doubles each; on the low-rank store each
-# kernel's factor columns, n R in all), and R collects it only when its vector heap reaches
-# its trigger, 2^23 doubles (64 MB) in a fresh process with the package loaded (gc()): the
-# smaller of the two. Measured: NOTES-store.md, "R's heap".
+# columns of every kernel and their squares (2 n M doubles each; on the low-rank store, where a
+# narrow kernel's entries are summed over every row, the factor rows and three n x 200 blocks
+# of entries per kernel), and R collects it only when its vector heap reaches its trigger,
+# 2^23 doubles (64 MB) in a fresh process with the package loaded (gc()): the smaller of the
+# two. Measured: NOTES-store.md, "R's heap".
 memory_r_heap <- function(add, n, M, store, R) {
-  made <- if (store == "lowrank") n * R else 2 * min(n, 200) * n * M
+  cols <- min(n, .neighbour_cols)
+  made <- if (store == "lowrank") (n + cols) * R + 3 * n * cols * M else 2 * cols * n * M
   add("R's heap: the checks' garbage until R's next collection (at most 2^23 doubles)",
       min(2^23, made), "linear")
 }
@@ -187,13 +189,11 @@ kernel_scratch <- function(n) {
 
 # The low-rank store (src/store_lowrank_chol.c) at the rank cap r = min(n, rank): the factors
 # (resident as far as written), normalised in place and gathered into R's matrix one kernel at a
-# time, the pivot rows (r x r per kernel), the residual diagonals and each thread's column; after
-# the fit, the kernel-neighbour check copies one kernel's columns at a time (lowrank_neighbours()).
+# time, the pivot rows (r x r per kernel), the residual diagonals and each thread's column.
 memory_lowrank <- function(add, n, M, nt, ctl) {
   r <- min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
   add("low-rank factors G (n x r x M), one kernel's twice while gathered", n * r * (M + 1),
       "kernels")
-  add("one kernel's factor columns copied by the neighbour check (n x r, R)", n * r, "kernels")
   add("pivot rows (r x r x M) and residual diagonals (n x M)", r * r * M + 3 * r * M + n * M,
       "linear")
   add("factorisation column per thread", nt * (n + r), "per_thread")

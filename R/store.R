@@ -295,12 +295,20 @@ memory_message <- function(ctl, method, n, M, s, nt, task, loss, pair, others) {
           format_bytes(ctl$memory), paste(rem, collapse = "; "))
 }
 
+# The neighbour checks read up to .neighbour_cols columns of a kernel; on the low-rank store the
+# squares off the diagonal are summed over .neighbour_rows rows, or over every row below
+# .neighbour_exact neighbours (lowrank_combined_neighbours(); memory_r_heap() counts them).
+.neighbour_cols <- 200L
+.neighbour_rows <- 1000L
+.neighbour_exact <- 50
+
 # The effective number of neighbours of a training point under each kernel `which`:
 # the mean over (up to `cols`, evenly spaced) columns j of sum_i K_ij^2 / K_jj^2. It is 1 for
 # the identity and n for a constant kernel; a kernel near 1 memorises its training points
 # (a Gaussian much narrower than the distances between them). Reads `cols` columns of each
 # kernel through the store: O(n cols length(which)).
-kernel_neighbours <- function(store, which = seq_len(store_dims(store)[3L]), cols = 200L) {
+kernel_neighbours <- function(store, which = seq_len(store_dims(store)[3L]),
+                              cols = .neighbour_cols) {
   n <- store_dims(store)[2L]
   if (!length(which)) return(double(0))
   js <- spread_rows(n, cols)
@@ -314,24 +322,11 @@ kernel_neighbours <- function(store, which = seq_len(store_dims(store)[3L]), col
   acc / length(js)
 }
 
-# kernel_neighbours() on a low-rank store without its kernel columns: column j of K_m is
-# G_m g_j + jitter e_j (g_j: row j of G_m), so |K_m e_j|^2 = g_j'(G_m'G_m)g_j + 2 jitter |g_j|^2
-# + jitter^2, O(n r_m^2) per kernel instead of O(n r_m) per column.
+# kernel_neighbours() on a low-rank store without its kernel columns: each kernel as a
+# combination of one (lowrank_combined_neighbours()), O(rows r_m) per column instead of the
+# exact O(n r_m^2) per kernel (most of a fit's time at n = 10^5: NOTES-store.md).
 lowrank_neighbours <- function(store, which, js) {
-  jit <- store$jitter
-  vapply(which, function(m) {
-    G <- store$G[, factor_cols(store, m), drop = FALSE]
-    P <- G[js, , drop = FALSE]
-    p2 <- rowSums(P^2)
-    d <- p2 + jit
-    s2 <- rowSums((P %*% crossprod(G)) * P) + 2 * jit * p2 + jit^2
-    big <- length(G) > 1e6
-    rm(G, P)
-    # one kernel's copy at a time, as mkl_memory() counts it (NOTES-store.md); below 8 MB
-    # the copies are R's garbage within its first collection's trigger (memory_r_heap())
-    if (big) gc(verbose = FALSE)
-    sum(ifelse(d > 0, s2 / d^2, NA_real_)) / length(js)
-  }, 0)
+  vapply(which, function(m) lowrank_combined_neighbours(store, m, 1, js), 0)
 }
 
 # Up to k of the rows 1..n, evenly spread (the columns the neighbour checks and norms read).
@@ -344,7 +339,7 @@ factor_cols <- function(store, m) {
 
 # The effective neighbours per training point of the combination sum_m w_m K_m of kernels
 # `which`: kernel_neighbours() of that one kernel, on the same columns.
-combined_neighbours <- function(store, which, w, cols = 200L) {
+combined_neighbours <- function(store, which, w, cols = .neighbour_cols) {
   n <- store_dims(store)[2L]
   js <- spread_rows(n, cols)
   if (store$kind == .mk_codes$store[["lowrank"]])
@@ -359,22 +354,37 @@ combined_neighbours <- function(store, which, w, cols = 200L) {
 
 # combined_neighbours() on a low-rank store from its factors: column j of the combination is
 # sum_m w_m (G_m g_mj + jitter e_j); the squares off the diagonal are summed over `rows` evenly
-# spread rows and scaled to the n - 1 (exact when n <= rows): O(rows R) per column, not O(n R).
-lowrank_combined_neighbours <- function(store, which, w, js, rows = 1000L) {
+# spread rows and scaled to the n - 1, O(rows R) per column instead of O(n R). Below
+# .neighbour_exact neighbours, where a few close rows carry the sum and the sample misses them
+# (NOTES-store.md), they are summed over every row, a block of `rows` rows at a time.
+lowrank_combined_neighbours <- function(store, which, w, js, rows = .neighbour_rows) {
   n <- nrow(store$G)
-  is <- spread_rows(n, rows)
-  A <- matrix(0, length(is), length(js))
   dj <- double(length(js))
+  for (k in seq_along(which))
+    dj <- dj + w[k] * (rowSums(store$G[js, factor_cols(store, which[k]), drop = FALSE]^2) +
+                         store$jitter)
+  nb <- function(off) mean(ifelse(dj > 0, (dj^2 + off) / dj^2, NA_real_))
+  is <- spread_rows(n, rows)
+  s <- lowrank_offdiag(store, which, w, js, is)
+  est <- nb(s$off * (n - 1) / s$count)
+  if (length(is) == n || is.na(est) || est >= .neighbour_exact) return(est)
+  off <- 0
+  for (blk in split(seq_len(n), ceiling(seq_len(n) / rows)))
+    off <- off + lowrank_offdiag(store, which, w, js, blk)$off
+  nb(off)
+}
+
+# The squares of the combination's entries (rows `is`, columns `js`) summed per column, the
+# diagonal entry left out, and the number of rows summed per column.
+lowrank_offdiag <- function(store, which, w, js, is) {
+  A <- matrix(0, length(is), length(js))
   for (k in seq_along(which)) {
     cols <- factor_cols(store, which[k])
-    Gj <- store$G[js, cols, drop = FALSE]
-    A <- A + w[k] * tcrossprod(store$G[is, cols, drop = FALSE], Gj)
-    dj <- dj + w[k] * (rowSums(Gj^2) + store$jitter)
+    A <- A + w[k] * tcrossprod(store$G[is, cols, drop = FALSE], store$G[js, cols, drop = FALSE])
   }
   hit <- match(js, is)
   off <- colSums(A^2)
   on <- !is.na(hit)
   off[on] <- off[on] - A[cbind(hit[on], which(on))]^2
-  s2 <- dj^2 + off * (n - 1) / (length(is) - on)
-  mean(ifelse(dj > 0, s2 / dj^2, NA_real_))
+  list(off = off, count = length(is) - on)
 }

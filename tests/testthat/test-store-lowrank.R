@@ -229,9 +229,8 @@ test_that("the low-rank settings and the methods that refuse the store are refus
                   nthreads = 1, control = mkl_control(rank = 50))
   expect_identical(m$store, c("dense", "lowrank", "dense", "lowrank"))
   expect_false("mwu" %in% mkl_memory(1000, 10, store = "lowrank", nthreads = 1)$method)
-  # the factors once (normalised in place, handed to R), plus one kernel's while gathered and
-  # one kernel's copied by the neighbour check
-  expect_equal(m$kernels[m$method == "uniform" & m$store == "lowrank"], 8 * 1000 * 50 * 12)
+  # the factors once (normalised in place, handed to R), plus one kernel's while gathered
+  expect_equal(m$kernels[m$method == "uniform" & m$store == "lowrank"], 8 * 1000 * 50 * 11)
 })
 
 test_that("store = 'auto' picks the low-rank store for a method registered on it, with a message", {
@@ -246,12 +245,12 @@ test_that("store = 'auto' picks the low-rank store for a method registered on it
   x <- matrix(rnorm(n * 3), n)
   y <- ifelse(x[, 1] > 0, 1, -1)
   ks <- kernel_set(rbf_kernel(c(1, 3)), poly_kernel(1))
-  ctl <- mklearn:::method_control("uniform", mkl_control(memory = 5e5, rank = 20))
+  ctl <- mklearn:::method_control("uniform", mkl_control(memory = 2.2e6, rank = 20))
   expect_identical(mklearn:::choose_store(ctl, "uniform", n, 3), "lowrank")
   ctl$memory <- 1e7
   expect_identical(mklearn:::choose_store(ctl, "uniform", n, 3), "dense")
   expect_message(fit <- mkl(x, y, kernels = ks, method = "uniform",
-                            control = mkl_control(memory = 5e5, rank = 20)),
+                            control = mkl_control(memory = 2.2e6, rank = 20)),
                  "low-rank kernels \\(pivoted Cholesky\\): rank .* relative residual trace")
   expect_identical(fit$store, "lowrank")
   # a method not registered as scaling on it stays on the fly
@@ -308,4 +307,19 @@ test_that("the neighbours of a low-rank combination equal its columns', sampled 
   expect_false(isTRUE(all.equal(mklearn:::lowrank_combined_neighbours(st, 1:2, w, js,
                                                                       rows = 100L), by_cols,
                                 tolerance = 1e-10)))
+  # a narrow kernel (a few neighbours, which a sample of rows misses): summed over every row
+  rn <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(0.3)), 3, NULL)
+  sn <- mklearn:::lowrank_train(rn, x, 1e-3, 300L, 1L)
+  col_nb <- mean(vapply(js, function(j) {
+    k <- .Call(mklearn:::C_store_cols, sn, 1L, as.integer(j))[, 1L]
+    sum(k^2) / k[j]^2
+  }, 0))
+  expect_lt(col_nb, mklearn:::.neighbour_exact)
+  expect_equal(mklearn:::lowrank_combined_neighbours(sn, 1L, 1, js, rows = 20L), col_nb,
+               tolerance = 1e-10)
+  expect_equal(mklearn:::kernel_neighbours(sn, 1L, cols = 50L), col_nb, tolerance = 1e-10)
+  off <- mklearn:::lowrank_offdiag(sn, 1L, 1, js, mklearn:::spread_rows(300, 20))
+  d <- vapply(js, function(j) .Call(mklearn:::C_store_cols, sn, 1L, as.integer(j))[j, 1L], 0)
+  sampled <- mean((d^2 + off$off * 299 / off$count) / d^2)
+  expect_gt(abs(sampled / col_nb - 1), 0.2)       # what the sample alone would have said
 })
