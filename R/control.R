@@ -162,9 +162,12 @@
 #'   fixed internal seed, so the fit is reproducible and leaves the session's random numbers
 #'   untouched; each fold fit is warm-started from the fit on all the data where the method
 #'   allows it), or on `"train"` the training decision values, which are optimistic
-#'   (over-confident probabilities) but cost no refit. With fewer than 5 points of a class,
-#'   `"cv"` falls back to `"train"`; `fit$platt_method` says which was used. The folds of
-#'   [cv.mkl()] use `"train"` (only the fits on all the data need calibrated probabilities).
+#'   (over-confident probabilities) but cost no refit. Above 5,000 rows only the first folds
+#'   are fitted, until 5,000 rows are held out. With fewer than 5 points of a class, or on the
+#'   low-rank store with at least 50 rows per factor column (where the training values are as
+#'   well calibrated), `"cv"` falls back to `"train"`; `fit$platt_method` says which was used.
+#'   The folds of [cv.mkl()] use `"train"` (only the fits on all the data need calibrated
+#'   probabilities).
 #' @param tuning SpicyMKL's solver internals, from [spicy_tuning()] (`NULL`: its defaults);
 #'   a method other than SpicyMKL refuses it. A tuning knob given to `mkl_control()` itself is
 #'   an error that names [spicy_tuning()].

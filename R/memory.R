@@ -79,6 +79,8 @@ mkl_memory <- function(n, M, method = NULL, store = c("dense", "fly"), nthreads 
 
 #' @export
 print.mkl_memory <- function(x, ...) {
+  # a subset (x[, cols]) keeps the class but not the attributes: printed as the data frame it is
+  if (is.null(attr(x, "budget"))) return(invisible(print(as.data.frame(unclass(x)), ...)))
   cat(sprintf("Memory of a fit: n = %s, M = %s, budget %s (mkl_control(memory = ))\n",
               format(attr(x, "n"), big.mark = ","), format(attr(x, "M")),
               format_bytes(attr(x, "budget"))))
@@ -145,7 +147,8 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     mwu = memory_mwu(add, n, M, nt, ctl),
     stop(sprintf("internal: no memory arithmetic for method '%s'", method), call. = FALSE))
   if (!fold && task == "classification" && !identical(ctl[["platt"]], "train") &&
-      loss != "logistic")
+      loss != "logistic" &&
+      !(store == "lowrank" && platt_rank_rows(.mk_codes$store[["lowrank"]], n, R)))
     memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
   do.call(rbind, parts)
 }
@@ -282,11 +285,13 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   if (!is.na(R)) {   # low rank (src/svmfam_lr.c, lsvm.c): the line is kept as weights
     add("scaled factors F' (R x n, lsvm.c)", n * R, "linear")
     if (method == "hessian") {
-      # src/svmfam_lr.c, lr_hess_gram(): the free SVs' factor rows F_S (ns x R), and two
-      # ns x ns matrices while ns <= R, else Woodbury's R x R and (M + 1)-sized eigenproblem
+      # src/svmfam_lr.c, lr_hess_gram(): the free SVs' factor rows F_S (ns x R) and two
+      # ns x ns matrices while ns <= R, else F_S by blocks of 4096 rows, Woodbury's R x R and
+      # the (M + 1)-sized eigenproblem
       M1 <- M + 1
-      add("Hessian: factor rows of the free SVs (at most n x R) and their systems",
-          max(3 * R * R, n * R + R * R + 2 * R * M1 + 2 * M1 * M1 + 66 * M1) + n * M1, "linear")
+      add("Hessian: factor rows of the free SVs (blocks of 4096) and their systems",
+          max(3 * R * R, min(n, 4096) * R + R * R + 2 * R * M1 + 2 * M1 * M1 + 66 * M1) +
+            n * M1, "linear")
       add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
     }
     add("vectors", 12 * n + 20 * M + R, "linear")

@@ -8,6 +8,9 @@
 # Folds are fitted until this many rows are held out: at large n one or two of the five folds
 # give the sigmoid's two parameters as closely as all five (NOTES-model.md, "Probabilities")
 .platt_heldout <- 5000L
+# A low-rank fit with this many training rows per factor column (the model is linear in them)
+# takes its training decision values: as well calibrated there (NOTES-model.md, "Probabilities")
+.platt_rows_per_rank <- 50
 
 # Evaluates expr with the random-number stream set by `seed`, then puts the session's stream
 # back as it was (or absent), so that a fit neither reads nor moves the global stream.
@@ -42,6 +45,11 @@ platt_warm <- function(fit, tr) {
          NULL)
 }
 
+# Whether a fit of n rows on a store of `kind` with R factor columns skips the folds.
+platt_rank_rows <- function(kind, n, R) {
+  identical(kind, .mk_codes$store[["lowrank"]]) && n >= .platt_rows_per_rank * R
+}
+
 # Held-out decision values of the fits `fits` (one per C, "mkl" objects on `store`) by an
 # internal cross-validation: per fold, the solver on the training part of the store (its
 # principal submatrix) at each C, warm-started from the fit on all the data; the held-out
@@ -55,6 +63,8 @@ platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
   if (min(table(factor(if (is.null(cw)) y else y[cw > 0], c(-1, 1)))) < .platt_nfolds)
     return(sprintf("fewer than %d points of a class", .platt_nfolds))
   n <- length(y)
+  if (platt_rank_rows(store$kind, n, ncol(store$G)))
+    return(sprintf("at least %d rows per factor column", .platt_rows_per_rank))
   # with weights, the rows of weight 0 are spread over the folds as a class of their own
   strata <- if (is.null(cw)) y else ifelse(cw > 0, y, 0)
   foldid <- with_seed(.platt_seed, make_folds(strata, .platt_nfolds, TRUE))

@@ -142,6 +142,26 @@ void mk_sf_lr_quad(mk_sf_ctx *c, const double *x, double *v)
    Z = L^{-1} X as the dense path does; otherwise by Woodbury with K(d)_SS = F_S F_S' + s I,
    X'Kbar^{-1}X = (X'X - P'(sI + F_S'F_S)^{-1}P) / s, P = F_S'X, and Z = Lambda^{1/2} V' from its
    eigendecomposition ((M + 1) rows). Returns Z (R_alloc) and its rows in *zr; NULL on failure. */
+/* The free SVs' factor rows in blocks of this many rows on the Woodbury path: its memory is
+   O(block R), not O(ns R) (mkl_memory(), R/memory.R, counts the same). */
+#define LR_HESS_BLOCK 4096
+
+/* Rows S[j0 .. j0 + nb) of the active columns of F = [sqrt(d_m) G_m] into FS (nb x Ra). */
+static void lr_gather_rows(const mk_store *st, int n, const double *d, int M, const int *S,
+                           int j0, int nb, double *FS)
+{
+    int k0 = 0;
+    for (int m = 0; m < M; m++) {
+        if (!(d[m] > 0.0)) continue;
+        double sq = sqrt(d[m]);
+        for (int k = st->goff[m]; k < st->goff[m + 1]; k++) {
+            const double *g = st->G + (size_t) k * n;
+            double *f = FS + (size_t) k0++ * nb;
+            for (int j = 0; j < nb; j++) f[j] = sq * g[S[j0 + j]];
+        }
+    }
+}
+
 static double *lr_hess_gram(mk_sf_ctx *c, const int *S, int ns, const double *al, int *zr)
 {
     const mk_store *st = c->st;
@@ -152,29 +172,27 @@ static double *lr_hess_gram(mk_sf_ctx *c, const int *S, int ns, const double *al
     double sd = 0.0;
     for (int m = 0; m < M; m++)
         if (d[m] > 0.0) { Ra += st->goff[m + 1] - st->goff[m]; sd += d[m]; }
-    /* F_S (ns x Ra) and X = [Q, 1] (ns x M1) */
-    double *FS = (double *) R_alloc((size_t) ns * (Ra > 0 ? Ra : 1), sizeof(double));
+    /* X = [Q, 1] (ns x M1); F_S (ns x Ra) whole while ns <= Ra, else by blocks of rows */
+    const int nbmax = ns <= Ra ? ns : (ns < LR_HESS_BLOCK ? ns : LR_HESS_BLOCK);
+    double *FS = (double *) R_alloc((size_t) nbmax * (Ra > 0 ? Ra : 1), sizeof(double));
     double *X = (double *) R_alloc((size_t) ns * M1, sizeof(double));
     lr_Gtx(st, al, L->w, c->o->nthreads);
-    int k0 = 0;
     for (int m = 0; m < M; m++) {
-        double *q = X + (size_t) m * ns, sq = d[m] > 0.0 ? sqrt(d[m]) : 0.0;
+        double *q = X + (size_t) m * ns;
         for (int k = 0; k < ns; k++) q[k] = st->jitter * al[S[k]];
         for (int k = st->goff[m]; k < st->goff[m + 1]; k++) {
             const double *g = st->G + (size_t) k * n;
             double u = L->w[k];
             for (int j = 0; j < ns; j++) q[j] += g[S[j]] * u;
-            if (d[m] > 0.0) {
-                double *f = FS + (size_t) k0++ * ns;
-                for (int j = 0; j < ns; j++) f[j] = sq * g[S[j]];
-            }
         }
     }
     for (int k = 0; k < ns; k++) X[(size_t) M * ns + k] = 1.0;
-    double tr = 0.0;
-    for (size_t k = 0; k < (size_t) ns * Ra; k++) tr += FS[k] * FS[k];
-    double jd = st->jitter * sd, ridge = 1e-10 * (tr / ns + jd);
+    double jd = st->jitter * sd;
     if (ns <= Ra) {   /* Kbar formed: the dense path's arithmetic */
+        lr_gather_rows(st, n, d, M, S, 0, ns, FS);
+        double tr = 0.0;
+        for (size_t k = 0; k < (size_t) ns * Ra; k++) tr += FS[k] * FS[k];
+        double ridge = 1e-10 * (tr / ns + jd);
         double *Kb = (double *) R_alloc((size_t) ns * ns, sizeof(double));
         F77_CALL(dsyrk)("L", "N", &ns, &Ra, &one, FS, &ns, &zero, Kb, &ns FCONE FCONE);
         double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double));
@@ -190,17 +208,26 @@ static double *lr_hess_gram(mk_sf_ctx *c, const int *S, int ns, const double *al
         *zr = ns;
         return X;
     }
-    /* Woodbury in the Ra active columns */
-    double s = jd + ridge, ms = -1.0;
+    /* Woodbury in the Ra active columns: A = F_S'F_S and P = F_S'X summed over blocks of rows
+       (one block, the whole F_S, up to LR_HESS_BLOCK free SVs) */
+    double ms = -1.0, tr = 0.0;
     double *A = (double *) R_alloc((size_t) Ra * Ra, sizeof(double));
     double *P = (double *) R_alloc((size_t) Ra * M1, sizeof(double));
     double *T = (double *) R_alloc((size_t) Ra * M1, sizeof(double));
     double *Gm = (double *) R_alloc((size_t) M1 * M1, sizeof(double));
-    F77_CALL(dsyrk)("L", "T", &Ra, &ns, &one, FS, &ns, &zero, A, &Ra FCONE FCONE);
+    for (int j0 = 0; j0 < ns; j0 += nbmax) {
+        int nb = ns - j0 < nbmax ? ns - j0 : nbmax;
+        const double beta = j0 > 0 ? 1.0 : 0.0;
+        lr_gather_rows(st, n, d, M, S, j0, nb, FS);
+        for (size_t k = 0; k < (size_t) nb * Ra; k++) tr += FS[k] * FS[k];
+        F77_CALL(dsyrk)("L", "T", &Ra, &nb, &one, FS, &nb, &beta, A, &Ra FCONE FCONE);
+        F77_CALL(dgemm)("T", "N", &Ra, &M1, &nb, &one, FS, &nb, X + j0, &ns, &beta, P, &Ra
+                        FCONE FCONE);
+    }
+    double s = jd + 1e-10 * (tr / ns + jd);
     for (int k = 0; k < Ra; k++) A[k + (size_t) k * Ra] += s;
     F77_CALL(dpotrf)("L", &Ra, A, &Ra, &info FCONE);
     if (info != 0) return NULL;
-    F77_CALL(dgemm)("T", "N", &Ra, &M1, &ns, &one, FS, &ns, X, &ns, &zero, P, &Ra FCONE FCONE);
     memcpy(T, P, (size_t) Ra * M1 * sizeof(double));
     F77_CALL(dpotrs)("L", &Ra, &M1, A, &Ra, T, &Ra, &info FCONE);
     F77_CALL(dgemm)("T", "N", &M1, &M1, &ns, &one, X, &ns, X, &ns, &zero, Gm, &M1 FCONE FCONE);

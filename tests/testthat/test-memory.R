@@ -66,6 +66,8 @@ test_that("mkl_memory follows the settings that change the buffers", {
   expect_identical(mkl_memory(n, 4, "mwu", "fly", control = mkl_control(refit = TRUE))$buffers,
                    nn)
   expect_output(print(mkl_memory(n, 4, "mwu")), "budget.*\n.*method.*total")
+  expect_output(print(mkl_memory(n, 4, c("mwu", "uniform"))[, c("method", "total")]),
+                "method +total")   # a subset, without the attributes
 })
 
 test_that("mkl_memory refuses arguments it cannot count", {
@@ -235,7 +237,7 @@ test_that("every fit counts R's garbage up to its next collection once, its fold
 
 test_that("HessianMKL on the low-rank store counts the larger of its two Gram paths", {
   # src/svmfam_lr.c, lr_hess_gram(): ns free SVs; ns <= R forms two ns x ns matrices beside
-  # F_S (ns x R), more free SVs go through Woodbury's R x R matrix
+  # F_S (ns x R), more free SVs go through Woodbury's R x R matrix with F_S in blocks of rows
   hess <- function(n, R, M) {
     p <- memory_parts("hessian", n, M, "lowrank", 1L, method_control("hessian", NULL), R = R,
                       fold = TRUE)
@@ -243,12 +245,15 @@ test_that("HessianMKL on the low-rank store counts the larger of its two Gram pa
   }
   M1 <- 11
   direct <- function(ns, R) ns * R + 2 * ns^2 + ns * M1
-  woodbury <- function(ns, R) ns * R + ns * M1 + R^2 + 2 * R * M1 + 2 * M1^2 + 66 * M1
+  woodbury <- function(ns, R) min(ns, 4096) * R + ns * M1 + R^2 + 2 * R * M1 + 2 * M1^2 +
+    66 * M1
   for (R in c(50, 400)) {
     n <- 1000
     expect_gte(hess(n, R, 10), max(direct(min(n, R), R), woodbury(n, R)))
     expect_identical(hess(n, R, 10), max(3 * R^2, woodbury(n, R) - n * M1) + n * M1)
   }
-  # below the bound of n R + 3 R^2 counted before
+  # below the bound of n R + 3 R^2 counted before; at n = 10^6 the blocks, not n R
   expect_lt(hess(20000, 2000, 10), 20000 * 2000 + 3 * 2000^2)
+  expect_identical(hess(1e6, 500, 10), 4096 * 500 + 500^2 + 2 * 500 * M1 + 2 * M1^2 + 66 * M1 +
+                     1e6 * M1)
 })

@@ -68,3 +68,19 @@ test_that("at large n the sigmoid is fitted on the held-out rows of the first fo
   expect_false(isTRUE(all.equal(cal(45L), cal(old))))
   expect_identical(cal(100L), cal(old))          # all five folds below the cap
 })
+
+test_that("a low-rank fit with 50 rows per factor column calibrates on its training values", {
+  d <- two_class(600, 3, seed = 8)
+  ks <- kernel_set(rbf_kernel(2))
+  ctl <- mkl_control(store = "lowrank", rank = 10L, lowrank_tol = 0)
+  f <- mkl(d$x, d$y, kernels = ks, method = "uniform", control = ctl)
+  expect_identical(sum(f$lowrank$rank), 10L)
+  expect_identical(f$platt_method, "train (at least 50 rows per factor column)")
+  y <- ifelse(d$y == levels(factor(d$y))[2], 1, -1)
+  expect_identical(f$platt, mklearn:::platt_fit(fitted(f), y, "hinge"))
+  expect_identical(mkl_memory(600, 1, "uniform", "lowrank", control = ctl)$platt, 0)
+  # 400 rows: 40 per column, the folds as before
+  g <- mkl(d$x[1:400, ], d$y[1:400], kernels = ks, method = "uniform", control = ctl)
+  expect_identical(g$platt_method, "cv")
+  expect_gt(mkl_memory(400, 1, "uniform", "lowrank", control = ctl)$platt, 0)
+})
