@@ -48,6 +48,7 @@ subset_store <- function(store, rows) {
   if (store$kind == .mk_codes$store[["lowrank"]]) {   # the factors' rows
     st$G <- store$G[rows, , drop = FALSE]
     st$diag_mean <- NULL
+    st$neighbours <- neighbour_cache(M)   # as on the fly: the memo of all the rows is not theirs
     return(st)
   }
   st$x <- store$x[rows, , drop = FALSE]

@@ -323,3 +323,16 @@ test_that("the neighbours of a low-rank combination equal its columns', sampled 
   sampled <- mean((d^2 + off$off * 299 / off$count) / d^2)
   expect_gt(abs(sampled / col_nb - 1), 0.2)       # what the sample alone would have said
 })
+
+test_that("a subset of a low-rank store counts its kernels' neighbours on its own rows", {
+  set.seed(6)
+  x <- matrix(rnorm(200 * 2), 200)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(0.5)), 2, NULL)
+  st <- mklearn:::lowrank_train(rk, x, 1e-6, 200L, 1L)
+  st$neighbours <- mklearn:::neighbour_cache(1L)
+  all_rows <- mklearn:::store_neighbours(st, 1L)
+  sub <- mklearn:::subset_store(st, 1:50)
+  expect_equal(mklearn:::store_neighbours(sub, 1L), mklearn:::kernel_neighbours(sub, 1L),
+               tolerance = 1e-12)
+  expect_lt(mklearn:::store_neighbours(sub, 1L), 0.5 * all_rows)   # a quarter of the rows
+})
