@@ -73,7 +73,7 @@
 #'
 #'   `"auto"`: for a classification with a [kernel_set()] (or the default kernels; not with
 #'   precomputed kernels, a vector `lambda` or `options(mklearn.screen)` set), the thresholds
-#'   0 and 5%, 20% and 35% of a fold's training rows, tried in this order: a threshold that
+#'   0, 20% and 35% of a fold's training rows, tried in this order: a threshold that
 #'   leaves out no further kernel on all the data is skipped, and the search stops after the
 #'   second in a row that does not lower the best held-out loss so far. A threshold
 #'   above 0 is taken only when its best loss is lower than that of every kernel (threshold 0)
@@ -404,14 +404,14 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, scree
   fk <- with_screen(screen, withCallingHandlers(
     suppressWarnings(with_fold_warm(warm, do.call(mkl, c(list(xt, y[!out], C = C), args)))),
     mklearn_task_message = function(m) invokeRestart("muffleMessage")))
-  res <- list(measure = vapply(fk$fits, fold_measure, 1, newx = xo, yv = yv[out],
-                               measure = measure, newkernels = Kt, w = wo),
+  # the held-out decision values, once per fit: the measure and the probabilities of the path
+  dv <- lapply(fk$fits, function(f) stats::predict(f, xo, type = "link", newkernels = Kt))
+  res <- list(measure = vapply(seq_along(dv), function(j)
+                fold_measure(fk$fits[[j]], xo, yv[out], measure, Kt, wo, link = dv[[j]]), 1),
               converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE),
               learned_nothing = vapply(fk$fits, fit_flag, TRUE, "learned_nothing"),
               degenerate = vapply(fk$fits, fit_flag, TRUE, "degenerate"))
-  if (link)            # the held-out decision values, for the probabilities of the path
-    res$link <- lapply(fk$fits, function(f)
-      as.matrix(stats::predict(f, xo, type = "link", newkernels = Kt)))
+  if (link) res$link <- lapply(dv, as.matrix)
   tick(sprintf("fold %s", format(k)))
   res
 }
@@ -463,14 +463,18 @@ fold_control <- function(control) {
 # of the 'response' probabilities), AUC (binary: of the decision values; multiclass: Hand and
 # Till's mean over pairs of classes of the pairwise AUCs of the class probabilities), MSE, MAE.
 # With case weights `w` of the held-out rows, the weighted mean of the per-row losses (AUC is
-# not weighted).
-fold_measure <- function(f, newx, yv, measure, newkernels = NULL, w = NULL) {
-  predict <- function(f, newx, type) stats::predict(f, newx, type = type, newkernels = newkernels)
+# not weighted). `link`: the fit's decision values on newx (predict(type = "link")), from which
+# classes and multiclass probabilities are derived as predict() derives them.
+fold_measure <- function(f, newx, yv, measure, newkernels = NULL, w = NULL, link = NULL) {
+  predict <- function(f, newx, type) {
+    if (type == "link" && !is.null(link)) return(link)
+    stats::predict(f, newx, type = type, newkernels = newkernels)
+  }
   mean <- function(v) if (is.null(w)) base::mean(v) else sum(w * v) / sum(w)
   if (inherits(f, "mkl_multi")) {
-    if (measure == "class")
-      return(mean(as.character(predict(f, newx, type = "class")) != as.character(yv)))
-    P <- predict(f, newx, type = "response")
+    Fm <- predict(f, newx, type = "link")
+    if (measure == "class") return(mean(as.character(multi_class(f, Fm)) != as.character(yv)))
+    P <- multi_prob(f, Fm)
     if (measure == "auc") return(multiclass_auc(P, yv))
     p <- P[cbind(seq_along(yv), match(as.character(yv), colnames(P)))]
     return(mean(-2 * log(pmax(p, 1e-12))))
@@ -611,8 +615,9 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
                             screen = list(threshold = screen[i],
                                           duplicates = if (auto) .screen_duplicates else 0)))),
     mklearn_task_message = function(m) if (i > 1L) invokeRestart("muffleMessage"))
-  cvs <- if (auto) cv_screen_auto(run, screen, ntrain / length(foldid), args[["control"]])
-    else lapply(seq_along(screen), run)
+  cvs <- with_screen_memo(if (auto) cv_screen_auto(run, screen, ntrain / length(foldid),
+                                                   args[["control"]])
+                          else lapply(seq_along(screen), run))
   ran <- !vapply(cvs, is.null, TRUE)
   cvs <- cvs[ran]
   screen <- screen[ran]
@@ -642,7 +647,7 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
 
 # The screening thresholds of cv.mkl(screen = "auto") besides 0, as fractions of the training
 # rows of a fold (NOTES-model.md, "Multiclass: a tuned single Gaussian against MKL").
-.screen_auto_fractions <- c(0.05, 0.2, 0.35)
+.screen_auto_fractions <- c(0.2, 0.35)
 
 # The tolerance of cv.mkl(screen = "auto")'s merging of near-duplicate kernels in every fit
 # (merge_duplicates(), R/screen.R; NOTES-model.md).

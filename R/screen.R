@@ -38,7 +38,7 @@ screen_kernels <- function(rk, xs, nthreads = 0L, memory = Inf) {
   th <- screen_threshold()
   M <- nrow(rk$table)
   if (th <= 1 || M < 2L) return(merge_duplicates(rk, xs, nthreads))
-  nb <- set_neighbours(rk, xs, nthreads, memory)
+  nb <- screen_memo("neighbours", rk, xs, function() set_neighbours(rk, xs, nthreads, memory))
   drop <- which(!is.na(nb) & nb < th)
   if (length(drop) == M) drop <- drop[-which.max(nb)]
   if (!length(drop)) return(merge_duplicates(rk, xs, nthreads))
@@ -83,18 +83,9 @@ merge_duplicates <- function(rk, xs, nthreads = 0L, cols = 20L) {
   tol <- duplicate_tolerance()
   M <- nrow(rk$table)
   if (tol <= 0 || M < 2L || has_custom(rk)) return(rk)
-  # the kernels unnormalised (a cosine does not see the scale), without fly_store()'s pass
-  # over every kernel for the training normalisation
-  st <- raw_fly_store(rk, xs, nthreads = nthreads)
-  st$scale <- rep(1, M)
-  n <- nrow(xs)
-  # centred columns to unit length, the columns of one kernel stacked: (n cols) x M
-  U <- do.call(rbind, lapply(spread_rows(n, cols), function(j) {
-    K <- .Call(C_store_cols, st, seq_len(M), as.integer(j))
-    K <- K - rep(colMeans(K), each = n)
-    K / rep(pmax(sqrt(colSums(K^2)), .Machine$double.xmin), each = n)
-  }))
-  ncol_used <- nrow(U) / n
+  U <- screen_memo("columns", rk, xs, function() duplicate_columns(rk, xs, nthreads, cols))
+  U <- U[, match(rk$labels, colnames(U)), drop = FALSE]
+  ncol_used <- nrow(U) / nrow(xs)
   key <- paste(rk$table$group, rk$table$type)
   drop <- unlist(lapply(split(seq_len(M), factor(key, unique(key))), function(idx) {
     # the mean cosine between the kernels of one (feature group, type), then a walk in order
@@ -107,4 +98,54 @@ merge_duplicates <- function(rk, xs, nthreads = 0L, cols = 20L) {
     out
   }), use.names = FALSE)
   drop_kernels(rk, sort(drop))
+}
+
+# The centred columns (to unit length) of every kernel of rk on up to `cols` spread rows of xs,
+# the columns of one kernel stacked: an (n cols) x M matrix, a column per kernel label. The
+# kernels unnormalised (a cosine does not see the scale), without fly_store()'s pass over every
+# kernel for the training normalisation.
+duplicate_columns <- function(rk, xs, nthreads = 0L, cols = 20L) {
+  M <- nrow(rk$table)
+  st <- raw_fly_store(rk, xs, nthreads = nthreads)
+  st$scale <- rep(1, M)
+  n <- nrow(xs)
+  U <- do.call(rbind, lapply(spread_rows(n, cols), function(j) {
+    K <- .Call(C_store_cols, st, seq_len(M), as.integer(j))
+    K <- K - rep(colMeans(K), each = n)
+    K / rep(pmax(sqrt(colSums(K^2)), .Machine$double.xmin), each = n)
+  }))
+  colnames(U) <- rk$labels
+  U
+}
+
+# Inside with_screen_memo() (cv.mkl's kernel choice, whose thresholds screen the same training
+# rows of each fold), the per-kernel screening statistics `kind` of a kernel set on the data
+# xs are computed once: compute() on the first call; later calls on the same data with this
+# set or a subset of it read them (per kernel label: a vector or the columns of a matrix).
+.screen_memo <- new.env(parent = emptyenv())
+.screen_memo$on <- FALSE
+
+with_screen_memo <- function(expr) {
+  old <- list(on = .screen_memo$on, items = .screen_memo$items)
+  .screen_memo$on <- TRUE
+  .screen_memo$items <- list()
+  on.exit({
+    .screen_memo$on <- old$on
+    .screen_memo$items <- old$items
+  })
+  expr
+}
+
+screen_memo <- function(kind, rk, xs, compute) {
+  if (!isTRUE(.screen_memo$on)) return(compute())
+  for (it in .screen_memo$items) {
+    if (it$kind == kind && all(rk$labels %in% it$labels) && identical(it$x, xs)) {
+      i <- match(rk$labels, it$labels)
+      return(if (is.matrix(it$value)) it$value[, i, drop = FALSE] else it$value[i])
+    }
+  }
+  v <- compute()
+  .screen_memo$items <- c(.screen_memo$items,
+                          list(list(kind = kind, labels = rk$labels, x = xs, value = v)))
+  v
 }

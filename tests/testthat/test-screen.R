@@ -236,3 +236,50 @@ test_that("the default kernel choice stops after two thresholds in a row that do
   mklearn:::cv_screen_auto(run, screen, 1, NULL)
   expect_identical(ran, 1:3)
 })
+
+test_that("the default kernel choice tries 0, 20% and 35% of a fold's training rows", {
+  d <- two_class(60, p = 8, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(0.1, 0.5, 1, 2, 4, 8)))
+  quiet <- function(expr) suppressMessages(suppressWarnings(expr))
+  cv <- quiet(cv.mkl(d$x, d$y, kernels = ks, method = "uniform", C = c(10, 1),
+                     foldid = rep(1:3, 20)))
+  # 40 training rows per fold: thresholds 8 and 14; none below 20% (the near-identity
+  # kernels alone, 5%, was never the one taken)
+  expect_true(all(cv$screen %in% c(0, 8, 14)))
+  expect_gt(length(cv$screen), 1L)
+})
+
+test_that("the kernel choice screens each training part once for all its thresholds", {
+  d <- two_class(60, p = 4, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(0.1, 0.5, 1, 2, 4, 8)))
+  rec <- new.env()
+  rec$columns <- rec$neighbours <- 0
+  count <- function(what) bquote(assign(.(what), get(.(what), envir = .(rec)) + 1,
+                                        envir = .(rec)))
+  suppressMessages({
+    trace("duplicate_columns", count("columns"), print = FALSE,
+          where = asNamespace("mklearn"))
+    trace("set_neighbours", count("neighbours"), print = FALSE, where = asNamespace("mklearn"))
+  })
+  on.exit(suppressMessages({
+    untrace("duplicate_columns", where = asNamespace("mklearn"))
+    untrace("set_neighbours", where = asNamespace("mklearn"))
+  }))
+  cv <- suppressMessages(suppressWarnings(cv.mkl(d$x, d$y, kernels = ks, method = "uniform",
+                                                 C = c(10, 1), foldid = rep(1:3, 20))))
+  expect_identical(cv$screen, c(0, 8, 14))
+  # all the data and three folds: their columns once (12 fits), their neighbours once (8 fits
+  # with a threshold), besides the search's own neighbours on all the data
+  expect_identical(c(rec$columns, rec$neighbours), c(4, 5))
+  # what a subset reads from the memo is what it computes alone
+  rk <- mklearn:::resolve_kernels(ks, ncol(d$x), colnames(d$x))
+  op <- options(mklearn.duplicates = 0.3)
+  on.exit(options(op), add = TRUE)
+  sub <- mklearn:::drop_kernels(rk, 1:2)
+  memo <- mklearn:::with_screen_memo({
+    mklearn:::merge_duplicates(rk, d$x)
+    mklearn:::merge_duplicates(sub, d$x)
+  })
+  expect_identical(memo$labels, mklearn:::merge_duplicates(sub, d$x)$labels)
+  expect_lt(length(memo$labels), length(sub$labels))
+})
