@@ -204,7 +204,13 @@
 #'   decision value through them it predicts one class, or its other kernels by their weights
 #'   give each training point fewer than log(n) / 2 effective neighbours (all its kernels when
 #'   every one is nearly the identity): it predicts new points from a handful of training
-#'   points), `weights` (named kernel weights, on
+#'   points. With held-out decision values (the internal cross-validation of `platt = "cv"` in
+#'   [mkl_control()]) a fit that predicts one class on every held-out point while their labels
+#'   have two generalises nothing, and a fit on a handful of neighbours is said to overfit
+#'   only if its held-out accuracy is at least 0.1 below its training accuracy and 0.01
+#'   above the majority rate; without them (`platt = "train"`, the logistic loss, fewer than 5
+#'   points of a class, the fits of [cv.mkl()]) the training data's rules alone apply),
+#'   `weights` (named kernel weights, on
 #'   the simplex over the selected kernels, those whose sample coefficients are not all zero;
 #'   all zero when every kernel was dropped), `alpha` (n x M sample coefficients:
 #'   \eqn{f(x) = \sum_m K_m(x, X) \alpha_m + b}; MWUMKL keeps them as the two factors of an
@@ -214,7 +220,10 @@
 #'   equal to `predict(fit, x, type = "link")` on the training data),
 #'   `timing` (seconds: `kernels`, `fit`, and `platt`, the cross-validation of the
 #'   probabilities, see `platt` in [mkl_control()]), `platt` (the sigmoid's `A` and `B`) and
-#'   `platt_method` (classification), `na.action` (formula fits: the rows dropped for missing
+#'   `platt_method` (classification), `heldout` (with `platt = "cv"`: `n` the points held out
+#'   by its cross-validation, their `accuracy`, the `train_accuracy` on them, the `majority`
+#'   rate of their labels, and the counts of each class `predicted` and in `labels`),
+#'   `na.action` (formula fits: the rows dropped for missing
 #'   values), `store` (`"dense"`, `"fly"` or `"lowrank"`), `lowrank` (on the low-rank store:
 #'   `rank` and `error`, each kernel's rank and residual trace relative to its trace, the
 #'   `tol` and rank `cap` used, and what `predict` needs; `NULL` otherwise), `case_weights` and
@@ -587,13 +596,18 @@ fit_store_path <- function(fitfun, store, y, C, ctl, base, state, cl, t_kernels,
       fit_warning("learned_nothing", sprintf("%s%s%s learned nothing: %s", method,
                                              at_C(method, C[k]), what,
                                              fits[[k]]$learned_nothing))
+    if (!is.null(tick)) tick(sprintf("%s%s%s", method, at_C(method, C[k]), what))
+  }
+  fits <- platt_path(fits, fitfun, store, y, C, ctl, base)   # probabilities (R/platt.R)
+  # the degenerate note read against the probabilities' held-out decision values, if any
+  for (k in seq_along(fits)) {
+    fits[[k]]$degenerate <- heldout_degenerate(fits[[k]])
     if (!is.null(fits[[k]]$degenerate))
       fit_warning("degenerate", sprintf("%s%s%s %s: %s", method, at_C(method, C[k]), what,
                                         degenerate_verb(fits[[k]]$degenerate),
                                         fits[[k]]$degenerate))
-    if (!is.null(tick)) tick(sprintf("%s%s%s", method, at_C(method, C[k]), what))
   }
-  platt_path(fits, fitfun, store, y, C, ctl, base)   # probabilities (R/platt.R)
+  fits
 }
 
 new_mkl <- function(res, base, C, store, call, timing) {
@@ -768,6 +782,46 @@ few_neighbours_note <- function(store, act, w, near, base, top = 100L) {
                     " (beside kernels nearly the identity)" else "", log(n) / 2)
   structure(note, overfit = TRUE)
 }
+
+# The degenerate note of a classification fit with held-out decision values (fit$heldout, from
+# the probabilities' internal cross-validation, R/platt.R), which decide two cases the training
+# data cannot (inst/notes/NOTES-l01.md): held-out values of one class while the held-out labels
+# have two generalise nothing; a fit on a handful of neighbours (few_neighbours_note()) is said
+# to overfit only if its held-out accuracy is .overfit_gap below its training accuracy and
+# .overfit_margin above the majority rate (at that rate the held-out points show no gain for
+# wider kernels to keep). Without held-out values the note is the training data's.
+heldout_degenerate <- function(fit) {
+  note <- fit$degenerate
+  h <- fit$heldout
+  if (is.null(h) || !is.null(fit$learned_nothing) || h$n == 0L) return(note)
+  overfit <- isTRUE(attr(note, "overfit"))
+  if (!is.null(note) && !overfit) return(note)   # the training data's own evidence stands
+  if (min(h$labels) > 0L && min(h$predicted) == 0L) {
+    cls <- sprintf("'%s'", fit$classes[if (h$predicted[2L] > 0L) 2L else 1L])
+    return(sprintf(paste0("on the %d held-out points of its internal %d-fold cross-validation ",
+                          "(the probabilities' folds) it predicts the class %s for every one, ",
+                          "while %d of them are the other class (held-out accuracy %.3f, the ",
+                          "majority rate %.3f; training accuracy %.3f): it does not tell the ",
+                          "classes apart on new points. Use other kernels (wider widths, fewer ",
+                          "kernels), %schoose the kernels with cv.mkl(), or check that the ",
+                          "features predict the labels."),
+                   h$n, .platt_nfolds, cls, min(h$labels), h$accuracy, h$majority,
+                   h$train_accuracy,
+                   if (takes_C(fit$method)) sprintf("change C (now %s), ", format(fit$C)) else
+                     ""))
+  }
+  if (!overfit) return(note)
+  if (h$train_accuracy - h$accuracy < .overfit_gap || h$accuracy < h$majority + .overfit_margin)
+    return(NULL)
+  structure(sprintf(paste0("%s On the %d held-out points of its internal cross-validation its ",
+                           "accuracy is %.3f against %.3f in training (majority rate %.3f)."),
+                    note, h$n, h$accuracy, h$train_accuracy, h$majority), overfit = TRUE)
+}
+
+# A fit on a handful of neighbours overfits when its held-out accuracy is this far below its
+# training accuracy and this far above the majority rate (inst/notes/NOTES-l01.md).
+.overfit_gap <- 0.1
+.overfit_margin <- 0.01
 
 # How a warning and print() name a degenerate fit: one that overfits a handful of neighbours
 # (few_neighbours_note()) still predicts, so it is not said to generalise nothing.

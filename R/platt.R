@@ -131,6 +131,7 @@ platt_path <- function(fits, fitfun, store, y, C, ctl, base) {
       ok <- !is.na(dv[, j])
       f$platt <- platt_fit(dv[ok, j], y[ok], f$loss, ctl$case_weights[ok])
       f$platt_method <- "cv"
+      f$heldout <- heldout_summary(dv[, j], f$fitted, y, ctl$case_weights)
       f$timing <- c(f$timing, platt = t_cv)
     } else {
       f$platt <- platt_fit(f$fitted, y, f$loss, ctl$case_weights)
@@ -140,6 +141,24 @@ platt_path <- function(fits, fitfun, store, y, C, ctl, base) {
     fits[[j]] <- f
   }
   fits
+}
+
+# What the held-out decision values `dv` (NA: not held out) say of a fit against its training
+# decision values `fitted`: the rows held out, their accuracy, the training accuracy on the
+# same rows, the majority rate of their labels, the recall of each class, and the counts of the
+# classes predicted and labelled (case weights count in the rates; rows of weight 0 do not
+# count). Read by heldout_degenerate() (R/mkl.R).
+heldout_summary <- function(dv, fitted, y, cw = NULL) {
+  w <- if (is.null(cw)) rep(1, length(y)) else cw
+  ok <- !is.na(dv) & w > 0
+  w <- w[ok] / sum(w[ok])
+  yo <- y[ok]
+  hit <- decision_class(dv[ok]) == yo
+  rec <- function(s) if (any(s)) sum(w[s] * hit[s]) / sum(w[s]) else NA_real_
+  list(n = sum(ok), accuracy = sum(w * hit),
+       train_accuracy = sum(w * (decision_class(fitted[ok]) == yo)),
+       majority = max(sum(w[yo > 0]), sum(w[yo < 0])), recall = c(rec(yo < 0), rec(yo > 0)),
+       predicted = c(sum(dv[ok] <= 0), sum(dv[ok] > 0)), labels = c(sum(yo < 0), sum(yo > 0)))
 }
 
 # cv.mkl() calibrates its path on all the data with the held-out decision values of its own

@@ -24,6 +24,12 @@
 # `degenerate` (mkl() reported it), "profile" (weight:neighbours of each selected kernel) and
 # "nb_rest", the effective neighbours of the combination of its kernels with 2 or more
 # neighbours, which mkl()'s check of fits on a handful of neighbours compares with log(n) / 2.
+# From the probabilities' internal 5-fold cross-validation (fit$heldout): "cv_acc" its held-out
+# accuracy, "cv_train_acc" the training accuracy on the same rows, "majority" their majority
+# rate, "cv1" one class predicted on its held-out rows, "cv_bal" the mean of the two classes'
+# held-out recalls, "cv_minority" the share of held-out rows predicted the minority class;
+# "overfit" mkl() reported the fit as overfitting a handful of neighbours, "ntr" the training
+# rows.
 # Rows are appended to the CSV as they come, and a table of mean (sd) over the splits is
 # printed at the end.
 args <- commandArgs(TRUE)
@@ -86,6 +92,8 @@ neighbour_profile <- function(fit, ks, xtr) {
   list(profile = paste(sprintf("%.4g:%.4g", w[sel], nb), collapse = ";"), rest = nr)
 }
 
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
 run_one <- function(ds, tr, ks, method) {
   t0 <- proc.time()
   fit <- tryCatch(withCallingHandlers(
@@ -99,17 +107,25 @@ run_one <- function(ds, tr, ks, method) {
     return(data.frame(method = method, M = NA, acc = NA, kernels = NA, time = tm, cpu = cpu,
                       converged = FALSE, train1 = NA, identity_share = NA, flagged = NA,
                       test1 = NA, train_acc = NA, nb_rest = NA, degenerate = NA, profile = "",
-                      error = conditionMessage(fit)))
+                      error = conditionMessage(fit), ntr = length(tr), cv_acc = NA,
+                      cv_train_acc = NA, majority = NA, cv1 = NA, cv_bal = NA,
+                      cv_minority = NA, overfit = NA))
   pred <- as.numeric(as.character(predict(fit, ds$x[-tr, ])))
   train1 <- length(unique(sign(fit$fitted))) == 1L
   ish <- identity_share(fit, ks, ds$x[tr, ])
   np <- neighbour_profile(fit, ks, ds$x[tr, ])
+  h <- fit$heldout     # the probabilities' internal cross-validation (NULL: none)
   data.frame(method = method, M = length(fit$weights), acc = mean(pred == ds$y[-tr]),
              kernels = sum(fit$weights > 0), time = tm, cpu = cpu, converged = fit$converged,
              train1 = train1, identity_share = ish, flagged = train1 || ish >= 0.9,
              test1 = length(unique(pred)) == 1L,
              train_acc = mean(sign(fit$fitted) == ds$y[tr]), nb_rest = np$rest,
-             degenerate = !is.null(fit$degenerate), profile = np$profile, error = "")
+             degenerate = !is.null(fit$degenerate), profile = np$profile, error = "",
+             ntr = length(tr), cv_acc = h$accuracy %||% NA, cv_train_acc = h$train_accuracy %||% NA,
+             majority = h$majority %||% NA, cv1 = if (is.null(h)) NA else min(h$predicted) == 0,
+             cv_bal = if (is.null(h)) NA else mean(h$recall),
+             cv_minority = if (is.null(h)) NA else h$predicted[which.min(h$labels)] / h$n,
+             overfit = isTRUE(attr(fit$degenerate, "overfit")))
 }
 
 cat(sprintf("mklearn %s, R %s; %d split(s); results appended to %s\n",
@@ -129,24 +145,31 @@ for (kn in ksets) for (set in sets) {
   }
 }
 
-# The table: mean (sd) accuracy, mean kernels, time relative to SimpleMKL's, flagged fits.
+# The table: mean (sd) accuracy, mean kernels, time relative to SimpleMKL's, the fits mkl()
+# flagged (degenerate), and the fits that predict one class on the held-out data (in brackets:
+# how many of those were not flagged).
 res <- utils::read.csv(out)
 fmt <- function(v) sprintf("%.3f (%.3f)", mean(v), if (length(v) > 1L) stats::sd(v) else NA)
 cat("\n| data | kernels (M) | splits | l01 acc | SimpleMKL acc | SpicyMKL acc |",
-    "l01 / SimpleMKL / SpicyMKL kernels | time l01 : Simple : Spicy | flagged (test one class) |\n")
+    "l01 / SimpleMKL / SpicyMKL kernels | time l01 : Simple : Spicy | flagged |",
+    "test one class (unflagged) |\n")
 for (key in unique(paste(res$set, res$kset))) {
   r <- res[paste(res$set, res$kset) == key, ]
   nerr <- vapply(methods, function(m) sum(r$method == m & !is.na(r$error) & r$error != ""), 0L)
   r <- r[is.na(r$error) | r$error == "", ]
   g <- lapply(methods, function(m) r[r$method == m, ])
-  if (any(vapply(g, nrow, 1L) == 0L)) next
-  ts <- vapply(g, function(x) mean(if (is.null(x$cpu)) x$time else x$cpu), 0)
-  cat(sprintf("| %s | %s (%d) | %d | %s | %s | %s | %s | %s | %s |\n", r$set[1], r$kset[1],
-              r$M[1], nrow(g[[1]]), fmt(g[[1]]$acc), fmt(g[[2]]$acc), fmt(g[[3]]$acc),
-              paste(sprintf("%.1f", vapply(g, function(x) mean(x$kernels), 0)), collapse = " / "),
+  ran <- vapply(g, nrow, 1L) > 0L
+  if (!ran[1L]) next
+  ts <- vapply(g, function(x) if (nrow(x)) mean(if (is.null(x$cpu)) x$time else x$cpu) else NA, 0)
+  per <- function(f) paste(vapply(g, function(x) if (nrow(x)) f(x) else "-", ""), collapse = " / ")
+  cat(sprintf("| %s | %s (%d) | %d | %s | %s | %s | %s | %s | %s | %s |\n", r$set[1], r$kset[1],
+              r$M[1], nrow(g[[1]]),
+              if (ran[1]) fmt(g[[1]]$acc) else "-", if (ran[2]) fmt(g[[2]]$acc) else "-",
+              if (ran[3]) fmt(g[[3]]$acc) else "-",
+              per(function(x) sprintf("%.1f", mean(x$kernels))),
               paste(sprintf("%.2g", ts / ts[2]), collapse = " : "),
-              paste(sprintf("%d (%d)", vapply(g, function(x) sum(x$flagged), 0L),
-                            vapply(g, function(x) sum(x$test1), 0L)), collapse = " / ")))
+              per(function(x) sprintf("%d", sum(x$degenerate))),
+              per(function(x) sprintf("%d (%d)", sum(x$test1), sum(x$test1 & !x$degenerate)))))
   if (any(nerr > 0L))
     cat(sprintf("  (%s: fits stopped with an error, left out)\n",
                 paste(sprintf("%s %d", methods, nerr)[nerr > 0L], collapse = ", ")))

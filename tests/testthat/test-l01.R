@@ -316,3 +316,35 @@ test_that("a fit on kernels with a handful of neighbours warns, for any method; 
            control = mkl_control(nthreads = 1, platt = "train"))
   expect_null(f$degenerate)
 })
+
+test_that("a fit on a handful of neighbours is said to overfit only on held-out evidence", {
+  # two well-separated classes: narrow Gaussians classify new points nearly as well as training
+  # points, though each point has fewer than log(300) / 2 = 2.85 effective neighbours
+  set.seed(4)
+  y <- rep(c(-1, 1), each = 150)
+  x <- matrix(rnorm(600), 300) + outer(y, c(2.5, 0))
+  ctl <- mkl_control(nthreads = 1)
+  good <- kernel_set(rbf_kernel(sigma = 0.12))        # 2.4 neighbours, held out 0.96
+  f <- mkl(x, y, kernels = good, method = "uniform", control = ctl)
+  expect_null(f$degenerate)
+  expect_gt(f$heldout$accuracy, 0.95)
+  # the training data alone (no held-out values) still call it an overfit
+  expect_warning(mkl(x, y, kernels = good, method = "uniform",
+                     control = mkl_control(nthreads = 1, platt = "train")),
+                 "overfits: .*2.39 effective neighbours", class = "mkl_degenerate")
+  # narrower (1.3 neighbours): 0.83 held out against 1 in training, 0.5 for the majority class
+  expect_warning(mkl(x, y, kernels = kernel_set(rbf_kernel(sigma = 0.05)), method = "uniform",
+                     control = ctl),
+                 paste0("overfits: .*Add wider kernels.* On the 300 held-out points .* ",
+                        "accuracy is 0.830 against 1.000 in training \\(majority rate 0.500\\)"),
+                 class = "mkl_degenerate")
+  # Pima (300 rows), rbf(sigma = 0.9): 0.69 held out against 0.94 in training and 0.67 for
+  # the majority class; 0.75 at sigma = 2
+  skip_if_not_installed("mlbench")
+  d <- pima_data()
+  set.seed(1)
+  tr <- sample(nrow(d$x), 300)
+  expect_warning(mkl(d$x[tr, ], d$y[tr], kernels = kernel_set(rbf_kernel(sigma = 0.9)),
+                     method = "simple", control = ctl),
+                 "overfits: .*accuracy is 0.690 against 0.940 in training", class = "mkl_degenerate")
+})

@@ -431,6 +431,28 @@ test_that("a fit that predicts one class or memorises its training points is fla
   expect_gt(mean(predict(fs, xb[-i, ]) == bc$Class[-i]), 0.9)
 })
 
+test_that("a fit that predicts one class on its held-out points is flagged, with the evidence", {
+  # labels independent of the features (3 to 1): the fit predicts both classes on its training
+  # points, only the majority class on the held-out points of the probabilities' folds
+  set.seed(2)
+  x <- matrix(rnorm(320), 80)
+  y <- rep(c(1, -1), c(60, 20))
+  ks <- kernel_set(rbf_kernel(sigma = 1), poly_kernel(degree = 1))
+  expect_warning(f <- mkl(x, y, method = "simple", kernels = ks,
+                          control = mkl_control(nthreads = 1)),
+                 paste0("generalises nothing: on the 80 held-out points .* predicts the class ",
+                        "'1' for every one, while 20 of them are the other class .*Use other ",
+                        "kernels"), class = "mkl_degenerate")
+  expect_length(unique(sign(f$fitted)), 2L)
+  expect_equal(f$heldout$predicted, c(0L, 80L))
+  expect_output(print(f), "NOTE: this model generalises nothing: on the 80 held-out points")
+  # without held-out values the training data's rules alone apply, and they do not see it
+  ft <- mkl(x, y, method = "simple", kernels = ks,
+            control = mkl_control(nthreads = 1, platt = "train"))
+  expect_null(ft$degenerate)
+  expect_null(ft$heldout)
+})
+
 test_that("the formula interface takes subset, evaluated in the data, as lm() does", {
   d <- two_class(60, 3, seed = 81)
   df <- data.frame(d$x, cls = factor(d$y))

@@ -84,3 +84,21 @@ test_that("a low-rank fit with 50 rows per factor column calibrates on its train
   expect_identical(g$platt_method, "cv")
   expect_gt(mkl_memory(400, 1, "uniform", "lowrank", control = ctl)$platt, 0)
 })
+
+test_that("the held-out summary reads the held-out rows only, with their case weights", {
+  dv <- c(1, -1, 2, NA, -3, 0.5)
+  fitted <- c(1, -1, 1, 1, -1, -1)
+  y <- c(1, 1, 1, -1, -1, -1)
+  h <- mklearn:::heldout_summary(dv, fitted, y)
+  expect_equal(h[c("n", "accuracy", "train_accuracy", "majority")],
+               list(n = 5L, accuracy = 0.6, train_accuracy = 0.8, majority = 0.6))
+  expect_equal(h$recall, c(1 / 2, 2 / 3))
+  expect_equal(h$predicted, c(2L, 3L))
+  expect_equal(h$labels, c(2L, 3L))
+  # a row of weight 0 does not count; a row of weight 2 counts twice in the rates
+  h <- mklearn:::heldout_summary(dv, fitted, y, cw = c(1, 1, 1, 1, 0, 2))
+  expect_equal(h[c("n", "accuracy", "train_accuracy", "majority")],
+               list(n = 4L, accuracy = 0.4, train_accuracy = 0.8, majority = 0.6))
+  expect_equal(h$recall, c(0, 2 / 3))
+  expect_equal(h$predicted, c(1L, 3L))
+})
