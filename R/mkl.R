@@ -206,9 +206,10 @@
 #'   every one is nearly the identity): it predicts new points from a handful of training
 #'   points. With held-out decision values (the internal cross-validation of `platt = "cv"` in
 #'   [mkl_control()]) a fit that predicts one class on every held-out point while their labels
-#'   have two generalises nothing, and a fit on a handful of neighbours is said to overfit
-#'   only if its held-out accuracy is at least 0.1 below its training accuracy and 0.01
-#'   above the majority rate; without them (`platt = "train"`, the logistic loss, fewer than 5
+#'   have two, or whose held-out accuracy is less than 2 points above always predicting the
+#'   majority class, generalises nothing, and a fit on a handful of neighbours is said to
+#'   overfit only if its held-out accuracy is at least 0.1 below its training accuracy;
+#'   without them (`platt = "train"`, the logistic loss, fewer than 5
 #'   points of a class, the fits of [cv.mkl()]) the training data's rules alone apply),
 #'   `weights` (named kernel weights, on
 #'   the simplex over the selected kernels, those whose sample coefficients are not all zero;
@@ -786,10 +787,10 @@ few_neighbours_note <- function(store, act, w, near, base, top = 100L) {
 # The degenerate note of a classification fit with held-out decision values (fit$heldout, from
 # the probabilities' internal cross-validation, R/platt.R), which decide two cases the training
 # data cannot (inst/notes/NOTES-l01.md): held-out values of one class while the held-out labels
-# have two generalise nothing; a fit on a handful of neighbours (few_neighbours_note()) is said
-# to overfit only if its held-out accuracy is .overfit_gap below its training accuracy and
-# .overfit_margin above the majority rate (at that rate the held-out points show no gain for
-# wider kernels to keep). Without held-out values the note is the training data's.
+# have two, or a held-out accuracy less than .majority_margin above the majority rate,
+# generalise nothing; a fit on a handful of neighbours (few_neighbours_note()) is said to
+# overfit only if its held-out accuracy is .overfit_gap below its training accuracy. Without
+# held-out values the note is the training data's.
 heldout_degenerate <- function(fit) {
   note <- fit$degenerate
   h <- fit$heldout
@@ -810,18 +811,31 @@ heldout_degenerate <- function(fit) {
                    if (takes_C(fit$method)) sprintf("change C (now %s), ", format(fit$C)) else
                      ""))
   }
+  if (h$accuracy < h$majority + .majority_margin) {
+    maj <- sprintf("'%s'", fit$classes[which.max(h$labels)])
+    return(sprintf(paste0("on the %d held-out points of its internal %d-fold cross-validation ",
+                          "(the probabilities' folds) its accuracy, %.3f, is less than %g points ",
+                          "above always predicting the majority class %s (%.3f; training accuracy ",
+                          "%.3f): what it learned does not carry to new points. Use other ",
+                          "kernels (wider widths, fewer kernels), %schoose the kernels with ",
+                          "cv.mkl(), or check that the features predict the labels."),
+                   h$n, .platt_nfolds, h$accuracy, 100 * .majority_margin, maj, h$majority,
+                   h$train_accuracy,
+                   if (takes_C(fit$method)) sprintf("change C (now %s), ", format(fit$C)) else
+                     ""))
+  }
   if (!overfit) return(note)
-  if (h$train_accuracy - h$accuracy < .overfit_gap || h$accuracy < h$majority + .overfit_margin)
-    return(NULL)
+  if (h$train_accuracy - h$accuracy < .overfit_gap) return(NULL)
   structure(sprintf(paste0("%s On the %d held-out points of its internal cross-validation its ",
                            "accuracy is %.3f against %.3f in training (majority rate %.3f)."),
                     note, h$n, h$accuracy, h$train_accuracy, h$majority), overfit = TRUE)
 }
 
 # A fit on a handful of neighbours overfits when its held-out accuracy is this far below its
-# training accuracy and this far above the majority rate (inst/notes/NOTES-l01.md).
+# training accuracy; any fit whose held-out accuracy is less than .majority_margin above the
+# majority rate generalises nothing (inst/notes/NOTES-l01.md).
 .overfit_gap <- 0.1
-.overfit_margin <- 0.01
+.majority_margin <- 0.02
 
 # How a warning and print() name a degenerate fit: one that overfits a handful of neighbours
 # (few_neighbours_note()) still predicts, so it is not said to generalise nothing.

@@ -627,3 +627,20 @@ test_that("cross-validated probabilities: warm-started methods, multiclass, cv.m
   expect_identical(rec$n, 0L)                  # the path on all the data: on cv.mkl's folds
   expect_identical(cv$fit$fits[[1]]$platt_method, "cv")
 })
+
+test_that("a fit whose held-out accuracy is at the majority rate generalises nothing", {
+  set.seed(2)
+  x <- matrix(rnorm(200 * 3), 200)
+  y <- factor(ifelse(runif(200) < 0.6, "a", "b"))   # labels that the features do not predict
+  ks <- kernel_set(rbf_kernel(1))
+  expect_warning(f <- mkl(x, y, kernels = ks, method = "uniform", C = 10),
+                 paste0("generalises nothing: on the 200 held-out points .* its accuracy, ",
+                        "0.605, is less than 2 points above always predicting the majority ",
+                        "class 'a' \\(0.630; training accuracy 0.750\\)"))
+  expect_true(all(f$heldout$predicted > 0))          # both classes held out: not a collapse
+  expect_match(f$degenerate, "majority class")
+  # the training values alone cannot tell (no held-out values): no note
+  g <- mkl(x, y, kernels = ks, method = "uniform", C = 10,
+           control = mkl_control(platt = "train"))
+  expect_null(g$degenerate)
+})
