@@ -16,16 +16,19 @@ four_methods <- function(x, y, ks, C_paper, max_time = 300, test = NULL) {
       mkl_control(maxiter = 5000, max_time = max_time, platt = "train") else
       mkl_control(platt = "train")
     settle(ks, x)
-    t0 <- proc.time()[["elapsed"]]
+    # elapsed and CPU time (user + system over all threads) of the whole call
+    t0 <- proc.time()
     fit <- suppressWarnings(mkl(x, y, kernels = ks, method = method, C = Cm, loss = loss,
                                 control = ctl))
-    whole <- proc.time()[["elapsed"]] - t0
+    dt <- proc.time() - t0
+    whole <- dt[["elapsed"]]
     acc <- if (is.null(test)) NA_real_ else
       mean(predict(fit, test$x) == test$y)
     list(fit = fit, row = data.frame(
       method = paste0(c(spicy = "SpicyMKL", simple = "SimpleMKL", hessian = "HessianMKL")[[method]],
                       if (!is.null(loss) && method == "spicy") paste0(" (", loss, ")") else ""),
-      C_paper = C_paper, C = Cm, whole_s = whole, kernels_s = fit$timing[["kernels"]],
+      C_paper = C_paper, C = Cm, whole_s = whole,
+      whole_cpu_s = dt[["user.self"]] + dt[["sys.self"]], kernels_s = fit$timing[["kernels"]],
       solver_s = fit$timing[["fit"]], iterations = fit$iterations, converged = fit$converged,
       gap = utils::tail(fit$history$gap, 1L), n_selected = sum(fit$weights > 0),
       svm_solves = if (is.null(fit$info$svm_solves)) NA_integer_ else fit$info$svm_solves,
@@ -65,7 +68,9 @@ merge_csv <- function(df, file, key) {
   if (file.exists(file)) {
     # rows of a key already there are replaced where they stand, so that a chunk rerun keeps
     # the file's order (the vignette's panels follow it); new keys are appended
-    old <- utils::read.csv(file, stringsAsFactors = FALSE)[names(df)]
+    old <- utils::read.csv(file, stringsAsFactors = FALSE)
+    old[setdiff(names(df), names(old))] <- NA      # columns added since (e.g. whole_cpu_s)
+    old <- old[names(df)]
     ko <- do.call(paste, old[key]); kn <- do.call(paste, df[key])
     hit <- match(ko, kn)
     old[!is.na(hit), ] <- df[hit[!is.na(hit)], ]

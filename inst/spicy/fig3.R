@@ -6,7 +6,8 @@
 # has the whole mkl() call (building and normalising the kernels, fitting) and the solver time.
 # MKLEARN_FIG3_SET=splice runs the paper's second set on mlbench's DNA splice data instead
 # (180 binary columns, a junction, ei or ie, against none, n; 200 training points per split).
-# MKLEARN_SPLITS (default 1; the paper: 10) random draws of the 200 training points per cell.
+# MKLEARN_SPLITS (default 1; the paper: 10) random draws of the 200 training points per cell;
+# MKLEARN_FIRST_SPLIT (default 1) starts at a later split, so that the splits can be run in chunks.
 # Rows are written after each M of a split, so a stopped run keeps its finished cells.
 # Run from the repository root, in chunks if you like (rows of the same set, split, M and C
 # are replaced):
@@ -26,6 +27,7 @@ cat(sprintf("== fig3.R %s, C = %s, M = %s\n", format(Sys.time()), paste(Cs, coll
             paste(Ms, collapse = ", ")))
 set_name <- Sys.getenv("MKLEARN_FIG3_SET", "ringnorm")
 splits <- as.integer(Sys.getenv("MKLEARN_SPLITS", "1"))
+first <- as.integer(Sys.getenv("MKLEARN_FIRST_SPLIT", "1"))   # splits first..splits
 # split s of the set: 200 training points (split 1 of ringnorm is the draw of earlier runs)
 draw <- function(s) {
   set.seed(3 + s - 1)
@@ -45,7 +47,7 @@ if (file.exists(out)) {
   if (!"set" %in% names(old))
     utils::write.csv(cbind(set = "ringnorm", split = 1L, old), out, row.names = FALSE)
 }
-for (s in seq_len(splits)) {
+for (s in seq(first, splits)) {
   d <- draw(s)
   for (M in Ms) {
     set.seed(1000 + M)
@@ -53,8 +55,8 @@ for (s in seq_len(splits)) {
     res <- NULL
     for (C in Cs) {
       r <- cbind(set = set_name, split = s, M = M, four_methods(d$x, d$y, ks, C))
-      print(r[, c("set", "split", "M", "method", "C_paper", "C", "whole_s", "solver_s",
-                  "iterations", "converged", "n_selected")], row.names = FALSE)
+      print(r[, c("set", "split", "M", "method", "C_paper", "C", "whole_s", "whole_cpu_s",
+                  "solver_s", "iterations", "converged", "n_selected")], row.names = FALSE)
       res <- rbind(res, r)
     }
     merge_csv(stamp(res), out, c("set", "split", "M", "C_paper", "method"))  # each cell kept
