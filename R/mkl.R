@@ -797,32 +797,30 @@ heldout_degenerate <- function(fit) {
   if (is.null(h) || !is.null(fit$learned_nothing) || h$n == 0L) return(note)
   overfit <- isTRUE(attr(note, "overfit"))
   if (!is.null(note) && !overfit) return(note)   # the training data's own evidence stands
+  # what the held-out points show, then the remedy both cases share
+  said <- function(what) {
+    sprintf(paste0("on the %d held-out points of its internal %d-fold cross-validation (the ",
+                   "probabilities' folds) %s. Use other kernels (wider widths, fewer kernels), ",
+                   "%schoose the kernels with cv.mkl(), or check that the features predict the ",
+                   "labels."),
+            h$n, .platt_nfolds, what,
+            if (takes_C(fit$method)) sprintf("change C (now %s), ", format(fit$C)) else "")
+  }
   if (min(h$labels) > 0L && min(h$predicted) == 0L) {
     cls <- sprintf("'%s'", fit$classes[if (h$predicted[2L] > 0L) 2L else 1L])
-    return(sprintf(paste0("on the %d held-out points of its internal %d-fold cross-validation ",
-                          "(the probabilities' folds) it predicts the class %s for every one, ",
-                          "while %d of them are the other class (held-out accuracy %.3f, the ",
-                          "majority rate %.3f; training accuracy %.3f): it does not tell the ",
-                          "classes apart on new points. Use other kernels (wider widths, fewer ",
-                          "kernels), %schoose the kernels with cv.mkl(), or check that the ",
-                          "features predict the labels."),
-                   h$n, .platt_nfolds, cls, min(h$labels), h$accuracy, h$majority,
-                   h$train_accuracy,
-                   if (takes_C(fit$method)) sprintf("change C (now %s), ", format(fit$C)) else
-                     ""))
+    return(said(sprintf(paste0("it predicts the class %s for every one, while %d of them are ",
+                               "the other class (held-out accuracy %.3f, the majority rate ",
+                               "%.3f; training accuracy %.3f): it does not tell the classes ",
+                               "apart on new points"),
+                        cls, min(h$labels), h$accuracy, h$majority, h$train_accuracy)))
   }
   if (h$accuracy < h$majority + .majority_margin) {
     maj <- sprintf("'%s'", fit$classes[which.max(h$labels)])
-    return(sprintf(paste0("on the %d held-out points of its internal %d-fold cross-validation ",
-                          "(the probabilities' folds) its accuracy, %.3f, is less than %g points ",
-                          "above always predicting the majority class %s (%.3f; training accuracy ",
-                          "%.3f): what it learned does not carry to new points. Use other ",
-                          "kernels (wider widths, fewer kernels), %schoose the kernels with ",
-                          "cv.mkl(), or check that the features predict the labels."),
-                   h$n, .platt_nfolds, h$accuracy, 100 * .majority_margin, maj, h$majority,
-                   h$train_accuracy,
-                   if (takes_C(fit$method)) sprintf("change C (now %s), ", format(fit$C)) else
-                     ""))
+    return(said(sprintf(paste0("its accuracy, %.3f, is less than %g points above always ",
+                               "predicting the majority class %s (%.3f; training accuracy ",
+                               "%.3f): what it learned does not carry to new points"),
+                        h$accuracy, 100 * .majority_margin, maj, h$majority,
+                        h$train_accuracy)))
   }
   if (!overfit) return(note)
   if (h$train_accuracy - h$accuracy < .overfit_gap) return(NULL)
