@@ -223,7 +223,8 @@
 #'   probabilities, see `platt` in [mkl_control()]), `platt` (the sigmoid's `A` and `B`) and
 #'   `platt_method` (classification), `heldout` (with `platt = "cv"`: `n` the points held out
 #'   by its cross-validation, their `accuracy`, the `train_accuracy` on them, the `majority`
-#'   rate of their labels, and the counts of each class `predicted` and in `labels`),
+#'   rate of their labels and its class `majority_class` (1 or 2, as in `classes`), each
+#'   class's `recall`, and the counts of each class `predicted` and in `labels`),
 #'   `na.action` (formula fits: the rows dropped for missing
 #'   values), `store` (`"dense"`, `"fly"` or `"lowrank"`), `lowrank` (on the low-rank store:
 #'   `rank` and `error`, each kernel's rank and residual trace relative to its trace, the
@@ -815,7 +816,7 @@ heldout_degenerate <- function(fit) {
                         cls, min(h$labels), h$accuracy, h$majority, h$train_accuracy)))
   }
   if (h$accuracy < h$majority + .majority_margin) {
-    maj <- sprintf("'%s'", fit$classes[which.max(h$labels)])
+    maj <- sprintf("'%s'", fit$classes[h$majority_class])
     return(said(sprintf(paste0("its accuracy, %.3f, is less than %g points above always ",
                                "predicting the majority class %s (%.3f; training accuracy ",
                                "%.3f): what it learned does not carry to new points"),

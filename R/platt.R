@@ -145,9 +145,10 @@ platt_path <- function(fits, fitfun, store, y, C, ctl, base) {
 
 # What the held-out decision values `dv` (NA: not held out) say of a fit against its training
 # decision values `fitted`: the rows held out, their accuracy, the training accuracy on the
-# same rows, the majority rate of their labels, the recall of each class, and the counts of the
-# classes predicted and labelled (case weights count in the rates; rows of weight 0 do not
-# count). Read by heldout_degenerate() (R/mkl.R).
+# same rows, the majority rate of their labels and its class (1: the negative, 2: the positive),
+# the recall of each class, and the counts of the classes predicted and labelled (case weights
+# count in the rates and the majority; rows of weight 0 do not count). Read by
+# heldout_degenerate() (R/mkl.R).
 heldout_summary <- function(dv, fitted, y, cw = NULL) {
   w <- if (is.null(cw)) rep(1, length(y)) else cw
   ok <- !is.na(dv) & w > 0
@@ -155,9 +156,11 @@ heldout_summary <- function(dv, fitted, y, cw = NULL) {
   yo <- y[ok]
   hit <- decision_class(dv[ok]) == yo
   rec <- function(s) if (any(s)) sum(w[s] * hit[s]) / sum(w[s]) else NA_real_
+  rates <- c(sum(w[yo < 0]), sum(w[yo > 0]))
   list(n = sum(ok), accuracy = sum(w * hit),
        train_accuracy = sum(w * (decision_class(fitted[ok]) == yo)),
-       majority = max(sum(w[yo > 0]), sum(w[yo < 0])), recall = c(rec(yo < 0), rec(yo > 0)),
+       majority = max(rates), majority_class = which.max(rates),
+       recall = c(rec(yo < 0), rec(yo > 0)),
        predicted = c(sum(dv[ok] <= 0), sum(dv[ok] > 0)), labels = c(sum(yo < 0), sum(yo > 0)))
 }
 

@@ -102,3 +102,16 @@ test_that("the held-out summary reads the held-out rows only, with their case we
   expect_equal(h$recall, c(0, 2 / 3))
   expect_equal(h$predicted, c(1L, 3L))
 })
+
+test_that("the majority class of the held-out note is the one the case weights make it", {
+  # three positive rows against two negative ones, the negatives weighing three times as much
+  dv <- c(1, 1, -1, 1, -1)
+  y <- c(1, 1, 1, -1, -1)
+  h <- mklearn:::heldout_summary(dv, dv, y, cw = c(1, 1, 1, 3, 3))
+  expect_equal(h$majority, 2 / 3)
+  expect_identical(h$majority_class, 1L)
+  fit <- list(heldout = h, classes = c("neg", "pos"), method = "uniform", C = 1)
+  note <- mklearn:::heldout_degenerate(fit)
+  expect_match(note, "majority class 'neg' \\(0.667")
+  expect_identical(mklearn:::heldout_summary(dv, dv, y)$majority_class, 2L)
+})
