@@ -10,17 +10,12 @@
 #   Rscript inst/mwu/adult.R [outdir] [maxN = 26049] [parts = fig4,table2]
 # (the stored Fig. 4 run: Rscript inst/mwu/adult.R inst/mwu Inf fig4)
 # writes mwu-adult-fig4.csv and mwu-adult-table2.csv (date and machine in every row).
-suppressPackageStartupMessages(library(mklearn))
+source(file.path(if (file.exists("inst/mwu")) "inst/mwu" else ".", "common.R"))
 a <- commandArgs(TRUE)
 outdir <- if (length(a) >= 1) a[1] else "inst/mwu"
 maxN <- if (length(a) >= 2) as.numeric(a[2]) else Inf
 parts <- if (length(a) >= 3) strsplit(a[3], ",")[[1]] else c("fig4", "table2")
 memory <- 2e9
-stamp <- list(date = format(Sys.time(), "%Y-%m-%d %H:%M"),
-              machine = sprintf("%s, %d cores, R %s", Sys.info()[["nodename"]],
-                                parallel::detectCores(), getRversion()))
-cpu <- function() sum(proc.time()[c("user.self", "sys.self", "user.child", "sys.child")],
-                      na.rm = TRUE)
 
 utils::data("AdultUCI", package = "arules")
 d <- AdultUCI[!is.na(AdultUCI$income), ]
@@ -42,17 +37,7 @@ cat(sprintf("Adult: %d points, %d features; training partition %d, test %d\n",
             nrow(x), ncol(x), length(trall), length(te)))
 ks12 <- kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))))
 
-one <- function(method, tr, ks, ...) {
-  invisible(gc())
-  c0 <- cpu(); t0 <- proc.time()[["elapsed"]]
-  f <- suppressMessages(mkl(x[tr, ], y[tr], ks, method = method, C = 1, standardize = "none",
-                            control = mkl_control(platt = "train", nthreads = 1,
-                                                  memory = memory, progress = FALSE), ...))
-  el <- proc.time()[["elapsed"]] - t0; cp <- cpu() - c0
-  data.frame(N = length(tr), method = method, store = f$store, M = length(f$weights),
-             seconds = el, cpu = cp, solver = f$timing[["fit"]], T = f$iterations,
-             accuracy = mean(predict(f, x[te, ]) == y[te]), stamp)
-}
+one <- function(method, tr, ks, ...) timed_fit(x, y, ks, method, tr, te, memory, ...)
 
 if ("fig4" %in% parts) {
   fig4 <- NULL

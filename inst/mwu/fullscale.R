@@ -7,15 +7,13 @@
 #   Rscript inst/mwu/fullscale.R [outdir] [splits = 30] [maxN = 50000] [maxM = 1e6] [parts]
 # parts: a comma-separated subset of fig2,fig3,table2 (default all three). Fig. 3 and Table 2 are
 # timings: run them on a quiet machine.
-suppressPackageStartupMessages(library(mklearn))
+source(file.path(if (file.exists("inst/mwu")) "inst/mwu" else ".", "common.R"))
 a <- commandArgs(TRUE)
 outdir <- if (length(a) >= 1) a[1] else "inst/mwu"
 splits <- if (length(a) >= 2) as.integer(a[2]) else 30L
 maxN <- if (length(a) >= 3) as.numeric(a[3]) else 50000
 maxM <- if (length(a) >= 4) as.numeric(a[4]) else 1e6
 parts <- if (length(a) >= 5) strsplit(a[5], ",")[[1]] else c("fig2", "fig3", "table2")
-stamp <- list(date = format(Sys.time(), "%Y-%m-%d %H:%M"),
-              machine = sprintf("%s, %d cores", Sys.info()[["nodename"]], parallel::detectCores()))
 ks12 <- kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))),
                    features = "each")
 

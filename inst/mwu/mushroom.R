@@ -15,7 +15,7 @@
 #   Rscript inst/mwu/mushroom.R [outdir] [splits = 1] [maxN = 6500] [maxN_fly = 1625] [minN = 0]
 # writes mwu-mushroom-fig5.csv (date and machine in every row; rows of the same split, N,
 # method and store are replaced, so the splits can be run in chunks).
-suppressPackageStartupMessages(library(mklearn))
+source(file.path(if (file.exists("inst/mwu")) "inst/mwu" else ".", "common.R"))
 a <- commandArgs(TRUE)
 outdir <- if (length(a) >= 1) a[1] else "inst/mwu"
 splits <- if (length(a) >= 2) as.integer(a[2]) else 1L
@@ -23,11 +23,6 @@ maxN <- if (length(a) >= 3) as.numeric(a[3]) else 6500
 maxN_fly <- if (length(a) >= 4) as.numeric(a[4]) else 1625
 minN <- if (length(a) >= 5) as.numeric(a[5]) else 0
 memory <- 64e9
-stamp <- list(date = format(Sys.time(), "%Y-%m-%d %H:%M"),
-              machine = sprintf("%s, %d cores, R %s", Sys.info()[["nodename"]],
-                                parallel::detectCores(), getRversion()))
-cpu <- function() sum(proc.time()[c("user.self", "sys.self", "user.child", "sys.child")],
-                      na.rm = TRUE)
 
 utils::data("Mushroom", package = "arules")
 m <- methods::as(Mushroom, "matrix") * 1
@@ -39,18 +34,11 @@ ks12 <- kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4,
 cat(sprintf("Mushroom: %d points, %d features, %d kernels\n", nrow(x), ncol(x),
             n_kernels(ks12, x)))
 
+# the constant features of a training part beside the fit's columns (its kernels are kept)
 one <- function(method, store, tr, te, ...) {
-  invisible(gc())
-  c0 <- cpu(); t0 <- proc.time()[["elapsed"]]
-  f <- suppressMessages(suppressWarnings(
-    mkl(x[tr, ], y[tr], ks12, method = method, C = 1, standardize = "none",
-        control = mkl_control(platt = "train", nthreads = 1, memory = memory, store = store,
-                              progress = FALSE), ...)))
-  el <- proc.time()[["elapsed"]] - t0; cp <- cpu() - c0
-  data.frame(N = length(tr), method = method, store = f$store, M = length(f$weights),
-             constant_features = sum(apply(x[tr, ], 2, function(v) length(unique(v)) == 1)),
-             seconds = el, cpu = cp, solver = f$timing[["fit"]], T = f$iterations,
-             accuracy = mean(predict(f, x[te, ]) == y[te]), stamp)
+  r <- timed_fit(x, y, ks12, method, tr, te, memory, store = store, warnings = FALSE, ...)
+  const <- sum(apply(x[tr, ], 2, function(v) length(unique(v)) == 1))
+  cbind(r[1:4], constant_features = const, r[-(1:4)])
 }
 
 out <- file.path(outdir, "mwu-mushroom-fig5.csv")
