@@ -77,7 +77,8 @@
 #'   precomputed kernels, a vector `lambda` or `options(mklearn.screen)` set), the thresholds
 #'   0, 20% and 35% of a fold's training rows, tried in this order: a threshold that
 #'   leaves out no further kernel on all the data is skipped, and the search stops after the
-#'   second in a row that does not lower the best held-out loss so far. A threshold
+#'   second in a row that does not lower the best held-out loss so far, or after one whose
+#'   loss is above the best so far by more than its standard error. A threshold
 #'   above 0 is taken only when its best loss is lower than that of every kernel (threshold 0)
 #'   by more than one standard error; otherwise the result is the CV over C of every kernel.
 #'   Every fit of this search first merges the near-duplicates of the set into the narrowest
@@ -692,7 +693,9 @@ screen_auto <- function(x, y, dots, lambda) {
 # that leave out no kernel beyond the previous one, or every kernel (judged on all the data,
 # the neighbours scaled by `ratio`, a fold's training rows over all rows), and stopping after
 # two in a row that do not lower the best held-out loss so far (with many kernels on single
-# features, leaving out the near-identity ones alone may not help where wider ones do).
+# features, leaving out the near-identity ones alone may not help where wider ones do), or
+# after one whose loss is above the best so far by more than its own standard error (leaving
+# out more kernels clearly hurts; NOTES-model.md).
 cv_screen_auto <- function(run, screen, ratio, control) {
   cvs <- vector("list", length(screen))
   cvs[[1L]] <- run(1L)
@@ -711,7 +714,7 @@ cv_screen_auto <- function(run, screen, ratio, control) {
     if (b[1L] < best[1L]) {
       best <- b
       misses <- 0L
-    } else if ((misses <- misses + 1L) == 2L) break
+    } else if ((misses <- misses + 1L) == 2L || b[1L] - b[2L] > best[1L]) break
   }
   cvs
 }

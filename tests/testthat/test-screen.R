@@ -222,8 +222,8 @@ test_that("the default kernel choice stops after two thresholds in a row that do
   nb <- sort(mklearn:::set_neighbours(f1$kernel_info, f1$x))
   screen <- c(0, nb[1:4] + 1e-6)        # each threshold leaves out one more kernel
   loss <- c(NA, 0.1, -0.01, 0.1, 0.1)   # the second threshold does not improve, the third does
-  fake <- function(i) list(C = c(10, 1), cvm = rep(min(cv0$cvm) + loss[i], 2), C.min = 1,
-                           name = "class")
+  fake <- function(i) list(C = c(10, 1), cvm = rep(min(cv0$cvm) + loss[i], 2), cvsd = c(1, 1),
+                           C.min = 1, name = "class")
   ran <- integer(0)
   run <- function(i) {
     ran <<- c(ran, i)
@@ -282,4 +282,28 @@ test_that("the kernel choice screens each training part once for all its thresho
   })
   expect_identical(memo$labels, mklearn:::merge_duplicates(sub, d$x)$labels)
   expect_lt(length(memo$labels), length(sub$labels))
+})
+
+test_that("screen = \"auto\" stops after a threshold clearly worse than the best so far", {
+  d <- two_class(60, p = 8, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4, 8)))
+  cv0 <- suppressMessages(suppressWarnings(
+    cv.mkl(d$x, d$y, kernels = ks, method = "uniform", C = c(10, 1), nfolds = 3, screen = NULL)))
+  f1 <- mklearn:::first_binary(cv0$fit)
+  nb <- sort(mklearn:::set_neighbours(f1$kernel_info, f1$x))
+  screen <- c(0, nb[1:2] + 1e-6)        # each threshold leaves out one more kernel
+  best0 <- min(cv0$cvm)
+  search <- function(loss, se) {
+    ran <- integer(0)
+    run <- function(i) {
+      ran <<- c(ran, i)
+      if (i == 1L) cv0 else list(C = c(10, 1), cvm = rep(best0 + loss[i], 2),
+                                 cvsd = rep(se[i], 2), C.min = 1, name = "class")
+    }
+    mklearn:::cv_screen_auto(run, screen, 1, NULL)
+    ran
+  }
+  expect_identical(search(c(NA, 0.1, -0.1), c(NA, 0.05, 0.05)), 1:2)   # above by more than se
+  expect_identical(search(c(NA, 0.03, -0.1), c(NA, 0.05, 0.05)), 1:3)  # within its se: go on
+  expect_identical(search(c(NA, -0.03, -0.1), c(NA, 0.01, 0.01)), 1:3) # better: go on
 })
