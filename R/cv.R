@@ -18,8 +18,9 @@
 #' With the `future.apply` package installed, the folds run through
 #' [future.apply::future_lapply()], so whatever [future::plan()] the session sets runs them:
 #' `plan(multisession, workers = 2)` on one machine, a PSOCK cluster, or a scheduler through
-#' `future.batchtools`; without it (or under the default `plan(sequential)`), one after the
-#' other. The results are the same either way for a fixed `foldid` (and, without `foldid`,
+#' `future.batchtools`; without it (or under the default `plan(sequential)`, by [lapply()] on
+#' the random-number streams `future_lapply()` would give them), one after the other. The
+#' results are the same either way for a fixed `foldid` (and, without `foldid`,
 #' for a fixed seed: the folds are drawn before the fits, and every fold gets its own
 #' parallel-safe random-number stream). Each worker receives the data, the fold assignment and
 #' the arguments of [mkl()], with a [kernel_set()] (a description of the kernels), and builds
