@@ -6,18 +6,21 @@
 #'
 #' Without `foldid`, the folds are drawn at random, stratified by class for classification
 #' (each class spread evenly over the folds). Fold fits that did not converge are counted:
-#' `print()` shows them per C and `cv.mkl()` gives one warning. Fits that learned nothing or
-#' generalise nothing (see `learned_nothing` and `degenerate` in [mkl()]), in the folds and on
-#' all the data, are counted too (`print()` shows them per C); when C.min or C.1se has such
-#' fits, `cv.mkl()` gives one warning. When `C.min` is the largest or
+#' `print()` shows them per C and `cv.mkl()` gives one warning. Fits that learned nothing (see
+#' `learned_nothing` in [mkl()]), in the folds and on all the data, are counted too (`print()`
+#' shows the folds' per C), and so are the fits on all the data that generalise nothing
+#' (`degenerate` in [mkl()]; fold fits are not checked for it: their held-out loss is the
+#' evidence); when C.min or C.1se has such fits, `cv.mkl()` gives one warning. Fold fits keep
+#' Platt's sigmoid only where `type.measure` reads probabilities. When `C.min` is the largest or
 #' the smallest C of the grid, a message says so (the best C may lie beyond the grid).
 #'
 #' @section Parallel folds:
 #' With the `future.apply` package installed, the folds run through
 #' [future.apply::future_lapply()], so whatever [future::plan()] the session sets runs them:
 #' `plan(multisession, workers = 2)` on one machine, a PSOCK cluster, or a scheduler through
-#' `future.batchtools`; without it (or under the default `plan(sequential)`), one after the
-#' other. The results are the same either way for a fixed `foldid` (and, without `foldid`,
+#' `future.batchtools`; without it (or under the default `plan(sequential)`, by [lapply()] on
+#' the random-number streams `future_lapply()` would give them), one after the other. The
+#' results are the same either way for a fixed `foldid` (and, without `foldid`,
 #' for a fixed seed: the folds are drawn before the fits, and every fold gets its own
 #' parallel-safe random-number stream). Each worker receives the data, the fold assignment and
 #' the arguments of [mkl()], with a [kernel_set()] (a description of the kernels), and builds
@@ -75,7 +78,8 @@
 #'   precomputed kernels, a vector `lambda` or `options(mklearn.screen)` set), the thresholds
 #'   0, 20% and 35% of a fold's training rows, tried in this order: a threshold that
 #'   leaves out no further kernel on all the data is skipped, and the search stops after the
-#'   second in a row that does not lower the best held-out loss so far. A threshold
+#'   second in a row that does not lower the best held-out loss so far, or after one whose
+#'   loss is above the best so far by more than its standard error. A threshold
 #'   above 0 is taken only when its best loss is lower than that of every kernel (threshold 0)
 #'   by more than one standard error; otherwise the result is the CV over C of every kernel.
 #'   Every fit of this search first merges the near-duplicates of the set into the narrowest
@@ -103,8 +107,8 @@
 #'   in [mkl_control()], its probabilities are Platt's sigmoid on the held-out decision values
 #'   of these folds rather than of internal ones, so the refit's differ), `foldid`, `name`,
 #'   `nonconverged` (per C, the number of folds whose fit did not converge), `learned_nothing`
-#'   and `degenerate` (per C, the number of folds whose fit learned nothing or generalises
-#'   nothing), `path_flags` (per C, whether the fit on all the data did), `n_foldfits`
+#'   (per C, the number of folds whose fit learned nothing), `path_flags` (per C, whether the
+#'   fit on all the data learned nothing or generalises nothing), `n_foldfits`
 #'   (the number of fold fits), `C_default` (whether `C` was the default grid). With a vector
 #'   `lambda`, also `lambda`,
 #'   `lambda.min` (the chosen value), `cvm_grid` (mean held-out loss, C x lambda); `cvm`, `fit`
@@ -213,20 +217,23 @@ muffle_fit_notes <- function(expr) {
 }
 
 # One warning per cv.mkl() call when the chosen C (C.min or C.1se) has fits (in the folds or on
-# all the data) that learned nothing or generalise nothing, counting them at every C. At other
-# C they are expected (the ends of the grid) and print() shows them per C.
+# all the data) that learned nothing, or fits on all the data that generalise nothing (fold fits
+# are not checked for that), counting them at every C. At other C they are expected (the ends of
+# the grid) and print() shows the folds' per C.
 report_fit_notes <- function(cv) {
   what <- c(learned_nothing = "learned nothing", degenerate = "generalise nothing or overfit")
   bad <- rep(FALSE, length(cv$C))
   parts <- character()
   for (kind in names(what)) {
-    nf <- cv[[kind]]
     np <- cv$path_flags[, kind]
-    if (is.null(nf) || (sum(nf) == 0L && !any(np))) next
+    nf <- cv[[kind]]
+    folds <- if (is.null(nf)) "" else sprintf("%d of %d fold fits and ", sum(nf), cv$n_foldfits)
+    if (is.null(nf)) nf <- 0L
+    if (sum(nf) == 0L && !any(np)) next
     at <- nf > 0L | np
     bad <- bad | at
-    parts <- c(parts, sprintf("%d of %d fold fits and %d of %d fits on all the data %s (at C = %s)",
-                              sum(nf), cv$n_foldfits, sum(np), length(np), what[[kind]],
+    parts <- c(parts, sprintf("%s%d of %d fits on all the data %s (at C = %s)", folds,
+                              sum(np), length(np), what[[kind]],
                               paste(signif(cv$C[at], 3), collapse = ", ")))
   }
   if (!any(bad[cv$C %in% c(cv$C.min, cv$C.1se)])) return(invisible())
@@ -329,10 +336,12 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
   conv <- matrix(vapply(res, `[[`, logical(length(C)), "converged"), nrow = length(C))
   nonconv <- as.integer(rowSums(!conv))    # per C, the folds whose fit did not converge
   # per C, the folds whose fit learned nothing or generalises nothing; and the fits on all data
+  # (fold fits are not checked for degeneracy: with_fold_fit())
   flags <- lapply(c(learned_nothing = "learned_nothing", degenerate = "degenerate"),
                   function(kind) list(
-                    folds = as.integer(rowSums(matrix(vapply(res, `[[`, logical(length(C)), kind),
-                                                      nrow = length(C)))),
+                    folds = if (kind == "learned_nothing")
+                      as.integer(rowSums(matrix(vapply(res, `[[`, logical(length(C)), kind),
+                                                nrow = length(C)))),
                     path = vapply(fit$fits, fit_flag, TRUE, kind)))
   cvm <- rowMeans(per_fold)
   cvsd <- apply(per_fold, 1L, stats::sd) / sqrt(length(folds))
@@ -351,7 +360,6 @@ cv_path <- function(x, y, ..., C, nfolds, foldid, type.measure, formula = NULL, 
                  C.min = C[imin], C.1se = C[i1se], fit = fit, foldid = foldid,
                  name = type.measure, nonconverged = nonconv,
                  learned_nothing = flags$learned_nothing$folds,
-                 degenerate = flags$degenerate$folds,
                  path_flags = cbind(learned_nothing = flags$learned_nothing$path,
                                     degenerate = flags$degenerate$path),
                  n_foldfits = length(C) * length(folds)), class = "cv.mkl")
@@ -400,20 +408,40 @@ cv_fold <- function(k, x, y, yv, foldid, C, args, measure, tick, K = NULL, scree
     wo <- args[["weights"]][out]
     args[["weights"]] <- args[["weights"]][!out]
   }
-  # the regression-on-whole-numbers message was given once, by the fit on all the data
+  # the regression-on-whole-numbers message was given once, by the fit on all the data; the
+  # sigmoid only where the measure reads probabilities
+  sigmoid <- measure == "deviance" || (measure == "auc" && is.factor(yv))
   fk <- with_screen(screen, withCallingHandlers(
-    suppressWarnings(with_fold_warm(warm, do.call(mkl, c(list(xt, y[!out], C = C), args)))),
+    suppressWarnings(with_fold_fit(sigmoid, with_fold_warm(warm, do.call(mkl, c(list(
+      xt, y[!out], C = C), args))))),
     mklearn_task_message = function(m) invokeRestart("muffleMessage")))
   # the held-out decision values, once per fit: the measure and the probabilities of the path
   dv <- lapply(fk$fits, function(f) stats::predict(f, xo, type = "link", newkernels = Kt))
   res <- list(measure = vapply(seq_along(dv), function(j)
                 fold_measure(fk$fits[[j]], xo, yv[out], measure, Kt, wo, link = dv[[j]]), 1),
               converged = vapply(fk$fits, function(f) isTRUE(f[["converged"]]), TRUE),
-              learned_nothing = vapply(fk$fits, fit_flag, TRUE, "learned_nothing"),
-              degenerate = vapply(fk$fits, fit_flag, TRUE, "degenerate"))
+              learned_nothing = vapply(fk$fits, fit_flag, TRUE, "learned_nothing"))
   if (link) res$link <- lapply(dv, as.matrix)
   tick(sprintf("fold %s", format(k)))
   res
+}
+
+# Inside a fold fit (with_fold_fit()), new_mkl() (R/mkl.R) skips the degenerate check and,
+# with `sigmoid` FALSE, new_mkl() and platt_path() (R/platt.R) skip Platt's sigmoid: a fold
+# fit gives held-out decision values only (the check needs its own held-out evidence).
+.fold_fit <- new.env(parent = emptyenv())
+.fold_fit$check <- TRUE
+.fold_fit$sigmoid <- TRUE
+
+with_fold_fit <- function(sigmoid, expr) {
+  old <- list(check = .fold_fit$check, sigmoid = .fold_fit$sigmoid)
+  .fold_fit$check <- FALSE
+  .fold_fit$sigmoid <- sigmoid
+  on.exit({
+    .fold_fit$check <- old$check
+    .fold_fit$sigmoid <- old$sigmoid
+  })
+  expr
 }
 
 # The first fit of each fold's path starts from the kernel weights of the path on all the data
@@ -553,8 +581,7 @@ cv_lambda <- function(x, y, ..., C, lambda, nfolds, foldid, type.measure, formul
   out$lambda.min <- lambda[best[2L]]
   out$cvm_grid <- grid
   out$nonconverged <- Reduce(`+`, lapply(cvs, `[[`, "nonconverged"))
-  for (kind in c("learned_nothing", "degenerate"))
-    out[[kind]] <- Reduce(`+`, lapply(cvs, `[[`, kind))
+  out$learned_nothing <- Reduce(`+`, lapply(cvs, `[[`, "learned_nothing"))
   out$path_flags <- Reduce(`|`, lapply(cvs, `[[`, "path_flags"))
   out$n_foldfits <- sum(vapply(cvs, `[[`, 1, "n_foldfits"))
   if (single) {
@@ -638,8 +665,7 @@ cv_screen <- function(x, y, ..., C, lambda, screen, nfolds, foldid, type.measure
   out$cvm_screen <- grid
   out$kernels_screen <- vapply(cvs, function(cv) fit_M(cv$fit), 1L)
   out$nonconverged <- Reduce(`+`, lapply(cvs, `[[`, "nonconverged"))
-  for (kind in c("learned_nothing", "degenerate"))
-    out[[kind]] <- Reduce(`+`, lapply(cvs, `[[`, kind))
+  out$learned_nothing <- Reduce(`+`, lapply(cvs, `[[`, "learned_nothing"))
   out$path_flags <- Reduce(`|`, lapply(cvs, `[[`, "path_flags"))
   out$n_foldfits <- sum(vapply(cvs, `[[`, 1, "n_foldfits"))
   out
@@ -668,7 +694,9 @@ screen_auto <- function(x, y, dots, lambda) {
 # that leave out no kernel beyond the previous one, or every kernel (judged on all the data,
 # the neighbours scaled by `ratio`, a fold's training rows over all rows), and stopping after
 # two in a row that do not lower the best held-out loss so far (with many kernels on single
-# features, leaving out the near-identity ones alone may not help where wider ones do).
+# features, leaving out the near-identity ones alone may not help where wider ones do), or
+# after one whose loss is above the best so far by more than its own standard error (leaving
+# out more kernels clearly hurts; NOTES-model.md).
 cv_screen_auto <- function(run, screen, ratio, control) {
   cvs <- vector("list", length(screen))
   cvs[[1L]] <- run(1L)
@@ -687,7 +715,7 @@ cv_screen_auto <- function(run, screen, ratio, control) {
     if (b[1L] < best[1L]) {
       best <- b
       misses <- 0L
-    } else if ((misses <- misses + 1L) == 2L) break
+    } else if ((misses <- misses + 1L) == 2L || b[1L] - b[2L] > best[1L]) break
   }
   cvs
 }
@@ -743,15 +771,13 @@ print.cv.mkl <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
                     kernels = vapply(x$fit$fits, fit_nkernels, 1L))
   nc <- x[["nonconverged"]]
   if (!is.null(nc) && sum(nc) > 0L) tab$not_converged <- nc
-  for (kind in c("learned_nothing", "degenerate"))
-    if (sum(x[[kind]]) > 0L) tab[[kind]] <- x[[kind]]
+  if (sum(x[["learned_nothing"]]) > 0L) tab$learned_nothing <- x[["learned_nothing"]]
   print(tab, digits = digits, row.names = FALSE)
   if (!is.null(nc) && sum(nc) > 0L)
     cat(sprintf(paste0("\nWARNING: %d of %d fold fits did not converge (column ",
                        "'not_converged': folds per C)\n"), sum(nc), x[["n_foldfits"]]))
-  if (sum(x[["learned_nothing"]]) + sum(x[["degenerate"]]) > 0L)
-    cat(paste0("\nColumns 'learned_nothing' and 'degenerate': fold fits per C that learned ",
-               "nothing or generalise nothing (see ?mkl)\n"))
+  if (sum(x[["learned_nothing"]]) > 0L)
+    cat("\nColumn 'learned_nothing': fold fits per C that learned nothing (see ?mkl)\n")
   cat(sprintf("\nC.min = %s, C.1se = %s\n", format(x$C.min, digits = digits),
               format(x$C.1se, digits = digits)))
   if (!is.null(x$screen.min)) {

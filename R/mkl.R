@@ -663,9 +663,9 @@ new_mkl <- function(res, base, C, store, call, timing) {
                 iterations = as.integer(res$iterations), history = as.data.frame(res$history),
                 fitted = fitted, state = state, info = res$info, timing = timing,
                 learned_nothing = nothing, lowrank = lowrank,
-                degenerate = if (is.null(nothing))
+                degenerate = if (is.null(nothing) && .fold_fit$check)
                   degenerate_note(fitted, act, w, alpha, store, base, C)))
-  if (obj$task == "classification")
+  if (obj$task == "classification" && .fold_fit$sigmoid)   # off in cv.mkl's folds (R/cv.R)
     obj$platt <- platt_fit(fitted, base$y, obj$loss, base$case_weights)
   class(obj) <- "mkl"
   obj

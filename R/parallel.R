@@ -4,15 +4,43 @@
 # future.batchtools), and through lapply() otherwise. Progress goes through progressr when it
 # is installed: the user's handlers decide what is shown (nothing without handlers).
 
-# lapply() over X, through future.apply::future_lapply() when future.apply is installed. Each
+# lapply() over X, through future.apply::future_lapply() on several workers. Each
 # element gets its own parallel-safe random-number stream (future.seed = TRUE), so the results
 # do not depend on the backend or the number of workers. FUN should be a function of the package
 # namespace and receive what it needs through '...' (exported once to each worker), so that no
 # large object of the calling frame is sent by accident.
 mk_lapply <- function(X, FUN, ...) {
-  if (requireNamespace("future.apply", quietly = TRUE))
-    future.apply::future_lapply(X, FUN, ..., future.seed = TRUE)
+  if (parallel_workers() > 1) future.apply::future_lapply(X, FUN, ..., future.seed = TRUE)
+  else if (requireNamespace("future.apply", quietly = TRUE)) lapply_streams(X, FUN, ...)
   else lapply(X, FUN, ...)
+}
+
+# lapply() with the random-number streams future_lapply(future.seed = TRUE) gives its elements
+# (L'Ecuyer-CMRG substreams from the caller's state), without its futures and its search for
+# globals (a sequential plan needs neither); the caller's stream is then left where
+# future_lapply() leaves it (two uniform draws on), so that later draws are the same too.
+lapply_streams <- function(X, FUN, ...) {
+  env <- globalenv()
+  if (!exists(".Random.seed", envir = env, inherits = FALSE)) stats::runif(1L)
+  old <- get(".Random.seed", envir = env, inherits = FALSE)
+  on.exit({
+    assign(".Random.seed", old, envir = env)
+    stats::runif(2L)
+  })
+  if (!(length(old) == 7L && old[1L] %% 10000L == 407L)) {
+    RNGkind("L'Ecuyer-CMRG")
+    seed <- get(".Random.seed", envir = env, inherits = FALSE)
+    assign(".Random.seed", old, envir = env)
+  } else seed <- old
+  streams <- vector("list", length(X))
+  for (i in seq_along(X)) {
+    streams[[i]] <- parallel::nextRNGSubStream(seed)
+    seed <- parallel::nextRNGStream(seed)
+  }
+  lapply(seq_along(X), function(i) {
+    assign(".Random.seed", streams[[i]], envir = env)
+    FUN(X[[i]], ...)
+  })
 }
 
 # The number of workers of the current future plan (1 without future.apply).

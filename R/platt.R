@@ -112,7 +112,7 @@ platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
 # why a cross-validation fell back to the training values. Inside with_platt_deferred() the
 # cross-validation is left to the caller (platt_method "deferred", training values meanwhile).
 platt_path <- function(fits, fitfun, store, y, C, ctl, base) {
-  if (base$task != "classification") return(fits)
+  if (base$task != "classification" || !.fold_fit$sigmoid) return(fits)   # R/cv.R
   how <- if (identical(ctl[["platt"]], "train") || identical(base$loss, "logistic"))
     "train" else "cv"
   if (how == "cv" && .platt_defer$on) {

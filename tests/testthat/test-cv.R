@@ -160,7 +160,7 @@ test_that("folds are stratified by class for classification when foldid is not g
   d <- two_class(60, 3, seed = 24)
   y <- ifelse(seq_len(60) <= 15, 1, -1)           # 15 against 45
   ks <- kernel_set(rbf_kernel(1))
-  # (labels unrelated to x: some fits generalise nothing, and C.min is at the end of the grid)
+  # (labels unrelated to x: fits on all the data generalise nothing, C.min is at the grid's end)
   set.seed(5)
   suppressMessages(expect_warning(cv <- cv.mkl(d$x, y, kernels = ks, C = c(2, 1), nfolds = 5),
                                   "generalise nothing"))
@@ -170,8 +170,8 @@ test_that("folds are stratified by class for classification when foldid is not g
   # unequal class sizes: per class, fold counts differ by at most one
   y2 <- ifelse(seq_len(60) <= 17, 1, -1)
   set.seed(6)
-  suppressMessages(expect_warning(cv <- cv.mkl(d$x, y2, kernels = ks, C = c(2, 1), nfolds = 4),
-                                  "generalise nothing"))
+  cv <- suppressMessages(suppressWarnings(cv.mkl(d$x, y2, kernels = ks, C = c(2, 1),
+                                                 nfolds = 4)))
   tab <- table(cv$foldid, y2)
   expect_lte(max(apply(tab, 2, function(v) diff(range(v)))), 1L)
   expect_lte(diff(range(table(cv$foldid))), 1L)
@@ -434,4 +434,37 @@ test_that("a fold whose screening left other kernels starts from the weights of 
   expect_equal(start(c("k2", "k3"))$weights, c(0.5, 0.5))
   expect_equal(start(c("k3", "k4"))$weights, c(1, 0))
   expect_null(start("k4"))                       # none of the weighted kernels: a cold start
+})
+
+test_that("fold fits skip the degenerate check and, unless asked, the sigmoid; nothing else", {
+  d <- two_class(60, 3, seed = 24)
+  y <- ifelse(seq_len(60) <= 15, 1, -1)           # labels unrelated to x
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)))
+  ctl <- mkl_control(platt = "train")
+  full <- suppressWarnings(mkl(d$x, y, kernels = ks, method = "hessian", C = c(1, 0.1),
+                               control = ctl))
+  expect_false(is.null(full$fits[[2]]$degenerate))
+  bare <- suppressWarnings(mklearn:::with_fold_fit(FALSE, mkl(d$x, y, kernels = ks,
+    method = "hessian", C = c(1, 0.1), control = ctl)))
+  sig <- suppressWarnings(mklearn:::with_fold_fit(TRUE, mkl(d$x, y, kernels = ks,
+    method = "hessian", C = c(1, 0.1), control = ctl)))
+  for (j in 1:2) {
+    expect_null(bare$fits[[j]]$degenerate)
+    expect_null(bare$fits[[j]]$platt)
+    expect_identical(sig$fits[[j]]$platt, full$fits[[j]]$platt)
+    for (el in c("alpha", "b", "weights", "fitted"))
+      expect_identical(bare$fits[[j]][[el]], full$fits[[j]][[el]])
+    expect_identical(predict(bare$fits[[j]], d$x[1:7, ], type = "link"),
+                     predict(full$fits[[j]], d$x[1:7, ], type = "link"))
+  }
+  # the switch is off again outside
+  expect_true(mklearn:::.fold_fit$check && mklearn:::.fold_fit$sigmoid)
+  again <- suppressWarnings(mkl(d$x, y, kernels = ks, method = "hessian", C = 0.1,
+                                control = ctl))
+  expect_false(is.null(again$degenerate))
+  # cv.mkl: degeneracy is judged on the path on all the data only
+  cv <- suppressMessages(suppressWarnings(cv.mkl(d$x, y, kernels = ks, method = "hessian",
+                                                 C = c(1, 0.1), foldid = rep(1:3, 20))))
+  expect_null(cv$degenerate)
+  expect_true(cv$path_flags[2, "degenerate"])
 })

@@ -97,3 +97,22 @@ test_that("cv.mkl and paths report progress through progressr, and print nothing
   expect_match(out, "iter +0 +J = ")
   expect_length(grep("update", log), 2L)
 })
+
+test_that("a sequential plan runs the folds by lapply on future_lapply's random streams", {
+  skip_if_not_installed("future.apply")
+  oplan <- future::plan(future::sequential)
+  on.exit(future::plan(oplan), add = TRUE)
+  f <- function(i, a) c(i, stats::runif(2) + a)
+  for (kind in c("Mersenne-Twister", "L'Ecuyer-CMRG")) {
+    okind <- RNGkind(kind)[1L]
+    set.seed(7)
+    ref <- future.apply::future_lapply(1:4, f, a = 1, future.seed = TRUE)
+    after_ref <- stats::runif(3)
+    set.seed(7)
+    got <- mklearn:::mk_lapply(1:4, f, a = 1)
+    expect_identical(got, ref)
+    expect_identical(stats::runif(3), after_ref)     # the caller's stream left alike
+    expect_identical(RNGkind()[1L], kind)
+    RNGkind(okind)
+  }
+})

@@ -213,7 +213,7 @@ test_that("cv.mkl(screen = \"auto\") merges near-duplicate kernels in its fits; 
   expect_equal(cv0$fit$fits[[1]]$M, 7L)
 })
 
-test_that("the default kernel choice stops after two thresholds in a row that do not improve", {
+test_that("the kernel choice stops after two thresholds not improving or one worse by > se", {
   d <- two_class(60, p = 8, seed = 5)
   ks <- kernel_set(rbf_kernel(c(0.5, 1, 2, 4, 8)))
   cv0 <- suppressMessages(suppressWarnings(
@@ -222,8 +222,8 @@ test_that("the default kernel choice stops after two thresholds in a row that do
   nb <- sort(mklearn:::set_neighbours(f1$kernel_info, f1$x))
   screen <- c(0, nb[1:4] + 1e-6)        # each threshold leaves out one more kernel
   loss <- c(NA, 0.1, -0.01, 0.1, 0.1)   # the second threshold does not improve, the third does
-  fake <- function(i) list(C = c(10, 1), cvm = rep(min(cv0$cvm) + loss[i], 2), C.min = 1,
-                           name = "class")
+  fake <- function(i) list(C = c(10, 1), cvm = rep(min(cv0$cvm) + loss[i], 2), cvsd = c(1, 1),
+                           C.min = 1, name = "class")
   ran <- integer(0)
   run <- function(i) {
     ran <<- c(ran, i)
@@ -235,6 +235,18 @@ test_that("the default kernel choice stops after two thresholds in a row that do
   ran <- integer(0)
   mklearn:::cv_screen_auto(run, screen, 1, NULL)
   expect_identical(ran, 1:3)
+  # one above the best so far by more than its own standard error: the search stops there
+  se <- c(NA, 0.05, 0.05, 0.05, 0.05)
+  fake <- function(i) list(C = c(10, 1), cvm = rep(min(cv0$cvm) + loss[i], 2),
+                           cvsd = rep(se[i], 2), C.min = 1, name = "class")
+  search <- function(l) {
+    loss <<- l
+    ran <<- integer(0)
+    mklearn:::cv_screen_auto(run, screen, 1, NULL)
+    ran
+  }
+  expect_identical(search(c(NA, 0.1, -0.1, -0.1, -0.1)), 1:2)
+  expect_identical(search(c(NA, 0.03, -0.1, -0.1, -0.1)), 1:5)   # within its se: go on
 })
 
 test_that("the default kernel choice tries 0, 20% and 35% of a fold's training rows", {
@@ -283,3 +295,4 @@ test_that("the kernel choice screens each training part once for all its thresho
   expect_identical(memo$labels, mklearn:::merge_duplicates(sub, d$x)$labels)
   expect_lt(length(memo$labels), length(sub$labels))
 })
+
