@@ -315,12 +315,12 @@ static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv
 {
     const int n = c->n, M = c->M;
     const double d1 = 1.0;
-    const double *B = c->base(c);
     double *Kb = (double *) R_alloc((size_t) ns * ns, sizeof(double));
     double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double));
+    double *cbuf = (double *) R_alloc(n, sizeof(double));
     memset(Kb, 0, (size_t) ns * ns * sizeof(double));
     for (int k = 0; k < ns; k++) {
-        const double *col = B + (size_t) S[k] * n;
+        const double *col = c->base_col(c, S[k], cbuf);
         for (int l = k; l < ns; l++) Kb[l + (size_t) k * ns] = col[S[l]];
     }
     double tr = 0.0;
