@@ -715,6 +715,9 @@ struct mk_sf_ctx {
     void (*base_div)(mk_sf_ctx *c, double s);                /* B /= s */
     /* column j of B (n values; in buf, n doubles, or a pointer into B; NULL: low rank) */
     const double *(*base_col)(mk_sf_ctx *c, int j, double *buf);
+    /* on the fly: the n x M columns of point j from the column cache, valid until the next
+       cache read (NULL on other stores) */
+    const double *(*point_cols)(mk_sf_ctx *c, int j);
     /* Low rank only (NULL otherwise): HessianMKL's curvature on the free support vectors S,
        al = y.a: Z (*zr rows, M + 1 columns) with Z'Z = [Q 1]' Kbar^{-1} [Q 1], Q[, m] =
        (K_m al)_S, Kbar = K(d)_SS + ridge; NULL on failure (svmfam_lr.c) */

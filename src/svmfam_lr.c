@@ -117,6 +117,11 @@ static const double *lr_base_col(mk_sf_ctx *c, int j, double *buf)
     return buf;
 }
 
+static const double *lr_point_cols(mk_sf_ctx *c, int j)
+{
+    return mk_kcache_get(drv(c)->kc, j);
+}
+
 /* The base of the line back at the current weights (the driver's periodic rebuild). */
 void mk_sf_lr_rebuild(mk_sf_ctx *c)
 {
@@ -299,5 +304,6 @@ void mk_sf_lr_attach(mk_sf_ctx *c)
     c->base_move = lr_base_move; c->base_take_line = lr_base_take_line;
     c->base_axpy = lr_base_axpy; c->base_div = lr_base_div;
     c->base_col = fly ? lr_base_col : NULL;
+    c->point_cols = fly ? lr_point_cols : NULL;
     c->hess_gram = fly ? NULL : lr_hess_gram;
 }
