@@ -33,7 +33,9 @@
 #' @param task `"classification"` or `"regression"`.
 #' @param loss the loss (default: each method's default for the task).
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
-#'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers),
+#'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers), `cache`
+#'   (on the fly, the SVMs' bounded kernel-column cache: what the budget leaves after the rest
+#'   of the fit, at most the n x n x M kernels, at least 4 points' columns),
 #'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and up to 64 MB of
 #'   R's garbage until its next collection), `platt` (the cross-validation of the probabilities:
 #'   the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is
@@ -63,7 +65,7 @@ mkl_memory <- function(n, M, method = NULL, store = c("dense", "fly"), nthreads 
     if (s == "lowrank" && !"lowrank" %in% method_info(m)$stores) next
     ctl <- method_control(m, control)
     p <- memory_parts(m, n, M, s, nt, ctl, task, loss)
-    sums <- vapply(c("kernels", "buffers", "per_thread", "linear", "platt"),
+    sums <- vapply(c("kernels", "buffers", "cache", "per_thread", "linear", "platt"),
                    function(k) sum(p$bytes[p$kind == k]), 0)
     rows[[length(rows) + 1L]] <- data.frame(method = m, store = s, threads = nt,
                                             t(sums), total = sum(p$bytes))
@@ -84,9 +86,9 @@ print.mkl_memory <- function(x, ...) {
   cat(sprintf("Memory of a fit: n = %s, M = %s, budget %s (mkl_control(memory = ))\n",
               format(attr(x, "n"), big.mark = ","), format(attr(x, "M")),
               format_bytes(attr(x, "budget"))))
-  d <- as.data.frame(unclass(x))[c("method", "store", "threads", "kernels", "buffers",
+  d <- as.data.frame(unclass(x))[c("method", "store", "threads", "kernels", "buffers", "cache",
                                    "per_thread", "linear", "platt", "total", "fits")]
-  for (k in c("kernels", "buffers", "per_thread", "linear", "platt", "total"))
+  for (k in c("kernels", "buffers", "cache", "per_thread", "linear", "platt", "total"))
     d[[k]] <- vapply(d[[k]], format_bytes, "")
   print(d, row.names = FALSE, right = TRUE)
   invisible(x)
@@ -96,7 +98,8 @@ print.mkl_memory <- function(x, ...) {
 memory_threads <- function(nthreads) max(1L, as.integer(.Call(C_threads, as.integer(nthreads))))
 
 # The buffers of one fit: a data frame of part, bytes and kind ("kernels": the store,
-# "buffers": n x n, "per_thread", "linear": O(nM) and O(n), "platt": the cross-validation of
+# "buffers": n x n, "cache": the column cache on the fly (attribute kcache: its entries),
+# "per_thread", "linear": O(nM) and O(n), "platt": the cross-validation of
 # the probabilities). `ctl`: method_control() settings. `R`: the total rank (columns of the
 # factors) of a low-rank store (default: M times the rank cap, as memory_lowrank() counts the
 # factors). `fold`: the solver's parts only (a fold fit of memory_platt(), on a given store).
@@ -120,7 +123,7 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   # R: the columns of all low-rank factors, at the rank cap unless given (NA: not low rank)
   if (store != "lowrank") R <- NA_real_
   switch(fam,
-    uniform = memory_uniform(add, n, task, M, R),
+    uniform = memory_uniform(add, n, task, M, R, store == "fly"),
     spicy = if (store == "lowrank") memory_spicy_lowrank(add, n, M, R, nt, ctl) else
       memory_spicy(add, n, M, fly, nt, ctl, loss),
     svmfam = memory_svmfam(add, method, n, M, fly, nt, ctl, R),
@@ -146,11 +149,47 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     },
     mwu = memory_mwu(add, n, M, nt, ctl),
     stop(sprintf("internal: no memory arithmetic for method '%s'", method), call. = FALSE))
-  if (!fold && task == "classification" && !identical(ctl[["platt"]], "train") &&
-      loss != "logistic" &&
-      !(store == "lowrank" && platt_rank_rows(.mk_codes$store[["lowrank"]], n, R)))
-    memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
-  do.call(rbind, parts)
+  platt <- !fold && task == "classification" && !identical(ctl[["platt"]], "train") &&
+    loss != "logistic" &&
+    !(store == "lowrank" && platt_rank_rows(.mk_codes$store[["lowrank"]], n, R))
+  if (platt) memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
+  k <- 0
+  if (!fold && store == "fly" && uses_kcache(method, task)) {
+    k <- kcache_entries(n, M, ctl, sum(vapply(parts, function(p) p$bytes, 0)), platt)
+    add(sprintf("column cache (%s entries of n x M, src/kcache.c)", format(k)), k * n * M,
+        "cache")
+    if (platt) add("Platt fold fit: its column cache (as many entries)", k * n * M, "platt")
+  }
+  structure(do.call(rbind, parts), kcache = k)
+}
+
+# The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family
+# and the uniform SVM.
+uses_kcache <- function(method, task) {
+  fam <- method_info(method)$control
+  fam == "svmfam" || (fam == "uniform" && task == "classification")
+}
+
+# Entries of the column cache (n x M doubles each; mk_kcache_cap in src/kcache.c): the setting
+# kcache when given, else what the budget leaves after the `rest` of the fit (bytes), shared
+# with a Platt fold fit's cache when the probabilities are cross-validated (R frees the fit's
+# cache only at its next collection); at least 4 entries (all n when fewer), at most n (whole).
+kcache_entries <- function(n, M, ctl, rest, platt = FALSE) {
+  k <- ctl[["kcache"]]
+  if (is.null(k) || is.na(k)) {
+    budget <- ctl[["memory"]]
+    if (is.null(budget) || is.na(budget)) budget <- default_memory()
+    k <- floor(max(0, budget - rest) / (if (platt) 2 else 1) / (8 * n * M))
+  }
+  min(n, max(min(n, 4), k))
+}
+
+# The cache entries a fit on a fly store allocates (0 when it does not use the cache): the same
+# arithmetic as mkl_memory(), for the fit's n and settings.
+fit_kcache <- function(method, store, n, M, ctl, task = "classification") {
+  if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method, task)) return(0L)
+  p <- memory_parts(method, n, M, "fly", memory_threads(ctl$nthreads), ctl, task, "hinge")
+  as.integer(attr(p, "kcache"))
 }
 
 # The cross-validation of the probabilities (platt_cv_values(), R/platt.R): per fold, the store
@@ -202,10 +241,11 @@ memory_lowrank <- function(add, n, M, nt, ctl) {
   add("factorisation column per thread", nt * (n + r), "per_thread")
 }
 
-# src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it. On the
+# src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it (on the fly,
+# classification reads K(d) through the column cache instead of the combined kernel). On the
 # low-rank store (R factor columns): the scaled factors of src/lsvm.c and the products K_m v
 # (R/uniform.R), or Woodbury's scaled copy and R x R matrix (kridge_lowrank()).
-memory_uniform <- function(add, n, task, M = 1, R = NA_real_) {
+memory_uniform <- function(add, n, task, M = 1, R = NA_real_, fly = FALSE) {
   if (!is.na(R)) {
     if (task == "regression") add("scaled factors (n x R) and R x R Woodbury matrix",
                                   n * R + 2 * R * R + 4 * n, "linear") else
@@ -214,8 +254,11 @@ memory_uniform <- function(add, n, task, M = 1, R = NA_real_) {
     add("vectors", 6 * n, "linear")
     return(invisible())
   }
-  add("combined kernel (n x n)", n * n, "buffers")
+  # on the fly, the SVM reads K(d) through the column cache (memory_parts() adds it)
+  if (!fly || task == "regression") add("combined kernel (n x n)", n * n, "buffers")
   if (task == "regression") add("kernel ridge matrix (n x n)", n * n, "buffers")
+  if (fly && task == "classification")
+    add("column cache: kernel diagonals (n x M), combined columns", n * M + 3 * n, "linear")
   add("vectors", 4 * n, "linear")
 }
 
@@ -276,7 +319,8 @@ memory_bayes_lowrank <- function(add, n, M, R) {
 }
 
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
-# line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes), gradient
+# line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes) when dense;
+# on the fly none of them, the column cache instead (memory_parts() adds it); gradient
 # screening (3 n x M, a vector per thread, and on the fly a kernel's scratch per thread in its
 # first pass: src/svmfam.c, sf_screen_first).
 # On the low-rank store (R factor columns) none of these: O(n R).
@@ -297,9 +341,13 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
     add("vectors", 12 * n + 20 * M + R, "linear")
     return(invisible())
   }
-  add("combined kernel Kd (n x n)", nn, "buffers")
-  if (method == "simple") add("line search kernels B, KD, KD2 (3 n x n)", 3 * nn, "buffers")
-  if (method == "hessian") add("line search kernels B, KD (2 n x n)", 2 * nn, "buffers")
+  if (fly) {   # the line as weights (src/svmfam_lr.c), the SMO through the column cache
+    add("column cache: kernel diagonals (n x M), combined columns", n * M + 3 * n, "linear")
+  } else {
+    add("combined kernel Kd (n x n)", nn, "buffers")
+    if (method == "simple") add("line search kernels B, KD, KD2 (3 n x n)", 3 * nn, "buffers")
+    if (method == "hessian") add("line search kernels B, KD (2 n x n)", 2 * nn, "buffers")
+  }
   p <- if (is.null(ctl[["p"]])) 1 else ctl[["p"]]
   if (method == "simple" && !isFALSE(ctl[["gradient_screening"]]) && p <= 1 && M >= 2) {
     add("gradient screening (3 n x M)", 3 * n * M + 16 * n, "linear")

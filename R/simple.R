@@ -31,6 +31,8 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   if (length(y) != n) stop("length(y) must match the kernel dimension", call. = FALSE)
   if (!all(y %in% c(-1, 1))) stop("y must be coded -1/+1", call. = FALSE)
   if (!is.null(control$case_weights)) control$case_weights <- as.double(control$case_weights)
+  # on the fly: the entries of the SMO's column cache, from the budget (R/memory.R)
+  control$kcache <- fit_kcache(method, store, n, M, control)
   code <- .mk_codes$svmfam[[method]]
   control["progress_fun"] <- list(fit_progress(control, method_info(method)$label))
   res <- .Call(C_svmfam, code, store, y, as.double(C), control, init)

@@ -15,9 +15,11 @@ fit_uniform <- function(store, y, task, C, control, init) {
   prog <- fit_progress(control, method_info("uniform")$label)
   t0 <- proc.time()[["elapsed"]]
   lr <- store$kind == .mk_codes$store[["lowrank"]]
-  # K(d) v: the combined kernel (dense, fly), or through the factors in O(n R) (low rank)
-  Kc <- if (!lr) .Call(C_store_combine, store, d)
-  Kv <- if (lr) function(v) drop(.Call(C_store_mv, store, NULL, as.double(v)) %*% d) else
+  # the SVM on the fly reads K(d) through the column cache (src/kcache.c), not formed
+  kc <- fit_kcache("uniform", store, n, M, control, task)
+  # K(d) v: the combined kernel (dense, fly ridge), or kernel by kernel in O(n) memory
+  Kc <- if (!lr && kc == 0L) .Call(C_store_combine, store, d)
+  Kv <- if (is.null(Kc)) function(v) drop(.Call(C_store_mv, store, NULL, as.double(v)) %*% d) else
     function(v) drop(Kc %*% v)
   if (!is.null(prog)) prog(0.5)
   if (task == "classification") {
@@ -25,7 +27,9 @@ fit_uniform <- function(store, y, task, C, control, init) {
       numeric(n)
     box <- if (is.null(w)) C else C * w
     s <- if (lr) .Call(C_lsvm, store, y, C, d, as.double(a0), control$svm_tol,
-                       control$svm_maxiter) else
+                       control$svm_maxiter) else if (kc > 0L)
+      .Call(C_smo_store, store, y, box, d, as.double(a0), control$svm_tol, control$svm_maxiter,
+            kc) else
       .Call(C_smo, Kc, y, box, as.double(a0), control$svm_tol, control$svm_maxiter)
     coef <- s$alpha * y
     b <- s$b

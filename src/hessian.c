@@ -315,13 +315,23 @@ static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv
 {
     const int n = c->n, M = c->M;
     const double d1 = 1.0;
-    const double *B = c->base(c);
     double *Kb = (double *) R_alloc((size_t) ns * ns, sizeof(double));
     double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double));
+    double *cbuf = (double *) R_alloc(n, sizeof(double));
+    double *Z = (double *) R_alloc((size_t) ns * (M + 1), sizeof(double));
     memset(Kb, 0, (size_t) ns * ns * sizeof(double));
     for (int k = 0; k < ns; k++) {
-        const double *col = B + (size_t) S[k] * n;
+        const double *col = c->base_col(c, S[k], cbuf);
         for (int l = k; l < ns; l++) Kb[l + (size_t) k * ns] = col[S[l]];
+        if (!c->point_cols) continue;
+        /* on the fly: Q's row k from the same cache entry (every kernel's column of S[k]) */
+        const double *E = c->point_cols(c, S[k]);
+        for (int m = 0; m < M; m++) {
+            const double *cm = E + (size_t) m * n;
+            double sq = 0.0;
+            for (int l = 0; l < nsv; l++) sq += cm[sv[l]] * al[sv[l]];
+            Z[k + (size_t) m * ns] = sq;
+        }
     }
     double tr = 0.0;
     for (int k = 0; k < ns; k++) tr += Kb[k + (size_t) k * ns];
@@ -333,10 +343,11 @@ static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv
         F77_CALL(dpotrf)("L", &ns, Kb2, &ns, &info FCONE);
     }
     if (info != 0) return NULL;
-    double *Z = (double *) R_alloc((size_t) ns * (M + 1), sizeof(double));
-    double work = (double) M * ns *
-        (c->st->kind == MK_STORE_FLY ? (double) n * (c->st->p + 1) : (double) nsv);
-    build_Q(c->st, S, ns, sv, nsv, al, Z, mk_threads_for(c->o->nthreads, work));
+    if (!c->point_cols) {
+        double work = (double) M * ns *
+            (c->st->kind == MK_STORE_FLY ? (double) n * (c->st->p + 1) : (double) nsv);
+        build_Q(c->st, S, ns, sv, nsv, al, Z, mk_threads_for(c->o->nthreads, work));
+    }
     double *z = Z + (size_t) ns * M;
     for (int k = 0; k < ns; k++) z[k] = 1.0;
     int Mp1 = M + 1;

@@ -8,7 +8,8 @@
  *   linalg.c           shared numerics: sweeps over symmetric matrices (kernels, Newton matrices)
  *   kstats.c           shared numerics: kernel statistics and screening bounds of ||x||_K
  *   cg.c               shared numerics: preconditioned (deflated) conjugate gradients
- *   svm.c              SMO C-SVM on a dense matrix
+ *   svm.c              SMO C-SVM on a dense matrix or through the column cache
+ *   kcache.c           the bounded kernel-column cache of the on-the-fly store
  *   lsvm.c             the same SVM on low-rank factors (dual coordinate descent)
  *   svmfam.c           SVM-family driver (outer loop, certificate, line kernel, .Call entry)
  *   svmfam_lr.c        its services on a low-rank store
@@ -241,6 +242,9 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
 /* out[, k] (nr) = column j of kernel idx[k], k < cnt; on the fly, kernels of one feature group
    listed together share their distances */
 void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *out);
+/* the same with the caller's scratch base (nr doubles on the fly; unused when dense) */
+void mk_store_cols_buf(const mk_store *s, const int *idx, int cnt, int j, double *out,
+                       double *base);
 /* The diagonal (n) of training kernel m (on the fly: one kernel evaluation per point, no
    scratch). */
 void mk_store_diag(const mk_store *s, int m, double *d);
@@ -321,6 +325,18 @@ typedef struct {
     int status;   /* 0 converged, 1 iteration limit */
 } mk_svm_result;
 
+/* Where the SMO reads K's columns: col(q, i, slot) returns column i (n values), valid until the
+   next call with the same slot (0 or 1: the SMO holds two columns at once); diag(q, d) fills
+   the diagonal. A whole kernel K in memory (mk_smo_box), or the column cache (kcache.c). */
+typedef struct mk_qsrc mk_qsrc;
+struct mk_qsrc {
+    const double *(*col)(mk_qsrc *q, int i, int slot);
+    void (*diag)(mk_qsrc *q, double *d);
+    const double *K;
+    int n;
+    void *ctx;
+};
+
 /* C-SVM dual on a dense n x n kernel by SMO with second-order working-set selection
    (Fan, Chen & Lin 2005). y in {-1,+1}; alpha: in = warm start (projected onto
    0 <= a <= C, y'a = 0 if needed), out = solution. grad: n doubles of scratch; on exit
@@ -333,6 +349,14 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
 int mk_smo_box(const double *K, int n, const double *y, double C, const double *box,
                double tol, int maxiter, double *alpha, double *grad, mk_svm_result *res);
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter);
+/* mk_smo_box on the columns of a column source */
+int mk_smo_src(mk_qsrc *q, int n, const double *y, double C, const double *box,
+               double tol, int maxiter, double *alpha, double *grad, mk_svm_result *res);
+/* The SMO on K(d) of a training store through the column cache (cache: its entries; 0 whole):
+   the result list of mkc_smo. */
+SEXP mkc_smo_store(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP maxiter,
+                   SEXP cache);
+
 /* Make a warm start feasible: clip to [0, C], scale the heavier class down so that y'a = 0. */
 void mk_svm_project(int n, const double *y, const double *C, double *a);
 /* The bias -rho of an SVM solution from its gradient G = Qa - 1 (mean of y G over the free
@@ -345,6 +369,39 @@ void mk_svm_finish(int n, const double *y, const double *C, const double *a, con
 /* The result list of an SVM .Call (alpha, b, objective, violation, iterations, converged),
    returned protected once. */
 SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r);
+
+/* ====================================================================== kcache.c */
+/* A bounded cache of kernel columns (least recently used first out): an entry holds the M
+   columns of one training point (n x M doubles), so that a column of any combination
+   sum_m w_m K_m costs O(nM). cap entries (mk_kcache_cap: 0 or more than n means whole, at
+   least MK_KCACHE_MIN); one thread (no R API besides the allocations of init). */
+#define MK_KCACHE_MIN 4
+typedef struct {
+    const mk_store *st;
+    int n, M, cap, used, head, tail;
+    double *data;        /* cap entries of n x M */
+    double *diag;        /* n x M: every kernel's diagonal */
+    double *base;        /* n: mk_store_cols_buf's scratch */
+    int *slot;           /* n: the entry of a point, or -1 */
+    int *owner, *prev, *next;   /* cap: the point of an entry, the LRU list */
+    double hits, misses;
+} mk_kcache;
+int mk_kcache_cap(int n, int entries);
+void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries);
+/* the n x M columns of training point j (valid until the next get) */
+const double *mk_kcache_get(mk_kcache *kc, int j);
+/* out (n) = sum_m w_m K_m[, j] */
+void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out);
+/* The SMO's column source on the cache for the weights set by mk_kcsrc_set (q first: a
+   mk_kcsrc * is a mk_qsrc *). */
+typedef struct {
+    mk_qsrc q;
+    mk_kcache *kc;
+    double *w, *buf[2];
+    int col[2];
+} mk_kcsrc;
+void mk_kcsrc_init(mk_kcsrc *cs, mk_kcache *kc);
+void mk_kcsrc_set(mk_kcsrc *cs, const double *w);
 
 /* ====================================================================== lsvm.c */
 /* The same C-SVM dual when K = F F' + jit I with F (n x R) given by its rows (Ft: row i at
@@ -608,6 +665,7 @@ typedef struct {
     int maxiter, svm_maxiter, nthreads, verbose;
     int line_search;     /* HessianMKL step length: 1 keep halving while J decreases, 0 first */
     int screen;          /* gradient screening for strategies that allow it (1: on) */
+    int kcache;          /* on the fly: entries of the column cache (0: whole; kcache.c) */
     mk_progress *prog;   /* progress of the fit (mk_progress_tick), or NULL */
     const double *box;   /* per-point box C w_i (case weights), or NULL: C for every point */
 } mk_sf_opts;
@@ -655,7 +713,11 @@ struct mk_sf_ctx {
     void (*base_take_line)(mk_sf_ctx *c);                    /* B = kernel of the last J_line */
     void (*base_axpy)(mk_sf_ctx *c, int m, double t);        /* B += t K_m */
     void (*base_div)(mk_sf_ctx *c, double s);                /* B /= s */
-    const double *(*base)(mk_sf_ctx *c);                     /* B, n x n (NULL: low rank) */
+    /* column j of B (n values; in buf, n doubles, or a pointer into B; NULL: low rank) */
+    const double *(*base_col)(mk_sf_ctx *c, int j, double *buf);
+    /* on the fly: the n x M columns of point j from the column cache, valid until the next
+       cache read (NULL on other stores) */
+    const double *(*point_cols)(mk_sf_ctx *c, int j);
     /* Low rank only (NULL otherwise): HessianMKL's curvature on the free support vectors S,
        al = y.a: Z (*zr rows, M + 1 columns) with Z'Z = [Q 1]' Kbar^{-1} [Q 1], Q[, m] =
        (K_m al)_S, Kbar = K(d)_SS + ridge; NULL on failure (svmfam_lr.c) */

@@ -648,8 +648,14 @@ void mk_store_decision(const mk_store *s, const int *idx, int cnt, const double 
 
 void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *out)
 {
+    double *base = s->kind == MK_STORE_DENSE ? NULL : (double *) R_alloc(s->nr, sizeof(double));
+    mk_store_cols_buf(s, idx, cnt, j, out, base);
+}
+
+void mk_store_cols_buf(const mk_store *s, const int *idx, int cnt, int j, double *out,
+                       double *base)
+{
     int nr = s->nr, prev_g = -1, prev_kind = 0;
-    double *base = s->kind == MK_STORE_DENSE ? NULL : (double *) R_alloc(nr, sizeof(double));
     for (int k = 0; k < cnt; k++) {
         int m = idx ? idx[k] : k;
         double *o = out + (size_t) k * nr;

@@ -1,7 +1,8 @@
-/* C-SVM dual on a precomputed kernel: SMO with second-order working-set selection
- * (Fan, Chen & Lin, JMLR 2005).  min_a (1/2) a'Qa - e'a, 0 <= a_i <= C_i, y'a = 0,
- * Q = diag(y) K diag(y); C_i = C, or C w_i with case weights (a per-point box, as libsvm's
- * weighted variant). The whole kernel is in memory, so there is no cache. */
+/* C-SVM dual: SMO with second-order working-set selection (Fan, Chen & Lin, JMLR 2005).
+ * min_a (1/2) a'Qa - e'a, 0 <= a_i <= C_i, y'a = 0, Q = diag(y) K diag(y); C_i = C, or C w_i
+ * with case weights (a per-point box, as libsvm's weighted variant). K's columns come from a
+ * column source: a whole kernel in memory, or the bounded column cache of kcache.c (on the
+ * fly: inst/notes/NOTES-store.md, "Column cache"). */
 #include "mklearn.h"
 #include <math.h>
 #include <float.h>
@@ -54,7 +55,26 @@ int mk_smo(const double *K, int n, const double *y, double C, double tol, int ma
     return mk_smo_box(K, n, y, C, NULL, tol, maxiter, alpha, G, res);
 }
 
+/* the column source of a whole kernel in memory: pointers into it */
+static const double *whole_col(mk_qsrc *q, int i, int slot)
+{
+    (void) slot;
+    return q->K + (size_t) i * q->n;
+}
+
+static void whole_diag(mk_qsrc *q, double *d)
+{
+    for (int t = 0; t < q->n; t++) d[t] = q->K[(size_t) t * q->n + t];
+}
+
 int mk_smo_box(const double *K, int n, const double *y, double Cs, const double *box,
+               double tol, int maxiter, double *alpha, double *G, mk_svm_result *res)
+{
+    mk_qsrc q = { whole_col, whole_diag, K, n, NULL };
+    return mk_smo_src(&q, n, y, Cs, box, tol, maxiter, alpha, G, res);
+}
+
+int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
                double tol, int maxiter, double *alpha, double *G, mk_svm_result *res)
 {
     double *a = alpha;
@@ -68,7 +88,7 @@ int mk_smo_box(const double *K, int n, const double *y, double Cs, const double 
     for (int t = 0; t < n; t++) G[t] = -1.0;
     for (int i = 0; i < n; i++) {
         if (a[i] == 0.0) continue;
-        const double *Ki = K + (size_t) i * n;
+        const double *Ki = q->col(q, i, 0);
         double ai = a[i] * y[i];
         for (int t = 0; t < n; t++) G[t] += ai * y[t] * Ki[t];
     }
@@ -76,7 +96,7 @@ int mk_smo_box(const double *K, int n, const double *y, double Cs, const double 
     /* the diagonal, read by every working-set selection, in its own vector (released on exit:
        the MKL solvers call this thousands of times within one .Call) */
     double *Kdiag = (double *) R_alloc(n, sizeof(double));
-    for (int t = 0; t < n; t++) Kdiag[t] = K[(size_t) t * n + t];
+    q->diag(q, Kdiag);
 
     int iter = 0, status = 1;
     double viol = 0.0, tlast = mk_time();
@@ -93,7 +113,7 @@ int mk_smo_box(const double *K, int n, const double *y, double Cs, const double 
             }
         }
         if (i < 0) { viol = 0.0; status = 0; break; }
-        const double *Ki = K + (size_t) i * n;
+        const double *Ki = q->col(q, i, 0);
         const double Kii = Ki[i];
         double obj_min = INFINITY;
         /* select j: second order gain over I_low */
@@ -119,7 +139,7 @@ int mk_smo_box(const double *K, int n, const double *y, double Cs, const double 
         if (viol < tol || j < 0) { status = 0; break; }
         iter++;
 
-        const double *Kj = K + (size_t) j * n;
+        const double *Kj = q->col(q, j, 1);   /* Ki stays valid: another slot */
         double Qij = y[i] * y[j] * Ki[j];
         double ai_old = a[i], aj_old = a[j];
         if (y[i] != y[j]) {
@@ -189,6 +209,37 @@ SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
     mk_smo_box(REAL(K), n, REAL(y), c, box, eps, mi, REAL(a), G, &r);
     SEXP out = mk_svm_sexp(a, &r);
     UNPROTECT(nprot + 1);
+    return out;
+}
+
+SEXP mkc_smo_store(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP maxiter,
+                   SEXP cache)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!st.square || st.nr != st.n) error("the SMO needs a square training store");
+    const int n = st.n;
+    if (!isReal(y) || !isReal(alpha0) || !isReal(d) || !isReal(C))
+        error("'y', 'alpha0', 'd', 'C' must be double");
+    if (LENGTH(y) != n || LENGTH(alpha0) != n || LENGTH(d) != st.M) error("dimension mismatch");
+    const double *box = XLENGTH(C) == n && n != 1 ? REAL(C) : NULL;
+    if (!box && XLENGTH(C) != 1) error("'C' must be one number or one per point");
+    double c = box ? 0.0 : REAL(C)[0], eps = asReal(tol);
+    if (box) for (int i = 0; i < n; i++) if (box[i] > c) c = box[i];
+    int mi = asInteger(maxiter), ent = asInteger(cache);
+    if (!(c > 0.0) || !R_FINITE(c) || !(eps > 0.0) || mi < 1 || ent < 0)
+        error("invalid C, tol, maxiter or cache");
+    mk_kcache kc;
+    mk_kcache_init(&kc, &st, ent);
+    mk_kcsrc cs;
+    mk_kcsrc_init(&cs, &kc);
+    mk_kcsrc_set(&cs, REAL(d));
+    SEXP a = PROTECT(duplicate(alpha0));
+    double *G = (double *) R_alloc(n, sizeof(double));
+    mk_svm_result r;
+    mk_smo_src(&cs.q, n, REAL(y), c, box, eps, mi, REAL(a), G, &r);
+    SEXP out = mk_svm_sexp(a, &r);
+    UNPROTECT(2);
     return out;
 }
 

@@ -160,9 +160,10 @@ static void sf_base_div(mk_sf_ctx *c, double s)
     for (size_t i = 0; i < nn; i++) w->B[i] /= s;
 }
 
-static const double *sf_base(mk_sf_ctx *c)
+static const double *sf_base_col(mk_sf_ctx *c, int j, double *buf)
 {
-    return ((sf_drv *) c->drv)->B;
+    (void) buf;
+    return ((sf_drv *) c->drv)->B + (size_t) j * c->n;
 }
 
 /* ------------------------------------------------------------------ certificate */
@@ -311,7 +312,7 @@ static double sf_certify(mk_sf_ctx *c, double *v, int it, double step, mk_hist *
     const int n = c->n, M = c->M;
     double t = mk_time();
     for (int i = 0; i < n; i++) w->ya[i] = c->y[i] * c->a[i];
-    if (c->lrdrv) mk_sf_lr_quad(c, w->ya, v);
+    if (c->st->kind == MK_STORE_LOWRANK) mk_sf_lr_quad(c, w->ya, v);
     else if (w->screen) sf_screened_v(c, v);
     else mk_store_quad(c->st, NULL, M, w->ya, v);
     c->grad_evals++;
@@ -337,14 +338,16 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
               int *iter, mk_hist *hist, mk_hist *wpath, mk_sf_ctx *c)
 {
     const int n = st->n, M = st->M, lr = st->kind == MK_STORE_LOWRANK;
+    const int wl = st->kind != MK_STORE_DENSE;   /* the line kept as weights (svmfam_lr.c) */
     const size_t nn = (size_t) n * n;
     sf_drv *w = (sf_drv *) R_alloc(1, sizeof(sf_drv));
     /* n x n and n x M scratch: huge pages where the system gives them (mk_alloc_huge); none
-       on a low-rank store (svmfam_lr.c keeps the line as weights) */
+       on a low-rank or on-the-fly store (svmfam_lr.c keeps the line as weights, the SVM reads
+       the factors or the column cache) */
     const size_t nnb = nn * sizeof(double);
-    w->Kd = lr ? NULL : (double *) mk_alloc_huge(nnb);
-    w->B = s->line && !lr ? (double *) mk_alloc_huge(nnb) : NULL;
-    w->KD = s->line && !lr ? (double *) mk_alloc_huge(nnb) : NULL;
+    w->Kd = wl ? NULL : (double *) mk_alloc_huge(nnb);
+    w->B = s->line && !wl ? (double *) mk_alloc_huge(nnb) : NULL;
+    w->KD = s->line && !wl ? (double *) mk_alloc_huge(nnb) : NULL;
     w->KD2 = NULL;   /* allocated by the first J_probe (SimpleMKL's line search) */
     w->grad = (double *) R_alloc(n, sizeof(double));
     w->ya = (double *) R_alloc(n, sizeof(double));
@@ -375,9 +378,9 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
     c->dir_combine = sf_dir_combine; c->dir_axpy = sf_dir_axpy;
     c->J_probe = sf_J_probe; c->take_probe = sf_take_probe;
     c->base_move = sf_base_move; c->base_take_line = sf_base_take_line;
-    c->base_axpy = sf_base_axpy; c->base_div = sf_base_div; c->base = sf_base;
+    c->base_axpy = sf_base_axpy; c->base_div = sf_base_div; c->base_col = sf_base_col;
     c->drv = w;
-    if (lr) mk_sf_lr_attach(c);
+    if (wl) mk_sf_lr_attach(c);
 
     double *v = (double *) R_alloc(M, sizeof(double));
     double *dold = (double *) R_alloc(M, sizeof(double));
@@ -402,7 +405,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
         }
         R_CheckUserInterrupt();
         mk_progress_tick(o->prog, it, o->maxiter, rg, o->tol);
-        if (s->line && it % SF_REBUILD == 0 && lr) mk_sf_lr_rebuild(c);
+        if (s->line && it % SF_REBUILD == 0 && wl) mk_sf_lr_rebuild(c);
         else if (s->line && it % SF_REBUILD == 0) {
             if (w->kd_at_d) {   /* the last solve was the driver's own at this d: reuse K(d) */
                 double *tmp = w->B;
@@ -456,6 +459,9 @@ static void read_opts(SEXP control, mk_sf_opts *o)
     o->nthreads = mk_threads(mk_ctl_int(control, "nthreads"));
     o->verbose = mk_ctl_int(control, "verbose");
     o->screen = mk_ctl_int(control, "gradient_screening");
+    /* on the fly the column cache's entries (R/memory.R); optional, 0 (whole) without it */
+    SEXP kc = mk_list_elt(control, "kcache", NULL);
+    o->kcache = isNull(kc) ? 0 : asInteger(kc);
     SEXP ls = mk_ctl(control, "line_search");
     if (!isString(ls) || XLENGTH(ls) != 1) error("control entry 'line_search' must be a string");
     const char *lss = CHAR(STRING_ELT(ls, 0));
@@ -463,7 +469,8 @@ static void read_opts(SEXP control, mk_sf_opts *o)
     else if (strcmp(lss, "first") == 0) o->line_search = 0;
     else error("control entry 'line_search' must be \"halving\" or \"first\"");
     if (!(o->tol >= 0.0) || !(o->svm_tol > 0.0) || !(o->p >= 1.0) || !(o->newton_tol >= 0.0) ||
-        !(o->gold_tol > 0.0) || !(o->max_time > 0.0) || o->maxiter < 0 || o->svm_maxiter < 1)
+        !(o->gold_tol > 0.0) || !(o->max_time > 0.0) || o->maxiter < 0 || o->svm_maxiter < 1 ||
+        o->kcache < 0)
         error("invalid control values");
 }
 

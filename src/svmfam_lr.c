@@ -4,6 +4,8 @@
  * quadratic forms v_m = |G_m'x|^2 + jitter |x|^2 of the certificate, and HessianMKL's
  * curvature through the factors. O(n sum r_m) memory; svmfam.c calls these when the store is
  * low rank, the strategies reach them through mk_sf_ctx. (NOTES-svm-family.md, "Low rank")
+ * On an on-the-fly store the same line as weights, the SVM by the SMO through the column
+ * cache of kcache.c (NOTES-store.md, "Column cache"): no n x n buffer either.
  */
 #define USE_FC_LEN_T
 #include "mklearn.h"
@@ -22,6 +24,8 @@ typedef struct {
     double *dB, *DD, *DD2;
     double *grad, *w;
     int built;
+    mk_kcache *kc;       /* on the fly: the column cache and the SMO's source on it */
+    mk_kcsrc *cs;
 } lr_drv;
 
 static lr_drv *drv(mk_sf_ctx *c) { return (lr_drv *) c->lrdrv; }
@@ -32,13 +36,20 @@ static double lr_solve(mk_sf_ctx *c, const double *dw, double *alpha, double *b)
     lr_drv *L = drv(c);
     const int M = c->M;
     double t = mk_time();
+    mk_svm_result res;
+    if (L->kc) {
+        if (dw != L->dL) memcpy(L->dL, dw, (size_t) M * sizeof(double));
+        mk_kcsrc_set(L->cs, dw);
+        mk_smo_src(&L->cs->q, c->n, c->y, c->C, c->o->box, c->svm_tol, c->o->svm_maxiter,
+                   alpha, L->grad, &res);
+        return mk_sf_counted(c, &res, t, b);
+    }
     if (!L->built || memcmp(dw, L->dK, (size_t) M * sizeof(double)) != 0) {
         mk_lr_factors_set(&L->fa, dw, c->o->nthreads);
         memcpy(L->dK, dw, (size_t) M * sizeof(double));
         L->built = 1;
     }
     if (dw != L->dL) memcpy(L->dL, dw, (size_t) M * sizeof(double));
-    mk_svm_result res;
     mk_lsvm(L->fa.Ft, c->n, L->fa.R, c->y, c->C, L->fa.jit, c->svm_tol, c->o->svm_maxiter,
             alpha, L->grad, L->w, &res);
     return mk_sf_counted(c, &res, t, b);
@@ -96,6 +107,19 @@ static void lr_base_axpy(mk_sf_ctx *c, int m, double t) { drv(c)->dB[m] += t; }
 static void lr_base_div(mk_sf_ctx *c, double s)
 {
     for (int m = 0; m < c->M; m++) drv(c)->dB[m] /= s;
+}
+
+/* On the fly: column j of the line's base K(dB), from the column cache. */
+static const double *lr_base_col(mk_sf_ctx *c, int j, double *buf)
+{
+    lr_drv *L = drv(c);
+    mk_kcache_comb(L->kc, j, L->dB, buf);
+    return buf;
+}
+
+static const double *lr_point_cols(mk_sf_ctx *c, int j)
+{
+    return mk_kcache_get(drv(c)->kc, j);
 }
 
 /* The base of the line back at the current weights (the driver's periodic rebuild). */
@@ -254,7 +278,15 @@ void mk_sf_lr_attach(mk_sf_ctx *c)
 {
     const int n = c->n, M = c->M;
     lr_drv *L = (lr_drv *) R_alloc(1, sizeof(lr_drv));
-    mk_lr_factors_init(&L->fa, c->st);
+    const int fly = c->st->kind == MK_STORE_FLY;
+    L->kc = NULL; L->cs = NULL;
+    if (fly) {
+        L->kc = (mk_kcache *) R_alloc(1, sizeof(mk_kcache));
+        L->cs = (mk_kcsrc *) R_alloc(1, sizeof(mk_kcsrc));
+        mk_kcache_init(L->kc, c->st, c->o->kcache);
+        mk_kcsrc_init(L->cs, L->kc);
+        L->fa.Rtot = 0;
+    } else mk_lr_factors_init(&L->fa, c->st);
     L->dK = (double *) R_alloc(M, sizeof(double));
     L->dL = (double *) R_alloc(M, sizeof(double));
     L->dB = (double *) R_alloc(M, sizeof(double));
@@ -270,6 +302,8 @@ void mk_sf_lr_attach(mk_sf_ctx *c)
     c->dir_combine = lr_dir_combine; c->dir_axpy = lr_dir_axpy;
     c->J_probe = lr_J_probe; c->take_probe = lr_take_probe;
     c->base_move = lr_base_move; c->base_take_line = lr_base_take_line;
-    c->base_axpy = lr_base_axpy; c->base_div = lr_base_div; c->base = NULL;
-    c->hess_gram = lr_hess_gram;
+    c->base_axpy = lr_base_axpy; c->base_div = lr_base_div;
+    c->base_col = fly ? lr_base_col : NULL;
+    c->point_cols = fly ? lr_point_cols : NULL;
+    c->hess_gram = fly ? NULL : lr_hess_gram;
 }

@@ -15,6 +15,9 @@
 #        moved by more than 4 MB, with the peak since the previous reading (reset through
 #        /proc/self/clear_refs): where the peak is reached. "live": also R's live heap after a
 #        collection at each reading (the collections change what is resident).
+#        Rscript bench-memory.R cpu <n> <method> [maxiter] [kcache]: one fit on the fly in this
+#        process (platt = "train", one thread), its CPU time, objective and SMO iterations: the
+#        column cache against another build of the package (run it with R_LIBS pointing there).
 # Prints one row per case: n, method, threads, chosen store, predicted bytes, measured peak RSS
 # minus the baseline, CPU seconds, and the fit's outcome (fitted, or the error message: a clear
 # stop; a case stopped by the timeout reports the store mkl() chose before fitting). The script
@@ -59,6 +62,27 @@ if (length(args) && args[1L] == "trace") {
   probe("end")
   cat(sprintf("store %s: peak %.3f GB, predicted %.3f GB\n", fit$store, pr$max,
               mkl_memory(n, 10, method, fit$store, nthreads = 1, control = ctl)$total / 1e9))
+  quit(save = "no")
+}
+
+if (length(args) && args[1L] == "cpu") {
+  n <- as.integer(args[2L]); method <- args[3L]
+  maxiter <- if (length(args) > 3L) as.integer(args[4L]) else 3L
+  kc <- if (length(args) > 4L) as.integer(args[5L]) else NULL
+  suppressPackageStartupMessages(library(mklearn))
+  set.seed(1)
+  d <- mlbench::mlbench.twonorm(n)
+  x <- d$x; y <- ifelse(d$classes == 1, -1, 1)
+  ks <- kernel_set(rbf_kernel(2^(-5:4)))
+  ctl <- list(nthreads = 1, store = "fly", platt = "train")
+  ctl$kcache <- kc   # (absent when not given: a build without the cache has no such setting)
+  if (method != "uniform") ctl$maxiter <- maxiter
+  tm <- system.time(fit <- suppressWarnings(mkl(x, y, kernels = ks, method = method,
+                                                control = do.call(mkl_control, ctl))))
+  cat(sprintf("n = %d %-8s cpu %7.1f s (elapsed %6.1f s)  objective %.10g  SMO iterations %s\n",
+              n, method, tm[["user.self"]] + tm[["sys.self"]], tm[["elapsed"]], fit$objective,
+              format(if (is.null(fit$info$smo_iterations)) fit$info$svm_iterations else
+                fit$info$smo_iterations)))
   quit(save = "no")
 }
 

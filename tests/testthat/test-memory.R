@@ -38,7 +38,8 @@ test_that("mkl_memory states the store, the n x n buffers and the per-thread buf
   expect_lt(row("mwu", "fly")$total - row("mwu", "fly")$platt,
             8 * n * (4 * M + 20) + 8 * 1024 * (M + 2) + 8 * 2^23)
   # totals add the parts (the Platt folds' below); threads multiply the per-thread part only
-  expect_equal(mm$total, mm$kernels + mm$buffers + mm$per_thread + mm$linear + mm$platt)
+  expect_equal(mm$total, mm$kernels + mm$buffers + mm$cache + mm$per_thread + mm$linear +
+                 mm$platt)
   skip_if(mklearn:::max_threads() < 2L)
   m2 <- mkl_memory(n, M, "simple", "fly", nthreads = 2)
   expect_identical(m2$threads, 2L)
@@ -62,7 +63,10 @@ test_that("mkl_memory follows the settings that change the buffers", {
   expect_equal(b(loss = "logistic"), 8 * n * (n + 1) / 4)
   # kernel ridge copies the combined kernel; MWUMKL's refit needs it
   expect_identical(mkl_memory(n, 4, "uniform", "fly", task = "regression")$buffers, 2 * nn)
-  expect_identical(mkl_memory(n, 4, "uniform", "fly")$buffers, nn)
+  expect_identical(mkl_memory(n, 4, "uniform", "fly", task = "regression")$cache, 0)
+  # classification on the fly: the column cache instead of the combined kernel
+  expect_identical(mkl_memory(n, 4, "uniform", "fly")$buffers, 0)
+  expect_identical(mkl_memory(n, 4, "uniform", "dense")$buffers, nn)
   expect_identical(mkl_memory(n, 4, "mwu", "fly", control = mkl_control(refit = TRUE))$buffers,
                    nn)
   expect_output(print(mkl_memory(n, 4, "mwu")), "budget.*\n.*method.*total")
@@ -99,12 +103,12 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
   t0 <- proc.time()[["elapsed"]]
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
                    control = mkl_control(memory = 1e6, nthreads = 1)),
-               paste0("method 'simple' needs 117 MB at n = 3000 and M = 3 \\(low-rank store, ",
-                      "1 thread: R's heap.*low-rank factors.*above the memory budget of 1 MB.*",
-                      "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 1.17e\\+08\\)"))
+               paste0("method 'simple' needs 77.9 MB at n = 3000 and M = 3 \\(on-the-fly store, ",
+                      "1 thread: Platt fold fit.*above the memory budget of 1 MB.*",
+                      "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 7.79e\\+07\\)"))
   expect_lt(proc.time()[["elapsed"]] - t0, 1)
   need <- mkl_memory(3000, 3, "simple", "fly", nthreads = 1)$total
-  expect_equal(need, 5.49e8, tolerance = 0.01)
+  expect_equal(need, 5.09e8, tolerance = 0.01)
   # a store that was asked for: the other stores that need less are remedies, smallest first
   expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "dense")),
@@ -113,8 +117,8 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
   # and a store that needs more is none
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "fly")),
-               paste0("on-the-fly store.*Remedies: mkl_control\\(store = \"lowrank\"\\) ",
-                      "\\(needs [^;]*; mkl_control\\(platt = \"train\"\\) \\(needs [^;]*; method"))
+               paste0("on-the-fly store.*Remedies: mkl_control\\(platt = \"train\"\\) ",
+                      "\\(needs [^;]*; method"))
   # without the folds of the probabilities' cross-validation
   ctl <- method_control("simple", mkl_control(nthreads = 1, platt = "train"))
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
@@ -127,13 +131,17 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
                       control = mkl_control(memory = 1e6, nthreads = 1)),
                "method 'hessian' needs .* above the memory budget")
   skip_if(mklearn:::max_threads() < 2L)
-  # threads: SimpleMKL's kernel per thread in its first screening pass on the fly
-  one <- mkl_memory(3000, 3, "simple", "fly", nthreads = 1)$total
-  two <- mkl_memory(3000, 3, "simple", "fly", nthreads = 2)$total
+  # threads: SimpleMKL's kernel per thread in its first screening pass on the fly (the least
+  # need: the column cache at its 4 entries, as under a budget of 1 MB)
+  least <- function(nt, memory = 1e6)
+    mkl_memory(3000, 3, "simple", "fly", nthreads = nt, control = mkl_control(memory = memory))
+  budget <- (least(1)$total + least(2)$total) / 2
+  expect_identical(attr(least(2), "parts")[[1]]$bytes[
+    grepl("^column cache \\(4 entries", attr(least(2), "parts")[[1]]$part)], 8 * 4 * 3000 * 3)
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
-                   control = mkl_control(memory = (one + two) / 2, nthreads = 2, store = "fly")),
+                   control = mkl_control(memory = budget, nthreads = 2, store = "fly")),
                sprintf("2 threads.*Remedies:.*mkl_control\\(nthreads = 1\\) \\(needs %s\\)",
-                       mklearn:::format_bytes(one)))
+                       mklearn:::format_bytes(least(1, budget)$total)))
 })
 
 test_that("custom kernels above the budget are offered the remedies they can use", {
@@ -202,7 +210,8 @@ test_that("the cross-validation of the probabilities counts its fold's store and
   # and mkl_memory() reports the phase in its own column, inside the total
   mm <- mkl_memory(203, 2, c("simple", "uniform"), c("dense", "lowrank"), nthreads = 1,
                    control = ctl)
-  expect_equal(mm$total, mm$kernels + mm$buffers + mm$per_thread + mm$linear + mm$platt)
+  expect_equal(mm$total, mm$kernels + mm$buffers + mm$cache + mm$per_thread + mm$linear +
+                 mm$platt)
   expect_true(all(mm$platt > 0))
 })
 
@@ -256,4 +265,36 @@ test_that("HessianMKL on the low-rank store counts the larger of its two Gram pa
   expect_lt(hess(20000, 2000, 10), 20000 * 2000 + 3 * 2000^2)
   expect_identical(hess(1e6, 500, 10), 4096 * 500 + 500^2 + 2 * 500 * M1 + 2 * M1^2 + 66 * M1 +
                      1e6 * M1)
+})
+
+test_that("on the fly the SVMs keep no n x n buffer: a column cache sized by the budget", {
+  n <- 20000; M <- 10; e <- 8 * n * M   # bytes of one cache entry (a point's M columns)
+  mm <- mkl_memory(n, M, c("uniform", "simple", "hessian", "lp"), "fly", nthreads = 1,
+                   control = mkl_control(memory = 4e9))
+  expect_identical(mm$buffers, rep(0, 4))
+  # the cache takes what the budget leaves, halved with a Platt fold fit's own cache
+  for (i in 1:4) {
+    p <- attr(mm, "parts")[[i]]
+    k <- attr(p, "kcache")
+    rest <- sum(p$bytes[!grepl("column cache \\(|its column cache", p$part)])
+    expect_identical(k, floor((4e9 - rest) / 2 / e), label = mm$method[i])
+    expect_identical(mm$cache[i], k * e)
+    expect_lte(mm$total[i], 4e9)
+    expect_gt(mm$total[i], 4e9 - 2 * e)
+  }
+  # without the folds all of it; whole (n entries) at most; at least 4 entries
+  one <- mkl_memory(n, M, "simple", "fly", nthreads = 1,
+                    control = mkl_control(memory = 4e9, platt = "train"))
+  expect_gt(one$cache, 4e9 - one$total + one$cache - e)
+  expect_identical(mkl_memory(500, 3, "simple", "fly", nthreads = 1)$cache, 8 * 500^2 * 3)
+  expect_identical(mkl_memory(n, M, "simple", "fly", nthreads = 1,
+                              control = mkl_control(memory = 1e6))$cache, 4 * e)
+  # the setting kcache fixes it, and the fit allocates what mkl_memory() counts
+  ctl <- method_control("simple", mkl_control(kcache = 7, nthreads = 1))
+  expect_identical(attr(memory_parts("simple", n, M, "fly", 1L, ctl), "kcache"), 7)
+  st <- list(kind = .mk_codes$store[["fly"]])
+  expect_identical(fit_kcache("simple", st, n, M, ctl), 7L)
+  expect_identical(fit_kcache("uniform", st, n, M, method_control("uniform", NULL),
+                              "regression"), 0L)
+  expect_identical(fit_kcache("simple", list(kind = .mk_codes$store[["dense"]]), n, M, ctl), 0L)
 })

@@ -175,6 +175,36 @@ test_that("SVM family on an on-the-fly kernel store: same fit as on the dense ar
   }
 })
 
+test_that("SVM family on the fly through a column cache of 4 points: the dense fit", {
+  # the line kept as weights and every SVM column from a 4-entry cache (src/kcache.c), far
+  # below the 70 points: entries leave and are computed again all the time
+  dat <- two_class(n = 70, p = 4, seed = 5)
+  ks <- kernel_set(rbf_kernel(c(0.5, 1, 2)), poly_kernel(1:2), features = c("all", "each"))
+  for (meth in c("simple", "hessian", "lp")) {
+    ctl <- list(tol = 1e-6, svm_tol = 1e-8, maxiter = 2000L, platt = "train", nthreads = 1L)
+    fd <- mkl(dat$x, dat$y, ks, method = meth, C = old_C(10, 70),
+              control = do.call(mkl_control, c(ctl, store = "dense")))
+    ff <- mkl(dat$x, dat$y, ks, method = meth, C = old_C(10, 70),
+              control = do.call(mkl_control, c(ctl, store = "fly", kcache = 4L)))
+    expect_identical(ff$store, "fly")
+    expect_true(fd$converged && ff$converged, label = meth)
+    expect_lte(ff$info$gap, 1e-6)
+    expect_equal(unname(ff$weights), unname(fd$weights), tolerance = 1e-5, label = meth)
+    expect_equal(ff$alpha, fd$alpha, tolerance = 1e-5, label = meth)
+    expect_equal(ff$b, fd$b, tolerance = 1e-5, label = meth)
+    expect_equal(ff$objective, fd$objective, tolerance = 1e-8, label = meth)
+  }
+  # case weights: the per-point box reaches the cached SMO
+  w <- rep(c(1, 0.5), 35)
+  fd <- mkl(dat$x, dat$y, ks, method = "hessian", C = old_C(10, 70), weights = w,
+            control = mkl_control(store = "dense", tol = 1e-6, platt = "train", nthreads = 1))
+  ff <- mkl(dat$x, dat$y, ks, method = "hessian", C = old_C(10, 70), weights = w,
+            control = mkl_control(store = "fly", kcache = 4L, tol = 1e-6, platt = "train",
+                                  nthreads = 1))
+  expect_equal(ff$alpha, fd$alpha, tolerance = 1e-6)
+  expect_error(mkl_control(kcache = 0), "'kcache'")
+})
+
 test_that("an inner SVM at its iteration cap makes the SVM-family fit not converged", {
   d <- two_class(60, 3, seed = 7)
   ks <- kernel_set(rbf_kernel(c(0.5, 2)), features = c("all", "each"))

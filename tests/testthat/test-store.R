@@ -327,7 +327,9 @@ test_that("mkl() gives the same uniform fit with store = 'fly' and 'dense', and 
   expect_equal(fr[[1]]$alpha, fr[[2]]$alpha, tolerance = 1e-10)
   expect_equal(predict(fr[[1]], xt), predict(fr[[2]], xt), tolerance = 1e-10)
   # "auto" picks by the memory budget (the fly fit's own need fits, the dense one's not)
-  fly_need <- mkl_memory(nrow(d$x), n_kernels(ks, d$x), "uniform", "fly")$total
+  # (the least need on the fly: its column cache at 4 entries, as under a tiny budget)
+  fly_need <- mkl_memory(nrow(d$x), n_kernels(ks, d$x), "uniform", "fly",
+                         control = mkl_control(memory = 1e6))$total
   fa <- mkl(d$x, d$y, kernels = ks, method = "uniform", C = 10,
             control = mkl_control(memory = fly_need))
   expect_identical(fa$store, "fly")
@@ -367,7 +369,10 @@ test_that("kernels streamed by blocks of columns give SpicyMKL's and SimpleMKL's
           control = mkl_control(store = s, maxiter = 1L, nthreads = 1))))
     expect_identical(vapply(fits, `[[`, "", "store"), c("fly", "dense"))
     expect_equal(fits[[1]]$weights, fits[[2]]$weights, tolerance = 1e-8)
-    expect_equal(fits[[1]]$alpha, fits[[2]]$alpha, tolerance = 1e-8)
-    expect_equal(fits[[1]]$objective, fits[[2]]$objective, tolerance = 1e-10)
+    # SimpleMKL's SVM on the fly reads the column cache: its line search may take other steps
+    # at rounding level, and its alphas agree to the SMO's tolerance
+    expect_equal(fits[[1]]$alpha, fits[[2]]$alpha, tolerance = if (m == "simple") 1e-2 else 1e-8)
+    expect_equal(fits[[1]]$objective, fits[[2]]$objective,
+                 tolerance = if (m == "simple") 1e-7 else 1e-10)
   }
 })

@@ -69,3 +69,33 @@ test_that("svm_smo() validates its arguments", {
   expect_error(svm_smo(K, c(1, -1, 1, -1), C = 0), "'C'")
   expect_error(svm_smo(K, c(1, -1, 1, -1), alpha = 1:3), "'alpha'")
 })
+
+test_that("the SMO through the column cache solves the SVM on the combined kernel", {
+  d <- two_class(n = 60, p = 3, seed = 4)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1:2)), 3,
+                                  colnames(d$x))
+  st <- mklearn:::fly_store(rk, d$x, 1L)
+  M <- nrow(rk$table)
+  w <- c(0.5, 0, 0.2, 0.3)[seq_len(M)]
+  K <- .Call(mklearn:::C_store_combine, st, w)
+  box <- rep(c(1, 0.3, 0), 20)
+  ref <- .Call(mklearn:::C_smo, K, d$y, box, numeric(60), 1e-9, 1e7L)
+  # 4 entries (columns leave and return), 59 and all 60 (0: whole)
+  for (k in c(4L, 59L, 0L)) {
+    s <- .Call(mklearn:::C_smo_store, st, d$y, box, w, numeric(60), 1e-9, 1e7L, k)
+    expect_equal(s$alpha, ref$alpha, tolerance = 1e-12)
+    expect_equal(s$b, ref$b, tolerance = 1e-12)
+    expect_identical(s$iterations, ref$iterations)
+  }
+  expect_error(.Call(mklearn:::C_smo_store, st, d$y, 1, w, numeric(60), 1e-9, 1e7L, -1L),
+               "invalid C, tol, maxiter or cache")
+  expect_error(.Call(mklearn:::C_smo_store, st, d$y, 1, w[-1], numeric(60), 1e-9, 1e7L, 4L),
+               "dimension mismatch")
+  expect_error(.Call(mklearn:::C_smo_store, st, d$y, c(1, 2), w, numeric(60), 1e-9, 1e7L, 4L),
+               "'C' must be one number or one per point")
+  expect_error(.Call(mklearn:::C_smo_store, st, d$y, 1L, w, numeric(60), 1e-9, 1e7L, 4L),
+               "must be double")
+  st$z <- d$x[1:5, , drop = FALSE]
+  expect_error(.Call(mklearn:::C_smo_store, st, d$y, 1, w, numeric(60), 1e-9, 1e7L, 4L),
+               "needs a square training store")
+})

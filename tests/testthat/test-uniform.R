@@ -84,3 +84,21 @@ test_that("uniform regression: equivariant to the units of y, default C 10", {
   # classification keeps C = 1
   expect_identical(mkl(x, ifelse(y > 300, 1, -1), kernels = ks)$C, 1)
 })
+
+test_that("uniform classification on the fly reads K(d) through a column cache", {
+  d <- two_class(n = 90, p = 3, seed = 2)
+  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(2))
+  ctl <- list(platt = "train", nthreads = 1L, svm_tol = 1e-8)
+  fd <- mkl(d$x, d$y, kernels = ks, control = do.call(mkl_control, c(ctl, store = "dense")))
+  for (k in list(4L, NA_integer_)) {   # 4 points' columns, and the cache from the budget
+    ff <- mkl(d$x, d$y, kernels = ks,
+              control = do.call(mkl_control, c(ctl, store = "fly", kcache = k)))
+    expect_identical(ff$store, "fly")
+    expect_equal(ff$alpha, fd$alpha, tolerance = 1e-9)
+    expect_equal(ff$b, fd$b, tolerance = 1e-9)
+    expect_equal(ff$objective, fd$objective, tolerance = 1e-9)
+    expect_equal(ff$fitted, fd$fitted, tolerance = 1e-9)
+  }
+  # the combined kernel is not formed: the memory has no n x n buffer on the fly
+  expect_identical(mkl_memory(20000, 10, "uniform", "fly", nthreads = 1)$buffers, 0)
+})
