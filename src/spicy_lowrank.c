@@ -126,7 +126,7 @@ void sp_lr_newton(sp_state *S)
     L->tk = 1;
     for (int a = 0; a < L->na; a++)
         L->tk += S->st->goff[L->act[a] + 1] - S->st->goff[L->act[a]] + 1;
-    L->lnt = sp_nm_threads(S, (double) n * L->tk);
+    L->lnt = sp_threads(S, 2.0 * n * L->tk);   /* short products: one thread (the regions' cost) */
 }
 
 double sp_nm_diag(const sp_state *S, int i)
