@@ -207,24 +207,33 @@ static void sp_lr_u_rows(const sp_lrnm *L, const double *t, const double *s1, co
     }
 }
 
-/* q = H p for the operator (an mk_cg_op: ctx is the sp_lrnm) */
-void sp_lrnm_mv(void *ctx, const double *p, double *q)
+/* y = (xd x + c0 + sum_a s1[a] G_a t_a + s2[a] t_wa w_a) / dv by blocks of rows on the
+   operator's threads (xd, dv: NULL for ones) */
+static void sp_lr_u(const sp_lrnm *L, const double *t, const double *s1, const double *s2,
+                    const double *xd, const double *x, double c0, const double *dv, double *y)
 {
-    const sp_lrnm *L = (const sp_lrnm *) ctx;
     int nb = L->lnt > 1 ? L->lnt : 1;
-    double *t = L->tu;
-    sp_lr_ut(L, p, t);
-    double sp = t[L->tk - 1];
-    for (int a = 0; a < L->na; a++) L->ts2[a] = L->c2[a];
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nb) schedule(static, 1) if (nb > 1)
 #endif
     for (int b = 0; b < nb; b++) {
         int i0, i1;
         sp_lr_rows(L, nb, b, &i0, &i1);
-        for (int i = i0; i < i1; i++) q[i] = L->dh[i] * p[i] + L->gb * sp;
-        sp_lr_u_rows(L, t, L->c1, L->ts2, i0, i1, q);
+        if (xd) for (int i = i0; i < i1; i++) y[i] = xd[i] * x[i] + c0;
+        else for (int i = i0; i < i1; i++) y[i] = x[i] + c0;
+        sp_lr_u_rows(L, t, s1, s2, i0, i1, y);
+        if (dv) for (int i = i0; i < i1; i++) y[i] /= dv[i];
     }
+}
+
+/* q = H p for the operator (an mk_cg_op: ctx is the sp_lrnm) */
+void sp_lrnm_mv(void *ctx, const double *p, double *q)
+{
+    const sp_lrnm *L = (const sp_lrnm *) ctx;
+    double *t = L->tu;
+    sp_lr_ut(L, p, t);
+    for (int a = 0; a < L->na; a++) L->ts2[a] = L->c2[a];
+    sp_lr_u(L, t, L->c1, L->ts2, L->dh, p, L->gb * t[L->tk - 1], NULL, q);
 }
 
 /* The rows of the scaled factors [sqrt(c1_a) G_a, sqrt(c2_a) w_a] at the coordinates with
@@ -512,7 +521,7 @@ int sp_lrwb_prepare(sp_lrnm *L)
 void sp_lrwb_apply(void *ctx, const double *r, double *z)
 {
     sp_lrnm *L = (sp_lrnm *) ctx;
-    int n = L->n, k = L->wk, one = 1, info = 0, nb = L->lnt > 1 ? L->lnt : 1;
+    int n = L->n, k = L->wk, one = 1, info = 0;
     double *s = L->wn, *t = L->wt, sb = sp_wb_s(L->gb);
     for (int i = 0; i < n; i++) s[i] = r[i] / L->wd[i];
     sp_lr_ut(L, s, t);
@@ -526,17 +535,7 @@ void sp_lrwb_apply(void *ctx, const double *r, double *z)
     }
     t[k - 1] *= sb;
     F77_CALL(dpotrs)("U", &k, &one, L->wc, &k, t, &k, &info FCONE);
-    double bias = sb * t[k - 1];
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nb) schedule(static, 1) if (nb > 1)
-#endif
-    for (int b = 0; b < nb; b++) {
-        int i0, i1;
-        sp_lr_rows(L, nb, b, &i0, &i1);
-        for (int i = i0; i < i1; i++) z[i] = r[i] - bias;
-        sp_lr_u_rows(L, t, L->ts1, L->ts2, i0, i1, z);
-        for (int i = i0; i < i1; i++) z[i] /= L->wd[i];
-    }
+    sp_lr_u(L, t, L->ts1, L->ts2, NULL, r, -sb * t[k - 1], L->wd, z);
 }
 
 /* The squared row norms of each factor (n x M), the per-thread scratch and the operator's
