@@ -117,6 +117,8 @@
                                runs at about a tenth of a product's speed; see the notes) */
 #define SP_WB_FLOOR 1e-10   /* low rank: Woodbury preconditioner's diagonal floor, relative to the
                                diagonal of the factor part (zero loss curvature, no jitter) */
+#define SP_WB_SAME 1e-9     /* ... diagonal values this close (relative) count as one: the model
+                               rounds' diagonal carries rounding noise */
 #define SP_WB_COST 60.0    /* ... used while its factor (k^3 / 3) costs at most ten products with
                               the operator (2 n k): k^2 <= SP_WB_COST n */
 #define SP_WB_BUILD 80.0   /* ... and while building its capacitance (wk^2 per coordinate off the
@@ -265,8 +267,12 @@ typedef struct {
     const int *act;
     const double *c1, *c2;
     double gb;
-    double *dh, *fd, *t, *gt;
+    double *dh, *fd, *gt;
     int *pos;
+    /* products by blocks of rows on lnt threads: tk = sum_a (r_a + 1) + 1 entries of U'x, the
+       blocks' partial sums tp (nt_max x tk), the sum tu, per-kernel scales ts1, ts2 */
+    int lnt, tk;
+    double *tp, *tu, *ts1, *ts2;
     size_t gcap;
     /* Woodbury preconditioner P = diag(wd) + U U' (sp_lrwb_prepare), U = [sqrt(c1_a) G_a,
        sqrt(c2_a) w_a, ..., sqrt(gb) 1] (wk columns), wd = dh floored at SP_WB_FLOOR times the

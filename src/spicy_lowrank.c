@@ -6,35 +6,79 @@
  */
 #include "spicy.h"
 
+/* t = G' x on rows i0 <= i < i1 of an n x r factor, four columns per pass over x (the
+   reference BLAS dgemv reads x once per column, unvectorised: most of a fit's time) */
+MK_CLONES
+static void sp_lr_gtx(int n, int r, const double *G, const double *x, int i0, int i1, double *t)
+{
+    int c = 0;
+    for (; c + 4 <= r; c += 4) {
+        const double *g0 = G + (size_t) c * n, *g1 = g0 + n, *g2 = g1 + n, *g3 = g2 + n;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        MK_SIMD_RED(s0, s1, s2, s3)
+        for (int i = i0; i < i1; i++) {
+            double xi = x[i];
+            s0 += g0[i] * xi; s1 += g1[i] * xi; s2 += g2[i] * xi; s3 += g3[i] * xi;
+        }
+        t[c] = s0; t[c + 1] = s1; t[c + 2] = s2; t[c + 3] = s3;
+    }
+    for (; c < r; c++) {
+        const double *g0 = G + (size_t) c * n;
+        double s0 = 0.0;
+        MK_SIMD_RED(s0)
+        for (int i = i0; i < i1; i++) s0 += g0[i] * x[i];
+        t[c] = s0;
+    }
+}
+
+/* y += a G t on rows i0 <= i < i1, four columns per pass over y */
+MK_CLONES
+static void sp_lr_gax(int n, int r, double a, const double *G, const double *t, int i0, int i1,
+                      double *y)
+{
+    int c = 0;
+    for (; c + 4 <= r; c += 4) {
+        const double *g0 = G + (size_t) c * n, *g1 = g0 + n, *g2 = g1 + n, *g3 = g2 + n;
+        double a0 = a * t[c], a1 = a * t[c + 1], a2 = a * t[c + 2], a3 = a * t[c + 3];
+        MK_SIMD
+        for (int i = i0; i < i1; i++) y[i] += a0 * g0[i] + a1 * g1[i] + a2 * g2[i] + a3 * g3[i];
+    }
+    for (; c < r; c++) {
+        const double *g0 = G + (size_t) c * n;
+        double a0 = a * t[c];
+        MK_SIMD
+        for (int i = i0; i < i1; i++) y[i] += a0 * g0[i];
+    }
+}
+
 /* y1 = K_m x1 and (x2 not NULL) y2 = K_m x2: G_m (G_m' x) + jitter x. Plain C and BLAS: safe in
    OpenMP regions (the thread's block of lrbuf). */
 void sp_lr_mv2(const sp_state *S, int m, const double *x1, const double *x2, double *y1,
                double *y2)
 {
-    int n = S->n, r, one = 1;
+    int n = S->n, r;
     const double *G = mk_store_factor(S->st, m, &r);
-    double *t = sp_thread_buf(S->lrbuf, S->lrs), done = 1.0, dzero = 0.0,
-        jit = S->st->jitter;
+    double *t = sp_thread_buf(S->lrbuf, S->lrs), jit = S->st->jitter;
     for (int k = 0; k < 2; k++) {
         const double *x = k ? x2 : x1;
         double *y = k ? y2 : y1;
         if (!x) continue;
         for (int i = 0; i < n; i++) y[i] = jit * x[i];
         if (r == 0) continue;
-        F77_CALL(dgemv)("T", &n, &r, &done, G, &n, x, &one, &dzero, t, &one FCONE);
-        F77_CALL(dgemv)("N", &n, &r, &done, G, &n, t, &one, &done, y, &one FCONE);
+        sp_lr_gtx(n, r, G, x, 0, n, t);
+        sp_lr_gax(n, r, 1.0, G, t, 0, n, y);
     }
 }
 
 /* u'K_m u = |G_m'u|^2 + jitter |u|^2 */
 double sp_lr_quad(const sp_state *S, int m, const double *u)
 {
-    int n = S->n, r, one = 1;
+    int n = S->n, r;
     const double *G = mk_store_factor(S->st, m, &r);
-    double *t = sp_thread_buf(S->lrbuf, S->lrs), done = 1.0, dzero = 0.0;
+    double *t = sp_thread_buf(S->lrbuf, S->lrs);
     double q = S->st->jitter * mk_dot(n, u, u);
     if (r == 0) return q;
-    F77_CALL(dgemv)("T", &n, &r, &done, G, &n, u, &one, &dzero, t, &one FCONE);
+    sp_lr_gtx(n, r, G, u, 0, n, t);
     return q + mk_dot(r, t, t);
 }
 
@@ -79,6 +123,10 @@ void sp_lr_newton(sp_state *S)
         for (int i = 0; i < n; i++) L->fd[i] += c1 * rn[i] + c2 * w[i] * w[i];
     }
     L->rows = 0; L->gathered = 0; L->wvalid = 0;
+    L->tk = 1;
+    for (int a = 0; a < L->na; a++)
+        L->tk += S->st->goff[L->act[a] + 1] - S->st->goff[L->act[a]] + 1;
+    L->lnt = sp_threads(S, 2.0 * n * L->tk);   /* short products: one thread (the regions' cost) */
 }
 
 double sp_nm_diag(const sp_state *S, int i)
@@ -99,24 +147,93 @@ void sp_nm_mv(sp_state *S, const double *p, double *q, int nt)
     else mk_symmat_mv(&S->nm, p, q, nt, S->qt);
 }
 
+/* The operator's factor passes by blocks of rows, on lnt threads (sp_lr_newton): t = U'x for
+   U = [G_a, w_a, ..., 1] (the partial sums of each block in tp, added in block order), and
+   y += sum_a G_a (s1_a t_a) + s2_a t_wa w_a by rows. One block is the serial BLAS order. */
+static void sp_lr_rows(const sp_lrnm *L, int nb, int b, int *i0, int *i1)
+{
+    int n = L->n, h = (n / nb + 7) & ~7;
+    *i0 = b * h < n ? b * h : n;
+    *i1 = (b + 1) * h < n && b + 1 < nb ? (b + 1) * h : n;
+}
+
+static void sp_lr_ut_rows(const sp_lrnm *L, const double *x, int i0, int i1, double *t)
+{
+    int n = L->n, nr = i1 - i0, o = 0;
+    double sx = 0.0;
+    for (int a = 0; a < L->na; a++) {
+        int r, m = L->act[a];
+        const double *G = mk_store_factor(L->st, m, &r), *w = L->KD + (size_t) m * n;
+        sp_lr_gtx(n, r, G, x, i0, i1, t + o);
+        t[o + r] = mk_dot(nr, w + i0, x + i0);
+        o += r + 1;
+    }
+    for (int i = i0; i < i1; i++) sx += x[i];
+    t[o] = sx;
+}
+
+/* t (length L->tk) = U'x on the operator's threads */
+static void sp_lr_ut(const sp_lrnm *L, const double *x, double *t)
+{
+    int nb = L->lnt, k = L->tk;
+    if (nb <= 1) { sp_lr_ut_rows(L, x, 0, L->n, t); return; }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nb) schedule(static, 1)
+#endif
+    for (int b = 0; b < nb; b++) {
+        int i0, i1;
+        sp_lr_rows(L, nb, b, &i0, &i1);
+        sp_lr_ut_rows(L, x, i0, i1, L->tp + (size_t) b * k);
+    }
+    for (int j = 0; j < k; j++) {
+        double v = 0.0;
+        for (int b = 0; b < nb; b++) v += L->tp[(size_t) b * k + j];
+        t[j] = v;
+    }
+}
+
+/* y[i0..i1) += sum_a s1[a] G_a t_a + s2[a] t_wa w_a (t as sp_lr_ut lays it out) */
+static void sp_lr_u_rows(const sp_lrnm *L, const double *t, const double *s1, const double *s2,
+                         int i0, int i1, double *y)
+{
+    int n = L->n, o = 0;
+    for (int a = 0; a < L->na; a++) {
+        int r, m = L->act[a];
+        const double *G = mk_store_factor(L->st, m, &r), *w = L->KD + (size_t) m * n;
+        double e = s2[a] * t[o + r], sa = s1[a];
+        if (sa != 0.0) sp_lr_gax(n, r, sa, G, t + o, i0, i1, y);
+        if (e != 0.0) for (int i = i0; i < i1; i++) y[i] += e * w[i];
+        o += r + 1;
+    }
+}
+
+/* y = (xd x + c0 + sum_a s1[a] G_a t_a + s2[a] t_wa w_a) / dv by blocks of rows on the
+   operator's threads (xd, dv: NULL for ones) */
+static void sp_lr_u(const sp_lrnm *L, const double *t, const double *s1, const double *s2,
+                    const double *xd, const double *x, double c0, const double *dv, double *y)
+{
+    int nb = L->lnt > 1 ? L->lnt : 1;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nb) schedule(static, 1) if (nb > 1)
+#endif
+    for (int b = 0; b < nb; b++) {
+        int i0, i1;
+        sp_lr_rows(L, nb, b, &i0, &i1);
+        if (xd) for (int i = i0; i < i1; i++) y[i] = xd[i] * x[i] + c0;
+        else for (int i = i0; i < i1; i++) y[i] = x[i] + c0;
+        sp_lr_u_rows(L, t, s1, s2, i0, i1, y);
+        if (dv) for (int i = i0; i < i1; i++) y[i] /= dv[i];
+    }
+}
+
 /* q = H p for the operator (an mk_cg_op: ctx is the sp_lrnm) */
 void sp_lrnm_mv(void *ctx, const double *p, double *q)
 {
     const sp_lrnm *L = (const sp_lrnm *) ctx;
-    int n = L->n, one = 1;
-    double sp = 0.0, done = 1.0, dzero = 0.0;
-    for (int i = 0; i < n; i++) sp += p[i];
-    for (int i = 0; i < n; i++) q[i] = L->dh[i] * p[i] + L->gb * sp;
-    for (int a = 0; a < L->na; a++) {
-        int r, m = L->act[a];
-        const double *G = mk_store_factor(L->st, m, &r), *w = L->KD + (size_t) m * n;
-        double c1 = L->c1[a], e = L->c2[a] * mk_dot(n, w, p);
-        if (r > 0 && c1 != 0.0) {
-            F77_CALL(dgemv)("T", &n, &r, &done, G, &n, p, &one, &dzero, L->t, &one FCONE);
-            F77_CALL(dgemv)("N", &n, &r, &c1, G, &n, L->t, &one, &done, q, &one FCONE);
-        }
-        if (e != 0.0) for (int i = 0; i < n; i++) q[i] += e * w[i];
-    }
+    double *t = L->tu;
+    sp_lr_ut(L, p, t);
+    for (int a = 0; a < L->na; a++) L->ts2[a] = L->c2[a];
+    sp_lr_u(L, t, L->c1, L->ts2, L->dh, p, L->gb * t[L->tk - 1], NULL, q);
 }
 
 /* The rows of the scaled factors [sqrt(c1_a) G_a, sqrt(c2_a) w_a] at the coordinates with
@@ -165,6 +282,12 @@ double sp_lrnm_entry(const void *ctx, int i, int j)
 static double sp_wb_diag(const sp_lrnm *L, int i)
 {
     return L->dh[i] > L->wfl ? L->dh[i] : L->wfl;
+}
+
+/* a and b equal up to SP_WB_SAME (relative): one diagonal value for the capacitance */
+static int sp_wb_same(double a, double b)
+{
+    return fabs(a - b) <= SP_WB_SAME * fabs(b);
 }
 
 static double sp_wb_s(double c)
@@ -224,13 +347,14 @@ static int sp_wb_build_ref(sp_lrnm *L)
     int cnt[4] = { 0, 0, 0, 0 }, nv = 0, ne, best = 0;
     for (int i = 0; i < n; i++) {
         int j = 0;
-        while (j < nv && val[j] != L->wd[i]) j++;
+        while (j < nv && !sp_wb_same(L->wd[i], val[j])) j++;
         if (j == nv && nv < 4) val[nv++] = L->wd[i];
         if (j < nv) cnt[j]++;
     }
     for (int j = 1; j < nv; j++) if (cnt[j] > cnt[best]) best = j;
     v = val[best]; ne = n - cnt[best];
     if ((double) ne * k > SP_WB_BUILD * n) return -1;
+    for (int i = 0; i < n; i++) if (sp_wb_same(L->wd[i], v)) L->wd[i] = v;
     int chunk = (int) (((size_t) n * (L->rmax + 1)) / (size_t) k);   /* rows per dsyrk */
     if (chunk < 1) return -1;
     double iv = 1.0 / v, sb = sp_wb_s(L->gb), done = 1.0, dzero = 0.0;
@@ -353,12 +477,14 @@ static int sp_wb_build(sp_lrnm *L)
 static int sp_wb_update(sp_lrnm *L)
 {
     int n = L->n, k = L->wk, one = 1, nc = 0;
-    for (int i = 0; i < n; i++) if (L->dh[i] != L->wdh[i] && (size_t) ++nc * k > (size_t) n)
-        return 0;
+    for (int i = 0; i < n; i++)
+        if (!sp_wb_same(sp_wb_diag(L, i), L->wd[i]) && (size_t) ++nc * k > (size_t) n) return 0;
     for (int i = 0; i < n; i++) {
-        if (L->dh[i] == L->wdh[i]) continue;
-        double d = sp_wb_diag(L, i), e = 1.0 / d - 1.0 / L->wd[i];
-        L->wd[i] = d; L->wdh[i] = L->dh[i];
+        double d = sp_wb_diag(L, i);
+        L->wdh[i] = L->dh[i];
+        if (sp_wb_same(d, L->wd[i])) continue;
+        double e = 1.0 / d - 1.0 / L->wd[i];
+        L->wd[i] = d;
         if (e == 0.0) continue;
         sp_wb_row(L, i, L->wt);
         F77_CALL(dsyr)("U", &k, &e, L->wt, &one, L->wa, &k FCONE);
@@ -396,29 +522,20 @@ void sp_lrwb_apply(void *ctx, const double *r, double *z)
 {
     sp_lrnm *L = (sp_lrnm *) ctx;
     int n = L->n, k = L->wk, one = 1, info = 0;
-    double done = 1.0, dzero = 0.0, *s = L->wn, *t = L->wt, sb = sp_wb_s(L->gb), ss = 0.0;
-    for (int i = 0; i < n; i++) { s[i] = r[i] / L->wd[i]; ss += s[i]; }
+    double *s = L->wn, *t = L->wt, sb = sp_wb_s(L->gb);
+    for (int i = 0; i < n; i++) s[i] = r[i] / L->wd[i];
+    sp_lr_ut(L, s, t);
     for (int a = 0; a < L->na; a++) {
-        int ra, m = L->act[a], o = L->woff[a];
-        const double *G = mk_store_factor(L->st, m, &ra), *w = L->KD + (size_t) m * n;
-        double s1 = sp_wb_s(L->c1[a]);
-        if (ra > 0)
-            F77_CALL(dgemv)("T", &n, &ra, &s1, G, &n, s, &one, &dzero, t + o, &one FCONE);
-        t[o + ra] = sp_wb_s(L->c2[a]) * mk_dot(n, w, s);
+        int ra, o = L->woff[a];
+        mk_store_factor(L->st, L->act[a], &ra);
+        for (int c = 0; c < ra; c++) t[o + c] *= sp_wb_s(L->c1[a]);
+        t[o + ra] *= sp_wb_s(L->c2[a]);
+        L->ts1[a] = -sp_wb_s(L->c1[a]);
+        L->ts2[a] = -sp_wb_s(L->c2[a]);
     }
-    t[k - 1] = sb * ss;
+    t[k - 1] *= sb;
     F77_CALL(dpotrs)("U", &k, &one, L->wc, &k, t, &k, &info FCONE);
-    double bias = sb * t[k - 1];
-    for (int i = 0; i < n; i++) z[i] = r[i] - bias;
-    for (int a = 0; a < L->na; a++) {
-        int ra, m = L->act[a], o = L->woff[a];
-        const double *G = mk_store_factor(L->st, m, &ra), *w = L->KD + (size_t) m * n;
-        double s1 = -sp_wb_s(L->c1[a]), e = sp_wb_s(L->c2[a]) * t[o + ra];
-        if (ra > 0)
-            F77_CALL(dgemv)("N", &n, &ra, &s1, G, &n, t + o, &one, &done, z, &one FCONE);
-        if (e != 0.0) for (int i = 0; i < n; i++) z[i] -= e * w[i];
-    }
-    for (int i = 0; i < n; i++) z[i] /= L->wd[i];
+    sp_lr_u(L, t, L->ts1, L->ts2, NULL, r, -sb * t[k - 1], L->wd, z);
 }
 
 /* The squared row norms of each factor (n x M), the per-thread scratch and the operator's
@@ -447,8 +564,13 @@ void sp_lr_alloc(sp_state *S)
     L->rn = rn;
     L->dh = (double *) R_alloc(n, sizeof(double));
     L->fd = (double *) R_alloc(n, sizeof(double));
-    L->t = (double *) R_alloc(rmax, sizeof(double));
     L->pos = (int *) R_alloc(n, sizeof(int));
+    /* the row blocks' partial sums U'x, one block per thread */
+    size_t kt = (size_t) S->st->goff[M] + M + 1;
+    L->tp = (double *) R_alloc((size_t) S->nt_max * kt, sizeof(double));
+    L->tu = (double *) R_alloc(kt, sizeof(double));
+    L->ts1 = (double *) R_alloc(M, sizeof(double));
+    L->ts2 = (double *) R_alloc(M, sizeof(double));
     /* the Woodbury preconditioner for up to all kernels active */
     int k = S->st->goff[M] + M + 1;
     L->wkmax = k;

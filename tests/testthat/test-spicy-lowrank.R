@@ -1,0 +1,21 @@
+# SpicyMKL on a low-rank store: the Woodbury preconditioner of the Newton operator
+# (src/spicy_lowrank.c) takes many of the hinge's solves, although the model rounds leave
+# rounding noise on the operator's diagonal (values equal but for the last bits).
+
+test_that("the Woodbury preconditioner takes the hinge's solves on a low-rank store", {
+  set.seed(1)
+  n <- 1000
+  y <- rep(c(-1, 1), length.out = n)
+  x <- matrix(rnorm(n * 20), n) + y * 2 / sqrt(20)    # twonorm
+  ctl <- mkl_control(store = "lowrank", rank = 200L, lowrank_tol = 1e-3, verbose = 1L,
+                     platt = "train", nthreads = 1L)
+  out <- capture.output(fit <- suppressWarnings(
+    mkl(x, y, kernels = kernel_set(rbf_kernel(2^seq(1, 5.5, by = 0.5))), method = "spicy",
+        loss = "hinge", control = ctl)))
+  line <- grep("Woodbury solves", out, value = TRUE)
+  expect_length(line, 1L)
+  used <- as.integer(sub(".*Woodbury solves ([0-9]+),.*", "\\1", line))
+  solves <- fit$info$newton_steps + fit$info$model_rounds
+  expect_gt(used, 0.25 * solves)
+  expect_true(fit$converged)
+})
