@@ -151,7 +151,7 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     stop(sprintf("internal: no memory arithmetic for method '%s'", method), call. = FALSE))
   platt <- !fold && task == "classification" && !identical(ctl[["platt"]], "train") &&
     loss != "logistic" &&
-    !(store == "lowrank" && platt_rank_rows(.mk_codes$store[["lowrank"]], n, R))
+    !platt_rank_rows(store == "lowrank", n, R)
   if (platt) memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
   k <- 0
   if (!fold && store == "fly" && uses_kcache(method, task)) {
