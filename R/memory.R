@@ -106,15 +106,15 @@ memory_threads <- function(nthreads) max(1L, as.integer(.Call(C_threads, as.inte
 memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", loss = NULL,
                          R = NULL, fold = FALSE) {
   n <- as.double(n); M <- as.double(M); nn <- n * n
-  if (store == "lowrank" && is.null(R))
-    R <- M * min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
+  ranks <- lowrank_ranks(n, M, ctl)
+  if (store == "lowrank" && is.null(R)) R <- sum(ranks)
   fly <- store != "dense"   # the low-rank store serves the generic paths column by column
   if (is.null(loss)) loss <- ctl[["loss"]]
   if (is.null(loss)) loss <- method_info(method)$losses[[task]][1L]
   parts <- list()
   add <- function(part, doubles, kind) parts[[length(parts) + 1L]] <<-
     data.frame(part = part, bytes = 8 * doubles, kind = kind)
-  if (fold) NULL else if (store == "lowrank") memory_lowrank(add, n, M, nt, ctl) else if (fly)
+  if (fold) NULL else if (store == "lowrank") memory_lowrank(add, n, ranks, nt) else if (fly)
     add("training statistics (n x M column means)", n * M, "kernels") else
     add("kernel array (n x n x M)", nn * M, "kernels")
   add("coefficients (n x M) and result", 2 * n * M, "linear")
@@ -151,7 +151,7 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     stop(sprintf("internal: no memory arithmetic for method '%s'", method), call. = FALSE))
   platt <- !fold && task == "classification" && !identical(ctl[["platt"]], "train") &&
     loss != "logistic" &&
-    !(store == "lowrank" && platt_rank_rows(.mk_codes$store[["lowrank"]], n, R))
+    !platt_rank_rows(store == "lowrank", n, R)
   if (platt) memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
   k <- 0
   if (!fold && store == "fly" && uses_kcache(method, task)) {
@@ -229,16 +229,24 @@ kernel_scratch <- function(n) {
     list(size = 4 * n, what = "columns (4 n)")
 }
 
-# The low-rank store (src/store_lowrank_chol.c) at the rank cap r = min(n, rank): the factors
-# (resident as far as written), normalised in place and gathered into R's matrix one kernel at a
-# time, the pivot rows (r x r per kernel), the residual diagonals and each thread's column.
-memory_lowrank <- function(add, n, M, nt, ctl) {
-  r <- min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
-  add("low-rank factors G (n x r x M), one kernel's twice while gathered", n * r * (M + 1),
-      "kernels")
-  add("pivot rows (r x r x M) and residual diagonals (n x M)", r * r * M + 3 * r * M + n * M,
-      "linear")
-  add("factorisation column per thread", nt * (n + r), "per_thread")
+# The columns of each kernel's factor a low-rank store may hold: the rank cap min(n, rank), or
+# the kernel's rank bound when smaller (ctl$rank_bound, lowrank_rank_bound() in R/store.R).
+lowrank_ranks <- function(n, M, ctl) {
+  cap <- min(n, if (is.null(ctl[["rank"]])) .control_common$rank else ctl[["rank"]])
+  b <- ctl[["rank_bound"]]
+  if (is.null(b) || length(b) != M) rep(cap, M) else pmin(cap, b)
+}
+
+# The low-rank store (src/store_lowrank_chol.c) with r_m columns per kernel (`ranks`): the
+# factors (resident as far as written), normalised in place and gathered into R's matrix one
+# kernel at a time, the pivot rows (r_m x r_m per kernel), the residual diagonals and each
+# thread's column.
+memory_lowrank <- function(add, n, ranks, nt) {
+  add("low-rank factors G (n x r x M), one kernel's twice while gathered",
+      n * (sum(ranks) + max(ranks)), "kernels")
+  add("pivot rows (r x r x M) and residual diagonals (n x M)",
+      sum(ranks^2) + 3 * sum(ranks) + n * length(ranks), "linear")
+  add("factorisation column per thread", nt * (n + max(ranks)), "per_thread")
 }
 
 # src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it (on the fly,

@@ -453,8 +453,10 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     labels <- rk$labels
     check_chisq_data(rk, xs, seq_len(M))
     pair <- if (multi && multiclass == "ovo") sum(sort(table(yc$y), decreasing = TRUE)[1:2])
-    kind <- choose_store(custom_store_control(ctl, rk), method, n, M, task, loss, pair,
-                         weighted = !is.null(cw))
+    sctl <- custom_store_control(ctl, rk)
+    if (sctl$store %in% c("auto", "lowrank"))
+      sctl$rank_bound <- lowrank_rank_bound(rk, xs, ctl$lowrank_tol)
+    kind <- choose_store(sctl, method, n, M, task, loss, pair, weighted = !is.null(cw))
     store <- switch(kind, dense = dense_store(rk, xs, ctl$nthreads),
                     fly = fly_store(rk, xs, ctl$nthreads),
                     lowrank = lowrank_train(rk, xs, ctl$lowrank_tol, ctl$rank, ctl$nthreads))

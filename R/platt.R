@@ -45,10 +45,9 @@ platt_warm <- function(fit, tr) {
          NULL)
 }
 
-# Whether a fit of n rows on a store of `kind` with R factor columns skips the folds.
-platt_rank_rows <- function(kind, n, R) {
-  identical(kind, .mk_codes$store[["lowrank"]]) && n >= .platt_rows_per_rank * R
-}
+# Whether a fit of n rows skips the folds: on a low-rank store (`lowrank`) of R factor columns,
+# at least .platt_rows_per_rank rows per column.
+platt_rank_rows <- function(lowrank, n, R) lowrank && n >= .platt_rows_per_rank * R
 
 # Held-out decision values of the fits `fits` (one per C, "mkl" objects on `store`) by an
 # internal cross-validation: per fold, the solver on the training part of the store (its
@@ -63,7 +62,7 @@ platt_cv_values <- function(fitfun, store, y, C, ctl, base, fits) {
   if (min(table(factor(if (is.null(cw)) y else y[cw > 0], c(-1, 1)))) < .platt_nfolds)
     return(sprintf("fewer than %d points of a class", .platt_nfolds))
   n <- length(y)
-  if (platt_rank_rows(store$kind, n, ncol(store$G)))
+  if (platt_rank_rows(identical(store$kind, .mk_codes$store[["lowrank"]]), n, ncol(store$G)))
     return(sprintf("at least %d rows per factor column", .platt_rows_per_rank))
   # with weights, the rows of weight 0 are spread over the folds as a class of their own
   strata <- if (is.null(cw)) y else ifelse(cw > 0, y, 0)

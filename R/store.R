@@ -212,6 +212,27 @@ kernel_scale <- function(store) {
   mean(store$diag_mean)
 }
 
+# An upper bound on each kernel's rank, cheap to compute before any kernel is: at most the
+# distinct values of its feature for a kernel on one feature (one-hot columns: 2), p for a
+# linear kernel on p features, choose(p + d, d) for a polynomial of degree d; n otherwise. With
+# it the memory check counts a low-rank factor at the smaller of the bound and the rank cap,
+# instead of the cap (lowrank_ranks(), R/memory.R). Without a tolerance (lowrank_tol = 0) the
+# factorisation may go on past the rank on rounding: no bound then.
+lowrank_rank_bound <- function(rk, x, tol) {
+  n <- nrow(x)
+  if (is.null(tol) || !(tol > 0)) return(rep(as.double(n), nrow(rk$table)))
+  nfeat <- lengths(rk$groups)
+  distinct <- vapply(rk$groups, function(f) if (length(f) == 1L)
+    as.double(length(unique(x[, f]))) else as.double(n), 0)
+  g <- rk$table$group
+  p <- nfeat[g]
+  type <- rk$table$type
+  b <- ifelse(type == "linear", p, n)
+  poly <- type == "poly"
+  b[poly] <- choose(p[poly] + rk$table$par1[poly], rk$table$par1[poly])
+  pmin(b, distinct[g], n)
+}
+
 # The store backend, chosen before anything is allocated: the requested store, or with "auto"
 # the dense array when the whole fit (array and solver buffers, memory_parts() in R/memory.R)
 # fits the budget mkl_control(memory = ), otherwise the low-rank store for the methods that

@@ -336,3 +336,27 @@ test_that("a subset of a low-rank store counts its kernels' neighbours on its ow
                tolerance = 1e-12)
   expect_lt(mklearn:::store_neighbours(sub, 1L), 0.5 * all_rows)   # a quarter of the rows
 })
+
+test_that("the memory check counts a kernel on one binary feature at its rank, not the cap", {
+  set.seed(11)
+  x <- matrix(rbinom(300 * 20, 1, 0.4), 300, 20, dimnames = list(NULL, paste0("f", 1:20)))
+  y <- ifelse(x[, 1] + x[, 2] + rnorm(300, sd = 0.5) > 0.8, 1, -1)
+  ks <- kernel_set(rbf_kernel(1), poly_kernel(2), linear_kernel(), features = "each")
+  rk <- mklearn:::resolve_kernels(ks, 20, colnames(x))
+  b <- mklearn:::lowrank_rank_bound(rk, x, 1e-3)
+  expect_equal(b, rep(c(2, 2, 1), 20))
+  expect_equal(mklearn:::lowrank_rank_bound(rk, x, 0), rep(300, 60))
+  # a budget between the need at these ranks and the need at the rank cap (200 columns each)
+  ctl <- mklearn:::method_control("uniform", mkl_control(store = "lowrank", platt = "train"))
+  need <- function(bound) {
+    ctl$rank_bound <- bound
+    sum(mklearn:::memory_parts("uniform", 300, 60, "lowrank", 1, ctl)$bytes)
+  }
+  lo <- need(b); hi <- need(NULL)
+  expect_lt(lo, hi / 2)
+  f <- mkl(x, y, ks, method = "uniform", standardize = "none",
+           control = mkl_control(store = "lowrank", platt = "train", nthreads = 1,
+                                 memory = (lo + hi) / 2))
+  expect_identical(f$store, "lowrank")
+  expect_equal(unname(f$lowrank$rank), b)   # the bound is the rank the factorisation finds
+})
