@@ -8,10 +8,10 @@
 # 112 x 12 = 1344 kernels. An item absent from a training part gives constant kernels there;
 # they are kept, so that every fit has the paper's 1344 kernels.
 # UNIFORM (an SVM on the average kernel): the dense kernels would need 28 GB at the smallest
-# size, so it runs on the low-rank store (a kernel on one 0/1 column has rank 2 at most; the
-# store's budget check assumes far larger ranks, hence `memory` = 64 GB, though the process
-# peaks below 1 GB, NOTES-mwu.md) and, up to maxN_fly points, with the kernels computed on the
-# fly (as LibSVM does with one kernel).
+# size, so it runs on the low-rank store (a kernel on one 0/1 column has rank 2 at most, as the
+# memory check's rank bound knows; the process peaks below 1 GB, NOTES-mwu.md) and, up to
+# maxN_fly points, with the kernels computed on the fly (as LibSVM does with one kernel), its
+# column cache sized by the default memory budget.
 #   Rscript inst/mwu/mushroom.R [outdir] [splits = 1] [maxN = 6500] [maxN_fly = 1625] [minN = 0]
 # writes mwu-mushroom-fig5.csv (date and machine in every row; rows of the same split, N,
 # method and store are replaced, so the splits can be run in chunks).
@@ -22,7 +22,7 @@ splits <- if (length(a) >= 2) as.integer(a[2]) else 1L
 maxN <- if (length(a) >= 3) as.numeric(a[3]) else 6500
 maxN_fly <- if (length(a) >= 4) as.numeric(a[4]) else 1625
 minN <- if (length(a) >= 5) as.numeric(a[5]) else 0
-memory <- 64e9
+memory <- NULL   # the default budget, mkl_control(memory = )
 
 utils::data("Mushroom", package = "arules")
 m <- methods::as(Mushroom, "matrix") * 1
