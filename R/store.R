@@ -221,8 +221,11 @@ kernel_scale <- function(store) {
 lowrank_rank_bound <- function(rk, x, tol) {
   n <- nrow(x)
   if (is.null(tol) || !(tol > 0)) return(rep(as.double(n), nrow(rk$table)))
-  nfeat <- lengths(rk$groups)
-  distinct <- vapply(rk$groups, function(f) if (length(f) == 1L)
+  # each group's features (1-based) from the kernel table's offsets (kernel_table(), the C layout)
+  feats <- lapply(seq_len(length(rk$gstart) - 1L), function(g)
+    rk$gfeat[seq.int(rk$gstart[g] + 1L, length.out = rk$gstart[g + 1L] - rk$gstart[g])] + 1L)
+  nfeat <- lengths(feats)
+  distinct <- vapply(feats, function(f) if (length(f) == 1L)
     as.double(length(unique(x[, f]))) else as.double(n), 0)
   g <- rk$table$group
   p <- nfeat[g]
@@ -230,7 +233,9 @@ lowrank_rank_bound <- function(rk, x, tol) {
   b <- ifelse(type == "linear", p, n)
   poly <- type == "poly"
   b[poly] <- choose(p[poly] + rk$table$par1[poly], rk$table$par1[poly])
-  pmin(b, distinct[g], n)
+  b <- pmin(b, distinct[g], n)
+  b[is.na(b)] <- n
+  b
 }
 
 # The store backend, chosen before anything is allocated: the requested store, or with "auto"

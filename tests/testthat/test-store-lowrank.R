@@ -346,6 +346,12 @@ test_that("the memory check counts a kernel on one binary feature at its rank, n
   b <- mklearn:::lowrank_rank_bound(rk, x, 1e-3)
   expect_equal(b, rep(c(2, 2, 1), 20))
   expect_equal(mklearn:::lowrank_rank_bound(rk, x, 0), rep(300, 60))
+  # kernel sets given by their table (random_kernels()): single columns bound by their values
+  set.seed(3)
+  rr <- mklearn:::resolve_kernels(random_kernels(8, 20, size = 1, design = "mwu"), 20, NULL)
+  br <- mklearn:::lowrank_rank_bound(rr, x, 1e-3)
+  expect_false(anyNA(br))
+  expect_true(all(br <= 2))
   # a budget between the need at these ranks and the need at the rank cap (200 columns each)
   ctl <- mklearn:::method_control("uniform", mkl_control(store = "lowrank", platt = "train"))
   need <- function(bound) {
