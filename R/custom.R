@@ -150,7 +150,7 @@ custom_store_control <- function(ctl, rk) {
 # or nr x n of the rows z against x. Non-finite values are an error naming the kernel.
 custom_raw <- function(rk, m, x, z = NULL) {
   g <- rk$table$group[m]
-  cols <- rk$gfeat[(rk$gstart[g] + 1L):rk$gstart[g + 1L]] + 1L
+  cols <- group_features(rk, g)
   fun <- rk$custom[[rk$table$par1[m]]]
   xs <- x[, cols, drop = FALSE]
   zs <- if (!is.null(z)) z[, cols, drop = FALSE]

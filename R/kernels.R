@@ -464,11 +464,17 @@ format_bytes <- function(b) {
   sprintf("%.3g %s", b, u[k])
 }
 
+# The features (1-based columns of x) of group g of a resolved set, from the kernel table's
+# offsets (kernel_table(), the C layout): every set has them, random_kernels() sets included.
+group_features <- function(rk, g) {
+  rk$gfeat[seq.int(rk$gstart[g] + 1L, length.out = rk$gstart[g + 1L] - rk$gstart[g])] + 1L
+}
+
 check_chisq_data <- function(rk, x, which) {
   tab <- rk$table[which, , drop = FALSE]
   g <- unique(tab$group[tab$type == "chisq"])
   for (gi in g) {
-    if (any(x[, rk$gfeat[(rk$gstart[gi] + 1L):rk$gstart[gi + 1L]] + 1L] < 0))
+    if (any(x[, group_features(rk, gi)] < 0))
       stop("chisq_kernel() needs non-negative features (histograms); the data have negative ",
            "values (with standardize = TRUE they always do: set standardize = FALSE)",
            call. = FALSE)

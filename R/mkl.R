@@ -454,9 +454,8 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     check_chisq_data(rk, xs, seq_len(M))
     pair <- if (multi && multiclass == "ovo") sum(sort(table(yc$y), decreasing = TRUE)[1:2])
     sctl <- custom_store_control(ctl, rk)
-    if (sctl$store %in% c("auto", "lowrank"))
-      sctl$rank_bound <- lowrank_rank_bound(rk, xs, ctl$lowrank_tol)
-    kind <- choose_store(sctl, method, n, M, task, loss, pair, weighted = !is.null(cw))
+    kind <- choose_store(sctl, method, n, M, task, loss, pair, weighted = !is.null(cw),
+                         rank_bound = function() lowrank_rank_bound(rk, xs, ctl$lowrank_tol))
     store <- switch(kind, dense = dense_store(rk, xs, ctl$nthreads),
                     fly = fly_store(rk, xs, ctl$nthreads),
                     lowrank = lowrank_train(rk, xs, ctl$lowrank_tol, ctl$rank, ctl$nthreads))

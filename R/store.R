@@ -221,9 +221,7 @@ kernel_scale <- function(store) {
 lowrank_rank_bound <- function(rk, x, tol) {
   n <- nrow(x)
   if (is.null(tol) || !(tol > 0)) return(rep(as.double(n), nrow(rk$table)))
-  # each group's features (1-based) from the kernel table's offsets (kernel_table(), the C layout)
-  feats <- lapply(seq_len(length(rk$gstart) - 1L), function(g)
-    rk$gfeat[seq.int(rk$gstart[g] + 1L, length.out = rk$gstart[g + 1L] - rk$gstart[g])] + 1L)
+  feats <- lapply(seq_len(length(rk$gstart) - 1L), group_features, rk = rk)
   nfeat <- lengths(feats)
   distinct <- vapply(feats, function(f) if (length(f) == 1L)
     as.double(length(unique(x[, f]))) else as.double(n), 0)
@@ -244,8 +242,10 @@ lowrank_rank_bound <- function(rk, x, tol) {
 # scale on it (registry field lowrank), otherwise on the fly where the method supports it;
 # when none fits, an error naming the need, the budget and the remedies. `pair`: the rows of
 # the largest one-vs-one problem (its dense store is a copy of the pair's rows), or NULL.
+# `rank_bound`: a function giving lowrank_rank_bound(), called only once a low-rank need is asked
+# (it reads every single-feature column of x: not when the dense store fits).
 choose_store <- function(ctl, method, n, M, task = "classification", loss = NULL, pair = NULL,
-                         weighted = FALSE) {
+                         weighted = FALSE, rank_bound = NULL) {
   e <- method_info(method)
   fly_ok <- "fly" %in% e$stores
   lr_ok <- "lowrank" %in% e$stores && !weighted
@@ -261,11 +261,20 @@ choose_store <- function(ctl, method, n, M, task = "classification", loss = NULL
   cand <- if (ctl$store != "auto") ctl$store else if (e$store_default == "fly") "fly" else
     c("dense", if (lr_ok && isTRUE(e$lowrank)) "lowrank", if (fly_ok) "fly")
   nt <- memory_threads(ctl$nthreads)
-  need <- vapply(cand, function(s) store_need(ctl, method, n, M, s, nt, task, loss, pair), 0)
-  if (any(need <= ctl$memory)) return(cand[need <= ctl$memory][1L])
+  bound <- function(ctl) {
+    if (is.function(rank_bound) && is.null(ctl$rank_bound)) ctl$rank_bound <- rank_bound()
+    ctl
+  }
+  need <- numeric()
+  for (s in cand) {   # in order of preference: the first that fits, the later ones not costed
+    if (s == "lowrank") ctl <- bound(ctl)
+    need[s] <- store_need(ctl, method, n, M, s, nt, task, loss, pair)
+    if (need[s] <= ctl$memory) return(s)
+  }
   # the stores the method may use that were not tried (a store asked for; low rank when "auto"
   # does not pick it for this method) are remedies
   others <- setdiff(c("dense", if (lr_ok) "lowrank", if (fly_ok) "fly"), cand)
+  if ("lowrank" %in% others) ctl <- bound(ctl)
   stop(memory_message(ctl, method, n, M, cand[which.min(need)], nt, task, loss, pair, others),
        call. = FALSE)
 }

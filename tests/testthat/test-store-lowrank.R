@@ -365,4 +365,16 @@ test_that("the memory check counts a kernel on one binary feature at its rank, n
                                  memory = (lo + hi) / 2))
   expect_identical(f$store, "lowrank")
   expect_equal(unname(f$lowrank$rank), b)   # the bound is the rank the factorisation finds
+  # the bound is computed only once a low-rank need is costed: not when the dense store fits
+  calls <- 0L
+  counted <- function() { calls <<- calls + 1L; b }
+  ctl <- mklearn:::method_control("uniform", mkl_control(platt = "train", memory = 1e9))
+  expect_identical(mklearn:::choose_store(ctl, "uniform", 300, 60, rank_bound = counted), "dense")
+  expect_identical(calls, 0L)
+  dense <- mklearn:::store_need(ctl, "uniform", 300, 60, "dense", 1L, "classification", NULL)
+  expect_lt(lo, dense)
+  ctl$memory <- (lo + dense) / 2   # the dense store refused, the bounded factors fit
+  expect_identical(mklearn:::choose_store(ctl, "uniform", 300, 60, rank_bound = counted),
+                   "lowrank")
+  expect_identical(calls, 1L)
 })
