@@ -490,4 +490,7 @@ test_that("cv.mkl fits more than two classes one-vs-one for SVM methods unless t
   expect_false(mklearn:::cv_ovo(iris$Species, list(method = "spicy")))
   expect_true(mklearn:::cv_ovo(iris$Species, list()))
   expect_false(mklearn:::cv_ovo(iris$Species[1:100], list(method = "hessian")))
+  # many small classes (Glass's training rows): fifteen problems cost more than six
+  glass <- factor(rep(letters[1:6], c(56, 61, 14, 10, 7, 23)))
+  expect_false(mklearn:::cv_ovo(glass, list(method = "hessian")))
 })
