@@ -120,12 +120,16 @@ fit_multiclass <- function(fitfun, store, yc, C, ctl, base, cl, t_kernels, schem
 
 new_mkl_multi <- function(fits, probs, store, base, scheme, cl, t_kernels) {
   n <- base$nobs
-  # training decision values of every problem on every training row (as predict() gives them)
-  Fm <- vapply(fits, function(f) {
-    if (is.null(f$rows)) return(as.double(f$fitted))
-    train_decision(store, f$alpha, active_kernels(f), base$kernel_info, f$b)
-  }, numeric(n))
-  Fm <- matrix(Fm, n, length(fits), dimnames = list(NULL, names(fits)))
+  # training decision values of every problem on every training row (as predict() gives them);
+  # not for a fold fit of cv.mkl(), which gives held-out decision values only (R/cv.R)
+  Fm <- NULL
+  if (.fold_fit$check) {
+    Fm <- vapply(fits, function(f) {
+      if (is.null(f$rows)) return(as.double(f$fitted))
+      train_decision(store, f$alpha, active_kernels(f), base$kernel_info, f$b)
+    }, numeric(n))
+    Fm <- matrix(Fm, n, length(fits), dimnames = list(NULL, names(fits)))
+  }
   W <- vapply(fits, `[[`, numeric(base$M), "weights")
   W <- matrix(W, base$M, length(fits), dimnames = list(base$labels, names(fits)))
   problems <- data.frame(problem = names(fits),
