@@ -38,12 +38,6 @@
 #'
 #' @section Multiclass:
 #' A response of more than two classes is cross-validated with multiclass fits (see [mkl()]).
-#' Unless `multiclass` is given, the methods whose binary fits are SVM solves (`"uniform"`,
-#' `"simple"`, `"hessian"`, `"lp"`) are fitted one-vs-one, as libsvm does, when that is the
-#' cheaper: K(K - 1) / 2 problems on the rows of a pair against K on all the rows, each
-#' costing a fixed part plus the square of its rows (many small classes, as in Glass, stay
-#' one-vs-rest); otherwise, and for the other methods, one-vs-rest as [mkl()] does.
-#' `fit$call` says which.
 #' `"class"` is the multiclass misclassification rate, `"deviance"` the multinomial deviance
 #' \eqn{-2 \log p_{y}} of the coupled class probabilities, and `"auc"` the multiclass AUC of
 #' Hand and Till (2001): the mean over pairs of classes of the pairwise AUCs of the class
@@ -168,8 +162,6 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, screen = "auto", nfolds = 5L, fo
     stop(sprintf("cv.mkl cross-validates C, and method '%s' has none (%s): fit it with mkl()",
                  m, method_info(m)$no_C), call. = FALSE)
   if (identical(screen, "auto")) screen <- if (screen_auto(x, y, dots, lambda)) "auto"
-  ovo <- cv_ovo(y, dots)
-  if (ovo) dots[["multiclass"]] <- "ovo"
   common <- list(nfolds = nfolds, foldid = foldid, type.measure = type.measure,
                  formula = formula, data = data)
   out <- if (!is.null(screen))
@@ -187,7 +179,6 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, screen = "auto", nfolds = 5L, fo
   fc[[1L]] <- as.name("mkl")
   fc <- fc[!(names(fc) %in% c("nfolds", "foldid", "type.measure", "lambda", "screen"))]
   fc[["C"]] <- out$C
-  if (ovo) fc[["multiclass"]] <- "ovo"
   if (!is.null(out$lambda.min)) fc[["lambda"]] <- out$lambda.min
   out$fit$call <- fc
   for (i in seq_along(out$fit$fits)) out$fit$fits[[i]]$call <- fc
@@ -209,33 +200,6 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, screen = "auto", nfolds = 5L, fo
                       if (edge == "largest") "larger" else "smaller"))
   }
   out
-}
-
-# The methods whose binary fits are SVM solves, for which cv.mkl() may fit a response of more
-# than two classes one-vs-one (libsvm's choice) unless `multiclass` is given.
-.cv_ovo_methods <- c("uniform", "simple", "hessian", "lp")
-
-# The fixed cost of one binary problem, in squared rows, of the cost model of cv_ovo()
-# (NOTES-model.md, "One-vs-one in cv.mkl()").
-.cv_problem_cost <- 150^2
-
-# Whether cv.mkl() fits one-vs-one: a response of more than two classes, `multiclass` not given,
-# a method of .cv_ovo_methods (mkl()'s default method when none is given), and one-vs-one the
-# cheaper by the cost model sum over problems of (.cv_problem_cost + rows^2): K(K - 1) / 2
-# problems on the rows of a pair against K on all the rows.
-cv_ovo <- function(y, dots) {
-  if ("multiclass" %in% names(dots)) return(FALSE)
-  m <- dots[["method"]]
-  if (is.null(m)) m <- mkl_methods()[1L]
-  if (!(is.character(m) && length(m) == 1L && m %in% .cv_ovo_methods)) return(FALSE)
-  yc <- tryCatch(suppressMessages(suppressWarnings(check_y(y, NROW(y), dots[["task"]],
-                                                           multiclass = TRUE))),
-                 error = function(e) NULL)
-  if (!isTRUE(yc$multi)) return(FALSE)
-  nk <- as.double(table(yc$y))
-  pairs <- utils::combn(length(nk), 2L)
-  ovo <- sum(.cv_problem_cost + (nk[pairs[1L, ]] + nk[pairs[2L, ]])^2)
-  ovo < length(nk) * (.cv_problem_cost + sum(nk)^2)
 }
 
 # Whether a fit (any binary fit of a multiclass one) has the note `kind`: "learned_nothing"

@@ -8,11 +8,9 @@
 #  - unless MKL_BENCH_SCREEN=0, cv.mkl() at its default, screen = "auto" ("cv_auto"): the
 #    screening threshold (the kernel choice) by CV jointly with C on the same folds, taken only
 #    when it wins by more than one standard error, near-duplicate kernels merged in every fit.
-# Both cv.mkl() calls use its default multiclass scheme (one-vs-one where its cost model says
-# it is cheaper: Vehicle and iris; one-vs-rest on Glass). Printed per split: test accuracy,
-# the chosen threshold and C, CPU seconds (user + system of this single-threaded process) of
-# each, and each cv.mkl's time over tune.svm's in the same run; then per data set the mean and
-# sd over the splits.
+# Printed per split: test accuracy, the chosen threshold and C, CPU seconds (user + system of
+# this single-threaded process) of each, and each cv.mkl's time over tune.svm's in the same
+# run; then per data set the mean and sd over the splits.
 # Kernels: Gaussian widths c(0.1, 0.25, 0.5, 0.75, 1:20) and polynomial degrees 1-3 on the
 # feature groups MKL_BENCH_FEATURES ("all,each": 513 kernels on Vehicle, 270 on Glass, 135 on
 # iris; "all": 27). MKL_BENCH_SPLITS: the number of splits (default 5).

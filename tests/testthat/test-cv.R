@@ -185,8 +185,7 @@ test_that("cv.mkl of a multiclass response: misclassification by hand, deviance 
   cv <- cv.mkl(x, y, kernels = ks, method = "uniform", C = Cs, foldid = foldid)
   expect_s3_class(cv$fit$fits[[1]], "mkl_multi")
   errs <- sapply(1:3, function(k) {
-    f <- mkl(x[foldid != k, ], y[foldid != k], kernels = ks, method = "uniform", C = 1,
-             multiclass = "ovo")    # cv.mkl's scheme for an SVM method
+    f <- mkl(x[foldid != k, ], y[foldid != k], kernels = ks, method = "uniform", C = 1)
     mean(predict(f, x[foldid == k, ]) != y[foldid == k])
   })
   expect_equal(cv$cvm[2], mean(errs), tolerance = 1e-12)
@@ -412,7 +411,7 @@ test_that("each fold's first fit starts from the weights of the path on all the 
   # the same held-out losses as cold-started folds, fitted here by mkl() itself
   err <- sapply(1:3, function(k) {
     f <- mkl(x[foldid != k, ], iris$Species[foldid != k], kernels = ks, method = "hessian",
-             C = C, control = mkl_control(platt = "train"), multiclass = "ovo")
+             C = C, control = mkl_control(platt = "train"))
     sapply(f$fits, function(fj) mean(predict(fj, x[foldid == k, ]) != iris$Species[foldid == k]))
   })
   expect_equal(cv$cvm, rowMeans(err))
@@ -468,29 +467,4 @@ test_that("fold fits skip the degenerate check and, unless asked, the sigmoid; n
                                                  C = c(1, 0.1), foldid = rep(1:3, 20))))
   expect_null(cv$degenerate)
   expect_true(cv$path_flags[2, "degenerate"])
-})
-
-test_that("cv.mkl fits more than two classes one-vs-one for SVM methods unless told", {
-  x <- as.matrix(iris[, 1:4])
-  ks <- kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(1))
-  C <- c(10, 1)
-  foldid <- rep(1:3, 50)
-  cv <- cv.mkl(x, iris$Species, kernels = ks, method = "hessian", C = C, foldid = foldid,
-               screen = NULL)
-  expect_identical(cv$fit$fits[[1]]$multiclass, "ovo")
-  expect_identical(cv$fit$call$multiclass, "ovo")
-  ref <- mkl(x, iris$Species, kernels = ks, method = "hessian", C = C, multiclass = "ovo",
-             control = mkl_control(platt = "train"))
-  expect_equal(cv$fit$fits[[2]]$weights, ref$fits[[2]]$weights)
-  # as given, and one-vs-rest for methods that are not SVM solves
-  cvr <- cv.mkl(x, iris$Species, kernels = ks, method = "uniform", C = C, foldid = foldid,
-                screen = NULL, multiclass = "ovr")
-  expect_identical(cvr$fit$fits[[1]]$multiclass, "ovr")
-  expect_identical(cvr$fit$call$multiclass, "ovr")
-  expect_false(mklearn:::cv_ovo(iris$Species, list(method = "spicy")))
-  expect_true(mklearn:::cv_ovo(iris$Species, list()))
-  expect_false(mklearn:::cv_ovo(iris$Species[1:100], list(method = "hessian")))
-  # many small classes (Glass's training rows): fifteen problems cost more than six
-  glass <- factor(rep(letters[1:6], c(56, 61, 14, 10, 7, 23)))
-  expect_false(mklearn:::cv_ovo(glass, list(method = "hessian")))
 })
