@@ -350,6 +350,24 @@ static void sp_gram(int nr, int ld, int ra, int rb, double al, const double *A, 
     }
 }
 
+/* A'B by sp_gram (mklearn.h) */
+SEXP mkc_spicy_gram(SEXP A, SEXP B, SEXP sym)
+{
+    if (!isReal(A) || !isReal(B) || !isMatrix(A) || !isMatrix(B) || nrows(A) != nrows(B))
+        error("spicy_gram: A and B must be double matrices with as many rows");
+    int n = nrows(A), ra = ncols(A), rb = ncols(B), sy = asLogical(sym) == TRUE;
+    if (sy && rb != ra) error("spicy_gram: sym needs B = A");
+    SEXP C = PROTECT(allocMatrix(REALSXP, ra, rb));
+    double *c = REAL(C);
+    for (size_t j = 0; j < (size_t) ra * rb; j++) c[j] = 0.0;
+    sp_gram(n, n, ra, rb, 1.0, REAL(A), sy ? REAL(A) : REAL(B), sy, c, ra);
+    if (sy)
+        for (int j = 0; j < rb; j++)
+            for (int q = j + 1; q < ra; q++) c[q + (size_t) j * ra] = c[j + (size_t) q * ra];
+    UNPROTECT(1);
+    return C;
+}
+
 /* G_a'G_b and G_a'1, G_b'1 into the caches (a <= b, kernel numbers) */
 static void sp_wb_gram(sp_lrnm *L, int ma, int mb)
 {
