@@ -350,7 +350,18 @@ static void sp_gram(int nr, int ld, int ra, int rb, double al, const double *A, 
     }
 }
 
-/* A'B by sp_gram (mklearn.h) */
+/* C = A'B (all of it, leading dimension ldc) by sp_gram; sym: A'A, its upper triangle mirrored */
+static void sp_gram_full(int n, int ra, int rb, const double *A, const double *B, int sym,
+                         double *C, int ldc)
+{
+    for (int c = 0; c < rb; c++) for (int q = 0; q < ra; q++) C[q + (size_t) c * ldc] = 0.0;
+    sp_gram(n, n, ra, rb, 1.0, A, sym ? A : B, sym, C, ldc);
+    if (sym)
+        for (int c = 0; c < rb; c++)
+            for (int q = c + 1; q < ra; q++) C[q + (size_t) c * ldc] = C[c + (size_t) q * ldc];
+}
+
+/* A'B by sp_gram_full (mklearn.h) */
 SEXP mkc_spicy_gram(SEXP A, SEXP B, SEXP sym)
 {
     if (!isReal(A) || !isReal(B) || !isMatrix(A) || !isMatrix(B) || nrows(A) != nrows(B))
@@ -358,12 +369,7 @@ SEXP mkc_spicy_gram(SEXP A, SEXP B, SEXP sym)
     int n = nrows(A), ra = ncols(A), rb = ncols(B), sy = asLogical(sym) == TRUE;
     if (sy && rb != ra) error("spicy_gram: sym needs B = A");
     SEXP C = PROTECT(allocMatrix(REALSXP, ra, rb));
-    double *c = REAL(C);
-    for (size_t j = 0; j < (size_t) ra * rb; j++) c[j] = 0.0;
-    sp_gram(n, n, ra, rb, 1.0, REAL(A), sy ? REAL(A) : REAL(B), sy, c, ra);
-    if (sy)
-        for (int j = 0; j < rb; j++)
-            for (int q = j + 1; q < ra; q++) c[q + (size_t) j * ra] = c[j + (size_t) q * ra];
+    sp_gram_full(n, ra, rb, REAL(A), REAL(B), sy, REAL(C), ra);
     UNPROTECT(1);
     return C;
 }
@@ -386,12 +392,8 @@ static void sp_wb_gram(sp_lrnm *L, int ma, int mb)
         L->gok[m * M + m] |= 2;
     }
     if (L->gok[ma * M + mb] & 1) return;
-    double *gab = L->gg + L->st->goff[ma] + (size_t) L->st->goff[mb] * R;
-    for (int c = 0; c < rb; c++) for (int q = 0; q < ra; q++) gab[q + (size_t) c * R] = 0.0;
-    sp_gram(n, n, ra, rb, 1.0, Ga, Gb, ma == mb, gab, R);
-    if (ma == mb)
-        for (int c = 0; c < rb; c++)
-            for (int q = c + 1; q < ra; q++) gab[q + (size_t) c * R] = gab[c + (size_t) q * R];
+    sp_gram_full(n, ra, rb, Ga, Gb, ma == mb,
+                 L->gg + L->st->goff[ma] + (size_t) L->st->goff[mb] * R, R);
     L->gok[ma * M + mb] |= 1;
 }
 
