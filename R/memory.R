@@ -306,8 +306,9 @@ memory_spicy <- function(add, n, M, fly, nt, ctl, loss) {
 }
 
 # SpicyMKL on a low-rank store (src/spicy_lowrank.c, sp_newton_alloc): no n x n buffer; the
-# factors' squared row norms (n x M), a factor-sized scratch per thread, and the CG
-# preconditioner's free block with its gathered factor rows (cap x (R + M)).
+# factors' squared row norms (n x M), a factor-sized scratch per thread, the CG
+# preconditioner's free block with its gathered factor rows (cap x (R + M)), and the Woodbury
+# preconditioner's buffers.
 memory_spicy_lowrank <- function(add, n, M, R, nt, ctl) {
   tun <- function(k) if (is.null(ctl[[k]])) .spicy_tuning[[k]] else ctl[[k]]
   cap <- min(n, max(200, (6 * n * (R + M))^(1 / 3)))
@@ -316,6 +317,14 @@ memory_spicy_lowrank <- function(add, n, M, R, nt, ctl) {
       cap * cap + cap * (R + M) + (3 * tun("cg_deflate") + 20) * n, "linear")
   add("factor row norms, kernel products and screening (6 n x M)", 6 * n * M, "linear")
   add("vectors", 44 * n + 30 * M, "linear")
+  # the Woodbury preconditioner (src/spicy_lowrank.c): capacitance and factor (k x k each,
+  # k = R + M + 1), gathered rows (n x (r_max + 1)), the Gram blocks' cache (R x R while at most
+  # 2^24 doubles), the row blocks' partial sums, its vectors and the rows' indices
+  k <- R + M + 1
+  rmax <- min(n, max(lowrank_ranks(n, M, ctl)))
+  add("Woodbury preconditioner: capacitance, factor, gathered rows, Gram blocks",
+      2 * k * k + n * (rmax + 1) + (if (R * R <= 2^24) R * R + R else 0), "linear")
+  add("Woodbury vectors and row blocks' sums", 5.5 * n + (nt + 2) * k, "linear")
 }
 
 # Empirical Bayes on a low-rank store (src/bayes_lowrank.c): the Gram matrix of the factors and

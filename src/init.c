@@ -23,6 +23,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(lsvm, 7),
     ENTRY(kridge, 3),
     ENTRY(spicy, 4),
+    ENTRY(spicy_gram, 3),
     ENTRY(svmfam, 6),
     ENTRY(l01, 5),
     ENTRY(bayes, 4),

@@ -641,6 +641,9 @@ int mk_cg_solve(const mk_cg *c, double *x, double *r, int *iters);
    (n*M), b, rho (n), aux (2n), gamma (2) of a previous fit. Returns a named list (alpha, b,
    rho, aux, gamma, primal, dual, gap, converged, iterations, ..., history, norms). */
 SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
+/* A'B for double matrices A (n x ra) and B (n x rb) by the low-rank Woodbury preconditioner's
+   blocked product (sym: A'A from A alone, its upper triangle mirrored); for the tests. */
+SEXP mkc_spicy_gram(SEXP A, SEXP B, SEXP sym);
 
 /* ====================================================================== SVM family */
 /* SimpleMKL, HessianMKL and lp-norm MKL minimise J(d), the optimal C-SVM dual value on

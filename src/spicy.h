@@ -125,6 +125,9 @@
                               shared diagonal value, n wk^2 / 2 from scratch) costs at most
                               SP_WB_BUILD / 4 products */
 #define SP_WB_GRAM 16777216 /* ... and its cache of the factors' Gram blocks, doubles at most */
+#define SP_WB_GRAMX 1000.0 /* ... and while the blocks not cached yet (2 n r_a r_b flops each)
+                              cost at most this many products with the operator (4 n k) */
+#define SP_GRAM_ROWS 256   /* rows per block of the Gram blocks' own product (sp_gram) */
 #define SP_BLOCK_MIN 200    /* ... and always up to this size (a small factor is cheap) */
 #define SP_SVM_GAP 2.0      /* hinge: an SVM dual point is tried when tol < gap <= this x tol */
 #define SP_SVM_TOL 1e-3     /* ... its SMO tolerance (any feasible point certifies) */
@@ -277,10 +280,11 @@ typedef struct {
     /* Woodbury preconditioner P = diag(wd) + U U' (sp_lrwb_prepare), U = [sqrt(c1_a) G_a,
        sqrt(c2_a) w_a, ..., sqrt(gb) 1] (wk columns), wd = dh floored at SP_WB_FLOOR times the
        diagonal of U U': the capacitance I + U' diag(wd)^-1 U (wa) and its Cholesky factor (wc);
-       wdh the dh it was built for; ws n x (rmax + 1) and wt, wn scratch; wvalid: wa matches the
-       operator's coefficients (cleared by sp_lr_newton); wfail: no factor, Jacobi instead. */
-    int wk, wkmax, wvalid, wfail, *woff;
-    double *wa, *wc, *wd, *wdh, *ws, *wt, *wn, wfl;
+       wdh the dh it was built for; ws n x (rmax + 1) and wt, wn, widx, wse scratch; wvalid: wa
+       matches the operator's coefficients (cleared by sp_lr_newton); wfail: no factor, Jacobi
+       instead. */
+    int wk, wkmax, wvalid, wfail, *woff, *widx;
+    double *wa, *wc, *wd, *wdh, *ws, *wt, *wn, *wse, wfl;
     long wbuilds, wupdates, wfull, wused;   /* wused: solves it preconditioned */
     /* the factors' Gram blocks G_a'G_b (R x R, block (a, b) valid when gok[a M + b]) and G_m'1
        (R, valid when gok[m M + m]): fixed, computed when two kernels are first active together */

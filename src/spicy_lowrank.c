@@ -309,12 +309,76 @@ static void sp_wb_row(const sp_lrnm *L, int i, double *u)
     u[L->wk - 1] = sp_wb_s(L->gb);
 }
 
+/* s[j + 2 c] = sum_{i0 <= i < i1} a_j[i] b_c[i] for two columns a_j and four b_c: eight
+   accumulators, the columns read once (the reference BLAS dgemm takes one dot at a time) */
+MK_CLONES
+static void sp_gram_tile(const double *a0, const double *a1, const double *b0, const double *b1,
+                         const double *b2, const double *b3, int i0, int i1, double *s)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+    MK_SIMD_RED(s0, s1, s2, s3, s4, s5, s6, s7)
+    for (int i = i0; i < i1; i++) {
+        double x0 = a0[i], x1 = a1[i];
+        s0 += x0 * b0[i]; s1 += x1 * b0[i]; s2 += x0 * b1[i]; s3 += x1 * b1[i];
+        s4 += x0 * b2[i]; s5 += x1 * b2[i]; s6 += x0 * b3[i]; s7 += x1 * b3[i];
+    }
+    s[0] = s0; s[1] = s1; s[2] = s2; s[3] = s3; s[4] = s4; s[5] = s5; s[6] = s6; s[7] = s7;
+}
+
+/* C += al A'B (ra x rb, leading dimension ldc) for nr x ra and nr x rb matrices (leading
+   dimension ld), by blocks of SP_GRAM_ROWS rows (a block of A stays in cache while the columns
+   of B pass), the blocks' sums added in row order; sym (A = B): the upper triangle only. Edge
+   tiles repeat the last column and drop its sums. */
+static void sp_gram(int nr, int ld, int ra, int rb, double al, const double *A, const double *B,
+                    int sym, double *C, int ldc)
+{
+    double s[8];
+    for (int i0 = 0; i0 < nr; i0 += SP_GRAM_ROWS) {
+        int i1 = i0 + SP_GRAM_ROWS < nr ? i0 + SP_GRAM_ROWS : nr;
+        for (int c = 0; c < rb; c += 4) {
+            const double *bc[4];
+            for (int j = 0; j < 4; j++) bc[j] = B + (size_t) (c + j < rb ? c + j : rb - 1) * ld;
+            int qe = sym ? (c + 4 < ra ? c + 4 : ra) : ra;
+            for (int q = 0; q < qe; q += 2) {
+                const double *a0 = A + (size_t) q * ld, *a1 = q + 1 < ra ? a0 + ld : a0;
+                sp_gram_tile(a0, a1, bc[0], bc[1], bc[2], bc[3], i0, i1, s);
+                for (int j = 0; j < 4 && c + j < rb; j++)
+                    for (int h = 0; h < 2 && q + h < ra && (!sym || q + h <= c + j); h++)
+                        C[q + h + (size_t) (c + j) * ldc] += al * s[h + 2 * j];
+            }
+        }
+    }
+}
+
+/* C = A'B (all of it, leading dimension ldc) by sp_gram; sym: A'A, its upper triangle mirrored */
+static void sp_gram_full(int n, int ra, int rb, const double *A, const double *B, int sym,
+                         double *C, int ldc)
+{
+    for (int c = 0; c < rb; c++) for (int q = 0; q < ra; q++) C[q + (size_t) c * ldc] = 0.0;
+    sp_gram(n, n, ra, rb, 1.0, A, sym ? A : B, sym, C, ldc);
+    if (sym)
+        for (int c = 0; c < rb; c++)
+            for (int q = c + 1; q < ra; q++) C[q + (size_t) c * ldc] = C[c + (size_t) q * ldc];
+}
+
+/* A'B by sp_gram_full (mklearn.h) */
+SEXP mkc_spicy_gram(SEXP A, SEXP B, SEXP sym)
+{
+    if (!isReal(A) || !isReal(B) || !isMatrix(A) || !isMatrix(B) || nrows(A) != nrows(B))
+        error("spicy_gram: A and B must be double matrices with as many rows");
+    int n = nrows(A), ra = ncols(A), rb = ncols(B), sy = asLogical(sym) == TRUE;
+    if (sy && rb != ra) error("spicy_gram: sym needs B = A");
+    SEXP C = PROTECT(allocMatrix(REALSXP, ra, rb));
+    sp_gram_full(n, ra, rb, REAL(A), REAL(B), sy, REAL(C), ra);
+    UNPROTECT(1);
+    return C;
+}
+
 /* G_a'G_b and G_a'1, G_b'1 into the caches (a <= b, kernel numbers) */
 static void sp_wb_gram(sp_lrnm *L, int ma, int mb)
 {
     int n = L->n, M = L->st->M, R = L->st->goff[M], ra, rb;
     const double *Ga = mk_store_factor(L->st, ma, &ra), *Gb = mk_store_factor(L->st, mb, &rb);
-    double done = 1.0, dzero = 0.0;
     int mm[2] = { ma, mb };
     for (int j = 0; j < 2; j++) {
         int m = mm[j], r;
@@ -328,19 +392,77 @@ static void sp_wb_gram(sp_lrnm *L, int ma, int mb)
         L->gok[m * M + m] |= 2;
     }
     if (L->gok[ma * M + mb] & 1) return;
-    if (ra > 0 && rb > 0)
-        F77_CALL(dgemm)("T", "N", &ra, &rb, &n, &done, Ga, &n, Gb, &n, &dzero,
-                        L->gg + L->st->goff[ma] + (size_t) L->st->goff[mb] * R, &R FCONE FCONE);
+    sp_gram_full(n, ra, rb, Ga, Gb, ma == mb,
+                 L->gg + L->st->goff[ma] + (size_t) L->st->goff[mb] * R, R);
     L->gok[ma * M + mb] |= 1;
+}
+
+/* rows idx[0..nr) of U, row j scaled by se[j], into W (nr x wk, column-major) */
+static void sp_wb_gather(const sp_lrnm *L, const int *idx, const double *se, int nr, double *W)
+{
+    int n = L->n;
+    for (int a = 0; a < L->na; a++) {
+        int r, m = L->act[a];
+        const double *G = mk_store_factor(L->st, m, &r), *w = L->KD + (size_t) m * n;
+        double s1 = sp_wb_s(L->c1[a]), s2 = sp_wb_s(L->c2[a]), *o = W + (size_t) L->woff[a] * nr;
+        for (int c = 0; c < r; c++, o += nr) {
+            const double *g = G + (size_t) c * n;
+            for (int j = 0; j < nr; j++) o[j] = s1 * g[idx[j]] * se[j];
+        }
+        for (int j = 0; j < nr; j++) o[j] = s2 * w[idx[j]] * se[j];
+    }
+    double sb = sp_wb_s(L->gb), *o = W + (size_t) (L->wk - 1) * nr;
+    for (int j = 0; j < nr; j++) o[j] = sb * se[j];
+}
+
+/* the capacitance's terms (1 / wd_i - 1 / v) u_i u_i' for the coordinates off the shared value
+   v: their rows scaled by sqrt|1 / wd_i - 1 / v|, by sign, gathered by chunks into ws */
+static void sp_wb_offv(sp_lrnm *L, double v, int chunk)
+{
+    int n = L->n, k = L->wk;
+    double iv = 1.0 / v;
+    for (int sg = 1; sg >= -1; sg -= 2) {
+        int nr = 0;
+        for (int i = 0; i <= n; i++) {
+            if (i < n) {
+                double e = 1.0 / L->wd[i] - iv;
+                if (L->wd[i] == v || (sg > 0) != (e > 0.0)) continue;
+                L->widx[nr] = i; L->wse[nr++] = sqrt(fabs(e));
+                if (nr < chunk) continue;
+            }
+            if (nr == 0) continue;
+            sp_wb_gather(L, L->widx, L->wse, nr, L->ws);
+            sp_gram(nr, nr, k, k, (double) sg, L->ws, L->ws, 1, L->wa, k);
+            nr = 0;
+        }
+    }
+}
+
+/* the Gram blocks of the active kernels not cached yet: sum of r_a r_b (a <= b, half on the
+   diagonal), their cost over 2 n flops */
+static double sp_wb_gram_flops(const sp_lrnm *L)
+{
+    int M = L->st->M;
+    double f = 0.0;
+    for (int b = 0; b < L->na; b++)
+        for (int a = 0; a <= b; a++) {
+            int ma = L->act[a] < L->act[b] ? L->act[a] : L->act[b];
+            int mb = L->act[a] < L->act[b] ? L->act[b] : L->act[a], ra, rb;
+            if (L->gok[ma * M + mb] & 1) continue;
+            mk_store_factor(L->st, ma, &ra);
+            mk_store_factor(L->st, mb, &rb);
+            f += (double) ra * rb * (ma == mb ? 0.5 : 1.0);
+        }
+    return f;
 }
 
 /* the capacitance from the most frequent diagonal value v: I + U'U / v from the cached Gram
    blocks (O(n wk na) for the w_a columns) plus (1 / wd_i - 1 / v) u_i u_i' for the other
-   coordinates (dsyrk on their gathered rows, by chunks of the scratch); 0 when built, -1 when
-   there are too many other coordinates */
+   coordinates (sp_wb_offv); 0 when built, -1 when there are too many other coordinates or the
+   Gram blocks not cached yet cost too much */
 static int sp_wb_build_ref(sp_lrnm *L)
 {
-    int n = L->n, k = L->wk, M = L->st->M, R = L->st->goff[M], one = 1;
+    int n = L->n, k = L->wk, M = L->st->M, R = L->st->goff[M];
     if (!L->gg) return -1;
     /* v: the most frequent of the first four distinct values (the hinge has three) */
     double val[4], v;
@@ -353,11 +475,12 @@ static int sp_wb_build_ref(sp_lrnm *L)
     }
     for (int j = 1; j < nv; j++) if (cnt[j] > cnt[best]) best = j;
     v = val[best]; ne = n - cnt[best];
-    if ((double) ne * k > SP_WB_BUILD * n) return -1;
+    if ((double) ne * k > SP_WB_BUILD * n || sp_wb_gram_flops(L) > 2.0 * SP_WB_GRAMX * k)
+        return -1;
     for (int i = 0; i < n; i++) if (sp_wb_same(L->wd[i], v)) L->wd[i] = v;
-    int chunk = (int) (((size_t) n * (L->rmax + 1)) / (size_t) k);   /* rows per dsyrk */
+    int chunk = (int) (((size_t) n * (L->rmax + 1)) / (size_t) k);   /* rows per product */
     if (chunk < 1) return -1;
-    double iv = 1.0 / v, sb = sp_wb_s(L->gb), done = 1.0, dzero = 0.0;
+    double iv = 1.0 / v, sb = sp_wb_s(L->gb);
     memset(L->wa, 0, sizeof(double) * (size_t) k * k);
     for (int b = 0; b < L->na; b++) {
         int rb, mb = L->act[b], ob = L->woff[b];
@@ -375,15 +498,13 @@ static int sp_wb_build_ref(sp_lrnm *L)
                 for (int q = 0; q < ra; q++)
                     L->wa[oa + q + (size_t) (ob + c) * k] = e * gab[q + (size_t) c * R];
             e = s1a * s2b * iv;   /* G_a' w_b */
-            if (ra > 0)
-                F77_CALL(dgemv)("T", &n, &ra, &e, Ga, &n, wb, &one, &dzero,
-                                L->wa + oa + (size_t) (ob + rb) * k, &one FCONE);
-            if (a < b && rb > 0) {       /* w_a' G_b */
-                int rbb;
-                const double *Gb = mk_store_factor(L->st, mb, &rbb);
+            sp_lr_gtx(n, ra, Ga, wb, 0, n, L->wt);
+            for (int q = 0; q < ra; q++) L->wa[oa + q + (size_t) (ob + rb) * k] = e * L->wt[q];
+            if (a < b) {       /* w_a' G_b */
+                const double *Gb = mk_store_factor(L->st, mb, &rb);
                 e = s2a * s1b * iv;
-                F77_CALL(dgemv)("T", &n, &rb, &e, Gb, &n, wa, &one, &dzero, L->wt, &one FCONE);
-                for (int c = 0; c < rb; c++) L->wa[oa + ra + (size_t) (ob + c) * k] = L->wt[c];
+                sp_lr_gtx(n, rb, Gb, wa, 0, n, L->wt);
+                for (int c = 0; c < rb; c++) L->wa[oa + ra + (size_t) (ob + c) * k] = e * L->wt[c];
             }
             L->wa[oa + ra + (size_t) (ob + rb) * k] = s2a * s2b * iv * mk_dot(n, wa, wb);
         }
@@ -393,24 +514,7 @@ static int sp_wb_build_ref(sp_lrnm *L)
         L->wa[ob + rb + (size_t) (k - 1) * k] = s2b * sb * iv * sw;
     }
     L->wa[(size_t) k * k - 1] = L->gb * n * iv;
-    /* the other coordinates: rows scaled by sqrt|1 / wd_i - 1 / v|, by sign */
-    for (int sg = 1; sg >= -1; sg -= 2) {
-        int nr = 0;
-        double al = sg;
-        for (int i = 0; i < n; i++) {
-            double e = 1.0 / L->wd[i] - iv;
-            if (L->wd[i] == v || (sg > 0) != (e > 0.0)) continue;
-            double *u = L->ws + (size_t) nr++ * k, se = sqrt(fabs(e));
-            sp_wb_row(L, i, u);
-            for (int c = 0; c < k; c++) u[c] *= se;
-            if (nr == chunk) {
-                F77_CALL(dsyrk)("U", "N", &k, &nr, &al, L->ws, &k, &done, L->wa, &k FCONE FCONE);
-                nr = 0;
-            }
-        }
-        if (nr > 0)
-            F77_CALL(dsyrk)("U", "N", &k, &nr, &al, L->ws, &k, &done, L->wa, &k FCONE FCONE);
-    }
+    sp_wb_offv(L, v, chunk);
     for (int j = 0; j < k; j++) L->wa[j + (size_t) j * k] += 1.0;
     return 0;
 }
@@ -581,6 +685,8 @@ void sp_lr_alloc(sp_state *S)
     L->wd = (double *) R_alloc(n, sizeof(double));
     L->wdh = (double *) R_alloc(n, sizeof(double));
     L->wn = (double *) R_alloc(n, sizeof(double));
+    L->wse = (double *) R_alloc(n, sizeof(double));
+    L->widx = (int *) R_alloc(n, sizeof(int));
     L->ws = (double *) R_alloc((size_t) n * (rmax + 1), sizeof(double));
     L->wvalid = 0; L->wfail = 0; L->wbuilds = 0; L->wupdates = 0; L->wfull = 0; L->wused = 0;
     /* the Gram caches, R x R (up to SP_WB_GRAM doubles; else every build from scratch) */

@@ -19,3 +19,18 @@ test_that("the Woodbury preconditioner takes the hinge's solves on a low-rank st
   expect_gt(used, 0.25 * solves)
   expect_true(fit$converged)
 })
+
+test_that("the Woodbury capacitance's blocked product equals crossprod() at every edge tile", {
+  set.seed(2)
+  gram <- function(A, B, sym) .Call(mklearn:::C_spicy_gram, A, B, sym)
+  # rows not a multiple of the 256-row blocks, columns not of the 2 x 4 tiles
+  for (n in c(1L, 7L, 300L, 513L)) for (ra in c(1L, 2L, 5L)) for (rb in c(1L, 3L, 4L, 6L)) {
+    A <- matrix(rnorm(n * ra), n)
+    B <- matrix(rnorm(n * rb), n)
+    expect_equal(gram(A, B, FALSE), crossprod(A, B), tolerance = 1e-13)
+  }
+  A <- matrix(rnorm(600 * 9), 600)
+  expect_equal(gram(A, A, TRUE), crossprod(A), tolerance = 1e-13)
+  expect_error(gram(A, A[, 1:3], TRUE), "sym needs B = A")
+  expect_error(gram(A, A[1:5, ], FALSE), "as many rows")
+})
