@@ -136,10 +136,17 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     },
     l01 = {     # src/l01.c: the combined kernel Kd, G (n x M), H (M x M); R/l01.R: the start's
       # uniform combination, which R frees only at its next garbage collection. Low rank
-      # (src/l01_lowrank.c): no n x n; Woodbury's G'G and factor (R x R each)
+      # (src/l01_lowrank.c): no n x n; Woodbury's G'G and factor (R x R each). On the fly
+      # (l01_work_init, mk_kcache_mv): the column cache (added below), its diagonals and a
+      # point's columns outside it (n x M each), K_m p for CG (2 n x M); Kd for the Cholesky
+      # w-step only
+      chol <- identical(ctl[["wstep"]], "chol")
       if (store == "lowrank") {
-        if (identical(ctl[["wstep"]], "chol")) add("G'G and its factor (R x R)", 2 * R * R,
-                                                  "linear")
+        if (chol) add("G'G and its factor (R x R)", 2 * R * R, "linear")
+      } else if (fly) {
+        if (chol) add("combined kernel and its Cholesky factor (n x n)", nn, "buffers")
+        add(paste("column cache: kernel diagonals and a point's columns (2 n x M),",
+                  "products K_m p (2 n x M)"), (if (chol) 2 else 4) * n * M + 2 * n, "linear")
       } else {
         add("uniform combination for the start (n x n, R)", nn, "buffers")
         add("combined kernel (n x n)", nn, "buffers")
@@ -163,11 +170,11 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   structure(do.call(rbind, parts), kcache = k)
 }
 
-# The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family
-# and the uniform SVM.
+# The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family,
+# the uniform SVM and MKL-L0/1.
 uses_kcache <- function(method, task) {
   fam <- method_info(method)$control
-  fam == "svmfam" || (fam == "uniform" && task == "classification")
+  fam %in% c("svmfam", "l01") || (fam == "uniform" && task == "classification")
 }
 
 # Entries of the column cache (n x M doubles each; mk_kcache_cap in src/kcache.c): the setting
@@ -185,10 +192,11 @@ kcache_entries <- function(n, M, ctl, rest, platt = FALSE) {
 }
 
 # The cache entries a fit on a fly store allocates (0 when it does not use the cache): the same
-# arithmetic as mkl_memory(), for the fit's n and settings.
+# arithmetic as mkl_memory(), for the fit's n and settings (its loss: ctl$loss, set by mkl(),
+# else the method's default for the task).
 fit_kcache <- function(method, store, n, M, ctl, task = "classification") {
   if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method, task)) return(0L)
-  p <- memory_parts(method, n, M, "fly", memory_threads(ctl$nthreads), ctl, task, "hinge")
+  p <- memory_parts(method, n, M, "fly", memory_threads(ctl$nthreads), ctl, task)
   as.integer(attr(p, "kcache"))
 }
 

@@ -27,6 +27,7 @@ void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries)
     kc->used = 0;
     kc->head = kc->tail = -1;
     kc->hits = kc->misses = 0.0;
+    kc->scr = NULL;
     kc->data = (double *) mk_alloc_huge((size_t) kc->cap * n * M * sizeof(double));
     kc->diag = (double *) R_alloc((size_t) n * M, sizeof(double));
     kc->base = (double *) R_alloc(n, sizeof(double));
@@ -98,6 +99,52 @@ static void kc_comb(const double *E, int n, int M, const double *w, double *out)
 void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out)
 {
     kc_comb(mk_kcache_get(kc, j), kc->n, kc->M, w, out);
+}
+
+/* ------------------------------------------------------------------ products in one pass */
+
+/* a'b with four partial sums (the pass is bound by reading the entries; one chain of additions
+   would bind it by their latency instead) */
+MK_CLONES static double kc_dot(int n, const double *a, const double *b)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i]; s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2]; s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* out_k[j + c n] = K_{idx[c]}[, j]' v_k for every point j, c < cnt, k < nv (idx NULL: kernels
+   0..cnt-1): one pass over the points in order. A point's columns come from its entry when
+   cached, else fill a free entry while there is one, else are computed (the kernels idx alone)
+   into scratch without evicting: a pass in order through an LRU smaller than n would drop
+   every entry before its next use, so the first cap points stay (NOTES-store.md, "MKL-L0/1
+   on the fly"). One thread (the cache is not shared between threads). */
+void mk_kcache_mv(mk_kcache *kc, const int *idx, int cnt, int nv, const double *const *v,
+                  double *const *out)
+{
+    const int n = kc->n, M = kc->M;
+    const size_t len = (size_t) n * M;
+    for (int j = 0; j < n; j++) {
+        const double *E;
+        int whole = 1;   /* E holds every kernel's column (an entry), else idx's alone */
+        int s = kc->slot[j];
+        if (s >= 0) { kc->hits++; E = kc->data + (size_t) s * len; }
+        else if (kc->used < kc->cap) { kc->misses++; E = mk_kcache_get(kc, j); }
+        else {
+            kc->misses++;
+            if (!kc->scr) kc->scr = (double *) mk_alloc_huge(len * sizeof(double));
+            mk_store_cols_buf(kc->st, idx, cnt, j, kc->scr, kc->base);
+            E = kc->scr; whole = 0;
+        }
+        for (int c = 0; c < cnt; c++) {
+            const double *e = E + (size_t) (whole && idx ? idx[c] : c) * n;
+            for (int k = 0; k < nv; k++) out[k][j + (size_t) c * n] = kc_dot(n, e, v[k]);
+        }
+    }
 }
 
 /* ------------------------------------------------------------------ the SMO's column source */

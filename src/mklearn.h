@@ -382,6 +382,7 @@ typedef struct {
     double *data;        /* cap entries of n x M */
     double *diag;        /* n x M: every kernel's diagonal */
     double *base;        /* n: mk_store_cols_buf's scratch */
+    double *scr;         /* n x M: a point's columns outside the cache (mk_kcache_mv), or NULL */
     int *slot;           /* n: the entry of a point, or -1 */
     int *owner, *prev, *next;   /* cap: the point of an entry, the LRU list */
     double hits, misses;
@@ -392,6 +393,11 @@ void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries);
 const double *mk_kcache_get(mk_kcache *kc, int j);
 /* out (n) = sum_m w_m K_m[, j] */
 void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out);
+/* out_k (n x cnt) = [K_{idx[c]} v_k], c < cnt, for k < nv (idx NULL: kernels 0..cnt-1), in one
+   pass over the points: cached entries read, free entries filled, the rest computed into an
+   n x M scratch (allocated at the first call) without evicting */
+void mk_kcache_mv(mk_kcache *kc, const int *idx, int cnt, int nv, const double *const *v,
+                  double *const *out);
 /* The SMO's column source on the cache for the weights set by mk_kcsrc_set (q first: a
    mk_kcsrc * is a mk_qsrc *). */
 typedef struct {

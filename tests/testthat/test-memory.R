@@ -16,8 +16,9 @@ test_that("mkl_memory states the store, the n x n buffers and the per-thread buf
   expect_identical(row("simple", "dense")$buffers, 4 * nn)
   expect_identical(row("hessian", "dense")$buffers, 3 * nn)
   expect_identical(row("lp", "dense")$buffers, nn)
-  # MKL-L0/1: its combined kernel, and the uniform combination of its start (R)
-  expect_identical(mkl_memory(n, M, "l01", "fly")$buffers, 2 * nn)
+  # MKL-L0/1: its combined kernel, and the uniform combination of its start (R); none on the fly
+  expect_identical(mkl_memory(n, M, "l01", "dense")$buffers, 2 * nn)
+  expect_identical(mkl_memory(n, M, "l01", "fly")$buffers, 0)
   # on the fly SimpleMKL's first screening pass and SpicyMKL's sweeps compute a kernel per
   # thread: whole while small (64 MB), else four columns at a time (below); SimpleMKL keeps a
   # vector per thread on any store
@@ -297,4 +298,25 @@ test_that("on the fly the SVMs keep no n x n buffer: a column cache sized by the
   expect_identical(fit_kcache("uniform", st, n, M, method_control("uniform", NULL),
                               "regression"), 0L)
   expect_identical(fit_kcache("simple", list(kind = .mk_codes$store[["dense"]]), n, M, ctl), 0L)
+})
+
+test_that("MKL-L0/1 on the fly keeps no n x n buffer: its products go through the column cache", {
+  n <- 20000; M <- 10; e <- 8 * n * M
+  mm <- mkl_memory(n, M, "l01", "fly", nthreads = 1, control = mkl_control(memory = 4e9))
+  expect_identical(mm$buffers, 0)
+  p <- attr(mm, "parts")[[1L]]
+  expect_false(any(grepl("n x n", p$part)))
+  # the cache takes what the budget leaves (halved with the Platt fold fit's own)
+  k <- attr(p, "kcache")
+  rest <- sum(p$bytes[!grepl("column cache \\(|its column cache", p$part)])
+  expect_identical(k, floor((4e9 - rest) / 2 / e))
+  expect_lte(mm$total, 4e9)
+  # the Cholesky w-step factors K(d): one n x n buffer
+  chol <- mkl_memory(n, M, "l01", "fly", nthreads = 1,
+                     control = mkl_control(memory = 4e9, wstep = "chol"))
+  expect_identical(chol$buffers, 8 * n^2)
+  # the fit allocates what mkl_memory() counts; the dense store has no cache
+  ctl <- method_control("l01", mkl_control(kcache = 5, nthreads = 1))
+  expect_identical(fit_kcache("l01", list(kind = .mk_codes$store[["fly"]]), n, M, ctl), 5L)
+  expect_identical(fit_kcache("l01", list(kind = .mk_codes$store[["dense"]]), n, M, ctl), 0L)
 })
