@@ -334,6 +334,9 @@ memory_bayes_lowrank <- function(add, n, M, R) {
   add("vectors", 6 * n + 8 * M, "linear")
 }
 
+# The free support vectors whose Gram matrix HessianMKL forms (MK_HESS_FREE_MAX, src/mklearn.h).
+.hess_free_max <- 4096
+
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
 # line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes) when dense;
 # on the fly none of them, the column cache instead (memory_parts() adds it); gradient
@@ -372,7 +375,15 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
                  nt * kernel_scratch(n)$size, "per_thread")
   }
   if (fly) add("kernel column per thread", nt * n, "per_thread")
-  if (method == "hessian") add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
+  if (method == "hessian") {
+    # src/hessian.c, hess_gram_dense(): the free SVs' Gram matrix (ns x ns, ns at most
+    # MK_HESS_FREE_MAX: above, the step falls back without it), its diagonal, Z (ns x (M + 1))
+    ns <- min(n, .hess_free_max)
+    add(sprintf("Hessian: Gram matrix of the free SVs (at most %d^2)", .hess_free_max), ns * ns,
+        "buffers")
+    add("Hessian: Z (free SVs x (M + 1)), a diagonal and a column", ns * (M + 2) + n, "linear")
+    add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
+  }
   add("vectors", 10 * n + 20 * M, "linear")
 }
 

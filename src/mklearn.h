@@ -762,7 +762,10 @@ typedef struct {
 /* simple.c: reduced-gradient descent with line search on the simplex (Rakotomamonjy et al.) */
 void *mk_sf_simple_init(mk_sf_ctx *c);
 int mk_sf_simple_step(mk_sf_ctx *c, void *ws, int it, const double *v);
-/* hessian.c: constrained Newton steps (Chapelle & Rakotomamonjy 2008) */
+/* hessian.c: constrained Newton steps (Chapelle & Rakotomamonjy 2008). With more free SVs than
+   MK_HESS_FREE_MAX the dense Gram matrix of the free SVs is not formed (the step falls back as
+   without curvature); R/memory.R counts that matrix at min(n, MK_HESS_FREE_MAX) rows. */
+#define MK_HESS_FREE_MAX 4096
 void *mk_sf_hessian_init(mk_sf_ctx *c);
 int mk_sf_hessian_step(mk_sf_ctx *c, void *ws, int it, const double *v);
 /* lpnorm.c: closed-form weight update on the unit lp sphere (Kloft et al.) */

@@ -24,6 +24,20 @@
 # nices each case itself (nice -n 10): run it without nice.
 args <- commandArgs(trailingOnly = TRUE)
 
+# Rscript reads a script while it runs it: a run whose file changes meanwhile (an edit, a
+# checkout) read on at its old offset in the new text once its loop ended, and evaluated what it
+# found there (a line of val() below: "object 'key' not found"). So the script runs from a copy,
+# started from one expression that ends the process.
+if (!nzchar(Sys.getenv("MKL_BENCH_COPY"))) {
+  self <- sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))
+  copy <- tempfile("bench-memory", fileext = ".R")
+  file.copy(self, copy)
+  Sys.setenv(MKL_BENCH_COPY = "1")
+  st <- system2(file.path(R.home("bin"), "Rscript"), c(shQuote(copy), shQuote(args)))
+  unlink(copy)
+  quit(save = "no", status = st)
+}
+
 if (length(args) && args[1L] == "trace") {
   n <- as.integer(args[2L]); method <- args[3L]
   store <- if (length(args) > 3L) args[4L] else "auto"
@@ -79,10 +93,14 @@ if (length(args) && args[1L] == "cpu") {
   if (method != "uniform") ctl$maxiter <- maxiter
   tm <- system.time(fit <- suppressWarnings(mkl(x, y, kernels = ks, method = method,
                                                 control = do.call(mkl_control, ctl))))
-  cat(sprintf("n = %d %-8s cpu %7.1f s (elapsed %6.1f s)  objective %.10g  SMO iterations %s\n",
+  # the inner iterations: the SVMs' SMO, MKL-L0/1's ADMM and conjugate gradients
+  inner <- if (method == "l01")
+    sprintf("ADMM %d, CG %d", fit$iterations, fit$info$cg_iterations) else
+    paste("SMO", format(if (is.null(fit$info$smo_iterations)) fit$info$svm_iterations else
+      fit$info$smo_iterations))
+  cat(sprintf("n = %d %-8s cpu %7.1f s (elapsed %6.1f s)  objective %.10g  iterations: %s\n",
               n, method, tm[["user.self"]] + tm[["sys.self"]], tm[["elapsed"]], fit$objective,
-              format(if (is.null(fit$info$smo_iterations)) fit$info$svm_iterations else
-                fit$info$smo_iterations)))
+              inner))
   quit(save = "no")
 }
 
@@ -160,7 +178,8 @@ run_case <- function(n, method) {
   res <- strsplit(grep("^RESULT", out, value = TRUE), "\t")
   if (!length(res)) {
     # stopped by the timeout while fitting: the store mkl() chose and its prediction
-    ch <- strsplit(grep("^CHOICE", out, value = TRUE), "\t")[[1L]]
+    # (no choice line: stopped before mkl() was reached)
+    ch <- c(strsplit(grep("^CHOICE", out, value = TRUE), "\t"), list(rep(NA, 3)))[[1L]]
     where <- if (any(out == "PLATT")) "in the Platt folds" else "while fitting"
     return(list(store = ch[2L], predicted = as.double(ch[3L]), peak = kb * 1024, cpu = cpu,
                 outcome = sprintf("stopped by the timeout (%d s) %s", tmo, where)))

@@ -14,7 +14,8 @@ test_that("mkl_memory states the store, the n x n buffers and the per-thread buf
   expect_identical(row("simple", "fly")$kernels, 8 * n * M)
   # the SVM family: Kd, and the line kernels B, KD (HessianMKL) and KD2 (SimpleMKL's probes)
   expect_identical(row("simple", "dense")$buffers, 4 * nn)
-  expect_identical(row("hessian", "dense")$buffers, 3 * nn)
+  # (HessianMKL: and the Gram matrix of its free SVs, at most n of them)
+  expect_identical(row("hessian", "dense")$buffers, 4 * nn)
   expect_identical(row("lp", "dense")$buffers, nn)
   # MKL-L0/1: its combined kernel, and the uniform combination of its start (R); none on the fly
   expect_identical(mkl_memory(n, M, "l01", "dense")$buffers, 2 * nn)
@@ -272,7 +273,8 @@ test_that("on the fly the SVMs keep no n x n buffer: a column cache sized by the
   n <- 20000; M <- 10; e <- 8 * n * M   # bytes of one cache entry (a point's M columns)
   mm <- mkl_memory(n, M, c("uniform", "simple", "hessian", "lp"), "fly", nthreads = 1,
                    control = mkl_control(memory = 4e9))
-  expect_identical(mm$buffers, rep(0, 4))
+  # (HessianMKL's Gram matrix of its free SVs, 4096 of them at most, apart)
+  expect_identical(mm$buffers, c(0, 0, 8 * 4096^2, 0))
   # the cache takes what the budget leaves, halved with a Platt fold fit's own cache
   for (i in 1:4) {
     p <- attr(mm, "parts")[[i]]
@@ -319,4 +321,20 @@ test_that("MKL-L0/1 on the fly keeps no n x n buffer: its products go through th
   ctl <- method_control("l01", mkl_control(kcache = 5, nthreads = 1))
   expect_identical(fit_kcache("l01", list(kind = .mk_codes$store[["fly"]]), n, M, ctl), 5L)
   expect_identical(fit_kcache("l01", list(kind = .mk_codes$store[["dense"]]), n, M, ctl), 0L)
+})
+
+test_that("HessianMKL counts the Gram matrix of its free SVs, at most 4096 of them", {
+  gram <- function(n, s) {
+    p <- memory_parts("hessian", n, 10, s, 1L, method_control("hessian", NULL), fold = TRUE)
+    p$bytes[grepl("^Hessian: (Gram|Z)", p$part)] / 8
+  }
+  for (s in c("dense", "fly")) {
+    # src/hessian.c, hess_gram_dense(): ns x ns, Z (ns x (M + 1)), the diagonal, a column
+    expect_identical(gram(1000, s), c(1000^2, 1000 * 12 + 1000), label = s)
+    expect_identical(gram(20000, s), c(4096^2, 4096 * 12 + 20000), label = s)
+  }
+  expect_length(gram(1000, "lowrank"), 0L)   # lr_hess_gram(): counted at the rank (above)
+  # the budget check sees it: a dense HessianMKL fit needs one n x n more than lp-norm's Kd
+  mm <- mkl_memory(1000, 10, c("hessian", "lp"), "dense", nthreads = 1)
+  expect_identical(mm$buffers[1L] - mm$buffers[2L], 8 * 3 * 1000^2)
 })
