@@ -149,7 +149,7 @@ l01_run <- function(store, y, C, control, init, warm, free, Kc, kscale, prog, gr
               tol = control$tol, maxiter = control$maxiter,
               warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
               joint_wb = control$joint_wb, freeze_T = control$freeze_T,
-              kcache = as.integer(control$kcache))
+              kcache = as.integer(control$kcache), kcols = as.integer(control$kcols))
   ctl["progress_fun"] <- list(progress_part(prog, 1L, control$restarts + 1L))
   Cs <- C / kscale
   start <- if (warm) {
@@ -193,7 +193,9 @@ fit_l01 <- function(store, y, task, C, control, init) {
   # solves an SVM on it (a low-rank or fly store stands for it: no n x n matrix; on the fly the
   # column cache takes what the budget leaves, R/memory.R)
   lr <- store$kind != .mk_codes$store[["dense"]]
-  control$kcache <- fit_kcache("l01", store, n, M, control)
+  kc <- fit_kcache("l01", store, n, M, control)
+  control$kcache <- as.integer(kc)
+  control$kcols <- attr(kc, "kcols")
   Kc <- if (lr) store else .Call(C_store_combine, store, rep(1 / M, M))
   kscale <- if (lr) kernel_scale(store) else mean(diag(Kc))
   t0 <- proc.time()[["elapsed"]]
@@ -264,6 +266,9 @@ check_l01_control <- function(s) {
   for (nm in c("warmup", "restarts", "freeze_T"))
     if (!is.null(s[[nm]])) s[[nm]] <- check_count(s[[nm]], nm, 0)
   if (!is.null(s[["select"]])) s[["select"]] <- check_count(s[["select"]], "select", 1)
+  # (internal: the combined columns of K(d) on the fly, src/l01.c; NA from the budget)
+  if (!is.null(s[["kcols"]]) && !identical(s[["kcols"]], NA_integer_))
+    s[["kcols"]] <- check_count(s[["kcols"]], "kcols", 0)
   ws <- s[["warmup_size"]]
   if (!is.null(ws) && !(length(ws) == 1L && is.na(ws)))
     s[["warmup_size"]] <- check_count(s[["warmup_size"]], "warmup_size", 2)

@@ -137,9 +137,9 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     l01 = {     # src/l01.c: the combined kernel Kd, G (n x M), H (M x M); R/l01.R: the start's
       # uniform combination, which R frees only at its next garbage collection. Low rank
       # (src/l01_lowrank.c): no n x n; Woodbury's G'G and factor (R x R each). On the fly
-      # (l01_work_init, mk_kcache_mv): the column cache (added below), its diagonals and a
-      # point's columns outside it (n x M each), K_m p for CG (2 n x M); Kd for the Cholesky
-      # w-step only
+      # (l01_work_init, mk_kcache_mv): the column cache and K(d)'s combined columns (added
+      # below), the cache's diagonals and a point's columns outside it (n x M each), K_m p for
+      # CG (2 n x M); Kd for the Cholesky w-step only
       chol <- identical(ctl[["wstep"]], "chol")
       if (store == "lowrank") {
         if (chol) add("G'G and its factor (R x R)", 2 * R * R, "linear")
@@ -160,14 +160,21 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     loss != "logistic" &&
     !platt_rank_rows(store == "lowrank", n, R)
   if (platt) memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
-  k <- 0
+  k <- 0; nc <- 0
   if (!fold && store == "fly" && uses_kcache(method, task)) {
-    k <- kcache_entries(n, M, ctl, sum(vapply(parts, function(p) p$bytes, 0)), platt)
+    rest <- sum(vapply(parts, function(p) p$bytes, 0))
+    if (fam == "l01" && !identical(ctl[["wstep"]], "chol")) {
+      kk <- l01_kcache_split(n, M, ctl, rest, platt)
+      k <- kk[1L]; nc <- kk[2L]
+      add(sprintf("combined columns of K(d) (%s points, src/l01.c)", format(nc)), nc * n,
+          "cache")
+      if (platt) add("Platt fold fit: its combined columns (as many)", nc * n, "platt")
+    } else k <- kcache_entries(n, M, ctl, rest, platt)
     add(sprintf("column cache (%s entries of n x M, src/kcache.c)", format(k)), k * n * M,
         "cache")
     if (platt) add("Platt fold fit: its column cache (as many entries)", k * n * M, "platt")
   }
-  structure(do.call(rbind, parts), kcache = k)
+  structure(do.call(rbind, parts), kcache = k, kcols = nc)
 }
 
 # The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family,
@@ -191,13 +198,32 @@ kcache_entries <- function(n, M, ctl, rest, platt = FALSE) {
   min(n, max(min(n, 4), k))
 }
 
+# MKL-L0/1's share of what the budget leaves after the `rest` of the fit (halved with a Platt
+# fold fit's own, as kcache_entries()): K(d)'s columns combined for CG (n doubles each,
+# src/l01.c) for as many points as fit beside 4 cache entries, then the column cache's entries
+# (n x M doubles each) with the rest, at least 4; the settings kcols and kcache when given.
+# c(entries, columns).
+l01_kcache_split <- function(n, M, ctl, rest, platt = FALSE) {
+  budget <- ctl[["memory"]]
+  if (is.null(budget) || is.na(budget)) budget <- default_memory()
+  avail <- max(0, budget - rest) / (if (platt) 2 else 1)
+  e <- 8 * n * M
+  nc <- ctl[["kcols"]]
+  if (is.null(nc) || is.na(nc)) nc <- floor(max(0, avail - 4 * e) / (8 * n))
+  nc <- min(n, nc)
+  k <- ctl[["kcache"]]
+  if (is.null(k) || is.na(k)) k <- floor(max(0, avail - 8 * n * nc) / e)
+  c(min(n, max(min(n, 4), k)), nc)
+}
+
 # The cache entries a fit on a fly store allocates (0 when it does not use the cache): the same
 # arithmetic as mkl_memory(), for the fit's n and settings (its loss: ctl$loss, set by mkl(),
-# else the method's default for the task).
+# else the method's default for the task); attribute kcols: MKL-L0/1's combined columns.
 fit_kcache <- function(method, store, n, M, ctl, task = "classification") {
-  if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method, task)) return(0L)
+  if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method, task))
+    return(structure(0L, kcols = 0L))
   p <- memory_parts(method, n, M, "fly", memory_threads(ctl$nthreads), ctl, task)
-  as.integer(attr(p, "kcache"))
+  structure(as.integer(attr(p, "kcache")), kcols = as.integer(attr(p, "kcols")))
 }
 
 # The cross-validation of the probabilities (platt_cv_values(), R/platt.R): per fold, the store

@@ -393,11 +393,16 @@ void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries);
 const double *mk_kcache_get(mk_kcache *kc, int j);
 /* out (n) = sum_m w_m K_m[, j] */
 void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out);
-/* out_k (n x cnt) = [K_{idx[c]} v_k], c < cnt, for k < nv (idx NULL: kernels 0..cnt-1), in one
-   pass over the points: cached entries read, free entries filled, the rest computed into an
-   n x M scratch (allocated at the first call) without evicting */
-void mk_kcache_mv(mk_kcache *kc, const int *idx, int cnt, int nv, const double *const *v,
-                  double *const *out);
+/* Passes over the points (kcache.c): point j's columns, its entry (*whole = 1) or the kernels
+   idx computed into an n x M scratch allocated at the first need (*whole = 0), filling free
+   entries when fill != 0, never evicting; rows j >= j0 of out_k (n x cnt) = [K_{idx[c]} v_k],
+   c < cnt, k < nv (idx NULL: kernels 0..cnt-1), the points taken from the last down; a'b with
+   four partial sums */
+const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, int fill,
+                                 int *whole);
+void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
+                  const double *const *v, double *const *out);
+double mk_kcache_dot(int n, const double *a, const double *b);
 /* The SMO's column source on the cache for the weights set by mk_kcsrc_set (q first: a
    mk_kcsrc * is a mk_qsrc *). */
 typedef struct {

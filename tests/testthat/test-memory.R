@@ -296,10 +296,11 @@ test_that("on the fly the SVMs keep no n x n buffer: a column cache sized by the
   ctl <- method_control("simple", mkl_control(kcache = 7, nthreads = 1))
   expect_identical(attr(memory_parts("simple", n, M, "fly", 1L, ctl), "kcache"), 7)
   st <- list(kind = .mk_codes$store[["fly"]])
-  expect_identical(fit_kcache("simple", st, n, M, ctl), 7L)
-  expect_identical(fit_kcache("uniform", st, n, M, method_control("uniform", NULL),
-                              "regression"), 0L)
-  expect_identical(fit_kcache("simple", list(kind = .mk_codes$store[["dense"]]), n, M, ctl), 0L)
+  expect_identical(as.integer(fit_kcache("simple", st, n, M, ctl)), 7L)
+  expect_identical(as.integer(fit_kcache("uniform", st, n, M, method_control("uniform", NULL),
+                                         "regression")), 0L)
+  expect_identical(as.integer(fit_kcache("simple", list(kind = .mk_codes$store[["dense"]]), n, M,
+                                         ctl)), 0L)
 })
 
 test_that("MKL-L0/1 on the fly keeps no n x n buffer: its products go through the column cache", {
@@ -308,19 +309,31 @@ test_that("MKL-L0/1 on the fly keeps no n x n buffer: its products go through th
   expect_identical(mm$buffers, 0)
   p <- attr(mm, "parts")[[1L]]
   expect_false(any(grepl("n x n", p$part)))
-  # the cache takes what the budget leaves (halved with the Platt fold fit's own)
-  k <- attr(p, "kcache")
-  rest <- sum(p$bytes[!grepl("column cache \\(|its column cache", p$part)])
-  expect_identical(k, floor((4e9 - rest) / 2 / e))
+  # what the budget leaves (halved with the Platt fold fit's own): K(d)'s columns combined for
+  # as many points as fit beside 4 cache entries (n doubles each), the cache's entries with the rest
+  k <- attr(p, "kcache"); nc <- attr(p, "kcols")
+  rest <- sum(p$bytes[!grepl("column cache \\(|its column cache|combined columns", p$part)])
+  avail <- (4e9 - rest) / 2
+  expect_identical(nc, floor((avail - 4 * e) / (8 * n)))
+  expect_lt(nc, n)
+  expect_identical(k, 4)
   expect_lte(mm$total, 4e9)
+  expect_identical(mm$cache, 8 * n * nc + k * e)
+  # at n = 10,000 every column fits (0.8 GB) and the entries take the rest
+  p10 <- attr(mkl_memory(10000, M, "l01", "fly", nthreads = 1,
+                         control = mkl_control(memory = 4e9)), "parts")[[1L]]
+  expect_identical(attr(p10, "kcols"), 10000)
+  expect_gt(attr(p10, "kcache"), 1000)
   # the Cholesky w-step factors K(d): one n x n buffer
   chol <- mkl_memory(n, M, "l01", "fly", nthreads = 1,
                      control = mkl_control(memory = 4e9, wstep = "chol"))
   expect_identical(chol$buffers, 8 * n^2)
   # the fit allocates what mkl_memory() counts; the dense store has no cache
-  ctl <- method_control("l01", mkl_control(kcache = 5, nthreads = 1))
-  expect_identical(fit_kcache("l01", list(kind = .mk_codes$store[["fly"]]), n, M, ctl), 5L)
-  expect_identical(fit_kcache("l01", list(kind = .mk_codes$store[["dense"]]), n, M, ctl), 0L)
+  ctl <- method_control("l01", mkl_control(kcache = 5, kcols = 9, nthreads = 1))
+  expect_identical(fit_kcache("l01", list(kind = .mk_codes$store[["fly"]]), n, M, ctl),
+                   structure(5L, kcols = 9L))
+  expect_identical(as.integer(fit_kcache("l01", list(kind = .mk_codes$store[["dense"]]), n, M,
+                                         ctl)), 0L)
 })
 
 test_that("HessianMKL counts the Gram matrix of its free SVs, at most 4096 of them", {
