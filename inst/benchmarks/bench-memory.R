@@ -5,11 +5,12 @@
 # allocation; buffers a solver allocates later in a fit are counted by the prediction and may be
 # missed by the measure). Each case runs in a fresh Rscript under /usr/bin/time -v (its maximum
 # resident set size and CPU time), niced, with a timeout, one at a time, and waits while less
-# than 12 GB is free. Case "none" loads the package and makes the data without fitting: the R
-# process's baseline. Run it under the shared memory lock (flock) on a shared machine.
+# than 12 GB (--free) is free. Case "none" loads the package and makes the data without
+# fitting: the R process's baseline. Run it under the shared memory lock (flock) on a shared
+# machine.
 # Usage: Rscript bench-memory.R [n ...] [--methods=a,b] [--threads=k] [--store=s] [--timeout=s]
 #        [--maxiter=k] [--memory=bytes (default: half the machine)] [--lock=file (each case
-#        runs under flock on it)]
+#        runs under flock on it)] [--free=GB (a case waits while less is available; 12)]
 #        Rscript bench-memory.R trace <n> <method> [store] [live]: one fit in this process,
 #        the resident set at the entry and exit of every function of the package wherever it
 #        moved by more than 4 MB, with the peak since the previous reading (reset through
@@ -157,6 +158,7 @@ store <- opt("store", "auto")
 maxiter <- opt("maxiter", "1")
 memory <- opt("memory", "default")
 lock <- opt("lock", "")
+free_min <- as.double(opt("free", "12"))
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
 
 free_gb <- function() {
@@ -164,7 +166,7 @@ free_gb <- function() {
   as.double(gsub("[^0-9]", "", l)) / 1024^2
 }
 run_case <- function(n, method) {
-  while (free_gb() < 12) Sys.sleep(20)
+  while (free_gb() < free_min) Sys.sleep(20)
   log <- tempfile()
   cmd <- c("-v", "-o", log, "timeout", tmo, "nice", "-n", "10", "Rscript", script, "case", n,
            method, nt, store, maxiter, memory)
