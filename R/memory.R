@@ -34,8 +34,9 @@
 #' @param loss the loss (default: each method's default for the task).
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
 #'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers), `cache`
-#'   (on the fly, the SVMs' bounded kernel-column cache: what the budget leaves after the rest
-#'   of the fit, at most the n x n x M kernels, at least 4 points' columns),
+#'   (on the fly, the bounded kernel-column cache of the SVMs and MKL-L0/1, and MKL-L0/1's
+#'   combined columns of K(d): what the budget leaves after the rest of the fit, at most the
+#'   n x n x M kernels, at least 4 points' columns),
 #'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and up to 64 MB of
 #'   R's garbage until its next collection), `platt` (the cross-validation of the probabilities:
 #'   the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is
