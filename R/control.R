@@ -27,7 +27,7 @@
              identity_cut = 1.5, start = "reference", svm_C = 1,
              b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
              cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
-             restarts = 0L, select = NULL),
+             restarts = 0L, select = NULL, kcache = NA_integer_, kcols = NA_integer_),
   # bayes: tol bounds max_m |dJ / d log d_m| = d_m |t_m - q_m| / 2 (nats), Eq. 23's fixed point
   # scaled by each kernel's share of the fit; sigma2 = NA: the noise variance is estimated
   bayes = list(tol = 1e-4, maxiter = 2000L, sigma2 = NA_real_, bias = "center", prune = 1e-8,

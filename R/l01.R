@@ -20,7 +20,7 @@ l01_start <- function(Kc, y, kscale, control, M, n, free = rep(TRUE, M)) {
     return(st)
   }
   # "svm": the SVM on the uniform combination at the box constant of the same scale
-  s <- l01_svm(Kc, y, control$svm_C / kscale, d)
+  s <- l01_svm(Kc, y, control$svm_C / kscale, d, kc = control$kcache)
   w <- s$alpha * y
   kw <- s$kw
   st$w <- w
@@ -32,16 +32,22 @@ l01_start <- function(Kc, y, kscale, control, M, n, free = rep(TRUE, M)) {
 }
 
 # The SVM of the "svm" start on the combination with weights d, and (kw = TRUE) K(d) (y.alpha):
-# Kc is that combination (n x n), or a low-rank store (the linear SVM of src/lsvm.c, no n x n
-# matrix).
-l01_svm <- function(Kc, y, C, d, kw = TRUE) {
+# Kc is that combination (n x n), a low-rank store (the linear SVM of src/lsvm.c, no n x n
+# matrix) or a fly store (the SMO through the column cache of kc entries, src/kcache.c; its
+# cache collected before the ADMM allocates its own).
+l01_svm <- function(Kc, y, C, d, kw = TRUE, kc = 0L) {
   n <- length(y)
   if (is.matrix(Kc)) {
     s <- .Call(C_smo, Kc, y, C, numeric(n), 1e-3, 10000000L)
     if (kw) s$kw <- drop(Kc %*% (s$alpha * y))
     return(s)
   }
-  s <- .Call(C_lsvm, Kc, y, C, as.double(d), numeric(n), 1e-3, 1000000L)
+  s <- if (Kc$kind == .mk_codes$store[["fly"]]) {
+    r <- .Call(C_smo_store, Kc, y, as.double(C), as.double(d), numeric(n), 1e-3, 10000000L,
+               as.integer(kc))
+    invisible(gc(full = FALSE))
+    r
+  } else .Call(C_lsvm, Kc, y, C, as.double(d), numeric(n), 1e-3, 1000000L)
   k <- which(d > 0)
   if (kw) s$kw <- drop(.Call(C_store_mv, Kc, k, s$alpha * y) %*% d[k])
   s
@@ -96,7 +102,7 @@ l01_warmup_set <- function(y, size) {
 l01_preselect <- function(store, y, Kc, kscale, control, M) {
   k <- l01_select_count(control$select, M)
   if (M <= k) return(rep(TRUE, M))
-  s <- l01_svm(Kc, y, control$svm_C / kscale, rep(1 / M, M), kw = FALSE)
+  s <- l01_svm(Kc, y, control$svm_C / kscale, rep(1 / M, M), kw = FALSE, kc = control$kcache)
   score <- .Call(C_store_quad, store, seq_len(M), s$alpha * y) / sqrt(l01_frob2(store))
   free <- logical(M)
   free[order(-score)[seq_len(k)]] <- TRUE
@@ -142,7 +148,8 @@ l01_run <- function(store, y, C, control, init, warm, free, Kc, kscale, prog, gr
   ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale,
               tol = control$tol, maxiter = control$maxiter,
               warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
-              joint_wb = control$joint_wb, freeze_T = control$freeze_T)
+              joint_wb = control$joint_wb, freeze_T = control$freeze_T,
+              kcache = as.integer(control$kcache), kcols = as.integer(control$kcols))
   ctl["progress_fun"] <- list(progress_part(prog, 1L, control$restarts + 1L))
   Cs <- C / kscale
   start <- if (warm) {
@@ -183,8 +190,12 @@ fit_l01 <- function(store, y, task, C, control, init) {
   n <- dims[2L]; M <- dims[3L]
   y <- as.double(y)
   # the uniform combination: its mean diagonal is the kernel scale, and the "svm" start
-  # solves an SVM on it (a low-rank store stands for it: no n x n matrix)
-  lr <- store$kind == .mk_codes$store[["lowrank"]]
+  # solves an SVM on it (a low-rank or fly store stands for it: no n x n matrix; on the fly the
+  # column cache takes what the budget leaves, R/memory.R)
+  lr <- store$kind != .mk_codes$store[["dense"]]
+  kc <- fit_kcache("l01", store, n, M, control)
+  control$kcache <- as.integer(kc)
+  control$kcols <- attr(kc, "kcols")
   Kc <- if (lr) store else .Call(C_store_combine, store, rep(1 / M, M))
   kscale <- if (lr) kernel_scale(store) else mean(diag(Kc))
   t0 <- proc.time()[["elapsed"]]
@@ -255,6 +266,9 @@ check_l01_control <- function(s) {
   for (nm in c("warmup", "restarts", "freeze_T"))
     if (!is.null(s[[nm]])) s[[nm]] <- check_count(s[[nm]], nm, 0)
   if (!is.null(s[["select"]])) s[["select"]] <- check_count(s[["select"]], "select", 1)
+  # (internal: the combined columns of K(d) on the fly, src/l01.c; NA from the budget)
+  if (!is.null(s[["kcols"]]) && !identical(s[["kcols"]], NA_integer_))
+    s[["kcols"]] <- check_count(s[["kcols"]], "kcols", 0)
   ws <- s[["warmup_size"]]
   if (!is.null(ws) && !(length(ws) == 1L && is.na(ws)))
     s[["warmup_size"]] <- check_count(s[["warmup_size"]], "warmup_size", 2)

@@ -34,8 +34,9 @@
 #' @param loss the loss (default: each method's default for the task).
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
 #'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers), `cache`
-#'   (on the fly, the SVMs' bounded kernel-column cache: what the budget leaves after the rest
-#'   of the fit, at most the n x n x M kernels, at least 4 points' columns),
+#'   (on the fly, the bounded kernel-column cache of the SVMs and MKL-L0/1, and MKL-L0/1's
+#'   combined columns of K(d): what the budget leaves after the rest of the fit, at most the
+#'   n x n x M kernels, at least 4 points' columns),
 #'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and up to 64 MB of
 #'   R's garbage until its next collection), `platt` (the cross-validation of the probabilities:
 #'   the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is
@@ -136,10 +137,17 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     },
     l01 = {     # src/l01.c: the combined kernel Kd, G (n x M), H (M x M); R/l01.R: the start's
       # uniform combination, which R frees only at its next garbage collection. Low rank
-      # (src/l01_lowrank.c): no n x n; Woodbury's G'G and factor (R x R each)
+      # (src/l01_lowrank.c): no n x n; Woodbury's G'G and factor (R x R each). On the fly
+      # (l01_work_init, mk_kcache_mv): the column cache and K(d)'s combined columns (added
+      # below), the cache's diagonals and a point's columns outside it (n x M each), K_m p for
+      # CG (2 n x M); Kd for the Cholesky w-step only
+      chol <- identical(ctl[["wstep"]], "chol")
       if (store == "lowrank") {
-        if (identical(ctl[["wstep"]], "chol")) add("G'G and its factor (R x R)", 2 * R * R,
-                                                  "linear")
+        if (chol) add("G'G and its factor (R x R)", 2 * R * R, "linear")
+      } else if (fly) {
+        if (chol) add("combined kernel and its Cholesky factor (n x n)", nn, "buffers")
+        add(paste("column cache: kernel diagonals and a point's columns (2 n x M),",
+                  "products K_m p (2 n x M)"), (if (chol) 2 else 4) * n * M + 2 * n, "linear")
       } else {
         add("uniform combination for the start (n x n, R)", nn, "buffers")
         add("combined kernel (n x n)", nn, "buffers")
@@ -153,21 +161,28 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     loss != "logistic" &&
     !platt_rank_rows(store == "lowrank", n, R)
   if (platt) memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
-  k <- 0
+  k <- 0; nc <- 0
   if (!fold && store == "fly" && uses_kcache(method, task)) {
-    k <- kcache_entries(n, M, ctl, sum(vapply(parts, function(p) p$bytes, 0)), platt)
+    rest <- sum(vapply(parts, function(p) p$bytes, 0))
+    if (fam == "l01" && !identical(ctl[["wstep"]], "chol")) {
+      kk <- l01_kcache_split(n, M, ctl, rest, platt)
+      k <- kk[1L]; nc <- kk[2L]
+      add(sprintf("combined columns of K(d) (%s points, src/l01.c)", format(nc)), nc * n,
+          "cache")
+      if (platt) add("Platt fold fit: its combined columns (as many)", nc * n, "platt")
+    } else k <- kcache_entries(n, M, ctl, rest, platt)
     add(sprintf("column cache (%s entries of n x M, src/kcache.c)", format(k)), k * n * M,
         "cache")
     if (platt) add("Platt fold fit: its column cache (as many entries)", k * n * M, "platt")
   }
-  structure(do.call(rbind, parts), kcache = k)
+  structure(do.call(rbind, parts), kcache = k, kcols = nc)
 }
 
-# The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family
-# and the uniform SVM.
+# The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family,
+# the uniform SVM and MKL-L0/1.
 uses_kcache <- function(method, task) {
   fam <- method_info(method)$control
-  fam == "svmfam" || (fam == "uniform" && task == "classification")
+  fam %in% c("svmfam", "l01") || (fam == "uniform" && task == "classification")
 }
 
 # Entries of the column cache (n x M doubles each; mk_kcache_cap in src/kcache.c): the setting
@@ -184,12 +199,32 @@ kcache_entries <- function(n, M, ctl, rest, platt = FALSE) {
   min(n, max(min(n, 4), k))
 }
 
+# MKL-L0/1's share of what the budget leaves after the `rest` of the fit (halved with a Platt
+# fold fit's own, as kcache_entries()): K(d)'s columns combined for CG (n doubles each,
+# src/l01.c) for as many points as fit beside 4 cache entries, then the column cache's entries
+# (n x M doubles each) with the rest, at least 4; the settings kcols and kcache when given.
+# c(entries, columns).
+l01_kcache_split <- function(n, M, ctl, rest, platt = FALSE) {
+  budget <- ctl[["memory"]]
+  if (is.null(budget) || is.na(budget)) budget <- default_memory()
+  avail <- max(0, budget - rest) / (if (platt) 2 else 1)
+  e <- 8 * n * M
+  nc <- ctl[["kcols"]]
+  if (is.null(nc) || is.na(nc)) nc <- floor(max(0, avail - 4 * e) / (8 * n))
+  nc <- min(n, nc)
+  k <- ctl[["kcache"]]
+  if (is.null(k) || is.na(k)) k <- floor(max(0, avail - 8 * n * nc) / e)
+  c(min(n, max(min(n, 4), k)), nc)
+}
+
 # The cache entries a fit on a fly store allocates (0 when it does not use the cache): the same
-# arithmetic as mkl_memory(), for the fit's n and settings.
+# arithmetic as mkl_memory(), for the fit's n and settings (its loss: ctl$loss, set by mkl(),
+# else the method's default for the task); attribute kcols: MKL-L0/1's combined columns.
 fit_kcache <- function(method, store, n, M, ctl, task = "classification") {
-  if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method, task)) return(0L)
-  p <- memory_parts(method, n, M, "fly", memory_threads(ctl$nthreads), ctl, task, "hinge")
-  as.integer(attr(p, "kcache"))
+  if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method, task))
+    return(structure(0L, kcols = 0L))
+  p <- memory_parts(method, n, M, "fly", memory_threads(ctl$nthreads), ctl, task)
+  structure(as.integer(attr(p, "kcache")), kcols = as.integer(attr(p, "kcols")))
 }
 
 # The cross-validation of the probabilities (platt_cv_values(), R/platt.R): per fold, the store
@@ -335,6 +370,9 @@ memory_bayes_lowrank <- function(add, n, M, R) {
   add("vectors", 6 * n + 8 * M, "linear")
 }
 
+# The free support vectors whose Gram matrix HessianMKL forms (MK_HESS_FREE_MAX, src/mklearn.h).
+.hess_free_max <- 4096
+
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
 # line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes) when dense;
 # on the fly none of them, the column cache instead (memory_parts() adds it); gradient
@@ -373,7 +411,15 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
                  nt * kernel_scratch(n)$size, "per_thread")
   }
   if (fly) add("kernel column per thread", nt * n, "per_thread")
-  if (method == "hessian") add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
+  if (method == "hessian") {
+    # src/hessian.c, hess_gram_dense(): the free SVs' Gram matrix (ns x ns, ns at most
+    # MK_HESS_FREE_MAX: above, the step falls back without it), its diagonal, Z (ns x (M + 1))
+    ns <- min(n, .hess_free_max)
+    add(sprintf("Hessian: Gram matrix of the free SVs (at most %d^2)", .hess_free_max), ns * ns,
+        "buffers")
+    add("Hessian: Z (free SVs x (M + 1)), a diagonal and a column", ns * (M + 2) + n, "linear")
+    add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
+  }
   add("vectors", 10 * n + 20 * M, "linear")
 }
 

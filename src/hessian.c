@@ -309,17 +309,20 @@ void *mk_sf_hessian_init(mk_sf_ctx *c)
 }
 
 /* Z = L^{-1} [Q, 1] (ns x (M + 1)), Kbar = K(d)_{SS} + ridge = L L' from the driver's base
-   kernel (up to 6 ridges, x100 each); NULL when no ridge makes Kbar positive definite. */
+   kernel (up to 6 ridges, x100 each); NULL when no ridge makes Kbar positive definite, or with
+   more than MK_HESS_FREE_MAX free SVs (the model then falls back as without curvature; its
+   ns x ns matrix is what mkl_memory() counts, R/memory.R). One ns x ns buffer: Kbar's lower
+   triangle is kept in the upper one and its diagonal apart, so a retry restores it. */
 static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv, int nsv,
                                const double *al)
 {
     const int n = c->n, M = c->M;
     const double d1 = 1.0;
-    double *Kb = (double *) R_alloc((size_t) ns * ns, sizeof(double));
-    double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double));
+    if (ns > MK_HESS_FREE_MAX) return NULL;
+    double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double)), *Kb = Kb2;
+    double *dg = (double *) R_alloc(ns, sizeof(double));
     double *cbuf = (double *) R_alloc(n, sizeof(double));
     double *Z = (double *) R_alloc((size_t) ns * (M + 1), sizeof(double));
-    memset(Kb, 0, (size_t) ns * ns * sizeof(double));
     for (int k = 0; k < ns; k++) {
         const double *col = c->base_col(c, S[k], cbuf);
         for (int l = k; l < ns; l++) Kb[l + (size_t) k * ns] = col[S[l]];
@@ -334,12 +337,19 @@ static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv
         }
     }
     double tr = 0.0;
-    for (int k = 0; k < ns; k++) tr += Kb[k + (size_t) k * ns];
+    for (int k = 0; k < ns; k++) {
+        dg[k] = Kb[k + (size_t) k * ns];
+        tr += dg[k];
+        for (int l = k + 1; l < ns; l++) Kb[k + (size_t) l * ns] = Kb[l + (size_t) k * ns];
+    }
     double jit = 1e-10 * tr / ns;
     int info = 1;
     for (int r = 0; r < 6 && info != 0; r++, jit *= 100.0) {   /* up to 6 jitters, x100 each */
-        memcpy(Kb2, Kb, (size_t) ns * ns * sizeof(double));
-        for (int k = 0; k < ns; k++) Kb2[k + (size_t) k * ns] += jit;
+        if (r > 0)   /* dpotrf overwrote the lower triangle: back from the upper one */
+            for (int k = 0; k < ns; k++)
+                for (int l = k + 1; l < ns; l++)
+                    Kb2[l + (size_t) k * ns] = Kb2[k + (size_t) l * ns];
+        for (int k = 0; k < ns; k++) Kb2[k + (size_t) k * ns] = dg[k] + jit;
         F77_CALL(dpotrf)("L", &ns, Kb2, &ns, &info FCONE);
     }
     if (info != 0) return NULL;

@@ -27,6 +27,7 @@ void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries)
     kc->used = 0;
     kc->head = kc->tail = -1;
     kc->hits = kc->misses = 0.0;
+    kc->scr = NULL;
     kc->data = (double *) mk_alloc_huge((size_t) kc->cap * n * M * sizeof(double));
     kc->diag = (double *) R_alloc((size_t) n * M, sizeof(double));
     kc->base = (double *) R_alloc(n, sizeof(double));
@@ -98,6 +99,59 @@ static void kc_comb(const double *E, int n, int M, const double *w, double *out)
 void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out)
 {
     kc_comb(mk_kcache_get(kc, j), kc->n, kc->M, w, out);
+}
+
+/* ------------------------------------------------------------------ products in one pass */
+
+/* a'b with four partial sums (the pass is bound by reading the entries; one chain of additions
+   would bind it by their latency instead) */
+MK_CLONES double mk_kcache_dot(int n, const double *a, const double *b)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i]; s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2]; s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* Point j's columns for a pass: its entry when cached (*whole = 1: every kernel's column), else
+   a free entry filled while there is one and fill != 0, else the kernels idx alone computed
+   into scratch (*whole = 0: column c of idx[c]) without evicting. A pass in order through an
+   LRU smaller than n would drop every entry before its next use: the entries filled first
+   stay (NOTES-store.md, "MKL-L0/1 on the fly"). */
+const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, int fill,
+                                 int *whole)
+{
+    const size_t len = (size_t) kc->n * kc->M;
+    int s = kc->slot[j];
+    *whole = 1;
+    if (s >= 0) { kc->hits++; return kc->data + (size_t) s * len; }
+    if (fill && kc->used < kc->cap) return mk_kcache_get(kc, j);
+    kc->misses++;
+    if (!kc->scr) kc->scr = (double *) mk_alloc_huge(len * sizeof(double));
+    mk_store_cols_buf(kc->st, idx, cnt, j, kc->scr, kc->base);
+    *whole = 0;
+    return kc->scr;
+}
+
+/* out_k[j + c n] = K_{idx[c]}[, j]' v_k for the points j >= j0, c < cnt, k < nv (idx NULL:
+   kernels 0..cnt-1): one pass from the last point down (so that the entries kept are those of
+   the last points, which every pass reads), by mk_kcache_pass_get. One thread. */
+void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
+                  const double *const *v, double *const *out)
+{
+    const int n = kc->n;
+    for (int j = n - 1; j >= j0; j--) {
+        int whole;
+        const double *E = mk_kcache_pass_get(kc, j, idx, cnt, 1, &whole);
+        for (int c = 0; c < cnt; c++) {
+            const double *e = E + (size_t) (whole && idx ? idx[c] : c) * n;
+            for (int k = 0; k < nv; k++) out[k][j + (size_t) c * n] = mk_kcache_dot(n, e, v[k]);
+        }
+    }
 }
 
 /* ------------------------------------------------------------------ the SMO's column source */

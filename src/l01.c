@@ -9,6 +9,10 @@
  * plus the w-step (I + rho1 K(d)) w = rhs, done by one of
  *   - warm-started conjugate gradients on the combined K(d) (wstep = 0), or
  *   - a Cholesky factor of I + rho1 K(d), reused while d does not change (wstep = 1).
+ * On the fly the products K_m v (G, and K(d) p over the kernels with d_m > 0) are passes over
+ * the column cache of kcache.c, and CG reads K(d)'s columns combined for as many points as the
+ * budget leaves room for (n doubles each, refilled when d changes), the rest through the cache
+ * (NOTES-store.md, "MKL-L0/1 on the fly"); the Cholesky w-step factors an n x n K(d).
  * The M x M d-system is solved exactly (Cholesky) and projected onto the simplex.
  *
  * Every starting value (including the warm-up working set) comes from the R front end
@@ -31,6 +35,8 @@ static const char *const block_names[NBLOCK] =
 typedef struct {
     double C, rho1, rho2, rho3, tol, cg_tol;
     int maxiter, warmup, wstep, cg_maxiter, joint, freeze_T;
+    int kcache;        /* on the fly: entries of the column cache (0: every point) */
+    int kcols;         /* on the fly, CG: K(d)'s columns held combined (points 0..kcols-1) */
     mk_progress *prog;
 } l01_opts;
 
@@ -102,7 +108,30 @@ typedef struct {
     double *dfac;      /* M: the d of Kd */
     double *r, *q, *q2, *work;   /* residual, K(d) x of the two systems, CG scratch (3n) */
     mk_l01_lr *lr;     /* a low-rank store: the w-step through the factors (l01_lowrank.c) */
+    mk_kcache *kc;     /* on the fly: the column cache (G, and K(d) p without Kd for CG) */
+    int *act, nact;    /* on the fly, CG: the kernels with d_m != 0 */
+    double *P[2];      /* on the fly, CG: K_m p over them (n x nact per system) */
+    double *Kc;        /* on the fly, CG: K(d)'s columns of points 0..nc-1 (n x nc) */
+    int nc;
 } wsolver;
+
+/* On the fly, CG: K(d)'s columns of points 0..nc-1 for the current d, each the sum of its active
+   kernels' columns in their order (one pass over those points' columns). */
+static void wsolver_fill_cols(wsolver *ws)
+{
+    int n = ws->n;
+    for (int j = 0; j < ws->nc; j++) {
+        int whole;
+        const double *E = mk_kcache_pass_get(ws->kc, j, ws->act, ws->nact, 1, &whole);
+        double *col = ws->Kc + (size_t) j * n;
+        for (int i = 0; i < n; i++) col[i] = 0.0;
+        for (int c = 0; c < ws->nact; c++) {
+            double dm = ws->dfac[ws->act[c]];
+            const double *e = E + (size_t) (whole ? ws->act[c] : c) * n;
+            for (int i = 0; i < n; i++) col[i] += dm * e[i];
+        }
+    }
+}
 
 /* Make ws->Kd current for d: K(d) (CG) or the Cholesky factor of I + rho1 K(d) (reused while
    d does not change). */
@@ -110,6 +139,15 @@ static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, dou
 {
     int n = ws->n, M = ws->M;
     if (ws->lr) { ws->nfact += mk_l01_lr_update(ws->lr, d, rho1); return; }
+    if (ws->kc && ws->mode == 0) {   /* products through the cache: only the active kernels */
+        if (ws->have_factor && memcmp(ws->dfac, d, (size_t) M * sizeof(double)) == 0) return;
+        ws->nact = 0;
+        for (int m = 0; m < M; m++) if (d[m] != 0.0) ws->act[ws->nact++] = m;
+        memcpy(ws->dfac, d, (size_t) M * sizeof(double));
+        ws->have_factor = 1;
+        wsolver_fill_cols(ws);
+        return;
+    }
     if (ws->have_factor && memcmp(ws->dfac, d, (size_t) M * sizeof(double)) == 0) return;
     mk_store_combine(st, d, ws->Kd);
     if (ws->mode == 1) {
@@ -124,14 +162,40 @@ static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, dou
     ws->have_factor = 1;
 }
 
+/* q_k = K(d) p_k for k < np (1 or 2): the combined kernel, or on the fly (K(d) symmetric) row j
+   of K(d) p is K(d)'s column j times p: from the combined columns for j < nc, else one pass
+   over the cache for both systems, sum over the active kernels of d_m (K_m p)_j in their order */
+static void wsolver_kdv(wsolver *ws, int np, const double *p1, const double *p2, double *q1,
+                        double *q2)
+{
+    int n = ws->n, nc = ws->nc;
+    if (!ws->kc) { mk_symv2_full(ws->Kd, n, p1, p2, q1, q2); return; }
+    const double *pp[2] = { p1, p2 };
+    double *qq[2] = { q1, q2 };
+    for (int j = 0; j < nc; j++)
+        for (int k = 0; k < np; k++)
+            qq[k][j] = mk_kcache_dot(n, ws->Kc + (size_t) j * n, pp[k]);
+    if (nc == n) return;
+    mk_kcache_mv(ws->kc, nc, ws->act, ws->nact, np, pp, ws->P);
+    for (int k = 0; k < np; k++) {
+        for (int i = nc; i < n; i++) qq[k][i] = 0.0;
+        for (int c = 0; c < ws->nact; c++) {
+            double dm = ws->dfac[ws->act[c]];
+            const double *g = ws->P[k] + (size_t) c * n;
+            for (int i = nc; i < n; i++) qq[k][i] += dm * g[i];
+        }
+    }
+}
+
 /* The CG operator of I + rho1 K(d): q = p + rho1 K(d) p. */
-typedef struct { const double *Kd; int n; double rho1; } wop;
+typedef struct { wsolver *ws; double rho1; } wop;
 
 static void wop_mv(void *ctx, const double *p, double *q)
 {
     const wop *o = (const wop *) ctx;
-    mk_symv2_full(o->Kd, o->n, p, NULL, q, NULL);
-    for (int i = 0; i < o->n; i++) q[i] = p[i] + o->rho1 * q[i];
+    int n = o->ws->n;
+    wsolver_kdv(o->ws, 1, p, NULL, q, NULL);
+    for (int i = 0; i < n; i++) q[i] = p[i] + o->rho1 * q[i];
 }
 
 /* (I + rho1 K(d)) x_k = rhs_k for k < nrhs (1 or 2); x_k holds the previous solution (the CG
@@ -155,8 +219,8 @@ static void wsolve(wsolver *ws, double rho1, int nrhs, const double *const *rhs,
         return;
     }
     double *q[2] = { ws->q, ws->q2 };
-    mk_symv2_full(ws->Kd, n, x[0], nrhs > 1 ? x[1] : NULL, q[0], q[1]);
-    wop op = { ws->Kd, n, rho1 };
+    wsolver_kdv(ws, nrhs, x[0], nrhs > 1 ? x[1] : NULL, q[0], q[1]);
+    wop op = { ws, rho1 };
     mk_cg cg;
     memset(&cg, 0, sizeof(cg));
     cg.n = n; cg.maxit = cg_maxiter; cg.mv = wop_mv; cg.mv_ctx = &op;
@@ -190,10 +254,13 @@ typedef struct {
 
 static double *dalloc(size_t len) { return (double *) R_alloc(len, sizeof(double)); }
 
-/* G = [K_m w] over the free kernels (every kernel: no index list) */
+/* G = [K_m w] over the free kernels (every kernel: no index list); on the fly one pass over
+   the column cache */
 static void l01_products(l01_work *k, const mk_store *st, const double *w)
 {
-    mk_store_mv(st, k->nf == k->M ? NULL : k->fidx, k->nf, w, k->G, (size_t) k->n);
+    const int *idx = k->nf == k->M ? NULL : k->fidx;
+    if (k->ws.kc) mk_kcache_mv(k->ws.kc, 0, idx, k->nf, 1, &w, &k->G);
+    else mk_store_mv(st, idx, k->nf, w, k->G, (size_t) k->n);
 }
 
 static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, const l01_iter *x)
@@ -217,7 +284,22 @@ static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, co
     wsolver *ws = &k->ws;
     ws->n = n; ws->M = M; ws->mode = o->wstep; ws->have_factor = 0; ws->nfact = 0; ws->cgit = 0;
     ws->lr = st->kind == MK_STORE_LOWRANK ? mk_l01_lr_new(st, o->wstep) : NULL;
-    ws->Kd = ws->lr ? NULL : dalloc((size_t) n * n);
+    ws->kc = NULL;
+    ws->act = NULL; ws->nact = 0; ws->P[0] = ws->P[1] = NULL; ws->Kc = NULL; ws->nc = 0;
+    if (st->kind == MK_STORE_FLY) {
+        ws->kc = (mk_kcache *) R_alloc(1, sizeof(mk_kcache));
+        mk_kcache_init(ws->kc, st, o->kcache);
+        if (o->wstep == 0) {
+            ws->act = (int *) R_alloc(M, sizeof(int));
+            ws->nc = o->kcols < n ? o->kcols : n;
+            if (ws->nc > 0) ws->Kc = (double *) mk_alloc_huge((size_t) n * ws->nc * sizeof(double));
+            if (ws->nc < n) {
+                ws->P[0] = dalloc((size_t) n * M);
+                ws->P[1] = dalloc((size_t) n * M);
+            }
+        }
+    }
+    ws->Kd = ws->lr || (ws->kc && o->wstep == 0) ? NULL : dalloc((size_t) n * n);
     ws->dfac = dalloc(M);
     ws->r = dalloc(n); ws->q = dalloc(n); ws->q2 = dalloc(n);
     ws->work = dalloc(3 * (size_t) n);
@@ -472,6 +554,13 @@ static void l01_read_opts(SEXP control, double C, int n, l01_opts *o)
     o->cg_maxiter = n;
     o->joint = mk_ctl_int(control, "joint_wb");
     o->freeze_T = mk_ctl_int(control, "freeze_T");
+    /* optional (absent: the whole cache), so calls recorded before it still run */
+    SEXP kcx = mk_list_elt(control, "kcache", NULL);
+    o->kcache = isNull(kcx) ? 0 : asInteger(kcx);
+    if (o->kcache < 0 || o->kcache == NA_INTEGER) error("control entry 'kcache' must be >= 0");
+    SEXP kcl = mk_list_elt(control, "kcols", NULL);
+    o->kcols = isNull(kcl) ? 0 : asInteger(kcl);
+    if (o->kcols < 0 || o->kcols == NA_INTEGER) error("control entry 'kcols' must be >= 0");
     SEXP wsx = mk_ctl(control, "wstep");
     if (!isString(wsx) || LENGTH(wsx) != 1) error("control entry 'wstep' must be one string");
     const char *wsn = CHAR(STRING_ELT(wsx, 0));

@@ -382,6 +382,7 @@ typedef struct {
     double *data;        /* cap entries of n x M */
     double *diag;        /* n x M: every kernel's diagonal */
     double *base;        /* n: mk_store_cols_buf's scratch */
+    double *scr;         /* n x M: a point's columns outside the cache (mk_kcache_mv), or NULL */
     int *slot;           /* n: the entry of a point, or -1 */
     int *owner, *prev, *next;   /* cap: the point of an entry, the LRU list */
     double hits, misses;
@@ -392,6 +393,16 @@ void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries);
 const double *mk_kcache_get(mk_kcache *kc, int j);
 /* out (n) = sum_m w_m K_m[, j] */
 void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out);
+/* Passes over the points (kcache.c): point j's columns, its entry (*whole = 1) or the kernels
+   idx computed into an n x M scratch allocated at the first need (*whole = 0), filling free
+   entries when fill != 0, never evicting; rows j >= j0 of out_k (n x cnt) = [K_{idx[c]} v_k],
+   c < cnt, k < nv (idx NULL: kernels 0..cnt-1), the points taken from the last down; a'b with
+   four partial sums */
+const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, int fill,
+                                 int *whole);
+void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
+                  const double *const *v, double *const *out);
+double mk_kcache_dot(int n, const double *a, const double *b);
 /* The SMO's column source on the cache for the weights set by mk_kcsrc_set (q first: a
    mk_kcsrc * is a mk_qsrc *). */
 typedef struct {
@@ -759,7 +770,10 @@ typedef struct {
 /* simple.c: reduced-gradient descent with line search on the simplex (Rakotomamonjy et al.) */
 void *mk_sf_simple_init(mk_sf_ctx *c);
 int mk_sf_simple_step(mk_sf_ctx *c, void *ws, int it, const double *v);
-/* hessian.c: constrained Newton steps (Chapelle & Rakotomamonjy 2008) */
+/* hessian.c: constrained Newton steps (Chapelle & Rakotomamonjy 2008). With more free SVs than
+   MK_HESS_FREE_MAX the dense Gram matrix of the free SVs is not formed (the step falls back as
+   without curvature); R/memory.R counts that matrix at min(n, MK_HESS_FREE_MAX) rows. */
+#define MK_HESS_FREE_MAX 4096
 void *mk_sf_hessian_init(mk_sf_ctx *c);
 int mk_sf_hessian_step(mk_sf_ctx *c, void *ws, int it, const double *v);
 /* lpnorm.c: closed-form weight update on the unit lp sphere (Kloft et al.) */

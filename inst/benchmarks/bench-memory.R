@@ -5,11 +5,12 @@
 # allocation; buffers a solver allocates later in a fit are counted by the prediction and may be
 # missed by the measure). Each case runs in a fresh Rscript under /usr/bin/time -v (its maximum
 # resident set size and CPU time), niced, with a timeout, one at a time, and waits while less
-# than 12 GB is free. Case "none" loads the package and makes the data without fitting: the R
-# process's baseline. Run it under the shared memory lock (flock) on a shared machine.
+# than 12 GB (--free) is free. Case "none" loads the package and makes the data without
+# fitting: the R process's baseline. Run it under the shared memory lock (flock) on a shared
+# machine.
 # Usage: Rscript bench-memory.R [n ...] [--methods=a,b] [--threads=k] [--store=s] [--timeout=s]
 #        [--maxiter=k] [--memory=bytes (default: half the machine)] [--lock=file (each case
-#        runs under flock on it)]
+#        runs under flock on it)] [--free=GB (a case waits while less is available; 12)]
 #        Rscript bench-memory.R trace <n> <method> [store] [live]: one fit in this process,
 #        the resident set at the entry and exit of every function of the package wherever it
 #        moved by more than 4 MB, with the peak since the previous reading (reset through
@@ -23,6 +24,20 @@
 # stop; a case stopped by the timeout reports the store mkl() chose before fitting). The script
 # nices each case itself (nice -n 10): run it without nice.
 args <- commandArgs(trailingOnly = TRUE)
+
+# Rscript reads a script while it runs it: a run whose file changes meanwhile (an edit, a
+# checkout) read on at its old offset in the new text once its loop ended, and evaluated what it
+# found there (a line of val() below: "object 'key' not found"). So the script runs from a copy,
+# started from one expression that ends the process.
+if (!nzchar(Sys.getenv("MKL_BENCH_COPY"))) {
+  self <- sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))
+  copy <- tempfile("bench-memory", fileext = ".R")
+  file.copy(self, copy)
+  Sys.setenv(MKL_BENCH_COPY = "1")
+  st <- system2(file.path(R.home("bin"), "Rscript"), c(shQuote(copy), shQuote(args)))
+  unlink(copy)
+  quit(save = "no", status = st)
+}
 
 if (length(args) && args[1L] == "trace") {
   n <- as.integer(args[2L]); method <- args[3L]
@@ -79,10 +94,14 @@ if (length(args) && args[1L] == "cpu") {
   if (method != "uniform") ctl$maxiter <- maxiter
   tm <- system.time(fit <- suppressWarnings(mkl(x, y, kernels = ks, method = method,
                                                 control = do.call(mkl_control, ctl))))
-  cat(sprintf("n = %d %-8s cpu %7.1f s (elapsed %6.1f s)  objective %.10g  SMO iterations %s\n",
+  # the inner iterations: the SVMs' SMO, MKL-L0/1's ADMM and conjugate gradients
+  inner <- if (method == "l01")
+    sprintf("ADMM %d, CG %d", fit$iterations, fit$info$cg_iterations) else
+    paste("SMO", format(if (is.null(fit$info$smo_iterations)) fit$info$svm_iterations else
+      fit$info$smo_iterations))
+  cat(sprintf("n = %d %-8s cpu %7.1f s (elapsed %6.1f s)  objective %.10g  iterations: %s\n",
               n, method, tm[["user.self"]] + tm[["sys.self"]], tm[["elapsed"]], fit$objective,
-              format(if (is.null(fit$info$smo_iterations)) fit$info$svm_iterations else
-                fit$info$smo_iterations)))
+              inner))
   quit(save = "no")
 }
 
@@ -139,6 +158,7 @@ store <- opt("store", "auto")
 maxiter <- opt("maxiter", "1")
 memory <- opt("memory", "default")
 lock <- opt("lock", "")
+free_min <- as.double(opt("free", "12"))
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
 
 free_gb <- function() {
@@ -146,7 +166,7 @@ free_gb <- function() {
   as.double(gsub("[^0-9]", "", l)) / 1024^2
 }
 run_case <- function(n, method) {
-  while (free_gb() < 12) Sys.sleep(20)
+  while (free_gb() < free_min) Sys.sleep(20)
   log <- tempfile()
   cmd <- c("-v", "-o", log, "timeout", tmo, "nice", "-n", "10", "Rscript", script, "case", n,
            method, nt, store, maxiter, memory)
@@ -160,7 +180,8 @@ run_case <- function(n, method) {
   res <- strsplit(grep("^RESULT", out, value = TRUE), "\t")
   if (!length(res)) {
     # stopped by the timeout while fitting: the store mkl() chose and its prediction
-    ch <- strsplit(grep("^CHOICE", out, value = TRUE), "\t")[[1L]]
+    # (no choice line: stopped before mkl() was reached)
+    ch <- c(strsplit(grep("^CHOICE", out, value = TRUE), "\t"), list(rep(NA, 3)))[[1L]]
     where <- if (any(out == "PLATT")) "in the Platt folds" else "while fitting"
     return(list(store = ch[2L], predicted = as.double(ch[3L]), peak = kb * 1024, cpu = cpu,
                 outcome = sprintf("stopped by the timeout (%d s) %s", tmo, where)))

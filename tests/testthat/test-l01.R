@@ -348,3 +348,29 @@ test_that("a fit on a handful of neighbours is said to overfit only on held-out 
                      method = "simple", control = ctl),
                  "overfits: .*accuracy is 0.690 against 0.940 in training", class = "mkl_degenerate")
 })
+
+test_that("l01 on the fly through a 4-entry column cache is the dense fit", {
+  set.seed(3)
+  d <- mlbench::mlbench.twonorm(60)
+  y <- ifelse(d$classes == 1, -1, 1)
+  ks <- kernel_set(rbf_kernel(c(1, 4)), poly_kernel(2))
+  fit <- function(store, start, kc = NA_integer_, cols = NA_integer_)
+    suppressWarnings(mkl(d$x, y, kernels = ks, method = "l01",
+                         control = mkl_control(store = store, nthreads = 1, platt = "train",
+                                               start = start, maxiter = 60L, cg_tol = 1e-12,
+                                               kcache = kc, kcols = cols)))
+  # CG's products: through the cache alone (0 combined columns of K(d)), partly from 25
+  # combined columns, all from them (the budget's choice at this size)
+  for (start in c("reference", "svm")) for (cols in c(0L, 25L, NA)) {
+    f0 <- fit("dense", start)
+    f1 <- fit("fly", start, 4L, cols)
+    lab <- paste(start, cols)
+    expect_identical(f1$store, "fly")
+    expect_identical(f1$iterations, f0$iterations, label = lab)
+    expect_equal(f1$weights, f0$weights, tolerance = 1e-8, label = lab)
+    expect_equal(f1$alpha, f0$alpha, tolerance = 1e-8, label = lab)
+    expect_equal(f1$b, f0$b, tolerance = 1e-8, label = lab)
+  }
+  expect_error(fit("fly", "reference", -1L), "'kcache'")
+  expect_error(fit("fly", "reference", 4L, -1L), "'kcols'")
+})

@@ -14,10 +14,12 @@ test_that("mkl_memory states the store, the n x n buffers and the per-thread buf
   expect_identical(row("simple", "fly")$kernels, 8 * n * M)
   # the SVM family: Kd, and the line kernels B, KD (HessianMKL) and KD2 (SimpleMKL's probes)
   expect_identical(row("simple", "dense")$buffers, 4 * nn)
-  expect_identical(row("hessian", "dense")$buffers, 3 * nn)
+  # (HessianMKL: and the Gram matrix of its free SVs, at most n of them)
+  expect_identical(row("hessian", "dense")$buffers, 4 * nn)
   expect_identical(row("lp", "dense")$buffers, nn)
-  # MKL-L0/1: its combined kernel, and the uniform combination of its start (R)
-  expect_identical(mkl_memory(n, M, "l01", "fly")$buffers, 2 * nn)
+  # MKL-L0/1: its combined kernel, and the uniform combination of its start (R); none on the fly
+  expect_identical(mkl_memory(n, M, "l01", "dense")$buffers, 2 * nn)
+  expect_identical(mkl_memory(n, M, "l01", "fly")$buffers, 0)
   # on the fly SimpleMKL's first screening pass and SpicyMKL's sweeps compute a kernel per
   # thread: whole while small (64 MB), else four columns at a time (below); SimpleMKL keeps a
   # vector per thread on any store
@@ -271,7 +273,8 @@ test_that("on the fly the SVMs keep no n x n buffer: a column cache sized by the
   n <- 20000; M <- 10; e <- 8 * n * M   # bytes of one cache entry (a point's M columns)
   mm <- mkl_memory(n, M, c("uniform", "simple", "hessian", "lp"), "fly", nthreads = 1,
                    control = mkl_control(memory = 4e9))
-  expect_identical(mm$buffers, rep(0, 4))
+  # (HessianMKL's Gram matrix of its free SVs, 4096 of them at most, apart)
+  expect_identical(mm$buffers, c(0, 0, 8 * 4096^2, 0))
   # the cache takes what the budget leaves, halved with a Platt fold fit's own cache
   for (i in 1:4) {
     p <- attr(mm, "parts")[[i]]
@@ -293,8 +296,58 @@ test_that("on the fly the SVMs keep no n x n buffer: a column cache sized by the
   ctl <- method_control("simple", mkl_control(kcache = 7, nthreads = 1))
   expect_identical(attr(memory_parts("simple", n, M, "fly", 1L, ctl), "kcache"), 7)
   st <- list(kind = .mk_codes$store[["fly"]])
-  expect_identical(fit_kcache("simple", st, n, M, ctl), 7L)
-  expect_identical(fit_kcache("uniform", st, n, M, method_control("uniform", NULL),
-                              "regression"), 0L)
-  expect_identical(fit_kcache("simple", list(kind = .mk_codes$store[["dense"]]), n, M, ctl), 0L)
+  expect_identical(as.integer(fit_kcache("simple", st, n, M, ctl)), 7L)
+  expect_identical(as.integer(fit_kcache("uniform", st, n, M, method_control("uniform", NULL),
+                                         "regression")), 0L)
+  expect_identical(as.integer(fit_kcache("simple", list(kind = .mk_codes$store[["dense"]]), n, M,
+                                         ctl)), 0L)
+})
+
+test_that("MKL-L0/1 on the fly keeps no n x n buffer: its products go through the column cache", {
+  n <- 20000; M <- 10; e <- 8 * n * M
+  mm <- mkl_memory(n, M, "l01", "fly", nthreads = 1, control = mkl_control(memory = 4e9))
+  expect_identical(mm$buffers, 0)
+  p <- attr(mm, "parts")[[1L]]
+  expect_false(any(grepl("n x n", p$part)))
+  # what the budget leaves (halved with the Platt fold fit's own): K(d)'s columns combined for
+  # as many points as fit beside 4 cache entries (n doubles each), the cache's entries with the rest
+  k <- attr(p, "kcache"); nc <- attr(p, "kcols")
+  rest <- sum(p$bytes[!grepl("column cache \\(|its column cache|combined columns", p$part)])
+  avail <- (4e9 - rest) / 2
+  expect_identical(nc, floor((avail - 4 * e) / (8 * n)))
+  expect_lt(nc, n)
+  expect_identical(k, 4)
+  expect_lte(mm$total, 4e9)
+  expect_identical(mm$cache, 8 * n * nc + k * e)
+  # at n = 10,000 every column fits (0.8 GB) and the entries take the rest
+  p10 <- attr(mkl_memory(10000, M, "l01", "fly", nthreads = 1,
+                         control = mkl_control(memory = 4e9)), "parts")[[1L]]
+  expect_identical(attr(p10, "kcols"), 10000)
+  expect_gt(attr(p10, "kcache"), 1000)
+  # the Cholesky w-step factors K(d): one n x n buffer
+  chol <- mkl_memory(n, M, "l01", "fly", nthreads = 1,
+                     control = mkl_control(memory = 4e9, wstep = "chol"))
+  expect_identical(chol$buffers, 8 * n^2)
+  # the fit allocates what mkl_memory() counts; the dense store has no cache
+  ctl <- method_control("l01", mkl_control(kcache = 5, kcols = 9, nthreads = 1))
+  expect_identical(fit_kcache("l01", list(kind = .mk_codes$store[["fly"]]), n, M, ctl),
+                   structure(5L, kcols = 9L))
+  expect_identical(as.integer(fit_kcache("l01", list(kind = .mk_codes$store[["dense"]]), n, M,
+                                         ctl)), 0L)
+})
+
+test_that("HessianMKL counts the Gram matrix of its free SVs, at most 4096 of them", {
+  gram <- function(n, s) {
+    p <- memory_parts("hessian", n, 10, s, 1L, method_control("hessian", NULL), fold = TRUE)
+    p$bytes[grepl("^Hessian: (Gram|Z)", p$part)] / 8
+  }
+  for (s in c("dense", "fly")) {
+    # src/hessian.c, hess_gram_dense(): ns x ns, Z (ns x (M + 1)), the diagonal, a column
+    expect_identical(gram(1000, s), c(1000^2, 1000 * 12 + 1000), label = s)
+    expect_identical(gram(20000, s), c(4096^2, 4096 * 12 + 20000), label = s)
+  }
+  expect_length(gram(1000, "lowrank"), 0L)   # lr_hess_gram(): counted at the rank (above)
+  # the budget check sees it: a dense HessianMKL fit needs one n x n more than lp-norm's Kd
+  mm <- mkl_memory(1000, 10, c("hessian", "lp"), "dense", nthreads = 1)
+  expect_identical(mm$buffers[1L] - mm$buffers[2L], 8 * 3 * 1000^2)
 })
