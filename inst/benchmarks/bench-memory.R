@@ -106,9 +106,11 @@ if (length(args) && args[1L] == "case") {
                  error = function(e) NA_character_)
   if (!is.na(ch)) cat(sprintf("CHOICE\t%s\t%.0f\n", ch,
                               mkl_memory(n, 10, method, ch, nthreads = nt, control = ctl)$total))
-  # a mark when the fit is done and the cross-validation of the probabilities starts
+  # a mark when the fit is done and the cross-validation of the probabilities starts (the
+  # process's CPU seconds then: the fit's share of the case's cpu)
   suppressMessages(trace("platt_cv_values", where = asNamespace("mklearn"), print = FALSE,
-                         tracer = quote(cat("PLATT\n"))))
+                         tracer = quote(cat(sprintf("PLATT\t%.1f\n",
+                                                    sum(proc.time()[1:2]))))))
   t0 <- proc.time()[["elapsed"]]
   fit <- tryCatch(suppressWarnings(mkl(x, y, kernels = ks, method = method, control = ctl)),
                   error = function(e) conditionMessage(e))
@@ -158,16 +160,18 @@ run_case <- function(n, method) {
   kb <- val("Maximum resident set size")
   cpu <- val("User time (seconds)") + val("System time (seconds)")
   res <- strsplit(grep("^RESULT", out, value = TRUE), "\t")
+  pl <- grep("^PLATT", out, value = TRUE)
+  folds <- if (length(pl)) sprintf(" (folds from %s s of cpu)", sub("^PLATT\t", "", pl[1L])) else ""
   if (!length(res)) {
     # stopped by the timeout while fitting: the store mkl() chose and its prediction
     ch <- strsplit(grep("^CHOICE", out, value = TRUE), "\t")[[1L]]
-    where <- if (any(out == "PLATT")) "in the Platt folds" else "while fitting"
+    where <- if (length(pl)) "in the Platt folds" else "while fitting"
     return(list(store = ch[2L], predicted = as.double(ch[3L]), peak = kb * 1024, cpu = cpu,
-                outcome = sprintf("stopped by the timeout (%d s) %s", tmo, where)))
+                outcome = sprintf("stopped by the timeout (%d s) %s%s", tmo, where, folds)))
   }
   res <- res[[1L]]
   list(store = res[3L], predicted = as.double(res[4L]), peak = kb * 1024, cpu = cpu,
-       outcome = res[5L])
+       outcome = paste0(res[5L], folds))
 }
 gb <- function(b) ifelse(is.na(b), "-", sprintf("%.2f GB", b / 1e9))
 for (n in ns) {
