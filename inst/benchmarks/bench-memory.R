@@ -20,8 +20,9 @@
 #        column cache against another build of the package (run it with R_LIBS pointing there).
 # Prints one row per case: n, method, threads, chosen store, predicted bytes, measured peak RSS
 # minus the baseline, CPU seconds, and the fit's outcome (fitted, or the error message: a clear
-# stop; a case stopped by the timeout reports the store mkl() chose before fitting). The script
-# nices each case itself (nice -n 10): run it without nice.
+# stop; a case stopped by the timeout reports the store mkl() chose before fitting), and the
+# case's CPU seconds when the probabilities' folds started (the fit's share). The script nices
+# each case itself (nice -n 10): run it without nice.
 args <- commandArgs(trailingOnly = TRUE)
 
 if (length(args) && args[1L] == "trace") {
