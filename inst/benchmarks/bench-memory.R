@@ -21,8 +21,9 @@
 #        column cache against another build of the package (run it with R_LIBS pointing there).
 # Prints one row per case: n, method, threads, chosen store, predicted bytes, measured peak RSS
 # minus the baseline, CPU seconds, and the fit's outcome (fitted, or the error message: a clear
-# stop; a case stopped by the timeout reports the store mkl() chose before fitting). The script
-# nices each case itself (nice -n 10): run it without nice.
+# stop; a case stopped by the timeout reports the store mkl() chose before fitting), and the
+# case's CPU seconds when the probabilities' folds started (the fit's share). The script nices
+# each case itself (nice -n 10): run it without nice.
 args <- commandArgs(trailingOnly = TRUE)
 
 # Rscript reads a script while it runs it: a run whose file changes meanwhile (an edit, a
@@ -125,9 +126,11 @@ if (length(args) && args[1L] == "case") {
                  error = function(e) NA_character_)
   if (!is.na(ch)) cat(sprintf("CHOICE\t%s\t%.0f\n", ch,
                               mkl_memory(n, 10, method, ch, nthreads = nt, control = ctl)$total))
-  # a mark when the fit is done and the cross-validation of the probabilities starts
+  # a mark when the fit is done and the cross-validation of the probabilities starts (the
+  # process's CPU seconds then: the fit's share of the case's cpu)
   suppressMessages(trace("platt_cv_values", where = asNamespace("mklearn"), print = FALSE,
-                         tracer = quote(cat("PLATT\n"))))
+                         tracer = quote(cat(sprintf("PLATT\t%.1f\n",
+                                                    sum(proc.time()[1:2]))))))
   t0 <- proc.time()[["elapsed"]]
   fit <- tryCatch(suppressWarnings(mkl(x, y, kernels = ks, method = method, control = ctl)),
                   error = function(e) conditionMessage(e))
@@ -178,17 +181,19 @@ run_case <- function(n, method) {
   kb <- val("Maximum resident set size")
   cpu <- val("User time (seconds)") + val("System time (seconds)")
   res <- strsplit(grep("^RESULT", out, value = TRUE), "\t")
+  pl <- grep("^PLATT", out, value = TRUE)
+  folds <- if (length(pl)) sprintf(" (folds from %s s of cpu)", sub("^PLATT\t", "", pl[1L])) else ""
   if (!length(res)) {
     # stopped by the timeout while fitting: the store mkl() chose and its prediction
     # (no choice line: stopped before mkl() was reached)
     ch <- c(strsplit(grep("^CHOICE", out, value = TRUE), "\t"), list(rep(NA, 3)))[[1L]]
-    where <- if (any(out == "PLATT")) "in the Platt folds" else "while fitting"
+    where <- if (length(pl)) "in the Platt folds" else "while fitting"
     return(list(store = ch[2L], predicted = as.double(ch[3L]), peak = kb * 1024, cpu = cpu,
-                outcome = sprintf("stopped by the timeout (%d s) %s", tmo, where)))
+                outcome = sprintf("stopped by the timeout (%d s) %s%s", tmo, where, folds)))
   }
   res <- res[[1L]]
   list(store = res[3L], predicted = as.double(res[4L]), peak = kb * 1024, cpu = cpu,
-       outcome = res[5L])
+       outcome = paste0(res[5L], folds))
 }
 gb <- function(b) ifelse(is.na(b), "-", sprintf("%.2f GB", b / 1e9))
 for (n in ns) {
