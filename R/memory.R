@@ -191,12 +191,16 @@ uses_kcache <- function(method, task) {
 # cache only at its next collection); at least 4 entries (all n when fewer), at most n (whole).
 kcache_entries <- function(n, M, ctl, rest, platt = FALSE) {
   k <- ctl[["kcache"]]
-  if (is.null(k) || is.na(k)) {
-    budget <- ctl[["memory"]]
-    if (is.null(budget) || is.na(budget)) budget <- default_memory()
-    k <- floor(max(0, budget - rest) / (if (platt) 2 else 1) / (8 * n * M))
-  }
+  if (is.null(k) || is.na(k)) k <- floor(cache_bytes(ctl, rest, platt) / (8 * n * M))
   min(n, max(min(n, 4), k))
+}
+
+# Bytes the budget (mkl_control(memory = ), default half the machine) leaves to the caches after
+# the `rest` of the fit, halved when a Platt fold fit allocates its own beside them.
+cache_bytes <- function(ctl, rest, platt = FALSE) {
+  budget <- ctl[["memory"]]
+  if (is.null(budget) || is.na(budget)) budget <- default_memory()
+  max(0, budget - rest) / (if (platt) 2 else 1)
 }
 
 # MKL-L0/1's share of what the budget leaves after the `rest` of the fit (halved with a Platt
@@ -205,9 +209,7 @@ kcache_entries <- function(n, M, ctl, rest, platt = FALSE) {
 # (n x M doubles each) with the rest, at least 4; the settings kcols and kcache when given.
 # c(entries, columns).
 l01_kcache_split <- function(n, M, ctl, rest, platt = FALSE) {
-  budget <- ctl[["memory"]]
-  if (is.null(budget) || is.na(budget)) budget <- default_memory()
-  avail <- max(0, budget - rest) / (if (platt) 2 else 1)
+  avail <- cache_bytes(ctl, rest, platt)
   e <- 8 * n * M
   nc <- ctl[["kcols"]]
   if (is.null(nc) || is.na(nc)) nc <- floor(max(0, avail - 4 * e) / (8 * n))
