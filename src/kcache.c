@@ -103,20 +103,6 @@ void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out)
 
 /* ------------------------------------------------------------------ products in one pass */
 
-/* a'b with four partial sums (the pass is bound by reading the entries; one chain of additions
-   would bind it by their latency instead) */
-MK_CLONES double mk_kcache_dot(int n, const double *a, const double *b)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i]; s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2]; s3 += a[i + 3] * b[i + 3];
-    }
-    for (; i < n; i++) s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
 /* Point j's columns for a pass: its entry when cached (*whole = 1: every kernel's column), else
    a free entry filled while there is one and fill != 0, else the kernels idx alone computed
    into scratch (*whole = 0: column c of idx[c]) without evicting. A pass in order through an
@@ -149,7 +135,7 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
         const double *E = mk_kcache_pass_get(kc, j, idx, cnt, 1, &whole);
         for (int c = 0; c < cnt; c++) {
             const double *e = E + (size_t) (whole && idx ? idx[c] : c) * n;
-            for (int k = 0; k < nv; k++) out[k][j + (size_t) c * n] = mk_kcache_dot(n, e, v[k]);
+            for (int k = 0; k < nv; k++) out[k][j + (size_t) c * n] = mk_dot4(n, e, v[k]);
         }
     }
 }

@@ -174,7 +174,7 @@ static void wsolver_kdv(wsolver *ws, int np, const double *p1, const double *p2,
     double *qq[2] = { q1, q2 };
     for (int j = 0; j < nc; j++)
         for (int k = 0; k < np; k++)
-            qq[k][j] = mk_kcache_dot(n, ws->Kc + (size_t) j * n, pp[k]);
+            qq[k][j] = mk_dot4(n, ws->Kc + (size_t) j * n, pp[k]);
     if (nc == n) return;
     mk_kcache_mv(ws->kc, nc, ws->act, ws->nact, np, pp, ws->P);
     for (int k = 0; k < np; k++) {

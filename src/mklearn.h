@@ -402,7 +402,6 @@ const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, 
                                  int *whole);
 void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
                   const double *const *v, double *const *out);
-double mk_kcache_dot(int n, const double *a, const double *b);
 /* The SMO's column source on the cache for the weights set by mk_kcsrc_set (q first: a
    mk_kcsrc * is a mk_qsrc *). */
 typedef struct {
@@ -518,6 +517,7 @@ void mk_symv2(const mk_ksrc *K, const double *x1, const double *x2, double *y1, 
 double mk_quad(const mk_ksrc *K, const double *v);
 /* a'b, summed in index order */
 double mk_dot(int n, const double *a, const double *b);
+double mk_dot4(int n, const double *a, const double *b);
 /* Columns [*j0, *j1) of thread t of T: column ranges of equal upper-triangle area over 0..n */
 void mk_tri_cols(int n, int t, int T, int *j0, int *j1);
 /* A symmetric matrix in one of two storages: H (n x n, upper triangle, double), or P (upper

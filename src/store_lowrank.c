@@ -74,26 +74,12 @@ void lr_diag(const mk_store *s, int m, double *d)
     for (int i = 0; i < n; i++) d[i] += s->jitter;
 }
 
-/* a'b in four partial sums (independent chains of additions: a serial reduction is not
-   vectorised at -O2), added in a fixed order */
-static double lr_dot(const double *restrict a, const double *restrict b, int n)
-{
-    double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
-    int j = 0;
-    for (; j + 3 < n; j += 4) {
-        t0 += a[j] * b[j]; t1 += a[j + 1] * b[j + 1];
-        t2 += a[j + 2] * b[j + 2]; t3 += a[j + 3] * b[j + 3];
-    }
-    for (; j < n; j++) t0 += a[j] * b[j];
-    return (t0 + t1) + (t2 + t3);
-}
-
 /* t = G_m' x (r_m values, each summed in a fixed order) */
 void mk_store_factor_tmul(const mk_store *s, int m, const double *x, double *t)
 {
     int r, n = s->n;
     const double *G = mk_store_factor(s, m, &r);
-    for (int c = 0; c < r; c++) t[c] = lr_dot(G + (size_t) c * n, x, n);
+    for (int c = 0; c < r; c++) t[c] = mk_dot4(n, G + (size_t) c * n, x);
 }
 
 /* y += Gz_m t over rows i0..i1-1 (y indexed from i0) */
@@ -135,7 +121,7 @@ static void lr_kmv1(const mk_store *s, int m, const double *x, double *y)
     for (int i = 0; i < nr; i++) y[i] = 0.0;
     for (int c = 0; c < r; c++) {
         const double *zc = Z + (size_t) c * nr;
-        double t = lr_dot(G + (size_t) c * n, x, n);
+        double t = mk_dot4(n, G + (size_t) c * n, x);
         if (t != 0.0) for (int i = 0; i < nr; i++) y[i] += zc[i] * t;
     }
     if (s->square && s->jitter != 0.0) for (int i = 0; i < nr; i++) y[i] += s->jitter * x[i];
@@ -154,11 +140,11 @@ double lr_kquad(const mk_store *s, int m, const double *v)
     const double *G = mk_store_factor(s, m, &r);
     double q = 0.0, vv = 0.0;
     for (int c = 0; c < r; c++) {
-        double t = lr_dot(G + (size_t) c * n, v, n);
+        double t = mk_dot4(n, G + (size_t) c * n, v);
         q += t * t;
     }
     if (s->jitter != 0.0) {
-        vv = lr_dot(v, v, n);
+        vv = mk_dot4(n, v, v);
         q += s->jitter * vv;
     }
     return q;
