@@ -1,6 +1,7 @@
 # The integer codes that cross the R <-> C boundary, in one table: options on their way to C
 # (loss, kernel type, normalisation, SVM-family strategy, store kind) and the codes of results
-# (stop reasons, status). C defines the same codes once (the enums of src/mklearn.h);
+# (stop reasons, status), and the C sizes the memory arithmetic needs (limits: R/memory.R).
+# C defines the same codes once (the enums and limits of src/mklearn.h);
 # .Call(C_codes) returns C's table and a test checks that the two agree. Files collated before
 # this one read it inside functions only.
 .mk_codes <- list(
@@ -12,7 +13,8 @@
   svmfam_stop = c(gap = 0L, limit = 1L, stalled = 2L, newton_decrement = 3L),
   bayes_stop = c(fixed_point = 0L, limit = 1L, stalled = 2L, not_pd = 3L),
   bayes_update = c(mackay = 0L, mm = 1L, scoring = 2L),
-  mwu_status = c(done = 0L, infeasible = 1L)
+  mwu_status = c(done = 0L, infeasible = 1L),
+  limits = c(kernel_whole_max = 8388608L, kcache_min = 4L, hess_free_max = 4096L)
 )
 
 # The name of a result code (e.g. code_name("bayes_stop", 2L) is "stalled").

@@ -262,7 +262,7 @@ memory_r_heap <- function(add, n, M, store, R) {
 # The per-thread scratch of a kernel computed for a sweep (mk_store_scratch, src/store.c): whole
 # up to MK_KERNEL_WHOLE_MAX doubles (64 MB), else four columns (the sweep computes them by blocks).
 kernel_scratch <- function(n) {
-  if (n * n <= 8388608) list(size = n * n, what = "(n x n, small)") else
+  if (n * n <= .mk_codes$limits[["kernel_whole_max"]]) list(size = n * n, what = "(n x n, small)") else
     list(size = 4 * n, what = "columns (4 n)")
 }
 
@@ -372,9 +372,6 @@ memory_bayes_lowrank <- function(add, n, M, R) {
   add("vectors", 6 * n + 8 * M, "linear")
 }
 
-# The free support vectors whose Gram matrix HessianMKL forms (MK_HESS_FREE_MAX, src/mklearn.h).
-.hess_free_max <- 4096
-
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
 # line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes) when dense;
 # on the fly none of them, the column cache instead (memory_parts() adds it); gradient
@@ -414,11 +411,12 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   }
   if (fly) add("kernel column per thread", nt * n, "per_thread")
   if (method == "hessian") {
-    # src/hessian.c, hess_gram_dense(): the free SVs' Gram matrix (ns x ns, ns at most
-    # MK_HESS_FREE_MAX: above, the step falls back without it), its diagonal, Z (ns x (M + 1))
-    ns <- min(n, .hess_free_max)
-    add(sprintf("Hessian: Gram matrix of the free SVs (at most %d^2)", .hess_free_max), ns * ns,
-        "buffers")
+    # src/hessian.c, hess_gram_dense(): the free SVs' Gram matrix (ns x ns, ns at most C's
+    # limit or the smaller setting hess_free_max: above, the step falls back without it), its
+    # diagonal, Z (ns x (M + 1))
+    hmax <- min(.mk_codes$limits[["hess_free_max"]], ctl[["hess_free_max"]], na.rm = TRUE)
+    ns <- min(n, hmax)
+    add(sprintf("Hessian: Gram matrix of the free SVs (at most %d^2)", hmax), ns * ns, "buffers")
     add("Hessian: Z (free SVs x (M + 1)), a diagonal and a column", ns * (M + 2) + n, "linear")
     add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
   }

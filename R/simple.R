@@ -47,7 +47,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   if (is_dense(store)) dimnames(wp) <- list(NULL, dimnames(store$K)[[3L]])
   reason <- code_name("svmfam_stop", res$reason)
   names(res$times) <- c("total", "svm", "gradient", "direction")
-  list(
+  out <- list(
     weights = d / sum(d),
     alpha = alpha,
     b = res$b,
@@ -69,11 +69,22 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
       svm_maxiter_hits = as.integer(res$counts[[4L]]),
       smo_iterations = res$counts[[5L]],
       screened = res$counts[[6L]],
+      hessian_flat = as.integer(res$counts[[7L]]),
       weights_path = wp,
       times = res$times,
       alpha_svm = a
     )
   )
+  # HessianMKL above its free-SV limit steps without curvature, which may stall short of tol
+  # (inst/notes/NOTES-svm-family.md, "Above the free-SV limit")
+  flat <- out$info$hessian_flat
+  if (!out$converged && flat > 0L)
+    out$info$nonconvergence <- sprintf(paste0(
+      "%d of %d steps had more free support vectors than the %d whose Gram matrix is formed ",
+      "and were taken without curvature; the low-rank store forms it at any number ",
+      "(mkl_control(store = \"lowrank\"))"), flat, out$info$hessian_evals,
+      min(.mk_codes$limits[["hess_free_max"]], control[["hess_free_max"]], na.rm = TRUE))
+  out
 }
 
 fit_simple <- function(store, y, task, C, control, init) {

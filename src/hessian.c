@@ -310,7 +310,7 @@ void *mk_sf_hessian_init(mk_sf_ctx *c)
 
 /* Z = L^{-1} [Q, 1] (ns x (M + 1)), Kbar = K(d)_{SS} + ridge = L L' from the driver's base
    kernel (up to 6 ridges, x100 each); NULL when no ridge makes Kbar positive definite, or with
-   more than MK_HESS_FREE_MAX free SVs (the model then falls back as without curvature; its
+   more than o->hess_free_max free SVs (the model then falls back as without curvature; its
    ns x ns matrix is what mkl_memory() counts, R/memory.R). One ns x ns buffer: Kbar's lower
    triangle is kept in the upper one and its diagonal apart, so a retry restores it. */
 static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv, int nsv,
@@ -318,7 +318,7 @@ static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv
 {
     const int n = c->n, M = c->M;
     const double d1 = 1.0;
-    if (ns > MK_HESS_FREE_MAX) return NULL;
+    if (ns > c->o->hess_free_max) { c->hess_flat++; return NULL; }
     double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double)), *Kb = Kb2;
     double *dg = (double *) R_alloc(ns, sizeof(double));
     double *cbuf = (double *) R_alloc(n, sizeof(double));

@@ -680,6 +680,7 @@ typedef struct {
     int line_search;     /* HessianMKL step length: 1 keep halving while J decreases, 0 first */
     int screen;          /* gradient screening for strategies that allow it (1: on) */
     int kcache;          /* on the fly: entries of the column cache (0: whole; kcache.c) */
+    int hess_free_max;   /* HessianMKL: most free SVs whose Gram matrix is formed */
     mk_progress *prog;   /* progress of the fit (mk_progress_tick), or NULL */
     const double *box;   /* per-point box C w_i (case weights), or NULL: C for every point */
 } mk_sf_opts;
@@ -705,6 +706,7 @@ struct mk_sf_ctx {
     double *d, *a, b, J;
     /* counters and seconds (strategies add their own Hessian evaluations and t_dir) */
     int svm_solves, grad_evals, hess_evals, svm_fail;
+    int hess_flat;                 /* HessianMKL steps without curvature: too many free SVs */
     double smo_iter;
     double screened;               /* v_m bounded instead of computed (gradient screening) */
     double t0, t_svm, t_grad, t_dir;
@@ -771,8 +773,9 @@ typedef struct {
 void *mk_sf_simple_init(mk_sf_ctx *c);
 int mk_sf_simple_step(mk_sf_ctx *c, void *ws, int it, const double *v);
 /* hessian.c: constrained Newton steps (Chapelle & Rakotomamonjy 2008). With more free SVs than
-   MK_HESS_FREE_MAX the dense Gram matrix of the free SVs is not formed (the step falls back as
-   without curvature); R/memory.R counts that matrix at min(n, MK_HESS_FREE_MAX) rows. */
+   MK_HESS_FREE_MAX (or the control entry hess_free_max when smaller) the dense Gram matrix of
+   the free SVs is not formed (the step falls back as without curvature); R/memory.R counts that
+   matrix at min(n, that limit) rows, reading the limit from mkc_codes. */
 #define MK_HESS_FREE_MAX 4096
 void *mk_sf_hessian_init(mk_sf_ctx *c);
 int mk_sf_hessian_step(mk_sf_ctx *c, void *ws, int it, const double *v);

@@ -462,6 +462,11 @@ static void read_opts(SEXP control, mk_sf_opts *o)
     /* on the fly the column cache's entries (R/memory.R); optional, 0 (whole) without it */
     SEXP kc = mk_list_elt(control, "kcache", NULL);
     o->kcache = isNull(kc) ? 0 : asInteger(kc);
+    /* HessianMKL's free-SV limit; optional (NA or absent: MK_HESS_FREE_MAX), never above it */
+    SEXP hf = mk_list_elt(control, "hess_free_max", NULL);
+    int hfm = isNull(hf) ? NA_INTEGER : asInteger(hf);
+    o->hess_free_max = hfm == NA_INTEGER || hfm > MK_HESS_FREE_MAX ? MK_HESS_FREE_MAX : hfm;
+    if (o->hess_free_max < 1) error("control entry 'hess_free_max' must be >= 1");
     SEXP ls = mk_ctl(control, "line_search");
     if (!isString(ls) || XLENGTH(ls) != 1) error("control entry 'line_search' must be a string");
     const char *lss = CHAR(STRING_ELT(ls, 0));
@@ -542,11 +547,11 @@ static SEXP sf_result(SEXP d, SEXP a, double b, double J, double gap, int iter, 
     for (int r = 0; r < wpath->len; r++)
         for (int m = 0; m < M; m++)
             wpp[r + (size_t) m * wpath->len] = wpath->tab[(size_t) r * M + m];
-    SEXP counts = allocVector(REALSXP, 6);
+    SEXP counts = allocVector(REALSXP, 7);
     mk_list_set(out, "counts", counts);
     REAL(counts)[0] = c->svm_solves; REAL(counts)[1] = c->grad_evals;
     REAL(counts)[2] = c->hess_evals; REAL(counts)[3] = c->svm_fail; REAL(counts)[4] = c->smo_iter;
-    REAL(counts)[5] = c->screened;
+    REAL(counts)[5] = c->screened; REAL(counts)[6] = c->hess_flat;
     SEXP times = allocVector(REALSXP, 4);
     mk_list_set(out, "times", times);
     REAL(times)[0] = mk_time() - c->t0; REAL(times)[1] = c->t_svm;

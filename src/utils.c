@@ -325,7 +325,10 @@ SEXP mkc_codes(void)
     static const char *const ebupd[EB_NUPD] = { "mackay", "mm", "scoring" };
     static const char *const mwu[MWU_NSTATUS] = { "done", "infeasible" };
     static const char *const nm[] = { "loss", "kernel", "norm", "svmfam", "store", "svmfam_stop",
-                                      "bayes_stop", "bayes_update", "mwu_status", NULL };
+                                      "bayes_stop", "bayes_update", "mwu_status", "limits", NULL };
+    /* sizes R's memory arithmetic (R/memory.R) needs: read from here, not restated */
+    static const char *const lim[] = { "kernel_whole_max", "kcache_min", "hess_free_max" };
+    const int limv[] = { (int) MK_KERNEL_WHOLE_MAX, MK_KCACHE_MIN, MK_HESS_FREE_MAX };
     SEXP out = mk_list_new(nm);
     mk_list_set(out, "loss", mk_codes_vec(loss, MK_NLOSS));
     mk_list_set(out, "kernel", mk_codes_vec(kern, MK_NKERNEL));
@@ -336,6 +339,10 @@ SEXP mkc_codes(void)
     mk_list_set(out, "bayes_stop", mk_codes_vec(ebstop, EB_NSTOP));
     mk_list_set(out, "bayes_update", mk_codes_vec(ebupd, EB_NUPD));
     mk_list_set(out, "mwu_status", mk_codes_vec(mwu, MWU_NSTATUS));
+    SEXP lv = PROTECT(mk_codes_vec(lim, 3));
+    for (int k = 0; k < 3; k++) INTEGER(lv)[k] = limv[k];
+    mk_list_set(out, "limits", lv);
+    UNPROTECT(1);
     UNPROTECT(1);
     return out;
 }

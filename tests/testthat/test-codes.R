@@ -1,4 +1,4 @@
-test_that("R's option codes agree with C's (the enums of src/mklearn.h)", {
+test_that("R's option codes and limits agree with C's (the enums and sizes of src/mklearn.h)", {
   expect_identical(.Call(mklearn:::C_codes), mklearn:::.mk_codes)
 })
 

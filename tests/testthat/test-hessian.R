@@ -48,6 +48,34 @@ test_that("HessianMKL reaches a certified optimum: gap, QP-solver SVM value, per
   expect_lt(abs(sum(a) - 0.5 * drop(crossprod(a, Q %*% a)) - f$objective) / f$objective, 1e-6)
 })
 
+test_that("HessianMKL above its free-SV limit steps without curvature, converges at 0.01, says so when stalled", {
+  skip_if_not_installed("mlbench")
+  # beyond hess_free_max free SVs (C's limit, 4096, unless set smaller) the Gram matrix of the
+  # free SVs is not formed and the step is taken without curvature; a limit of 1 forces that
+  # step at every iteration of this small problem
+  dat <- hs_pima()
+  fit <- function(tol, h = NULL)
+    mklearn:::fit_hessian(dat$K, dat$y, "classification", 100,
+                          c(list(tol = tol, svm_tol = 1e-8, newton_tol = 1e-12), hess_free_max = h),
+                          NULL)
+  f0 <- fit(1e-5)
+  f1 <- fit(0.01, 1L)
+  expect_identical(f0$info$hessian_flat, 0L)
+  expect_identical(f1$info$hessian_flat, f1$info$hessian_evals)
+  expect_true(f1$converged)
+  expect_lte(f1$info$gap, 0.01)
+  # J is a maximum over the SVM's alpha: within the gap of the optimum
+  expect_lte((f1$objective - f0$objective) / f0$objective, 0.01 + 1e-6)
+  expect_gte(f1$objective, f0$objective * (1 - 1e-6))
+  # at a tight tolerance these steps stall (measured: gap 0.0076 after 96 steps); the fit says
+  # so and names the limit and the store that has no such limit
+  f2 <- fit(1e-5, 1L)
+  expect_false(f2$converged)
+  expect_match(mklearn:::nonconvergence_advice("hessian", f2, mklearn:::method_control("hessian", NULL)),
+               "more free support vectors than the 1 whose Gram matrix is formed.*store = \"lowrank\"")
+  expect_error(fit(0.01, 0), "'hess_free_max' must be")
+})
+
 test_that("HessianMKL needs <= 15 Newton steps and >= 3x fewer SVM solves than SimpleMKL (Ionosphere, 918 kernels)", {
   skip_on_cran()
   skip_if_not_installed("mlbench")

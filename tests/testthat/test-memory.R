@@ -347,6 +347,10 @@ test_that("HessianMKL counts the Gram matrix of its free SVs, at most 4096 of th
     expect_identical(gram(20000, s), c(4096^2, 4096 * 12 + 20000), label = s)
   }
   expect_length(gram(1000, "lowrank"), 0L)   # lr_hess_gram(): counted at the rank (above)
+  # a smaller limit (the internal setting that forces the step without curvature) is counted
+  p <- memory_parts("hessian", 1000, 10, "dense", 1L,
+                    method_control("hessian", mkl_control(hess_free_max = 50)))
+  expect_identical(p$bytes[grepl("^Hessian: Gram", p$part)] / 8, 50^2)
   # the budget check sees it: a dense HessianMKL fit needs one n x n more than lp-norm's Kd
   mm <- mkl_memory(1000, 10, c("hessian", "lp"), "dense", nthreads = 1)
   expect_identical(mm$buffers[1L] - mm$buffers[2L], 8 * 3 * 1000^2)
