@@ -35,6 +35,8 @@ void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries)
     kc->hits = kc->misses = 0.0;
     kc->scr = kc->tscr = kc->acc = NULL;
     kc->nt = 0;
+    kc->kvals = 0.0;
+    kc->ntmax = 0;
     kc->data = (double *) mk_alloc_huge((size_t) kc->cap * n * M * sizeof(double));
     kc->diag = (double *) R_alloc((size_t) n * M, sizeof(double));
     kc->base = (double *) R_alloc(n, sizeof(double));
@@ -81,6 +83,7 @@ const double *mk_kcache_get(mk_kcache *kc, int j)
     }
     double *e = kc->data + (size_t) s * len;
     mk_store_cols_buf(kc->st, NULL, kc->M, j, e, kc->base);
+    kc->kvals += (double) len;
     kc->owner[s] = j;
     kc->slot[j] = s;
     lru_front(kc, s);
@@ -124,6 +127,7 @@ const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, 
     if (s >= 0) { kc->hits++; return kc->data + (size_t) s * len; }
     if (fill && kc->used < kc->cap) return mk_kcache_get(kc, j);
     kc->misses++;
+    kc->kvals += (double) kc->n * cnt;
     if (!kc->scr) kc->scr = (double *) mk_alloc_huge(len * sizeof(double));
     mk_store_cols_buf(kc->st, idx, cnt, j, kc->scr, kc->base);
     *whole = 0;
@@ -159,7 +163,8 @@ static void kc_pass_fill(mk_kcache *kc, int j0)
     if (nf == 0) return;
     int nt = mk_threads_for(kc->st->nthreads, 4.0 * nf * len);
     if (nt > kc->nt) nt = kc->nt;
-    (void) nt;
+    if (nt > kc->ntmax) kc->ntmax = nt;
+    kc->kvals += (double) nf * len;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
@@ -213,11 +218,15 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
     int bnd[MK_KCACHE_RANGES + 1];
     for (int r = 0; r <= R; r++) bnd[r] = j0 + (int) floor((n - j0) * sqrt((double) r / R));
     bnd[R] = n;
-    for (int j = j0; j < n; j++) { if (kc->slot[j] >= 0) kc->hits++; else kc->misses++; }
+    for (int j = j0; j < n; j++) {
+        if (kc->slot[j] >= 0) { kc->hits++; continue; }
+        kc->misses++;
+        kc->kvals += (double) (j - j0 + 1) * cnt;
+    }
     double work = 0.5 * (double) (n - j0) * (n - j0) * cnt * (nv + 4);
     int nt = mk_threads_for(kc->st->nthreads, work);
     if (nt > kc->nt) nt = kc->nt;
-    (void) nt;
+    if (nt > kc->ntmax) kc->ntmax = nt;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
@@ -245,7 +254,8 @@ void mk_kcache_comb_cols(mk_kcache *kc, int j0, int j1, const int *idx, int cnt,
     kc_pass_alloc(kc);
     int nt = mk_threads_for(kc->st->nthreads, 4.0 * (j1 - j0) * (double) n * cnt);
     if (nt > kc->nt) nt = kc->nt;
-    (void) nt;
+    if (nt > kc->ntmax) kc->ntmax = nt;
+    for (int j = j0; j < j1; j++) if (kc->slot[j] < 0) kc->kvals += (double) n * cnt;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 16)
 #endif
@@ -262,6 +272,34 @@ void mk_kcache_comb_cols(mk_kcache *kc, int j0, int j1, const int *idx, int cnt,
             for (int i = 0; i < n; i++) col[i] += wm * e[i];
         }
     }
+}
+
+/* .Call: rows j >= j0 of [K_m v_k] (n x M x nv, rows below j0 NA) by mk_kcache_mv through a
+   cache of `cache` entries on a training store, with the kernel values it computed and the
+   most threads it ran on (tests). */
+SEXP mkc_kcache_mv(SEXP store, SEXP j0, SEXP v, SEXP cache)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!st.square) error("kcache: a training store is needed");
+    int n = st.n, M = st.M, a = asInteger(j0);
+    if (!isReal(v) || LENGTH(v) % n != 0 || LENGTH(v) / n < 1 || LENGTH(v) / n > 2)
+        error("'v' must be n x 1 or n x 2 doubles");
+    if (a == NA_INTEGER || a < 0 || a > n) error("'j0' must be in 0..n");
+    int nv = LENGTH(v) / n;
+    mk_kcache kc;
+    mk_kcache_init(&kc, &st, asInteger(cache));
+    static const char *const nm[] = { "out", "kernel_values", "threads", NULL };
+    SEXP res = mk_list_new(nm), out = allocVector(REALSXP, (R_xlen_t) n * M * nv);
+    mk_list_set(res, "out", out);
+    const double *vv[2] = { REAL(v), REAL(v) + (nv > 1 ? n : 0) };
+    double *oo[2] = { REAL(out), REAL(out) + (size_t) (nv - 1) * n * M };
+    for (R_xlen_t i = 0; i < XLENGTH(out); i++) REAL(out)[i] = NA_REAL;
+    mk_kcache_mv(&kc, a, NULL, M, nv, vv, oo);
+    mk_list_set(res, "kernel_values", ScalarReal(kc.kvals));
+    mk_list_set(res, "threads", ScalarInteger(kc.ntmax));
+    UNPROTECT(1);
+    return res;
 }
 
 /* ------------------------------------------------------------------ the SMO's column source */

@@ -390,7 +390,8 @@ typedef struct {
     double *base;        /* n: mk_store_cols_buf's scratch */
     double *scr;         /* n x M: a point's columns outside the cache (mk_kcache_pass_get) */
     double *tscr, *acc;  /* mk_kcache_mv: per thread n x M + n; MK_KCACHE_RANGES x 2 n x M */
-    int nt;              /* threads of tscr */
+    int nt, ntmax;       /* threads of tscr; the most a pass ran on */
+    double kvals;        /* kernel values computed (entries and passes) */
     int *slot;           /* n: the entry of a point, or -1 */
     int *owner, *prev, *next;   /* cap: the point of an entry, the LRU list */
     double hits, misses;
@@ -417,6 +418,8 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
    points (the scratch of mk_kcache_mv; no entry filled) */
 void mk_kcache_comb_cols(mk_kcache *kc, int j0, int j1, const int *idx, int cnt,
                          const double *w, double *out, size_t ldo);
+/* .Call (tests): mk_kcache_mv of every kernel through a cache of `cache` entries */
+SEXP mkc_kcache_mv(SEXP store, SEXP j0, SEXP v, SEXP cache);
 /* The SMO's column source on the cache for the weights set by mk_kcsrc_set (q first: a
    mk_kcsrc * is a mk_qsrc *). */
 typedef struct {
