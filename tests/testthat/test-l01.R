@@ -410,5 +410,10 @@ test_that("a pass over the column cache computes each point's rows of the traili
     if (nt == 1L) one[[key]] <- r$out else expect_identical(r$out, one[[key]], label = lab)
     if (nt == 2L && mklearn:::memory_threads(2L) == 2L && j0 == 0L && ent == 4L)
       expect_identical(r$threads, 2L)
+    # the dense store's row ranges: the same product
+    if (nt == 1L && ent == 4L) {
+      rd <- .Call(mklearn:::C_kcache_mv, ds, j0, v, ent)
+      expect_equal(rd$out, r$out, tolerance = 1e-12, label = lab)
+    }
   }
 })
