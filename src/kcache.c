@@ -151,7 +151,10 @@ static void kc_pass_alloc(mk_kcache *kc)
 static void kc_pass_fill(mk_kcache *kc, int j0)
 {
     const size_t len = (size_t) kc->n * kc->M;
-    int *todo = (int *) R_alloc(kc->cap, sizeof(int)), nf = 0;
+    int nf = 0, want = 0;
+    for (int j = kc->n - 1; j >= j0 && want < kc->cap - kc->used; j--) want += kc->slot[j] < 0;
+    if (want == 0) return;   /* no scratch: a pass runs at every CG step */
+    int *todo = (int *) R_alloc(want, sizeof(int));
     for (int j = kc->n - 1; j >= j0 && kc->used < kc->cap; j--) {
         if (kc->slot[j] >= 0) continue;
         int s = kc->used++;
@@ -160,7 +163,6 @@ static void kc_pass_fill(mk_kcache *kc, int j0)
         lru_front(kc, s);
         todo[nf++] = s;
     }
-    if (nf == 0) return;
     int nt = mk_threads_for(kc->st->nthreads, 4.0 * nf * len);
     if (nt > kc->nt) nt = kc->nt;
     if (nt > kc->ntmax) kc->ntmax = nt;
