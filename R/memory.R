@@ -138,16 +138,23 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     l01 = {     # src/l01.c: the combined kernel Kd, G (n x M), H (M x M); R/l01.R: the start's
       # uniform combination, which R frees only at its next garbage collection. Low rank
       # (src/l01_lowrank.c): no n x n; Woodbury's G'G and factor (R x R each). On the fly
-      # (l01_work_init, mk_kcache_mv): the column cache and K(d)'s combined columns (added
-      # below), the cache's diagonals and a point's columns outside it (n x M each), K_m p for
-      # CG (2 n x M); Kd for the Cholesky w-step only
+      # (l01_work_init; src/kcache.c, kc_pass_alloc): the column cache and K(d)'s combined
+      # columns (added below, with CG's K_m p when some columns are not combined), the cache's
+      # diagonals, index and distances, the passes' range sums and each thread's scratch (a
+      # point's columns and distances); Kd for the Cholesky w-step only
       chol <- identical(ctl[["wstep"]], "chol")
       if (store == "lowrank") {
         if (chol) add("G'G and its factor (R x R)", 2 * R * R, "linear")
       } else if (fly) {
         if (chol) add("combined kernel and its Cholesky factor (n x n)", nn, "buffers")
-        add(paste("column cache: kernel diagonals and a point's columns (2 n x M),",
-                  "products K_m p (2 n x M)"), (if (chol) 2 else 4) * n * M + 2 * n, "linear")
+        add("column cache: kernel diagonals (n x M), index and distances (2 n)", n * M + 2 * n,
+            "linear")
+        add(sprintf("passes: sums of %d ranges of points (2 n x M each)", .kcache_ranges),
+            .kcache_ranges * 2 * n * M, "linear")
+        add("passes: a point's columns and distances per thread (n x M + n)", nt * (n * M + n),
+            "per_thread")
+        # a fold fit's split is not known here: its K_m p counted whenever CG runs
+        if (fold && !chol) add(.l01_products_part, 2 * n * M, "linear")
       } else {
         add("uniform combination for the start (n x n, R)", nn, "buffers")
         add("combined kernel (n x n)", nn, "buffers")
@@ -166,6 +173,10 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     rest <- sum(vapply(parts, function(p) p$bytes, 0))
     if (fam == "l01" && !identical(ctl[["wstep"]], "chol")) {
       kk <- l01_kcache_split(n, M, ctl, rest, platt)
+      if (kk[2L] < n) {   # CG's products K_m p over the points without a combined column
+        add(.l01_products_part, 2 * n * M, "linear")
+        kk <- l01_kcache_split(n, M, ctl, rest + 16 * n * M, platt)
+      }
       k <- kk[1L]; nc <- kk[2L]
       add(sprintf("combined columns of K(d) (%s points, src/l01.c)", format(nc)), nc * n,
           "cache")
@@ -177,6 +188,11 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   }
   structure(do.call(rbind, parts), kcache = k, kcols = nc)
 }
+
+# MK_KCACHE_RANGES (src/mklearn.h): the passes' fixed ranges of points, one n x M sum for each
+# of two vectors per range
+.kcache_ranges <- 8
+.l01_products_part <- "CG: products K_m p (2 n x M) for the points whose K(d) column is not summed"
 
 # The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family,
 # the uniform SVM and MKL-L0/1.

@@ -20,6 +20,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(store_lowrank_test, 3),
     ENTRY(smo, 6),
     ENTRY(smo_store, 8),
+    ENTRY(kcache_mv, 4),
     ENTRY(lsvm, 7),
     ENTRY(kridge, 3),
     ENTRY(spicy, 4),

@@ -9,7 +9,13 @@
  * "Column cache".
  */
 #include "mklearn.h"
+#include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#define THREAD_SCR(kc, len) ((kc)->tscr + (size_t) omp_get_thread_num() * ((len) + (kc)->n))
+#else
+#define THREAD_SCR(kc, len) ((kc)->tscr)
+#endif
 
 int mk_kcache_cap(int n, int entries)
 {
@@ -27,7 +33,10 @@ void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries)
     kc->used = 0;
     kc->head = kc->tail = -1;
     kc->hits = kc->misses = 0.0;
-    kc->scr = NULL;
+    kc->scr = kc->tscr = kc->acc = NULL;
+    kc->nt = 0;
+    kc->kvals = 0.0;
+    kc->ntmax = 0;
     kc->data = (double *) mk_alloc_huge((size_t) kc->cap * n * M * sizeof(double));
     kc->diag = (double *) R_alloc((size_t) n * M, sizeof(double));
     kc->base = (double *) R_alloc(n, sizeof(double));
@@ -74,6 +83,7 @@ const double *mk_kcache_get(mk_kcache *kc, int j)
     }
     double *e = kc->data + (size_t) s * len;
     mk_store_cols_buf(kc->st, NULL, kc->M, j, e, kc->base);
+    kc->kvals += (double) len;
     kc->owner[s] = j;
     kc->slot[j] = s;
     lru_front(kc, s);
@@ -117,27 +127,181 @@ const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, 
     if (s >= 0) { kc->hits++; return kc->data + (size_t) s * len; }
     if (fill && kc->used < kc->cap) return mk_kcache_get(kc, j);
     kc->misses++;
+    kc->kvals += (double) kc->n * cnt;
     if (!kc->scr) kc->scr = (double *) mk_alloc_huge(len * sizeof(double));
     mk_store_cols_buf(kc->st, idx, cnt, j, kc->scr, kc->base);
     *whole = 0;
     return kc->scr;
 }
 
-/* out_k[j + c n] = K_{idx[c]}[, j]' v_k for the points j >= j0, c < cnt, k < nv (idx NULL:
-   kernels 0..cnt-1): one pass from the last point down (so that the entries kept are those of
-   the last points, which every pass reads), by mk_kcache_pass_get. One thread. */
+/* The threads' scratch (a point's columns, n x M, and the distances, n) and the ranges' sums of
+   mk_kcache_mv, allocated at its first call; thread 0's columns serve mk_kcache_pass_get. */
+static void kc_pass_alloc(mk_kcache *kc)
+{
+    if (kc->tscr) return;
+    const size_t len = (size_t) kc->n * kc->M;
+    kc->nt = mk_threads(kc->st->nthreads);
+    kc->tscr = (double *) mk_alloc_huge((size_t) kc->nt * (len + kc->n) * sizeof(double));
+    kc->acc = (double *) mk_alloc_huge((size_t) MK_KCACHE_RANGES * 2 * len * sizeof(double));
+    if (!kc->scr) kc->scr = kc->tscr;
+}
+
+/* The free entries go to the points from the last down (the ones every pass reads), claimed
+   in order here and filled by the threads (an entry's columns as mk_kcache_get computes them). */
+static void kc_pass_fill(mk_kcache *kc, int j0)
+{
+    const size_t len = (size_t) kc->n * kc->M;
+    int nf = 0, want = 0;
+    for (int j = kc->n - 1; j >= j0 && want < kc->cap - kc->used; j--) want += kc->slot[j] < 0;
+    if (want == 0) return;   /* no scratch: a pass runs at every CG step */
+    int *todo = (int *) R_alloc(want, sizeof(int));
+    for (int j = kc->n - 1; j >= j0 && kc->used < kc->cap; j--) {
+        if (kc->slot[j] >= 0) continue;
+        int s = kc->used++;
+        kc->owner[s] = j;
+        kc->slot[j] = s;
+        lru_front(kc, s);
+        todo[nf++] = s;
+    }
+    int nt = mk_threads_for(kc->st->nthreads, 4.0 * nf * len);
+    if (nt > kc->nt) nt = kc->nt;
+    if (nt > kc->ntmax) kc->ntmax = nt;
+    kc->kvals += (double) nf * len;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int t = 0; t < nf; t++) {
+        int s = todo[t];
+        double *base = THREAD_SCR(kc, len) + len;
+        mk_store_cols_buf(kc->st, NULL, kc->M, kc->owner[s], kc->data + (size_t) s * len, base);
+    }
+}
+
+/* One range's points a <= j < b of the trailing block from j0 (mk_kcache_mv): rows j0..j of
+   point j's columns (its entry, or computed into the thread's scratch); out_k[j] = their dot
+   with v_k, and the rows i < j add K[i, j] v_k[j] to the range's sums acc (rows j0..b-1). */
+static void kc_pass_range(mk_kcache *kc, int j0, int a, int b, const int *idx, int cnt, int nv,
+                          const double *const *v, double *const *out, double *acc,
+                          double *scr)
+{
+    const int n = kc->n;
+    const size_t len = (size_t) n * kc->M;
+    double *base = scr + len;
+    for (int q = 0; q < nv * cnt; q++)
+        memset(acc + (size_t) q * n + j0, 0, (size_t) (b - j0) * sizeof(double));
+    for (int j = a; j < b; j++) {
+        int s = kc->slot[j], whole = s >= 0;
+        const double *E = scr;
+        if (whole) E = kc->data + (size_t) s * len;
+        else mk_store_cols_rows(kc->st, idx, cnt, j, j0, j + 1, scr + j0, (size_t) n, base);
+        for (int c = 0; c < cnt; c++) {
+            const double *e = E + (size_t) (whole && idx ? idx[c] : c) * n;
+            for (int k = 0; k < nv; k++) {
+                double vj = v[k][j], *ak = acc + (size_t) (k * cnt + c) * n;
+                out[k][j + (size_t) c * n] = mk_dot4(j - j0 + 1, e + j0, v[k] + j0);
+                for (int i = j0; i < j; i++) ak[i] += e[i] * vj;
+            }
+        }
+    }
+}
+
+/* The trailing block's product (mklearn.h). Range r holds the points from j0 + (n - j0)
+   sqrt(r / R) on (equal shares of the triangle); row i adds its dot and then the ranges' sums
+   in range order: fixed sums whatever the threads (NOTES-store.md, "MKL-L0/1 on the fly"). */
 void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
                   const double *const *v, double *const *out)
 {
-    const int n = kc->n;
-    for (int j = n - 1; j >= j0; j--) {
-        int whole;
-        const double *E = mk_kcache_pass_get(kc, j, idx, cnt, 1, &whole);
-        for (int c = 0; c < cnt; c++) {
-            const double *e = E + (size_t) (whole && idx ? idx[c] : c) * n;
-            for (int k = 0; k < nv; k++) out[k][j + (size_t) c * n] = mk_dot4(n, e, v[k]);
+    const int n = kc->n, R = MK_KCACHE_RANGES;
+    const size_t len = (size_t) n * kc->M;
+    if (j0 >= n) return;
+    if (nv < 1 || nv > 2 || cnt > kc->M) error("kcache: at most two vectors and M kernels");
+    kc_pass_alloc(kc);
+    kc_pass_fill(kc, j0);
+    int bnd[MK_KCACHE_RANGES + 1];
+    for (int r = 0; r <= R; r++) bnd[r] = j0 + (int) floor((n - j0) * sqrt((double) r / R));
+    bnd[R] = n;
+    for (int j = j0; j < n; j++) {
+        if (kc->slot[j] >= 0) { kc->hits++; continue; }
+        kc->misses++;
+        kc->kvals += (double) (j - j0 + 1) * cnt;
+    }
+    double work = 0.5 * (double) (n - j0) * (n - j0) * cnt * (nv + 4);
+    int nt = mk_threads_for(kc->st->nthreads, work);
+    if (nt > kc->nt) nt = kc->nt;
+    if (nt > kc->ntmax) kc->ntmax = nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int r = 0; r < R; r++)
+        kc_pass_range(kc, j0, bnd[r], bnd[r + 1], idx, cnt, nv, v, out,
+                      kc->acc + (size_t) r * 2 * len, THREAD_SCR(kc, len));
+    for (int q = 0; q < nv * cnt; q++) {
+        double *o = out[q / cnt] + (size_t) (q % cnt) * n;
+        for (int r = 0; r < R; r++) {
+            const double *ar = kc->acc + (size_t) r * 2 * len + (size_t) q * n;
+            for (int i = j0; i < bnd[r + 1] - 1; i++) o[i] += ar[i];
         }
     }
+}
+
+/* out[, j - j0] (ldo apart) = sum_m w_m K_m[, j] over the kernels idx (weights w by kernel),
+   j0 <= j < j1, kernel by kernel in order: each column as wsolver's fill summed it before; the
+   entries read, the other points' columns computed into the threads' scratch; threads over
+   points (no entry filled). */
+void mk_kcache_comb_cols(mk_kcache *kc, int j0, int j1, const int *idx, int cnt,
+                         const double *w, double *out, size_t ldo)
+{
+    const int n = kc->n;
+    const size_t len = (size_t) n * kc->M;
+    kc_pass_alloc(kc);
+    int nt = mk_threads_for(kc->st->nthreads, 4.0 * (j1 - j0) * (double) n * cnt);
+    if (nt > kc->nt) nt = kc->nt;
+    if (nt > kc->ntmax) kc->ntmax = nt;
+    for (int j = j0; j < j1; j++) if (kc->slot[j] < 0) kc->kvals += (double) n * cnt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 16)
+#endif
+    for (int j = j0; j < j1; j++) {
+        double *scr = THREAD_SCR(kc, len), *col = out + (size_t) (j - j0) * ldo;
+        int s = kc->slot[j], whole = s >= 0;
+        const double *E = scr;
+        if (whole) E = kc->data + (size_t) s * len;
+        else mk_store_cols_rows(kc->st, idx, cnt, j, 0, n, scr, (size_t) n, scr + len);
+        for (int i = 0; i < n; i++) col[i] = 0.0;
+        for (int c = 0; c < cnt; c++) {
+            double wm = w[idx ? idx[c] : c];
+            const double *e = E + (size_t) (whole && idx ? idx[c] : c) * n;
+            for (int i = 0; i < n; i++) col[i] += wm * e[i];
+        }
+    }
+}
+
+/* .Call: rows j >= j0 of [K_m v_k] (n x M x nv, rows below j0 NA) by mk_kcache_mv through a
+   cache of `cache` entries on a training store, with the kernel values it computed and the
+   most threads it ran on (tests). */
+SEXP mkc_kcache_mv(SEXP store, SEXP j0, SEXP v, SEXP cache)
+{
+    mk_store st;
+    mk_store_read(store, &st);
+    if (!st.square) error("kcache: a training store is needed");
+    int n = st.n, M = st.M, a = asInteger(j0);
+    if (!isReal(v) || LENGTH(v) % n != 0 || LENGTH(v) / n < 1 || LENGTH(v) / n > 2)
+        error("'v' must be n x 1 or n x 2 doubles");
+    if (a == NA_INTEGER || a < 0 || a > n) error("'j0' must be in 0..n");
+    int nv = LENGTH(v) / n;
+    mk_kcache kc;
+    mk_kcache_init(&kc, &st, asInteger(cache));
+    static const char *const nm[] = { "out", "kernel_values", "threads", NULL };
+    SEXP res = mk_list_new(nm), out = allocVector(REALSXP, (R_xlen_t) n * M * nv);
+    mk_list_set(res, "out", out);
+    const double *vv[2] = { REAL(v), REAL(v) + (nv > 1 ? n : 0) };
+    double *oo[2] = { REAL(out), REAL(out) + (size_t) (nv - 1) * n * M };
+    for (R_xlen_t i = 0; i < XLENGTH(out); i++) REAL(out)[i] = NA_REAL;
+    mk_kcache_mv(&kc, a, NULL, M, nv, vv, oo);
+    mk_list_set(res, "kernel_values", ScalarReal(kc.kvals));
+    mk_list_set(res, "threads", ScalarInteger(kc.ntmax));
+    UNPROTECT(1);
+    return res;
 }
 
 /* ------------------------------------------------------------------ the SMO's column source */

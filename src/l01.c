@@ -116,21 +116,10 @@ typedef struct {
 } wsolver;
 
 /* On the fly, CG: K(d)'s columns of points 0..nc-1 for the current d, each the sum of its active
-   kernels' columns in their order (one pass over those points' columns). */
+   kernels' columns in their order (threads over the points, kcache.c). */
 static void wsolver_fill_cols(wsolver *ws)
 {
-    int n = ws->n;
-    for (int j = 0; j < ws->nc; j++) {
-        int whole;
-        const double *E = mk_kcache_pass_get(ws->kc, j, ws->act, ws->nact, 1, &whole);
-        double *col = ws->Kc + (size_t) j * n;
-        for (int i = 0; i < n; i++) col[i] = 0.0;
-        for (int c = 0; c < ws->nact; c++) {
-            double dm = ws->dfac[ws->act[c]];
-            const double *e = E + (size_t) (whole ? ws->act[c] : c) * n;
-            for (int i = 0; i < n; i++) col[i] += dm * e[i];
-        }
-    }
+    mk_kcache_comb_cols(ws->kc, 0, ws->nc, ws->act, ws->nact, ws->dfac, ws->Kc, (size_t) ws->n);
 }
 
 /* Make ws->Kd current for d: K(d) (CG) or the Cholesky factor of I + rho1 K(d) (reused while
@@ -162,9 +151,41 @@ static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, dou
     ws->have_factor = 1;
 }
 
-/* q_k = K(d) p_k for k < np (1 or 2): the combined kernel, or on the fly (K(d) symmetric) row j
-   of K(d) p is K(d)'s column j times p: from the combined columns for j < nc, else one pass
-   over the cache for both systems, sum over the active kernels of d_m (K_m p)_j in their order */
+/* On the fly, CG: the combined columns' share of K(d) p_k (K(d) symmetric): rows j < nc are
+   column j times p_k, rows i >= nc are row i of Kc times p_k's first nc entries (blocks of
+   rows, each summed over j in order); fixed sums, threads over points or blocks. */
+#define KC_ROWS 512
+static void wsolver_kc_mv(wsolver *ws, int np, const double *const *pp, double *const *qq)
+{
+    int n = ws->n, nc = ws->nc, nb = (n - nc + KC_ROWS - 1) / KC_ROWS;
+    const double *Kc = ws->Kc;
+    int nt = mk_threads_for(ws->kc->st->nthreads, (double) n * nc * np);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int j = 0; j < nc; j++)
+        for (int k = 0; k < np; k++) qq[k][j] = mk_dot4(n, Kc + (size_t) j * n, pp[k]);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int bk = 0; bk < nb; bk++) {
+        int i0 = nc + bk * KC_ROWS, i1 = i0 + KC_ROWS < n ? i0 + KC_ROWS : n;
+        for (int k = 0; k < np; k++) for (int i = i0; i < i1; i++) qq[k][i] = 0.0;
+        for (int j = 0; j < nc; j++) {
+            const double *col = Kc + (size_t) j * n;
+            for (int k = 0; k < np; k++) {
+                double pj = pp[k][j];
+                for (int i = i0; i < i1; i++) qq[k][i] += col[i] * pj;
+            }
+        }
+    }
+}
+
+/* q_k = K(d) p_k for k < np (1 or 2): the combined kernel, or on the fly the combined columns'
+   share (wsolver_kc_mv) plus, for rows i >= nc, the block K(d)[nc:n, nc:n] p_k[nc:n] by one
+   pass over the cache (each point's rows nc..j only), sum over the active kernels of
+   d_m (K_m p)_i in their order */
 static void wsolver_kdv(wsolver *ws, int np, const double *p1, const double *p2, double *q1,
                         double *q2)
 {
@@ -172,13 +193,10 @@ static void wsolver_kdv(wsolver *ws, int np, const double *p1, const double *p2,
     if (!ws->kc) { mk_symv2_full(ws->Kd, n, p1, p2, q1, q2); return; }
     const double *pp[2] = { p1, p2 };
     double *qq[2] = { q1, q2 };
-    for (int j = 0; j < nc; j++)
-        for (int k = 0; k < np; k++)
-            qq[k][j] = mk_dot4(n, ws->Kc + (size_t) j * n, pp[k]);
+    wsolver_kc_mv(ws, np, pp, qq);
     if (nc == n) return;
     mk_kcache_mv(ws->kc, nc, ws->act, ws->nact, np, pp, ws->P);
     for (int k = 0; k < np; k++) {
-        for (int i = nc; i < n; i++) qq[k][i] = 0.0;
         for (int c = 0; c < ws->nact; c++) {
             double dm = ws->dfac[ws->act[c]];
             const double *g = ws->P[k] + (size_t) c * n;

@@ -245,6 +245,10 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
 /* the same with the caller's scratch base (nr doubles on the fly; unused when dense) */
 void mk_store_cols_buf(const mk_store *s, const int *idx, int cnt, int j, double *out,
                        double *base);
+/* rows i0..i1-1 of the same columns, column k at out + k * ldo (base: i1 - i0 doubles on the
+   fly); thread-safe */
+void mk_store_cols_rows(const mk_store *s, const int *idx, int cnt, int j, int i0, int i1,
+                        double *out, size_t ldo, double *base);
 /* The diagonal (n) of training kernel m (on the fly: one kernel evaluation per point, no
    scratch). */
 void mk_store_diag(const mk_store *s, int m, double *d);
@@ -376,13 +380,18 @@ SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r);
    sum_m w_m K_m costs O(nM). cap entries (mk_kcache_cap: 0 or more than n means whole, at
    least MK_KCACHE_MIN); one thread (no R API besides the allocations of init). */
 #define MK_KCACHE_MIN 4
+/* the fixed column ranges of a pass (mk_kcache_mv): its sums do not depend on the threads */
+#define MK_KCACHE_RANGES 8
 typedef struct {
     const mk_store *st;
     int n, M, cap, used, head, tail;
     double *data;        /* cap entries of n x M */
     double *diag;        /* n x M: every kernel's diagonal */
     double *base;        /* n: mk_store_cols_buf's scratch */
-    double *scr;         /* n x M: a point's columns outside the cache (mk_kcache_mv), or NULL */
+    double *scr;         /* n x M: a point's columns outside the cache (mk_kcache_pass_get) */
+    double *tscr, *acc;  /* mk_kcache_mv: per thread n x M + n; MK_KCACHE_RANGES x 2 n x M */
+    int nt, ntmax;       /* threads of tscr; the most a pass ran on */
+    double kvals;        /* kernel values computed (entries and passes) */
     int *slot;           /* n: the entry of a point, or -1 */
     int *owner, *prev, *next;   /* cap: the point of an entry, the LRU list */
     double hits, misses;
@@ -395,13 +404,22 @@ const double *mk_kcache_get(mk_kcache *kc, int j);
 void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out);
 /* Passes over the points (kcache.c): point j's columns, its entry (*whole = 1) or the kernels
    idx computed into an n x M scratch allocated at the first need (*whole = 0), filling free
-   entries when fill != 0, never evicting; rows j >= j0 of out_k (n x cnt) = [K_{idx[c]} v_k],
-   c < cnt, k < nv (idx NULL: kernels 0..cnt-1), the points taken from the last down; a'b with
-   four partial sums */
+   entries when fill != 0, never evicting. */
 const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, int fill,
                                  int *whole);
+/* The trailing principal block's product: rows j >= j0 of out_k (n x cnt) =
+   sum_{i >= j0} K_{idx[c]}[i, j] v_k[i], c < cnt, k < nv <= 2 (idx NULL: kernels 0..cnt-1;
+   j0 = 0: the whole product). Free entries filled first (the last points), then each point's
+   rows j0..j only (symmetry), threads over MK_KCACHE_RANGES fixed ranges of points: the same
+   bits for any thread count. */
 void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
                   const double *const *v, double *const *out);
+/* out[, j - j0] (ldo apart) = sum_c w[idx[c]] K_{idx[c]}[, j], j0 <= j < j1, threads over the
+   points (the scratch of mk_kcache_mv; no entry filled) */
+void mk_kcache_comb_cols(mk_kcache *kc, int j0, int j1, const int *idx, int cnt,
+                         const double *w, double *out, size_t ldo);
+/* .Call (tests): mk_kcache_mv of every kernel through a cache of `cache` entries */
+SEXP mkc_kcache_mv(SEXP store, SEXP j0, SEXP v, SEXP cache);
 /* The SMO's column source on the cache for the weights set by mk_kcsrc_set (q first: a
    mk_kcsrc * is a mk_qsrc *). */
 typedef struct {

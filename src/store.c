@@ -655,23 +655,31 @@ void mk_store_cols(const mk_store *s, const int *idx, int cnt, int j, double *ou
 void mk_store_cols_buf(const mk_store *s, const int *idx, int cnt, int j, double *out,
                        double *base)
 {
-    int nr = s->nr, prev_g = -1, prev_kind = 0;
+    mk_store_cols_rows(s, idx, cnt, j, 0, s->nr, out, (size_t) s->nr, base);
+}
+
+/* Rows are computed independently (distances, kernel function and normalisation entry by
+   entry), so a row range has the bits of the same rows of the whole column. */
+void mk_store_cols_rows(const mk_store *s, const int *idx, int cnt, int j, int i0, int i1,
+                        double *out, size_t ldo, double *base)
+{
+    int nr = s->nr, len = i1 - i0, prev_g = -1, prev_kind = 0;
     for (int k = 0; k < cnt; k++) {
         int m = idx ? idx[k] : k;
-        double *o = out + (size_t) k * nr;
+        double *o = out + (size_t) k * ldo;
         if (s->kind == MK_STORE_DENSE) {
-            memcpy(o, mk_store_col(s, m, j, NULL), (size_t) nr * sizeof(double));
+            memcpy(o, mk_store_col(s, m, j, NULL) + i0, (size_t) len * sizeof(double));
             continue;
         }
-        if (s->kind == MK_STORE_LOWRANK) { lr_col(s, m, j, 0, nr, o); continue; }
+        if (s->kind == MK_STORE_LOWRANK) { lr_col(s, m, j, i0, i1, o); continue; }
         int g = s->kgroup[m], kind = mk_kernel_base_kind(s->ktype[m]);
         if (g != prev_g || kind != prev_kind) {
-            mk_kernel_base(s->x, s->n, s->z, nr, nr, j, s->gfeat + s->gstart[g], group_nf(s, g),
-                           kind, base);
+            mk_kernel_base(s->x, s->n, s->z + i0, nr, len, j, s->gfeat + s->gstart[g],
+                           group_nf(s, g), kind, base);
             prev_g = g; prev_kind = kind;
         }
-        mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], base, nr, o);
-        fly_norm(s, m, j, 0, nr, o);
+        mk_kernel_apply(s->ktype[m], s->kpar1[m], s->kpar2[m], base, len, o);
+        fly_norm(s, m, j, i0, i1, o);
     }
 }
 

@@ -16,9 +16,11 @@
 #        moved by more than 4 MB, with the peak since the previous reading (reset through
 #        /proc/self/clear_refs): where the peak is reached. "live": also R's live heap after a
 #        collection at each reading (the collections change what is resident).
-#        Rscript bench-memory.R cpu <n> <method> [maxiter] [kcache]: one fit on the fly in this
-#        process (platt = "train", one thread), its CPU time, objective and SMO iterations: the
-#        column cache against another build of the package (run it with R_LIBS pointing there).
+#        Rscript bench-memory.R cpu <n> <method> [maxiter] [kcache] [kcols] [threads]: one fit
+#        on the fly in this process (platt = "train", one thread unless given), its CPU time,
+#        objective and SMO iterations: the column cache against another build of the package
+#        (run it with R_LIBS pointing there); kcache, kcols: MKL-L0/1's cache entries and
+#        combined columns (NA: from the budget).
 # Prints one row per case: n, method, threads, chosen store, predicted bytes, measured peak RSS
 # minus the baseline, CPU seconds, and the fit's outcome (fitted, or the error message: a clear
 # stop; a case stopped by the timeout reports the store mkl() chose before fitting), and the
@@ -85,13 +87,16 @@ if (length(args) && args[1L] == "cpu") {
   n <- as.integer(args[2L]); method <- args[3L]
   maxiter <- if (length(args) > 3L) as.integer(args[4L]) else 3L
   kc <- if (length(args) > 4L) as.integer(args[5L]) else NULL
+  kcols <- if (length(args) > 5L) as.integer(args[6L]) else NULL
+  nth <- if (length(args) > 6L) as.integer(args[7L]) else 1L
   suppressPackageStartupMessages(library(mklearn))
   set.seed(1)
   d <- mlbench::mlbench.twonorm(n)
   x <- d$x; y <- ifelse(d$classes == 1, -1, 1)
   ks <- kernel_set(rbf_kernel(2^(-5:4)))
-  ctl <- list(nthreads = 1, store = "fly", platt = "train")
+  ctl <- list(nthreads = nth, store = "fly", platt = "train")
   ctl$kcache <- kc   # (absent when not given: a build without the cache has no such setting)
+  ctl$kcols <- kcols
   if (method != "uniform") ctl$maxiter <- maxiter
   tm <- system.time(fit <- suppressWarnings(mkl(x, y, kernels = ks, method = method,
                                                 control = do.call(mkl_control, ctl))))

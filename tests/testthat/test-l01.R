@@ -349,18 +349,19 @@ test_that("a fit on a handful of neighbours is said to overfit only on held-out 
                  "overfits: .*accuracy is 0.690 against 0.940 in training", class = "mkl_degenerate")
 })
 
-test_that("l01 on the fly through a 4-entry column cache is the dense fit", {
+test_that("l01 on the fly through a 4-entry column cache is the dense fit, at 1 and 2 threads", {
   set.seed(3)
   d <- mlbench::mlbench.twonorm(60)
   y <- ifelse(d$classes == 1, -1, 1)
   ks <- kernel_set(rbf_kernel(c(1, 4)), poly_kernel(2))
-  fit <- function(store, start, kc = NA_integer_, cols = NA_integer_)
+  fit <- function(store, start, kc = NA_integer_, cols = NA_integer_, nt = 1L)
     suppressWarnings(mkl(d$x, y, kernels = ks, method = "l01",
-                         control = mkl_control(store = store, nthreads = 1, platt = "train",
+                         control = mkl_control(store = store, nthreads = nt, platt = "train",
                                                start = start, maxiter = 60L, cg_tol = 1e-12,
                                                kcache = kc, kcols = cols)))
   # CG's products: through the cache alone (0 combined columns of K(d)), partly from 25
-  # combined columns, all from them (the budget's choice at this size)
+  # combined columns, all from them (the budget's choice at this size); the passes' sums are
+  # fixed ranges of points: the same bits at 2 threads
   for (start in c("reference", "svm")) for (cols in c(0L, 25L, NA)) {
     f0 <- fit("dense", start)
     f1 <- fit("fly", start, 4L, cols)
@@ -370,7 +371,49 @@ test_that("l01 on the fly through a 4-entry column cache is the dense fit", {
     expect_equal(f1$weights, f0$weights, tolerance = 1e-8, label = lab)
     expect_equal(f1$alpha, f0$alpha, tolerance = 1e-8, label = lab)
     expect_equal(f1$b, f0$b, tolerance = 1e-8, label = lab)
+    f2 <- fit("fly", start, 4L, cols, nt = 2L)
+    expect_identical(f2$alpha, f1$alpha, label = lab)
+    expect_identical(f2$b, f1$b, label = lab)
   }
   expect_error(fit("fly", "reference", -1L), "'kcache'")
   expect_error(fit("fly", "reference", 4L, -1L), "'kcols'")
+})
+
+test_that("a pass over the column cache computes each point's rows of the trailing block once", {
+  # mk_kcache_mv (src/kcache.c): rows j >= j0 of K_m[j0:n, j0:n] v[j0:n]; a point outside the
+  # cache computes its rows j0..j only (symmetry), through the store's row-range columns
+  set.seed(7)
+  n <- 700L
+  x <- matrix(rnorm(n * 4), n)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(0.5, 2)), poly_kernel(2)), 4L, NULL)
+  M <- 3L
+  v <- matrix(rnorm(2 * n), n)
+  ds <- mklearn:::dense_store(rk, x)
+  K <- array(ds$K, c(n, n, M))
+  one <- list()
+  for (nt in 1:2) for (j0 in c(0L, 300L)) for (ent in c(4L, 0L)) {
+    lab <- paste(nt, j0, ent)
+    fs <- mklearn:::fly_store(rk, x, nthreads = nt)
+    r <- .Call(mklearn:::C_kcache_mv, fs, j0, v, ent)
+    out <- array(r$out, c(n, M, 2))
+    rows <- (j0 + 1L):n
+    for (m in seq_len(M)) for (k in 1:2)
+      expect_equal(out[rows, m, k], drop(K[rows, rows, m] %*% v[rows, k]), tolerance = 1e-12)
+    expect_true(all(is.na(out[seq_len(j0), , ])))
+    # kernel values: the entries filled (n x M each: the last 4 points, or all from j0 on
+    # with a whole cache) and the other points' rows j0..j
+    b <- n - j0
+    want <- if (ent == 0L) b * n * M else 4 * n * M + (b - 4) * (b - 3) / 2 * M
+    expect_equal(r$kernel_values, want, label = lab)
+    # the same bits at 2 threads; the whole block (about 1e6 kernel values) on 2 threads
+    key <- paste(j0, ent)
+    if (nt == 1L) one[[key]] <- r$out else expect_identical(r$out, one[[key]], label = lab)
+    if (nt == 2L && mklearn:::memory_threads(2L) == 2L && j0 == 0L && ent == 4L)
+      expect_identical(r$threads, 2L)
+    # the dense store's row ranges: the same product
+    if (nt == 1L && ent == 4L) {
+      rd <- .Call(mklearn:::C_kcache_mv, ds, j0, v, ent)
+      expect_equal(rd$out, r$out, tolerance = 1e-12, label = lab)
+    }
+  }
 })

@@ -324,6 +324,16 @@ test_that("MKL-L0/1 on the fly keeps no n x n buffer: its products go through th
                          control = mkl_control(memory = 4e9)), "parts")[[1L]]
   expect_identical(attr(p10, "kcols"), 10000)
   expect_gt(attr(p10, "kcache"), 1000)
+  # what the fit allocates (l01_work_init, src/kcache.c): CG's products K_m p only when some
+  # points have no combined column, the passes' 8 ranges of sums and each thread's scratch
+  pp <- function(p, what) p$bytes[startsWith(p$part, what)]   # the fit's own, not the fold's
+  expect_identical(pp(p, "CG: products K_m p"), 8 * 2 * n * M)
+  expect_length(pp(p10, "CG: products K_m p"), 0L)
+  expect_identical(pp(p10, "passes: sums of 8 ranges"), 8 * 8 * 2 * 10000 * M)
+  for (nt in 1:2) {
+    m2 <- mkl_memory(n, M, "l01", "fly", nthreads = nt, control = mkl_control(memory = 4e9))
+    expect_identical(m2$per_thread, m2$threads * 8 * (n * M + n))
+  }
   # the Cholesky w-step factors K(d): one n x n buffer
   chol <- mkl_memory(n, M, "l01", "fly", nthreads = 1,
                      control = mkl_control(memory = 4e9, wstep = "chol"))
