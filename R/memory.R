@@ -262,15 +262,18 @@ memory_platt <- function(add, method, n, M, store, nt, ctl, task, loss, R) {
   add("Platt folds: coefficients on all rows (n x M), decision values", n * M + 2 * n, "platt")
 }
 
-# R's garbage in a fit: the neighbour check (kernel_neighbours(), R/store.R) reads up to 200
-# columns of every kernel and their squares (2 n M doubles each; on the low-rank store, where a
-# narrow kernel's entries are summed over every row, the factor rows and three n x 200 blocks
-# of entries per kernel), and R collects it only when its vector heap reaches its trigger,
-# 2^23 doubles (64 MB) in a fresh process with the package loaded (gc()): the smaller of the
-# two. Measured: NOTES-store.md, "R's heap".
+# The neighbour checks (kernel_neighbours(), combined_neighbours(), R/store.R). Dense and on the
+# fly, in C (src/kstats.c): the columns of a chunk of kernels (at most 2^22 doubles) and the
+# combination. On the low-rank store, in R: the factor rows and three n x 200 blocks of entries
+# per kernel (a narrow kernel's entries are summed over every row), garbage that R collects
+# only when its vector heap reaches its trigger, 2^23 doubles (64 MB) in a fresh process with
+# the package loaded (gc()): the smaller of the two. Measured: NOTES-store.md, "R's heap".
 memory_r_heap <- function(add, n, M, store, R) {
   cols <- min(n, .neighbour_cols)
-  made <- if (store == "lowrank") (n + cols) * R + 3 * n * cols * M else 2 * cols * n * M
+  if (store != "lowrank")
+    return(add("neighbour checks: a chunk of kernel columns (at most 2^22 doubles) and one more",
+               min(n * M, max(n, 2^22)) + n + M, "linear"))
+  made <- (n + cols) * R + 3 * n * cols * M
   add("R's heap: the checks' garbage until R's next collection (at most 2^23 doubles)",
       min(2^23, made), "linear")
 }

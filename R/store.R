@@ -348,13 +348,9 @@ kernel_neighbours <- function(store, which = seq_len(store_dims(store)[3L]),
   if (!length(which)) return(double(0))
   js <- spread_rows(n, cols)
   if (store$kind == .mk_codes$store[["lowrank"]]) return(lowrank_neighbours(store, which, js))
-  acc <- double(length(which))
-  for (j in js) {
-    Kj <- .Call(C_store_cols, store, as.integer(which), as.integer(j))
-    d <- Kj[j, ]
-    acc <- acc + ifelse(d > 0, colSums(Kj^2) / d^2, NA_real_)
-  }
-  acc / length(js)
+  # per column j: sum_i K[i, j]^2 / K[j, j]^2, NA where K[j, j] <= 0, averaged over the columns
+  # (src/kstats.c, in C: no n x M matrix per column left to R's collector)
+  .Call(C_store_neighbours, store, as.integer(which), as.integer(js), NULL)
 }
 
 # kernel_neighbours() on a low-rank store without its kernel columns: each kernel as a
@@ -379,12 +375,7 @@ combined_neighbours <- function(store, which, w, cols = .neighbour_cols) {
   js <- spread_rows(n, cols)
   if (store$kind == .mk_codes$store[["lowrank"]])
     return(lowrank_combined_neighbours(store, which, w, js))
-  acc <- 0
-  for (j in js) {
-    k <- drop(.Call(C_store_cols, store, as.integer(which), as.integer(j)) %*% w)
-    acc <- acc + if (k[j] > 0) sum(k^2) / k[j]^2 else NA_real_
-  }
-  acc / length(js)
+  .Call(C_store_neighbours, store, as.integer(which), as.integer(js), as.double(w))
 }
 
 # combined_neighbours() on a low-rank store from its factors: column j of the combination is

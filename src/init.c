@@ -15,6 +15,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(store_combine, 2),
     ENTRY(store_decision, 3),
     ENTRY(store_cols, 3),
+    ENTRY(store_neighbours, 4),
     ENTRY(store_lowrank, 3),
     ENTRY(store_factor_tmul, 3),
     ENTRY(store_lowrank_test, 3),

@@ -192,3 +192,67 @@ void mk_kref_dots2(int n, const double *x, const double *d, const mk_kref *R, do
     }
     out[0] = a0; out[1] = a1; out[2] = a2; out[3] = b0; out[4] = b1; out[5] = b2;
 }
+
+/* ------------------------------------------------------------------ effective neighbours */
+
+/* The effective neighbours per training point of each kernel idx[c] (w NULL: out[c]) or of the
+   combination sum_c w_c K_idx[c] (out[0]), averaged over the columns js (0-based): per column
+   j, sum_i K[i, j]^2 / K[j, j]^2, NaN (R's NA) when K[j, j] <= 0 in any column. The sums run
+   in long double over the squares rounded to double, as R's colSums() and sum(), and the
+   combination kernel by kernel in order, as R's matrix-vector product, so the values are R's
+   of the same formula. Kernels by chunks of at most MK_NB_CHUNK doubles of columns (the
+   combination carried across chunks in order); scratch from R_alloc. For R/store.R
+   (kernel_neighbours(), combined_neighbours()), without the n x M garbage per column. */
+#define MK_NB_CHUNK 4194304.0
+void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int *js, int nj,
+                          const double *w, double *out)
+{
+    const int nr = s->nr;
+    int ch = (int) (MK_NB_CHUNK / nr);
+    if (ch < 1) ch = 1;
+    if (ch > cnt) ch = cnt;
+    double *buf = (double *) R_alloc((size_t) nr * ch, sizeof(double));
+    int *ix = (int *) R_alloc(ch, sizeof(int));
+    if (w) {
+        double *comb = (double *) R_alloc(nr, sizeof(double));
+        double acc = 0.0;
+        int na = 0;
+        for (int t = 0; t < nj; t++) {
+            const int j = js[t];
+            for (int i = 0; i < nr; i++) comb[i] = 0.0;
+            for (int c0 = 0; c0 < cnt; c0 += ch) {
+                const int c1 = c0 + ch < cnt ? c0 + ch : cnt;
+                for (int c = c0; c < c1; c++) ix[c - c0] = idx ? idx[c] : c;
+                mk_store_cols(s, ix, c1 - c0, j, buf);
+                for (int c = c0; c < c1; c++) {
+                    const double *col = buf + (size_t) (c - c0) * nr, wc = w[c];
+                    for (int i = 0; i < nr; i++) comb[i] += wc * col[i];
+                }
+            }
+            const double d = comb[j];
+            if (!(d > 0.0)) { na = 1; continue; }
+            long double sq = 0.0;
+            for (int i = 0; i < nr; i++) { double v = comb[i] * comb[i]; sq += v; }
+            acc += (double) sq / (d * d);
+        }
+        out[0] = na ? NA_REAL : acc / nj;
+        return;
+    }
+    for (int c0 = 0; c0 < cnt; c0 += ch) {
+        const int c1 = c0 + ch < cnt ? c0 + ch : cnt;
+        for (int c = c0; c < c1; c++) { ix[c - c0] = idx ? idx[c] : c; out[c] = 0.0; }
+        for (int t = 0; t < nj; t++) {
+            const int j = js[t];
+            mk_store_cols(s, ix, c1 - c0, j, buf);
+            for (int c = c0; c < c1; c++) {
+                const double *col = buf + (size_t) (c - c0) * nr, d = col[j];
+                if (ISNA(out[c])) continue;
+                if (!(d > 0.0)) { out[c] = NA_REAL; continue; }
+                long double sq = 0.0;
+                for (int i = 0; i < nr; i++) { double v = col[i] * col[i]; sq += v; }
+                out[c] += (double) sq / (d * d);
+            }
+        }
+        for (int c = c0; c < c1; c++) if (!ISNA(out[c])) out[c] /= nj;
+    }
+}

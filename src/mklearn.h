@@ -269,6 +269,7 @@ SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v);
 SEXP mkc_store_combine(SEXP store, SEXP d);
 SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha);
 SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j);
+SEXP mkc_store_neighbours(SEXP store, SEXP idx, SEXP js, SEXP w);
 SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x);
 /* (store_lowrank_chol.c) the low-rank factors of a fly training store (pivoted incomplete
    Cholesky to a relative residual-trace tolerance or a rank cap), and the test factors or
@@ -596,6 +597,12 @@ double mk_kbound_dots(int n, double mx, double xc2, double xr, double xk, double
                       const mk_kref *R);
 /* the dots of x and d with r, k1 and Kr: out = (x'r, x'k1, x'Kr, d'r, d'k1, d'Kr) */
 void mk_kref_dots2(int n, const double *x, const double *d, const mk_kref *R, double *out);
+
+/* Effective neighbours per point of each kernel idx[c] (w NULL) or of sum_c w_c K_idx[c], over
+   the 0-based columns js, with R's sums (R/store.R kernel_neighbours()); NA where a diagonal
+   entry read is <= 0. */
+void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int *js, int nj,
+                          const double *w, double *out);
 
 /* ---------------------------------------------------------------- cg.c: conjugate gradients
    One preconditioned CG for a symmetric positive (semi)definite A given by its product. */

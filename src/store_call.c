@@ -220,6 +220,27 @@ SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j)
     return out;
 }
 
+/* The effective neighbours of the kernels idx (w NULL: one value each) or of their combination
+   with weights w (one value), over the columns js (1-based): mk_kernel_neighbours */
+SEXP mkc_store_neighbours(SEXP store, SEXP idx, SEXP js, SEXP w)
+{
+    mk_store st;
+    int cnt;
+    const int *ix = read_indexed(store, idx, &st, &cnt);
+    if (!isInteger(js) || XLENGTH(js) < 1) error("'js' must be a non-empty integer vector");
+    const int nj = LENGTH(js);
+    int *j0 = (int *) R_alloc(nj, sizeof(int));
+    for (int t = 0; t < nj; t++) {
+        j0[t] = INTEGER(js)[t] - 1;
+        if (j0[t] < 0 || j0[t] >= st.n || j0[t] >= st.nr) error("column index out of range");
+    }
+    const double *wv = isNull(w) ? NULL : reals(w, cnt, "'w' must be NULL or one weight per kernel");
+    SEXP out = PROTECT(allocVector(REALSXP, wv ? 1 : cnt));
+    mk_kernel_neighbours(&st, ix, cnt, j0, nj, wv, REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
 /* A low-rank store's G_m' x_k for the kernels idx (x: n x length(idx)), one after the other */
 SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x)
 {

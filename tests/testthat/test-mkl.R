@@ -143,16 +143,16 @@ test_that("the model survives saveRDS/readRDS and still predicts", {
 test_that("the memory budget chooses the kernel store; a dense array over budget is refused", {
   d <- two_class(40, 3)
   fd <- mkl(d$x, d$y, kernels = ks_small)
-  ff <- mkl(d$x, d$y, kernels = ks_small, control = mkl_control(memory = 8e5))
+  ff <- mkl(d$x, d$y, kernels = ks_small, control = mkl_control(memory = 4e5))
   expect_identical(fd$store, "dense")
   expect_identical(ff$store, "fly")
   expect_equal(ff$alpha, fd$alpha, tolerance = 1e-10)
   expect_equal(predict(ff, d$x, type = "link"), predict(fd, d$x, type = "link"),
                tolerance = 1e-10)
   expect_error(mkl(d$x, d$y, kernels = ks_small,
-                   control = mkl_control(memory = 8e5, store = "dense")),
+                   control = mkl_control(memory = 4e5, store = "dense")),
                "needs .*KB.*\\(dense store.*above the memory budget.*store = \"fly\"")
-  old <- options(mklearn.max_bytes = 8e5)
+  old <- options(mklearn.max_bytes = 4e5)
   on.exit(options(old))
   expect_identical(mkl(d$x, d$y, kernels = ks_small)$store, "fly")
   options(mklearn.max_bytes = 1e5)

@@ -241,16 +241,18 @@ test_that("store = 'auto' picks the low-rank store for a method registered on it
   r2$l01$lowrank <- FALSE   # the method that stays on the fly below
   assignInNamespace(".mkl_registry", r2, "mklearn")
   set.seed(2)
-  n <- 150
+  # (n large enough that the dense need passes the low-rank one with its R garbage, 10.3 MB
+  # against 19.0 MB)
+  n <- 600
   x <- matrix(rnorm(n * 3), n)
   y <- ifelse(x[, 1] > 0, 1, -1)
   ks <- kernel_set(rbf_kernel(c(1, 3)), poly_kernel(1))
-  ctl <- mklearn:::method_control("uniform", mkl_control(memory = 2.2e6, rank = 20))
+  ctl <- mklearn:::method_control("uniform", mkl_control(memory = 15e6, rank = 20))
   expect_identical(mklearn:::choose_store(ctl, "uniform", n, 3), "lowrank")
-  ctl$memory <- 1e7
+  ctl$memory <- 1e8
   expect_identical(mklearn:::choose_store(ctl, "uniform", n, 3), "dense")
   expect_message(fit <- mkl(x, y, kernels = ks, method = "uniform",
-                            control = mkl_control(memory = 2.2e6, rank = 20)),
+                            control = mkl_control(memory = 15e6, rank = 20)),
                  "low-rank kernels \\(pivoted Cholesky\\): rank .* relative residual trace")
   expect_identical(fit$store, "lowrank")
   # a method not registered as scaling on it stays on the fly
@@ -371,10 +373,10 @@ test_that("the memory check counts a kernel on one binary feature at its rank, n
   ctl <- mklearn:::method_control("uniform", mkl_control(platt = "train", memory = 1e9))
   expect_identical(mklearn:::choose_store(ctl, "uniform", 300, 60, rank_bound = counted), "dense")
   expect_identical(calls, 0L)
-  dense <- mklearn:::store_need(ctl, "uniform", 300, 60, "dense", 1L, "classification", NULL)
-  expect_lt(lo, dense)
-  ctl$memory <- (lo + dense) / 2   # the dense store refused, the bounded factors fit
-  expect_identical(mklearn:::choose_store(ctl, "uniform", 300, 60, rank_bound = counted),
+  # at n = 2000 (the same bounds) the dense store refused, the bounded factors fit
+  dense <- mklearn:::store_need(ctl, "uniform", 2000, 60, "dense", 1L, "classification", NULL)
+  ctl$memory <- 0.9 * dense
+  expect_identical(mklearn:::choose_store(ctl, "uniform", 2000, 60, rank_bound = counted),
                    "lowrank")
   expect_identical(calls, 1L)
 })

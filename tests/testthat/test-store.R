@@ -376,3 +376,54 @@ test_that("kernels streamed by blocks of columns give SpicyMKL's and SimpleMKL's
                  tolerance = if (m == "simple") 1e-7 else 1e-10)
   }
 })
+
+test_that("the neighbour checks in C equal R's formula on dense and on-the-fly stores", {
+  # kernel_neighbours(), combined_neighbours() (R/store.R, src/kstats.c): per column j,
+  # sum_i K[i, j]^2 / K[j, j]^2, averaged; NA where a diagonal entry read is <= 0
+  x <- store_data(53)
+  rk <- resolve(kernel_set(rbf_kernel(c(0.3, 2)), poly_kernel(2), features = c("all", "each")), x)
+  by_r <- function(K, which, js, w = NULL) {
+    one <- function(Kj, j) if (Kj[j] > 0) sum(Kj^2) / Kj[j]^2 else NA_real_
+    if (is.null(w)) return(vapply(which, function(m)
+      mean(vapply(js, function(j) one(K[, j, m], j), 0)), 0))
+    mean(vapply(js, function(j) one(drop(K[, j, which, drop = FALSE][, 1, ] %*% w), j), 0))
+  }
+  ds <- mklearn:::dense_store(rk, x)
+  fs <- mklearn:::fly_store(rk, x)
+  K <- ds$K
+  M <- dim(K)[3L]
+  which <- c(5L, 1L, M)
+  w <- c(0.5, 0.2, 0.3)
+  for (st in list(ds, fs)) for (cols in c(7L, 200L)) {
+    js <- mklearn:::spread_rows(53L, cols)
+    expect_equal(mklearn:::kernel_neighbours(st, cols = cols), by_r(K, seq_len(M), js),
+                 tolerance = 1e-13)
+    expect_equal(mklearn:::combined_neighbours(st, which, w, cols = cols),
+                 by_r(K, which, js, w), tolerance = 1e-13)
+  }
+  # the dense store gives the values of the former R code bit for bit (the same sums in the
+  # same order), so the checks' choices do not move
+  js <- mklearn:::spread_rows(53L, 200L)
+  acc <- double(M)
+  for (j in js) {
+    Kj <- K[, j, ]
+    acc <- acc + ifelse(Kj[j, ] > 0, colSums(Kj^2) / Kj[j, ]^2, NA_real_)
+  }
+  expect_identical(mklearn:::kernel_neighbours(ds), acc / length(js))
+  acc <- 0
+  for (j in js) {
+    k <- drop(K[, j, which] %*% w)
+    acc <- acc + if (k[j] > 0) sum(k^2) / k[j]^2 else NA_real_
+  }
+  expect_identical(mklearn:::combined_neighbours(ds, which, w), acc / length(js))
+  # a non-positive diagonal entry makes the kernel's value NA, not the others'
+  K0 <- K
+  K0[9, 9, 2] <- 0
+  st0 <- mklearn:::as_store(K0)
+  nb <- mklearn:::kernel_neighbours(st0)
+  expect_true(is.na(nb[2L]))
+  expect_identical(nb[-2L], mklearn:::kernel_neighbours(ds)[-2L])
+  expect_true(is.na(mklearn:::combined_neighbours(st0, 2L, 1)))
+  expect_error(.Call(mklearn:::C_store_neighbours, ds, 1L, 0L, NULL), "out of range")
+  expect_error(.Call(mklearn:::C_store_neighbours, ds, 1:2, 1L, 1), "one weight per kernel")
+})
