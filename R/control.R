@@ -13,8 +13,12 @@
 # Method-specific settings with their defaults (NULL entries are derived, see method_control()).
 # kcache (internal, undocumented: tests force a small cache with it): entries of the SVMs' column
 # cache on the fly (src/kcache.c); NA: from the memory budget (kcache_entries(), R/memory.R)
+# uniform cg_tol, cg_maxiter: kernel ridge on the fly (CG to relative residual cg_tol, at most
+# cg_maxiter products; NOTES-store.md, "Kernel ridge on the fly"); kcols (internal, as kcache):
+# K(d)'s summed columns there, NA from the budget (memory_kcache_split(), R/memory.R)
 .control_methods <- list(
-  uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L, kcache = NA_integer_),
+  uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L, kcache = NA_integer_,
+                 cg_tol = 1e-6, cg_maxiter = 1000L, kcols = NA_integer_),
   spicy = list(maxiter = 500L),   # and its tuning knobs, spicy_tuning() (R/tuning.R)
   # svmfam maxiter: SimpleMKL needs up to ~450 iterations at tol 0.01 on the papers' sets
   # (inst/notes/NOTES-svm-family.md); HessianMKL and lp-norm stop within 20
@@ -38,6 +42,19 @@
 )
 # Common settings a method does not read (refused like any other unused setting).
 .control_not_read <- list(mwu = c("tol", "rank", "lowrank_tol"))
+# A family's settings read for one task only, refused by mkl() for the other.
+.control_task_only <- list(uniform = c(cg_tol = "regression", cg_maxiter = "regression",
+                                       kcols = "regression"))
+
+# mkl()'s refusal, once the task is known, of a setting the method reads for the other task only.
+check_control_task <- function(method, task, control) {
+  only <- .control_task_only[[method_info(method)$control]]
+  bad <- names(only)[only != task & names(only) %in% names(unclass(control))]
+  if (length(bad))
+    stop(sprintf("method '%s' reads the setting(s) %s for a %s only (kernel ridge on the fly)",
+                 method, paste(bad, collapse = ", "), only[[bad[1L]]]), call. = FALSE)
+  invisible()
+}
 
 #' Solver settings
 #'
@@ -222,7 +239,7 @@ check_control_values <- function(s) {
   flag("progress", na_ok = TRUE)
   if (!is.null(s[["newton_tol"]]))
     s[["newton_tol"]] <- check_scalar(s[["newton_tol"]], "newton_tol", 0)   # 0: never
-  for (nm in c("maxiter", "svm_maxiter")) count(nm)
+  for (nm in c("maxiter", "svm_maxiter", "cg_maxiter")) count(nm)
   if (!is.null(s[["kcache"]]) && !identical(s[["kcache"]], NA_integer_))
     s[["kcache"]] <- check_count(s[["kcache"]], "kcache")
   if (!is.null(s[["verbose"]])) {

@@ -164,10 +164,10 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   k <- 0; nc <- 0
   if (!fold && store == "fly" && uses_kcache(method, task)) {
     rest <- sum(vapply(parts, function(p) p$bytes, 0))
-    if (fam == "l01" && !identical(ctl[["wstep"]], "chol")) {
-      kk <- l01_kcache_split(n, M, ctl, rest, platt)
+    if (uses_kcols(fam, task, ctl)) {
+      kk <- kcols_split(n, M, ctl, rest, platt)
       k <- kk[1L]; nc <- kk[2L]
-      add(sprintf("combined columns of K(d) (%s points, src/l01.c)", format(nc)), nc * n,
+      add(sprintf("summed columns of K(d) (%s points, src/kcache.c)", format(nc)), nc * n,
           "cache")
       if (platt) add("Platt fold fit: its combined columns (as many)", nc * n, "platt")
     } else k <- kcache_entries(n, M, ctl, rest, platt)
@@ -179,10 +179,16 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
 }
 
 # The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family,
-# the uniform SVM and MKL-L0/1.
+# the uniform method (its SVM, and kernel ridge by CG) and MKL-L0/1.
 uses_kcache <- function(method, task) {
-  fam <- method_info(method)$control
-  fam %in% c("svmfam", "l01") || (fam == "uniform" && task == "classification")
+  method_info(method)$control %in% c("svmfam", "l01", "uniform")
+}
+
+# The fits on the fly whose CG products K(d) p read K(d)'s summed columns beside the cache
+# (mk_kdop, src/kcache.c): MKL-L0/1's w-step by CG and kernel ridge (uniform, regression).
+uses_kcols <- function(fam, task, ctl) {
+  (fam == "l01" && !identical(ctl[["wstep"]], "chol")) ||
+    (fam == "uniform" && task == "regression")
 }
 
 # Entries of the column cache (n x M doubles each; mk_kcache_cap in src/kcache.c): the setting
@@ -203,12 +209,12 @@ cache_bytes <- function(ctl, rest, platt = FALSE) {
   max(0, budget - rest) / (if (platt) 2 else 1)
 }
 
-# MKL-L0/1's share of what the budget leaves after the `rest` of the fit (halved with a Platt
-# fold fit's own, as kcache_entries()): K(d)'s columns combined for CG (n doubles each,
-# src/l01.c) for as many points as fit beside 4 cache entries, then the column cache's entries
-# (n x M doubles each) with the rest, at least 4; the settings kcols and kcache when given.
-# c(entries, columns).
-l01_kcache_split <- function(n, M, ctl, rest, platt = FALSE) {
+# The share of what the budget leaves after the `rest` of the fit (halved with a Platt fold
+# fit's own, as kcache_entries()) for a fit of uses_kcols(): K(d)'s columns summed for CG
+# (n doubles each, mk_kdop in src/kcache.c) for as many points as fit beside 4 cache entries,
+# then the column cache's entries (n x M doubles each) with the rest, at least 4; the settings
+# kcols and kcache when given. c(entries, columns).
+kcols_split <- function(n, M, ctl, rest, platt = FALSE) {
   avail <- cache_bytes(ctl, rest, platt)
   e <- 8 * n * M
   nc <- ctl[["kcols"]]
@@ -221,7 +227,7 @@ l01_kcache_split <- function(n, M, ctl, rest, platt = FALSE) {
 
 # The cache entries a fit on a fly store allocates (0 when it does not use the cache): the same
 # arithmetic as mkl_memory(), for the fit's n and settings (its loss: ctl$loss, set by mkl(),
-# else the method's default for the task); attribute kcols: MKL-L0/1's combined columns.
+# else the method's default for the task); attribute kcols: K(d)'s summed columns (uses_kcols()).
 fit_kcache <- function(method, store, n, M, ctl, task = "classification") {
   if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method, task))
     return(structure(0L, kcols = 0L))
@@ -286,8 +292,10 @@ memory_lowrank <- function(add, n, ranks, nt) {
   add("factorisation column per thread", nt * (n + max(ranks)), "per_thread")
 }
 
-# src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it (on the fly,
-# classification reads K(d) through the column cache instead of the combined kernel). On the
+# src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it. On the fly
+# neither: the SVM reads K(d) through the column cache, kernel ridge runs CG through it and
+# K(d)'s summed columns (memory_parts() adds both; mkc_kridge_fly: the cache's diagonals and a
+# point's columns, K_m p for two vectors, CG's stacked vectors of 2n). On the
 # low-rank store (R factor columns): the scaled factors of src/lsvm.c and the products K_m v
 # (R/uniform.R), or Woodbury's scaled copy and R x R matrix (kridge_lowrank()).
 memory_uniform <- function(add, n, task, M = 1, R = NA_real_, fly = FALSE) {
@@ -299,11 +307,13 @@ memory_uniform <- function(add, n, task, M = 1, R = NA_real_, fly = FALSE) {
     add("vectors", 6 * n, "linear")
     return(invisible())
   }
-  # on the fly, the SVM reads K(d) through the column cache (memory_parts() adds it)
-  if (!fly || task == "regression") add("combined kernel (n x n)", n * n, "buffers")
-  if (task == "regression") add("kernel ridge matrix (n x n)", n * n, "buffers")
+  if (!fly) add("combined kernel (n x n)", n * n, "buffers")
+  if (!fly && task == "regression") add("kernel ridge matrix (n x n)", n * n, "buffers")
   if (fly && task == "classification")
     add("column cache: kernel diagonals (n x M), combined columns", n * M + 3 * n, "linear")
+  if (fly && task == "regression")
+    add(paste("column cache: kernel diagonals and a point's columns (2 n x M),",
+              "products K_m p (2 n x M), CG vectors (10 n)"), 4 * n * M + 12 * n, "linear")
   add("vectors", 4 * n, "linear")
 }
 

@@ -22,6 +22,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(smo_store, 8),
     ENTRY(lsvm, 7),
     ENTRY(kridge, 3),
+    ENTRY(kridge_fly, 5),
     ENTRY(spicy, 4),
     ENTRY(spicy_gram, 3),
     ENTRY(svmfam, 6),

@@ -140,6 +140,73 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
     }
 }
 
+/* ------------------------------------------------------------------ K(d) p on the fly */
+
+/* The operator of CG solves with K(d) = sum_m d_m K_m on the fly (MKL-L0/1's w-step, kernel
+   ridge): K(d)'s columns summed for points 0..nc-1 (n doubles each, as many as the budget
+   leaves room for), the other rows of K(d) p by one pass over the cache (mk_kcache_mv).
+   NOTES-store.md, "MKL-L0/1 on the fly". */
+void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc)
+{
+    const int n = kc->n, M = kc->M;
+    op->kc = kc;
+    op->nc = nc < n ? nc : n;
+    op->nact = 0;
+    op->d = NULL;
+    op->act = (int *) R_alloc(M, sizeof(int));
+    op->Kc = op->nc > 0 ? (double *) mk_alloc_huge((size_t) n * op->nc * sizeof(double)) : NULL;
+    op->P[0] = op->P[1] = NULL;
+    if (op->nc < n) {
+        op->P[0] = (double *) R_alloc((size_t) n * M, sizeof(double));
+        op->P[1] = (double *) R_alloc((size_t) n * M, sizeof(double));
+    }
+}
+
+/* K(d)'s columns of points 0..nc-1 for the weights d (kept by pointer), each the sum of its
+   active kernels' columns in their order (one pass over those points' columns). */
+void mk_kdop_set(mk_kdop *op, const double *d)
+{
+    const int n = op->kc->n, M = op->kc->M;
+    op->d = d;
+    op->nact = 0;
+    for (int m = 0; m < M; m++) if (d[m] != 0.0) op->act[op->nact++] = m;
+    for (int j = 0; j < op->nc; j++) {
+        int whole;
+        const double *E = mk_kcache_pass_get(op->kc, j, op->act, op->nact, 1, &whole);
+        double *col = op->Kc + (size_t) j * n;
+        for (int i = 0; i < n; i++) col[i] = 0.0;
+        for (int c = 0; c < op->nact; c++) {
+            double dm = d[op->act[c]];
+            const double *e = E + (size_t) (whole ? op->act[c] : c) * n;
+            for (int i = 0; i < n; i++) col[i] += dm * e[i];
+        }
+    }
+}
+
+/* q_k = K(d) p_k for k < np (1 or 2): K(d) is symmetric, so row j of K(d) p is K(d)'s column
+   j times p: from the summed columns for j < nc, else one pass over the cache for both vectors,
+   sum over the active kernels of d_m (K_m p)_j in their order */
+void mk_kdop_mv(mk_kdop *op, int np, const double *p1, const double *p2, double *q1,
+                double *q2)
+{
+    const int n = op->kc->n, nc = op->nc;
+    const double *pp[2] = { p1, p2 };
+    double *qq[2] = { q1, q2 };
+    for (int j = 0; j < nc; j++)
+        for (int k = 0; k < np; k++)
+            qq[k][j] = mk_dot4(n, op->Kc + (size_t) j * n, pp[k]);
+    if (nc == n) return;
+    mk_kcache_mv(op->kc, nc, op->act, op->nact, np, pp, op->P);
+    for (int k = 0; k < np; k++) {
+        for (int i = nc; i < n; i++) qq[k][i] = 0.0;
+        for (int c = 0; c < op->nact; c++) {
+            double dm = op->d[op->act[c]];
+            const double *g = op->P[k] + (size_t) c * n;
+            for (int i = nc; i < n; i++) qq[k][i] += dm * g[i];
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ the SMO's column source */
 
 static const double *kcsrc_col(mk_qsrc *q, int i, int slot)

@@ -402,6 +402,22 @@ const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, 
                                  int *whole);
 void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
                   const double *const *v, double *const *out);
+/* K(d) p for one or two vectors on the fly (MKL-L0/1's w-step, kernel ridge): K(d)'s columns
+   summed for the points 0..nc-1 (n x nc, set for the weights d by mk_kdop_set, which keeps d by
+   pointer), the rows of the other points by a pass over the cache (mk_kcache_mv; P: its
+   products K_m p, n x M per vector, allocated when nc < n) */
+typedef struct {
+    mk_kcache *kc;
+    int nc, nact;
+    int *act;            /* M: the kernels with d_m != 0, nact of them */
+    const double *d;     /* M: the weights (the caller's) */
+    double *Kc;          /* n x nc: K(d)'s summed columns, or NULL */
+    double *P[2];
+} mk_kdop;
+void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc);
+void mk_kdop_set(mk_kdop *op, const double *d);
+void mk_kdop_mv(mk_kdop *op, int np, const double *p1, const double *p2, double *q1,
+                double *q2);
 /* The SMO's column source on the cache for the weights set by mk_kcsrc_set (q first: a
    mk_kcsrc * is a mk_qsrc *). */
 typedef struct {
@@ -446,6 +462,9 @@ int mk_kridge(const double *K, int n, const double *y, double lambda, double *be
 int mk_kridge_w(const double *K, int n, const double *y, double lambda, const double *lam,
                 double *beta, double *b);
 SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
+/* the same on a fly store by CG through the column cache, for the kernel weights d (control:
+   kcache, kcols, cg_tol, cg_maxiter; lambda: n ridges, Inf for a row left out) */
+SEXP mkc_kridge_fly(SEXP store, SEXP y, SEXP lambda, SEXP d, SEXP control);
 
 /* ====================================================================== shared numerics */
 /* Vectorised loops with a fixed reduction order (omp simd). A file with these loops also
