@@ -122,6 +122,10 @@ check_control_task <- function(method, task, control) {
 #'   Each test bounds the smallest eigenvalue from above, and all use the same tolerance, so a
 #'   kernel that `"full"` accepts is never refused by `"fast"`.
 #' @param ... method-specific settings (unknown names are an error):
+#'   * Kernel ridge (`"uniform"` with a numeric response) on the fly (`store = "fly"`), solved
+#'     by conjugate gradients without an n x n matrix: `cg_tol` (1e-6: the relative residual
+#'     at which CG stops) and `cg_maxiter` (1000: a CG stopped there is reported as not
+#'     converged, with a warning). A classification refuses them.
 #'   * SimpleMKL, HessianMKL, lp-norm: `newton_tol` (HessianMKL: a predicted decrease below
 #'     `newton_tol * J` that the line search cannot realise makes the driver tighten the SVM
 #'     tolerance; default `1e-5 * min(1, (tol / 0.01)^2)`), `gold_tol` (SimpleMKL's golden-section

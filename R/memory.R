@@ -34,9 +34,9 @@
 #' @param loss the loss (default: each method's default for the task).
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
 #'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers), `cache`
-#'   (on the fly, the bounded kernel-column cache of the SVMs and MKL-L0/1, and MKL-L0/1's
-#'   combined columns of K(d): what the budget leaves after the rest of the fit, at most the
-#'   n x n x M kernels, at least 4 points' columns),
+#'   (on the fly, the bounded kernel-column cache of the SVMs, MKL-L0/1 and kernel ridge, and
+#'   the summed columns of K(d) of MKL-L0/1 and kernel ridge: what the budget leaves after the
+#'   rest of the fit, at most the n x n x M kernels, at least 4 points' columns),
 #'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and up to 64 MB of
 #'   R's garbage until its next collection), `platt` (the cross-validation of the probabilities:
 #'   the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is
@@ -165,11 +165,11 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   if (!fold && store == "fly" && uses_kcache(method, task)) {
     rest <- sum(vapply(parts, function(p) p$bytes, 0))
     if (uses_kcols(fam, task, ctl)) {
-      kk <- kcols_split(n, M, ctl, rest, platt)
+      kk <- kcols_split(n, M, ctl, rest, platt, passed = fam == "uniform")
       k <- kk[1L]; nc <- kk[2L]
       add(sprintf("summed columns of K(d) (%s points, src/kcache.c)", format(nc)), nc * n,
           "cache")
-      if (platt) add("Platt fold fit: its combined columns (as many)", nc * n, "platt")
+      if (platt) add("Platt fold fit: its summed columns (as many)", nc * n, "platt")
     } else k <- kcache_entries(n, M, ctl, rest, platt)
     add(sprintf("column cache (%s entries of n x M, src/kcache.c)", format(k)), k * n * M,
         "cache")
@@ -212,16 +212,21 @@ cache_bytes <- function(ctl, rest, platt = FALSE) {
 # The share of what the budget leaves after the `rest` of the fit (halved with a Platt fold
 # fit's own, as kcache_entries()) for a fit of uses_kcols(): K(d)'s columns summed for CG
 # (n doubles each, mk_kdop in src/kcache.c) for as many points as fit beside 4 cache entries,
-# then the column cache's entries (n x M doubles each) with the rest, at least 4; the settings
-# kcols and kcache when given. c(entries, columns).
-kcols_split <- function(n, M, ctl, rest, platt = FALSE) {
+# then the column cache's entries (n x M doubles each) with the rest, at least 4; `passed`: the
+# entries serve only the points the passes read (those beyond the summed columns: kernel ridge,
+# whose d is fixed), at most n - columns; the settings kcols and kcache when given.
+# c(entries, columns).
+kcols_split <- function(n, M, ctl, rest, platt = FALSE, passed = FALSE) {
   avail <- cache_bytes(ctl, rest, platt)
   e <- 8 * n * M
   nc <- ctl[["kcols"]]
   if (is.null(nc) || is.na(nc)) nc <- floor(max(0, avail - 4 * e) / (8 * n))
   nc <- min(n, nc)
   k <- ctl[["kcache"]]
-  if (is.null(k) || is.na(k)) k <- floor(max(0, avail - 8 * n * nc) / e)
+  if (is.null(k) || is.na(k)) {
+    k <- floor(max(0, avail - 8 * n * nc) / e)
+    if (passed) k <- min(k, n - nc)
+  }
   c(min(n, max(min(n, 4), k)), nc)
 }
 

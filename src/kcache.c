@@ -146,11 +146,12 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
    ridge): K(d)'s columns summed for points 0..nc-1 (n doubles each, as many as the budget
    leaves room for), the other rows of K(d) p by one pass over the cache (mk_kcache_mv).
    NOTES-store.md, "MKL-L0/1 on the fly". */
-void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc)
+void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc, int fill)
 {
     const int n = kc->n, M = kc->M;
     op->kc = kc;
     op->nc = nc < n ? nc : n;
+    op->fill = fill;
     op->nact = 0;
     op->d = NULL;
     op->act = (int *) R_alloc(M, sizeof(int));
@@ -163,7 +164,8 @@ void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc)
 }
 
 /* K(d)'s columns of points 0..nc-1 for the weights d (kept by pointer), each the sum of its
-   active kernels' columns in their order (one pass over those points' columns). */
+   active kernels' columns in their order (one pass over those points' columns; their entries
+   fill the cache when op->fill, for weights that change: MKL-L0/1). */
 void mk_kdop_set(mk_kdop *op, const double *d)
 {
     const int n = op->kc->n, M = op->kc->M;
@@ -172,7 +174,7 @@ void mk_kdop_set(mk_kdop *op, const double *d)
     for (int m = 0; m < M; m++) if (d[m] != 0.0) op->act[op->nact++] = m;
     for (int j = 0; j < op->nc; j++) {
         int whole;
-        const double *E = mk_kcache_pass_get(op->kc, j, op->act, op->nact, 1, &whole);
+        const double *E = mk_kcache_pass_get(op->kc, j, op->act, op->nact, op->fill, &whole);
         double *col = op->Kc + (size_t) j * n;
         for (int i = 0; i < n; i++) col[i] = 0.0;
         for (int c = 0; c < op->nact; c++) {

@@ -249,7 +249,7 @@ static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, co
     if (st->kind == MK_STORE_FLY) {
         ws->kc = (mk_kcache *) R_alloc(1, sizeof(mk_kcache));
         mk_kcache_init(ws->kc, st, o->kcache);
-        if (o->wstep == 0) mk_kdop_init(&ws->kd, ws->kc, o->kcols);
+        if (o->wstep == 0) mk_kdop_init(&ws->kd, ws->kc, o->kcols, 1);
     }
     ws->Kd = ws->lr || (ws->kc && o->wstep == 0) ? NULL : dalloc((size_t) n * n);
     ws->dfac = dalloc(M);

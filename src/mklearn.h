@@ -405,16 +405,17 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
 /* K(d) p for one or two vectors on the fly (MKL-L0/1's w-step, kernel ridge): K(d)'s columns
    summed for the points 0..nc-1 (n x nc, set for the weights d by mk_kdop_set, which keeps d by
    pointer), the rows of the other points by a pass over the cache (mk_kcache_mv; P: its
-   products K_m p, n x M per vector, allocated when nc < n) */
+   products K_m p, n x M per vector, allocated when nc < n); fill: the summed columns' points
+   fill free cache entries (for weights that change), else the entries are left to the pass */
 typedef struct {
     mk_kcache *kc;
-    int nc, nact;
+    int nc, nact, fill;
     int *act;            /* M: the kernels with d_m != 0, nact of them */
     const double *d;     /* M: the weights (the caller's) */
     double *Kc;          /* n x nc: K(d)'s summed columns, or NULL */
     double *P[2];
 } mk_kdop;
-void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc);
+void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc, int fill);
 void mk_kdop_set(mk_kdop *op, const double *d);
 void mk_kdop_mv(mk_kdop *op, int np, const double *p1, const double *p2, double *q1,
                 double *q2);

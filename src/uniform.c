@@ -99,7 +99,7 @@ static int kridge_fly(mk_kdop *op, const double *y, const double *lam, double cg
         x[i] = x[n + i] = 0.0;
         r[i] = keep ? y[i] : 0.0;
         r[n + i] = keep ? 1.0 : 0.0;
-        bn += r[i] * r[i] + r[n + i];
+        bn += r[i] * r[i] + r[n + i] * r[n + i];
     }
     bn = sqrt(bn);
     kr_ctx ctx = { op, n, lam, mk_time() };
@@ -130,7 +130,8 @@ SEXP mkc_kridge_fly(SEXP store, SEXP y, SEXP lambda, SEXP d, SEXP control)
     const double *lam = REAL(lambda);
     int nkeep = 0;
     for (int i = 0; i < n; i++) {
-        if (ISNAN(lam[i]) || !(lam[i] > 0.0)) error("'lambda' must be positive (Inf: row left out)");
+        if (ISNAN(lam[i]) || !(lam[i] > 0.0))
+            error("'lambda' must be positive (Inf: row left out)");
         nkeep += R_FINITE(lam[i]);
     }
     if (nkeep == 0) error("'lambda' must keep at least one row");
@@ -142,7 +143,7 @@ SEXP mkc_kridge_fly(SEXP store, SEXP y, SEXP lambda, SEXP d, SEXP control)
     mk_kcache kc;
     mk_kcache_init(&kc, &st, kcache);
     mk_kdop op;
-    mk_kdop_init(&op, &kc, kcols);
+    mk_kdop_init(&op, &kc, kcols, 0);   /* d fixed: the entries serve the pass */
     mk_kdop_set(&op, REAL(d));
     SEXP beta = PROTECT(allocVector(REALSXP, n));
     SEXP kbeta = PROTECT(allocVector(REALSXP, n));
