@@ -152,6 +152,7 @@ void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc, int fill)
     op->kc = kc;
     op->nc = nc < n ? nc : n;
     op->fill = fill;
+    op->tick = NULL;
     op->nact = 0;
     op->d = NULL;
     op->act = (int *) R_alloc(M, sizeof(int));
@@ -165,7 +166,8 @@ void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc, int fill)
 
 /* K(d)'s columns of points 0..nc-1 for the weights d (kept by pointer), each the sum of its
    active kernels' columns in their order (one pass over those points' columns; their entries
-   fill the cache when op->fill, for weights that change: MKL-L0/1). */
+   fill the cache when op->fill, for weights that change: MKL-L0/1). With op->tick, user
+   interrupts are checked between columns (one thread, outside OpenMP). */
 void mk_kdop_set(mk_kdop *op, const double *d)
 {
     const int n = op->kc->n, M = op->kc->M;
@@ -174,6 +176,7 @@ void mk_kdop_set(mk_kdop *op, const double *d)
     for (int m = 0; m < M; m++) if (d[m] != 0.0) op->act[op->nact++] = m;
     for (int j = 0; j < op->nc; j++) {
         int whole;
+        if (op->tick) mk_interrupt_every(op->tick, 0.02);
         const double *E = mk_kcache_pass_get(op->kc, j, op->act, op->nact, op->fill, &whole);
         double *col = op->Kc + (size_t) j * n;
         for (int i = 0; i < n; i++) col[i] = 0.0;

@@ -406,10 +406,12 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
    summed for the points 0..nc-1 (n x nc, set for the weights d by mk_kdop_set, which keeps d by
    pointer), the rows of the other points by a pass over the cache (mk_kcache_mv; P: its
    products K_m p, n x M per vector, allocated when nc < n); fill: the summed columns' points
-   fill free cache entries (for weights that change), else the entries are left to the pass */
+   fill free cache entries (for weights that change), else the entries are left to the pass;
+   tick: NULL, or the time of the last interrupt check (mk_kdop_set checks between columns) */
 typedef struct {
     mk_kcache *kc;
     int nc, nact, fill;
+    double *tick;
     int *act;            /* M: the kernels with d_m != 0, nact of them */
     const double *d;     /* M: the weights (the caller's) */
     double *Kc;          /* n x nc: K(d)'s summed columns, or NULL */

@@ -144,6 +144,8 @@ SEXP mkc_kridge_fly(SEXP store, SEXP y, SEXP lambda, SEXP d, SEXP control)
     mk_kcache_init(&kc, &st, kcache);
     mk_kdop op;
     mk_kdop_init(&op, &kc, kcols, 0);   /* d fixed: the entries serve the pass */
+    double tick = mk_time();
+    op.tick = &tick;
     mk_kdop_set(&op, REAL(d));
     SEXP beta = PROTECT(allocVector(REALSXP, n));
     SEXP kbeta = PROTECT(allocVector(REALSXP, n));
