@@ -15,7 +15,7 @@
 # cache on the fly (src/kcache.c); NA: from the memory budget (kcache_entries(), R/memory.R)
 # uniform cg_tol, cg_maxiter: kernel ridge on the fly (CG to relative residual cg_tol, at most
 # cg_maxiter products; NOTES-store.md, "Kernel ridge on the fly"); kcols (internal, as kcache):
-# K(d)'s summed columns there, NA from the budget (memory_kcache_split(), R/memory.R)
+# K(d)'s summed columns there, NA from the budget (kcols_split(), R/memory.R)
 .control_methods <- list(
   uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L, kcache = NA_integer_,
                  cg_tol = 1e-6, cg_maxiter = 1000L, kcols = NA_integer_),

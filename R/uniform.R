@@ -18,7 +18,7 @@ fit_uniform <- function(store, y, task, C, control, init) {
   t0 <- proc.time()[["elapsed"]]
   lr <- store$kind == .mk_codes$store[["lowrank"]]
   kc <- fit_kcache("uniform", store, n, M, control, task)
-  # K(d) v: the combined kernel (dense, fly ridge), or kernel by kernel in O(n) memory
+  # K(d) v: the combined kernel (dense), or kernel by kernel in O(n) memory (fly SVM)
   Kc <- if (!lr && kc == 0L) .Call(C_store_combine, store, d)
   Kv <- if (is.null(Kc)) function(v) drop(.Call(C_store_mv, store, NULL, as.double(v)) %*% d) else
     function(v) drop(Kc %*% v)
