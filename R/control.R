@@ -14,9 +14,13 @@
 # kcache (internal, undocumented: tests force a small cache with it): entries of the SVMs' column
 # cache on the fly (src/kcache.c); NA: from the memory budget (kcache_entries(), R/memory.R).
 # hess_free_max (internal, undocumented: tests force HessianMKL's step without curvature with
-# it): most free SVs whose Gram matrix is formed, at most and by default (NA) C's limit
+# it): most free SVs whose Gram matrix is formed, at most and by default (NA) C's limit.
+# uniform cg_tol, cg_maxiter: kernel ridge on the fly (CG to relative residual cg_tol, at most
+# cg_maxiter products; NOTES-store.md, "Kernel ridge on the fly"); kcols (internal, as kcache):
+# K(d)'s summed columns there, NA from the budget (kcols_split(), R/memory.R)
 .control_methods <- list(
-  uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L, kcache = NA_integer_),
+  uniform = list(svm_tol = 1e-4, svm_maxiter = 10000000L, kcache = NA_integer_,
+                 cg_tol = 1e-6, cg_maxiter = 1000L, kcols = NA_integer_),
   spicy = list(maxiter = 500L),   # and its tuning knobs, spicy_tuning() (R/tuning.R)
   # svmfam maxiter: SimpleMKL needs up to ~450 iterations at tol 0.01 on the papers' sets
   # (inst/notes/NOTES-svm-family.md); HessianMKL and lp-norm stop within 20
@@ -41,6 +45,19 @@
 )
 # Common settings a method does not read (refused like any other unused setting).
 .control_not_read <- list(mwu = c("tol", "rank", "lowrank_tol"))
+# A family's settings read for one task only, refused by mkl() for the other.
+.control_task_only <- list(uniform = c(cg_tol = "regression", cg_maxiter = "regression",
+                                       kcols = "regression"))
+
+# mkl()'s refusal, once the task is known, of a setting the method reads for the other task only.
+check_control_task <- function(method, task, control) {
+  only <- .control_task_only[[method_info(method)$control]]
+  bad <- names(only)[only != task & names(only) %in% names(unclass(control))]
+  if (length(bad))
+    stop(sprintf("method '%s' reads the setting(s) %s for a %s only (kernel ridge on the fly)",
+                 method, paste(bad, collapse = ", "), only[[bad[1L]]]), call. = FALSE)
+  invisible()
+}
 
 #' Solver settings
 #'
@@ -108,6 +125,10 @@
 #'   Each test bounds the smallest eigenvalue from above, and all use the same tolerance, so a
 #'   kernel that `"full"` accepts is never refused by `"fast"`.
 #' @param ... method-specific settings (unknown names are an error):
+#'   * Kernel ridge (`"uniform"` with a numeric response) on the fly (`store = "fly"`), solved
+#'     by conjugate gradients without an n x n matrix: `cg_tol` (1e-6: the relative residual
+#'     at which CG stops) and `cg_maxiter` (1000: a CG stopped there is reported as not
+#'     converged, with a warning). A classification refuses them.
 #'   * SimpleMKL, HessianMKL, lp-norm: `newton_tol` (HessianMKL: a predicted decrease below
 #'     `newton_tol * J` that the line search cannot realise makes the driver tighten the SVM
 #'     tolerance; default `1e-5 * min(1, (tol / 0.01)^2)`), `gold_tol` (SimpleMKL's golden-section
@@ -225,7 +246,7 @@ check_control_values <- function(s) {
   flag("progress", na_ok = TRUE)
   if (!is.null(s[["newton_tol"]]))
     s[["newton_tol"]] <- check_scalar(s[["newton_tol"]], "newton_tol", 0)   # 0: never
-  for (nm in c("maxiter", "svm_maxiter")) count(nm)
+  for (nm in c("maxiter", "svm_maxiter", "cg_maxiter")) count(nm)
   for (nm in c("kcache", "hess_free_max"))
     if (!is.null(s[[nm]]) && !identical(s[[nm]], NA_integer_)) s[[nm]] <- check_count(s[[nm]], nm)
   if (!is.null(s[["verbose"]])) {

@@ -34,9 +34,9 @@
 #' @param loss the loss (default: each method's default for the task).
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
 #'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers), `cache`
-#'   (on the fly, the bounded kernel-column cache of the SVMs and MKL-L0/1, and MKL-L0/1's
-#'   combined columns of K(d): what the budget leaves after the rest of the fit, at most the
-#'   n x n x M kernels, at least 4 points' columns),
+#'   (on the fly, the bounded kernel-column cache of the SVMs, MKL-L0/1 and kernel ridge, and
+#'   the summed columns of K(d) of MKL-L0/1 and kernel ridge: what the budget leaves after the
+#'   rest of the fit, at most the n x n x M kernels, at least 4 points' columns),
 #'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and up to 64 MB of
 #'   R's garbage until its next collection), `platt` (the cross-validation of the probabilities:
 #'   the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is
@@ -124,7 +124,7 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   # R: the columns of all low-rank factors, at the rank cap unless given (NA: not low rank)
   if (store != "lowrank") R <- NA_real_
   switch(fam,
-    uniform = memory_uniform(add, n, task, M, R, store == "fly"),
+    uniform = memory_uniform(add, n, task, M, R, store == "fly", nt),
     spicy = if (store == "lowrank") memory_spicy_lowrank(add, n, M, R, nt, ctl) else
       memory_spicy(add, n, M, fly, nt, ctl, loss),
     svmfam = memory_svmfam(add, method, n, M, fly, nt, ctl, R),
@@ -147,14 +147,10 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
         if (chol) add("G'G and its factor (R x R)", 2 * R * R, "linear")
       } else if (fly) {
         if (chol) add("combined kernel and its Cholesky factor (n x n)", nn, "buffers")
-        add("column cache: kernel diagonals (n x M), index and distances (2 n)", n * M + 2 * n,
-            "linear")
-        add(sprintf("passes: sums of %d ranges of points (2 n x M each)", .kcache_ranges),
-            .kcache_ranges * 2 * n * M, "linear")
-        add("passes: a point's columns and distances per thread (n x M + n)", nt * (n * M + n),
-            "per_thread")
+        memory_kcache_scratch(add, n, M, nt)
+        memory_kcache_ranges(add, n, M)   # G's passes, every iteration
         # a fold fit's split is not known here: its K_m p counted whenever CG runs
-        if (fold && !chol) add(.l01_products_part, 2 * n * M, "linear")
+        if (fold && !chol) add(.kdop_products_part, 2 * n * M, "linear")
       } else {
         add("uniform combination for the start (n x n, R)", nn, "buffers")
         add("combined kernel (n x n)", nn, "buffers")
@@ -171,16 +167,22 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   k <- 0; nc <- 0
   if (!fold && store == "fly" && uses_kcache(method, task)) {
     rest <- sum(vapply(parts, function(p) p$bytes, 0))
-    if (fam == "l01" && !identical(ctl[["wstep"]], "chol")) {
-      kk <- l01_kcache_split(n, M, ctl, rest, platt)
-      if (kk[2L] < n) {   # CG's products K_m p over the points without a combined column
-        add(.l01_products_part, 2 * n * M, "linear")
-        kk <- l01_kcache_split(n, M, ctl, rest + 16 * n * M, platt)
+    if (uses_kcols(fam, task, ctl)) {
+      passed <- fam == "uniform"
+      kk <- kcols_split(n, M, ctl, rest, platt, passed)
+      if (kk[2L] < n) {   # the passes over the points without a summed column of K(d)
+        extra <- 2 * n * M
+        add(.kdop_products_part, 2 * n * M, "linear")
+        if (passed) {     # kernel ridge: its only passes (MKL-L0/1 counts its own above)
+          extra <- extra + .kcache_ranges * 2 * n * M
+          memory_kcache_ranges(add, n, M)
+        }
+        kk <- kcols_split(n, M, ctl, rest + 8 * extra, platt, passed)
       }
       k <- kk[1L]; nc <- kk[2L]
-      add(sprintf("combined columns of K(d) (%s points, src/l01.c)", format(nc)), nc * n,
+      add(sprintf("summed columns of K(d) (%s points, src/kcache.c)", format(nc)), nc * n,
           "cache")
-      if (platt) add("Platt fold fit: its combined columns (as many)", nc * n, "platt")
+      if (platt) add("Platt fold fit: its summed columns (as many)", nc * n, "platt")
     } else k <- kcache_entries(n, M, ctl, rest, platt)
     add(sprintf("column cache (%s entries of n x M, src/kcache.c)", format(k)), k * n * M,
         "cache")
@@ -192,13 +194,34 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
 # MK_KCACHE_RANGES (src/mklearn.h): the passes' fixed ranges of points, one n x M sum for each
 # of two vectors per range
 .kcache_ranges <- 8
-.l01_products_part <- "CG: products K_m p (2 n x M) for the points whose K(d) column is not summed"
+.kdop_products_part <- "CG: products K_m p (2 n x M) for the points whose K(d) column is not summed"
+
+# The column cache's scratch beside its entries (src/kcache.c): the kernels' diagonals, index
+# and distances, and each thread's columns for the summed columns and the passes
+# (kc_pass_alloc); the sums of a pass's ranges of points (memory_kcache_ranges()) where passes
+# run (mk_kcache_mv).
+memory_kcache_scratch <- function(add, n, M, nt) {
+  add("column cache: kernel diagonals (n x M), index and distances (2 n)", n * M + 2 * n,
+      "linear")
+  add("passes: a point's columns and distances per thread (n x M + n)", nt * (n * M + n),
+      "per_thread")
+}
+memory_kcache_ranges <- function(add, n, M) {
+  add(sprintf("passes: sums of %d ranges of points (2 n x M each)", .kcache_ranges),
+      .kcache_ranges * 2 * n * M, "linear")
+}
 
 # The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family,
-# the uniform SVM and MKL-L0/1.
+# the uniform method (its SVM, and kernel ridge by CG) and MKL-L0/1.
 uses_kcache <- function(method, task) {
-  fam <- method_info(method)$control
-  fam %in% c("svmfam", "l01") || (fam == "uniform" && task == "classification")
+  method_info(method)$control %in% c("svmfam", "l01", "uniform")
+}
+
+# The fits on the fly whose CG products K(d) p read K(d)'s summed columns beside the cache
+# (mk_kdop, src/kcache.c): MKL-L0/1's w-step by CG and kernel ridge (uniform, regression).
+uses_kcols <- function(fam, task, ctl) {
+  (fam == "l01" && !identical(ctl[["wstep"]], "chol")) ||
+    (fam == "uniform" && task == "regression")
 }
 
 # Entries of the column cache (n x M doubles each; mk_kcache_cap in src/kcache.c): the setting
@@ -219,25 +242,30 @@ cache_bytes <- function(ctl, rest, platt = FALSE) {
   max(0, budget - rest) / (if (platt) 2 else 1)
 }
 
-# MKL-L0/1's share of what the budget leaves after the `rest` of the fit (halved with a Platt
-# fold fit's own, as kcache_entries()): K(d)'s columns combined for CG (n doubles each,
-# src/l01.c) for as many points as fit beside 4 cache entries, then the column cache's entries
-# (n x M doubles each) with the rest, at least 4; the settings kcols and kcache when given.
+# The share of what the budget leaves after the `rest` of the fit (halved with a Platt fold
+# fit's own, as kcache_entries()) for a fit of uses_kcols(): K(d)'s columns summed for CG
+# (n doubles each, mk_kdop in src/kcache.c) for as many points as fit beside 4 cache entries,
+# then the column cache's entries (n x M doubles each) with the rest, at least 4; `passed`: the
+# entries serve only the points the passes read (those beyond the summed columns: kernel ridge,
+# whose d is fixed), at most n - columns; the settings kcols and kcache when given.
 # c(entries, columns).
-l01_kcache_split <- function(n, M, ctl, rest, platt = FALSE) {
+kcols_split <- function(n, M, ctl, rest, platt = FALSE, passed = FALSE) {
   avail <- cache_bytes(ctl, rest, platt)
   e <- 8 * n * M
   nc <- ctl[["kcols"]]
   if (is.null(nc) || is.na(nc)) nc <- floor(max(0, avail - 4 * e) / (8 * n))
   nc <- min(n, nc)
   k <- ctl[["kcache"]]
-  if (is.null(k) || is.na(k)) k <- floor(max(0, avail - 8 * n * nc) / e)
+  if (is.null(k) || is.na(k)) {
+    k <- floor(max(0, avail - 8 * n * nc) / e)
+    if (passed) k <- min(k, n - nc)
+  }
   c(min(n, max(min(n, 4), k)), nc)
 }
 
 # The cache entries a fit on a fly store allocates (0 when it does not use the cache): the same
 # arithmetic as mkl_memory(), for the fit's n and settings (its loss: ctl$loss, set by mkl(),
-# else the method's default for the task); attribute kcols: MKL-L0/1's combined columns.
+# else the method's default for the task); attribute kcols: K(d)'s summed columns (uses_kcols()).
 fit_kcache <- function(method, store, n, M, ctl, task = "classification") {
   if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method, task))
     return(structure(0L, kcols = 0L))
@@ -305,11 +333,13 @@ memory_lowrank <- function(add, n, ranks, nt) {
   add("factorisation column per thread", nt * (n + max(ranks)), "per_thread")
 }
 
-# src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it (on the fly,
-# classification reads K(d) through the column cache instead of the combined kernel). On the
+# src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it. On the fly
+# neither: the SVM reads K(d) through the column cache, kernel ridge runs CG through it and
+# K(d)'s summed columns (memory_parts() adds both; mkc_kridge_fly: the cache's diagonals and a
+# point's columns, K_m p for two vectors, CG's stacked vectors of 2n). On the
 # low-rank store (R factor columns): the scaled factors of src/lsvm.c and the products K_m v
 # (R/uniform.R), or Woodbury's scaled copy and R x R matrix (kridge_lowrank()).
-memory_uniform <- function(add, n, task, M = 1, R = NA_real_, fly = FALSE) {
+memory_uniform <- function(add, n, task, M = 1, R = NA_real_, fly = FALSE, nt = 1) {
   if (!is.na(R)) {
     if (task == "regression") add("scaled factors (n x R) and R x R Woodbury matrix",
                                   n * R + 2 * R * R + 4 * n, "linear") else
@@ -318,11 +348,14 @@ memory_uniform <- function(add, n, task, M = 1, R = NA_real_, fly = FALSE) {
     add("vectors", 6 * n, "linear")
     return(invisible())
   }
-  # on the fly, the SVM reads K(d) through the column cache (memory_parts() adds it)
-  if (!fly || task == "regression") add("combined kernel (n x n)", n * n, "buffers")
-  if (task == "regression") add("kernel ridge matrix (n x n)", n * n, "buffers")
+  if (!fly) add("combined kernel (n x n)", n * n, "buffers")
+  if (!fly && task == "regression") add("kernel ridge matrix (n x n)", n * n, "buffers")
   if (fly && task == "classification")
     add("column cache: kernel diagonals (n x M), combined columns", n * M + 3 * n, "linear")
+  if (fly && task == "regression") {   # src/uniform.c, kridge_fly(); the passes: memory_parts()
+    memory_kcache_scratch(add, n, M, nt)
+    add("kernel ridge: CG's vectors and the results (12 n)", 12 * n, "linear")
+  }
   add("vectors", 4 * n, "linear")
 }
 

@@ -2,6 +2,8 @@
 # Progress (control$progress) in two steps: the combined kernel (half), then the solve.
 # Case weights (control$case_weights): the SVM's box C w_i per point, the ridge's squared
 # residuals weighted by w_i (rows of weight 0 left out of the system, their beta 0).
+# On the fly both read K(d) through the column cache (src/kcache.c), never formed: the SVM's
+# columns, the ridge's products in CG (src/uniform.c; a CG stopped at cg_maxiter warns).
 fit_uniform <- function(store, y, task, C, control, init) {
   store <- as_store(store)
   control <- method_control("uniform", control)
@@ -15,9 +17,8 @@ fit_uniform <- function(store, y, task, C, control, init) {
   prog <- fit_progress(control, method_info("uniform")$label)
   t0 <- proc.time()[["elapsed"]]
   lr <- store$kind == .mk_codes$store[["lowrank"]]
-  # the SVM on the fly reads K(d) through the column cache (src/kcache.c), not formed
   kc <- fit_kcache("uniform", store, n, M, control, task)
-  # K(d) v: the combined kernel (dense, fly ridge), or kernel by kernel in O(n) memory
+  # K(d) v: the combined kernel (dense), or kernel by kernel in O(n) memory (fly SVM)
   Kc <- if (!lr && kc == 0L) .Call(C_store_combine, store, d)
   Kv <- if (is.null(Kc)) function(v) drop(.Call(C_store_mv, store, NULL, as.double(v)) %*% d) else
     function(v) drop(Kc %*% v)
@@ -47,6 +48,13 @@ fit_uniform <- function(store, y, task, C, control, init) {
     if (lr) {
       r <- kridge_lowrank(store, d, y, 1 / C)
       coef <- r$beta
+    } else if (kc > 0L) {
+      # on the fly: rows of weight 0 get an infinite ridge (left out, beta 0)
+      lam <- if (is.null(w)) rep(1 / C, n) else ifelse(w > 0, (1 / C) / w, Inf)
+      r <- .Call(C_kridge_fly, store, y, as.double(lam), d,
+                 list(kcache = as.integer(kc), kcols = attr(kc, "kcols"),
+                      cg_tol = control$cg_tol, cg_maxiter = control$cg_maxiter))
+      coef <- r$beta
     } else if (is.null(w)) {
       r <- .Call(C_kridge, Kc, y, 1 / C)
       coef <- r$beta
@@ -57,7 +65,7 @@ fit_uniform <- function(store, y, task, C, control, init) {
       coef[pos] <- r$beta
     }
     b <- r$b
-    Kcoef <- Kv(coef)
+    Kcoef <- if (is.null(r$kbeta)) Kv(coef) else r$kbeta
     res <- y - Kcoef - b
     obj <- C / 2 * sum((if (is.null(w)) 1 else w) * res^2) + 0.5 * sum(coef * Kcoef)
     conv <- TRUE
@@ -65,6 +73,19 @@ fit_uniform <- function(store, y, task, C, control, init) {
     gap <- 0
     state <- NULL
     info <- list()
+    if (!is.null(r$cg_iterations)) {   # on the fly: CG's relative residual stands for the gap
+      gap <- r$cg_residual
+      info <- list(cg_iterations = r$cg_iterations, cg_residual = r$cg_residual,
+                   kcache = as.integer(kc), kcols = attr(kc, "kcols"))
+      # mkl() warns with this (a CG stopped at its cap is not the ridge's solution)
+      conv <- !isTRUE(r$cg_capped)
+      if (!conv)
+        info$nonconvergence <- sprintf(paste0(
+          "kernel ridge on the fly: conjugate gradients stopped at mkl_control(cg_maxiter = ) ",
+          "(now %d) with relative residual %s above cg_tol (now %s); raise cg_maxiter"),
+          as.integer(control$cg_maxiter), format(signif(r$cg_residual, 3)),
+          format(control$cg_tol))
+    }
   }
   if (!is.null(prog)) prog(1)
   list(weights = d, alpha = outer(coef, d), b = b, objective = obj, converged = conv,

@@ -2,7 +2,8 @@
  * preconditioner come in as function pointers with a context (mk_cg); a Jacobi + factored block
  * preconditioner (mk_pcblock) and the deflation of a sequence of solves whose matrices differ
  * on the diagonal (mk_defl) are options. Used by SpicyMKL's Newton and model-round solves and
- * by L0/1's w-step (l01.c: no preconditioner, no deflation).
+ * by L0/1's w-step (l01.c) and kernel ridge on the fly (uniform.c; neither preconditioned nor
+ * deflated).
  */
 #define USE_FC_LEN_T
 #include "mklearn.h"

@@ -24,6 +24,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(kcache_mv, 4),
     ENTRY(lsvm, 7),
     ENTRY(kridge, 3),
+    ENTRY(kridge_fly, 5),
     ENTRY(spicy, 4),
     ENTRY(spicy_gram, 3),
     ENTRY(svmfam, 6),

@@ -33,7 +33,7 @@ void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries)
     kc->used = 0;
     kc->head = kc->tail = -1;
     kc->hits = kc->misses = 0.0;
-    kc->scr = kc->tscr = kc->acc = NULL;
+    kc->tscr = kc->acc = NULL;
     kc->nt = 0;
     kc->kvals = 0.0;
     kc->ntmax = 0;
@@ -113,37 +113,19 @@ void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out)
 
 /* ------------------------------------------------------------------ products in one pass */
 
-/* Point j's columns for a pass: its entry when cached (*whole = 1: every kernel's column), else
-   a free entry filled while there is one and fill != 0, else the kernels idx alone computed
-   into scratch (*whole = 0: column c of idx[c]) without evicting. A pass in order through an
-   LRU smaller than n would drop every entry before its next use: the entries filled first
-   stay (NOTES-store.md, "MKL-L0/1 on the fly"). */
-const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, int fill,
-                                 int *whole)
+/* The threads' scratch (a point's columns, n x M, and the distances, n), and with ranges the
+   ranges' sums of mk_kcache_mv, allocated at the first call that needs them. A pass in order through an LRU smaller than n
+   would drop every entry before its next use: the entries filled first stay (kc_pass_fill;
+   NOTES-store.md, "MKL-L0/1 on the fly"). */
+static void kc_pass_alloc(mk_kcache *kc, int ranges)
 {
     const size_t len = (size_t) kc->n * kc->M;
-    int s = kc->slot[j];
-    *whole = 1;
-    if (s >= 0) { kc->hits++; return kc->data + (size_t) s * len; }
-    if (fill && kc->used < kc->cap) return mk_kcache_get(kc, j);
-    kc->misses++;
-    kc->kvals += (double) kc->n * cnt;
-    if (!kc->scr) kc->scr = (double *) mk_alloc_huge(len * sizeof(double));
-    mk_store_cols_buf(kc->st, idx, cnt, j, kc->scr, kc->base);
-    *whole = 0;
-    return kc->scr;
-}
-
-/* The threads' scratch (a point's columns, n x M, and the distances, n) and the ranges' sums of
-   mk_kcache_mv, allocated at its first call; thread 0's columns serve mk_kcache_pass_get. */
-static void kc_pass_alloc(mk_kcache *kc)
-{
-    if (kc->tscr) return;
-    const size_t len = (size_t) kc->n * kc->M;
-    kc->nt = mk_threads(kc->st->nthreads);
-    kc->tscr = (double *) mk_alloc_huge((size_t) kc->nt * (len + kc->n) * sizeof(double));
-    kc->acc = (double *) mk_alloc_huge((size_t) MK_KCACHE_RANGES * 2 * len * sizeof(double));
-    if (!kc->scr) kc->scr = kc->tscr;
+    if (!kc->tscr) {
+        kc->nt = mk_threads(kc->st->nthreads);
+        kc->tscr = (double *) mk_alloc_huge((size_t) kc->nt * (len + kc->n) * sizeof(double));
+    }
+    if (ranges && !kc->acc)
+        kc->acc = (double *) mk_alloc_huge((size_t) MK_KCACHE_RANGES * 2 * len * sizeof(double));
 }
 
 /* The free entries go to the points from the last down (the ones every pass reads), claimed
@@ -215,7 +197,7 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
     const size_t len = (size_t) n * kc->M;
     if (j0 >= n) return;
     if (nv < 1 || nv > 2 || cnt > kc->M) error("kcache: at most two vectors and M kernels");
-    kc_pass_alloc(kc);
+    kc_pass_alloc(kc, 1);
     kc_pass_fill(kc, j0);
     int bnd[MK_KCACHE_RANGES + 1];
     for (int r = 0; r <= R; r++) bnd[r] = j0 + (int) floor((n - j0) * sqrt((double) r / R));
@@ -253,7 +235,7 @@ void mk_kcache_comb_cols(mk_kcache *kc, int j0, int j1, const int *idx, int cnt,
 {
     const int n = kc->n;
     const size_t len = (size_t) n * kc->M;
-    kc_pass_alloc(kc);
+    kc_pass_alloc(kc, 0);
     int nt = mk_threads_for(kc->st->nthreads, 4.0 * (j1 - j0) * (double) n * cnt);
     if (nt > kc->nt) nt = kc->nt;
     if (nt > kc->ntmax) kc->ntmax = nt;
@@ -302,6 +284,100 @@ SEXP mkc_kcache_mv(SEXP store, SEXP j0, SEXP v, SEXP cache)
     mk_list_set(res, "threads", ScalarInteger(kc.ntmax));
     UNPROTECT(1);
     return res;
+}
+
+/* ------------------------------------------------------------------ K(d) p on the fly */
+
+/* The operator of CG solves with K(d) = sum_m d_m K_m on the fly (MKL-L0/1's w-step, kernel
+   ridge): K(d)'s columns summed for points 0..nc-1 (n doubles each, as many as the budget
+   leaves room for), the other rows of K(d) p from those columns' rows and the trailing block's
+   pass over the cache (mk_kcache_mv). NOTES-store.md, "MKL-L0/1 on the fly". */
+void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc)
+{
+    const int n = kc->n, M = kc->M;
+    op->kc = kc;
+    op->nc = nc < n ? nc : n;
+    op->tick = NULL;
+    op->nact = 0;
+    op->d = NULL;
+    op->act = (int *) R_alloc(M, sizeof(int));
+    op->Kc = op->nc > 0 ? (double *) mk_alloc_huge((size_t) n * op->nc * sizeof(double)) : NULL;
+    op->P[0] = op->P[1] = NULL;
+    if (op->nc < n) {
+        op->P[0] = (double *) R_alloc((size_t) n * M, sizeof(double));
+        op->P[1] = (double *) R_alloc((size_t) n * M, sizeof(double));
+    }
+}
+
+/* K(d)'s columns of points 0..nc-1 for the weights d (kept by pointer), each the sum of its
+   active kernels' columns in their order (mk_kcache_comb_cols: threads over the points, no
+   entry filled). With op->tick, user interrupts are checked between blocks of columns
+   (outside the threads). */
+#define KDOP_BLOCK 256
+void mk_kdop_set(mk_kdop *op, const double *d)
+{
+    const int n = op->kc->n, M = op->kc->M;
+    op->d = d;
+    op->nact = 0;
+    for (int m = 0; m < M; m++) if (d[m] != 0.0) op->act[op->nact++] = m;
+    for (int j0 = 0; j0 < op->nc; j0 += KDOP_BLOCK) {
+        int j1 = j0 + KDOP_BLOCK < op->nc ? j0 + KDOP_BLOCK : op->nc;
+        if (op->tick) mk_interrupt_every(op->tick, 0.02);
+        mk_kcache_comb_cols(op->kc, j0, j1, op->act, op->nact, d, op->Kc + (size_t) j0 * n,
+                            (size_t) n);
+    }
+}
+
+/* The summed columns' share of K(d) p_k (K(d) symmetric): rows j < nc are column j times p_k,
+   rows i >= nc are row i of Kc times p_k's first nc entries (blocks of rows, each summed over j
+   in order); fixed sums, threads over points or blocks. */
+#define KC_ROWS 512
+static void kdop_kc_mv(const mk_kdop *op, int np, const double *const *pp, double *const *qq)
+{
+    const int n = op->kc->n, nc = op->nc, nb = (n - nc + KC_ROWS - 1) / KC_ROWS;
+    const double *Kc = op->Kc;
+    int nt = mk_threads_for(op->kc->st->nthreads, (double) n * nc * np);
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int j = 0; j < nc; j++)
+        for (int k = 0; k < np; k++) qq[k][j] = mk_dot4(n, Kc + (size_t) j * n, pp[k]);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int bk = 0; bk < nb; bk++) {
+        int i0 = nc + bk * KC_ROWS, i1 = i0 + KC_ROWS < n ? i0 + KC_ROWS : n;
+        for (int k = 0; k < np; k++) for (int i = i0; i < i1; i++) qq[k][i] = 0.0;
+        for (int j = 0; j < nc; j++) {
+            const double *col = Kc + (size_t) j * n;
+            for (int k = 0; k < np; k++) {
+                double pj = pp[k][j];
+                for (int i = i0; i < i1; i++) qq[k][i] += col[i] * pj;
+            }
+        }
+    }
+}
+
+/* q_k = K(d) p_k for k < np (1 or 2): the summed columns' share (kdop_kc_mv) plus, for rows
+   i >= nc, the block K(d)[nc:n, nc:n] p_k[nc:n] by one pass over the cache (each point's rows
+   nc..j only), sum over the active kernels of d_m (K_m p)_i in their order */
+void mk_kdop_mv(mk_kdop *op, int np, const double *p1, const double *p2, double *q1,
+                double *q2)
+{
+    const int n = op->kc->n, nc = op->nc;
+    const double *pp[2] = { p1, p2 };
+    double *qq[2] = { q1, q2 };
+    kdop_kc_mv(op, np, pp, qq);
+    if (nc == n) return;
+    mk_kcache_mv(op->kc, nc, op->act, op->nact, np, pp, op->P);
+    for (int k = 0; k < np; k++) {
+        for (int c = 0; c < op->nact; c++) {
+            double dm = op->d[op->act[c]];
+            const double *g = op->P[k] + (size_t) c * n;
+            for (int i = nc; i < n; i++) qq[k][i] += dm * g[i];
+        }
+    }
 }
 
 /* ------------------------------------------------------------------ the SMO's column source */

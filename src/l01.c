@@ -109,18 +109,8 @@ typedef struct {
     double *r, *q, *q2, *work;   /* residual, K(d) x of the two systems, CG scratch (3n) */
     mk_l01_lr *lr;     /* a low-rank store: the w-step through the factors (l01_lowrank.c) */
     mk_kcache *kc;     /* on the fly: the column cache (G, and K(d) p without Kd for CG) */
-    int *act, nact;    /* on the fly, CG: the kernels with d_m != 0 */
-    double *P[2];      /* on the fly, CG: K_m p over them (n x nact per system) */
-    double *Kc;        /* on the fly, CG: K(d)'s columns of points 0..nc-1 (n x nc) */
-    int nc;
+    mk_kdop kd;        /* on the fly, CG: K(d) p through the cache (kcache.c), for d = dfac */
 } wsolver;
-
-/* On the fly, CG: K(d)'s columns of points 0..nc-1 for the current d, each the sum of its active
-   kernels' columns in their order (threads over the points, kcache.c). */
-static void wsolver_fill_cols(wsolver *ws)
-{
-    mk_kcache_comb_cols(ws->kc, 0, ws->nc, ws->act, ws->nact, ws->dfac, ws->Kc, (size_t) ws->n);
-}
 
 /* Make ws->Kd current for d: K(d) (CG) or the Cholesky factor of I + rho1 K(d) (reused while
    d does not change). */
@@ -130,11 +120,9 @@ static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, dou
     if (ws->lr) { ws->nfact += mk_l01_lr_update(ws->lr, d, rho1); return; }
     if (ws->kc && ws->mode == 0) {   /* products through the cache: only the active kernels */
         if (ws->have_factor && memcmp(ws->dfac, d, (size_t) M * sizeof(double)) == 0) return;
-        ws->nact = 0;
-        for (int m = 0; m < M; m++) if (d[m] != 0.0) ws->act[ws->nact++] = m;
         memcpy(ws->dfac, d, (size_t) M * sizeof(double));
         ws->have_factor = 1;
-        wsolver_fill_cols(ws);
+        mk_kdop_set(&ws->kd, ws->dfac);
         return;
     }
     if (ws->have_factor && memcmp(ws->dfac, d, (size_t) M * sizeof(double)) == 0) return;
@@ -151,58 +139,13 @@ static void wsolver_update(wsolver *ws, const mk_store *st, const double *d, dou
     ws->have_factor = 1;
 }
 
-/* On the fly, CG: the combined columns' share of K(d) p_k (K(d) symmetric): rows j < nc are
-   column j times p_k, rows i >= nc are row i of Kc times p_k's first nc entries (blocks of
-   rows, each summed over j in order); fixed sums, threads over points or blocks. */
-#define KC_ROWS 512
-static void wsolver_kc_mv(wsolver *ws, int np, const double *const *pp, double *const *qq)
-{
-    int n = ws->n, nc = ws->nc, nb = (n - nc + KC_ROWS - 1) / KC_ROWS;
-    const double *Kc = ws->Kc;
-    int nt = mk_threads_for(ws->kc->st->nthreads, (double) n * nc * np);
-    (void) nt;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-#endif
-    for (int j = 0; j < nc; j++)
-        for (int k = 0; k < np; k++) qq[k][j] = mk_dot4(n, Kc + (size_t) j * n, pp[k]);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-#endif
-    for (int bk = 0; bk < nb; bk++) {
-        int i0 = nc + bk * KC_ROWS, i1 = i0 + KC_ROWS < n ? i0 + KC_ROWS : n;
-        for (int k = 0; k < np; k++) for (int i = i0; i < i1; i++) qq[k][i] = 0.0;
-        for (int j = 0; j < nc; j++) {
-            const double *col = Kc + (size_t) j * n;
-            for (int k = 0; k < np; k++) {
-                double pj = pp[k][j];
-                for (int i = i0; i < i1; i++) qq[k][i] += col[i] * pj;
-            }
-        }
-    }
-}
-
-/* q_k = K(d) p_k for k < np (1 or 2): the combined kernel, or on the fly the combined columns'
-   share (wsolver_kc_mv) plus, for rows i >= nc, the block K(d)[nc:n, nc:n] p_k[nc:n] by one
-   pass over the cache (each point's rows nc..j only), sum over the active kernels of
-   d_m (K_m p)_i in their order */
+/* q_k = K(d) p_k for k < np (1 or 2): the combined kernel, or on the fly the summed columns and
+   one pass over the cache for both systems (mk_kdop_mv, kcache.c) */
 static void wsolver_kdv(wsolver *ws, int np, const double *p1, const double *p2, double *q1,
                         double *q2)
 {
-    int n = ws->n, nc = ws->nc;
-    if (!ws->kc) { mk_symv2_full(ws->Kd, n, p1, p2, q1, q2); return; }
-    const double *pp[2] = { p1, p2 };
-    double *qq[2] = { q1, q2 };
-    wsolver_kc_mv(ws, np, pp, qq);
-    if (nc == n) return;
-    mk_kcache_mv(ws->kc, nc, ws->act, ws->nact, np, pp, ws->P);
-    for (int k = 0; k < np; k++) {
-        for (int c = 0; c < ws->nact; c++) {
-            double dm = ws->dfac[ws->act[c]];
-            const double *g = ws->P[k] + (size_t) c * n;
-            for (int i = nc; i < n; i++) qq[k][i] += dm * g[i];
-        }
-    }
+    if (!ws->kc) { mk_symv2_full(ws->Kd, ws->n, p1, p2, q1, q2); return; }
+    mk_kdop_mv(&ws->kd, np, p1, p2, q1, q2);
 }
 
 /* The CG operator of I + rho1 K(d): q = p + rho1 K(d) p. */
@@ -303,19 +246,10 @@ static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, co
     ws->n = n; ws->M = M; ws->mode = o->wstep; ws->have_factor = 0; ws->nfact = 0; ws->cgit = 0;
     ws->lr = st->kind == MK_STORE_LOWRANK ? mk_l01_lr_new(st, o->wstep) : NULL;
     ws->kc = NULL;
-    ws->act = NULL; ws->nact = 0; ws->P[0] = ws->P[1] = NULL; ws->Kc = NULL; ws->nc = 0;
     if (st->kind == MK_STORE_FLY) {
         ws->kc = (mk_kcache *) R_alloc(1, sizeof(mk_kcache));
         mk_kcache_init(ws->kc, st, o->kcache);
-        if (o->wstep == 0) {
-            ws->act = (int *) R_alloc(M, sizeof(int));
-            ws->nc = o->kcols < n ? o->kcols : n;
-            if (ws->nc > 0) ws->Kc = (double *) mk_alloc_huge((size_t) n * ws->nc * sizeof(double));
-            if (ws->nc < n) {
-                ws->P[0] = dalloc((size_t) n * M);
-                ws->P[1] = dalloc((size_t) n * M);
-            }
-        }
+        if (o->wstep == 0) mk_kdop_init(&ws->kd, ws->kc, o->kcols);
     }
     ws->Kd = ws->lr || (ws->kc && o->wstep == 0) ? NULL : dalloc((size_t) n * n);
     ws->dfac = dalloc(M);

@@ -389,7 +389,6 @@ typedef struct {
     double *data;        /* cap entries of n x M */
     double *diag;        /* n x M: every kernel's diagonal */
     double *base;        /* n: mk_store_cols_buf's scratch */
-    double *scr;         /* n x M: a point's columns outside the cache (mk_kcache_pass_get) */
     double *tscr, *acc;  /* mk_kcache_mv: per thread n x M + n; MK_KCACHE_RANGES x 2 n x M */
     int nt, ntmax;       /* threads of tscr; the most a pass ran on */
     double kvals;        /* kernel values computed (entries and passes) */
@@ -403,11 +402,6 @@ void mk_kcache_init(mk_kcache *kc, const mk_store *st, int entries);
 const double *mk_kcache_get(mk_kcache *kc, int j);
 /* out (n) = sum_m w_m K_m[, j] */
 void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out);
-/* Passes over the points (kcache.c): point j's columns, its entry (*whole = 1) or the kernels
-   idx computed into an n x M scratch allocated at the first need (*whole = 0), filling free
-   entries when fill != 0, never evicting. */
-const double *mk_kcache_pass_get(mk_kcache *kc, int j, const int *idx, int cnt, int fill,
-                                 int *whole);
 /* The trailing principal block's product: rows j >= j0 of out_k (n x cnt) =
    sum_{i >= j0} K_{idx[c]}[i, j] v_k[i], c < cnt, k < nv <= 2 (idx NULL: kernels 0..cnt-1;
    j0 = 0: the whole product). Free entries filled first (the last points), then each point's
@@ -421,6 +415,25 @@ void mk_kcache_comb_cols(mk_kcache *kc, int j0, int j1, const int *idx, int cnt,
                          const double *w, double *out, size_t ldo);
 /* .Call (tests): mk_kcache_mv of every kernel through a cache of `cache` entries */
 SEXP mkc_kcache_mv(SEXP store, SEXP j0, SEXP v, SEXP cache);
+/* K(d) p for one or two vectors on the fly (MKL-L0/1's w-step, kernel ridge): K(d)'s columns
+   summed for the points 0..nc-1 (n x nc, set for the weights d by mk_kdop_set, which keeps d by
+   pointer; the cache's free entries are left to the other points), the rows of the other
+   points from the summed columns' rows and the trailing block's pass over the cache
+   (mk_kcache_mv; P: its products K_m p, n x M per vector, allocated when nc < n); tick: NULL,
+   or the time of the last interrupt check (mk_kdop_set checks between blocks of columns) */
+typedef struct {
+    mk_kcache *kc;
+    int nc, nact;
+    double *tick;
+    int *act;            /* M: the kernels with d_m != 0, nact of them */
+    const double *d;     /* M: the weights (the caller's) */
+    double *Kc;          /* n x nc: K(d)'s summed columns, or NULL */
+    double *P[2];
+} mk_kdop;
+void mk_kdop_init(mk_kdop *op, mk_kcache *kc, int nc);
+void mk_kdop_set(mk_kdop *op, const double *d);
+void mk_kdop_mv(mk_kdop *op, int np, const double *p1, const double *p2, double *q1,
+                double *q2);
 /* The SMO's column source on the cache for the weights set by mk_kcsrc_set (q first: a
    mk_kcsrc * is a mk_qsrc *). */
 typedef struct {
@@ -465,6 +478,9 @@ int mk_kridge(const double *K, int n, const double *y, double lambda, double *be
 int mk_kridge_w(const double *K, int n, const double *y, double lambda, const double *lam,
                 double *beta, double *b);
 SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda);
+/* the same on a fly store by CG through the column cache, for the kernel weights d (control:
+   kcache, kcols, cg_tol, cg_maxiter; lambda: n ridges, Inf for a row left out) */
+SEXP mkc_kridge_fly(SEXP store, SEXP y, SEXP lambda, SEXP d, SEXP control);
 
 /* ====================================================================== shared numerics */
 /* Vectorised loops with a fixed reduction order (omp simd). A file with these loops also

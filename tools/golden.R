@@ -17,8 +17,8 @@ if (length(args) < 2L || !args[1L] %in% c("record", "compare"))
   stop("usage: Rscript tools/golden.R record|compare FILE [LIB]", call. = FALSE)
 mode <- args[1L]
 file <- args[2L]
-solver_entries <- c("spicy", "svmfam", "l01", "bayes", "mwu", "smo", "kridge", "store_combine",
-                    "store_stats", "store_dense")
+solver_entries <- c("spicy", "svmfam", "l01", "bayes", "mwu", "smo", "kridge", "kridge_fly",
+                    "store_combine", "store_stats", "store_dense")
 
 # ---- the scenarios: each one a labelled mkl() (or mkl_compare()) call -------------------------
 scenarios <- function(mk) {
@@ -73,6 +73,8 @@ scenarios <- function(mk) {
         kernels = ks, method = "spicy", control = dense),
     fit("uniform svm", s1$x, s1$y, kernels = ks, method = "uniform", control = dense),
     fit("uniform ridge", s1$x, s1$r, kernels = ks, method = "uniform", control = dense),
+    fit("uniform ridge fly", s1$x, s1$r, kernels = ks, method = "uniform",
+        control = mk$mkl_control(store = "fly", kcache = 4, kcols = 50)),
     fit("simple dense", s1$x, s1$y, kernels = ks, method = "simple", control = dense),
     fit("simple fly", s1$x, s1$y, kernels = ks, method = "simple", control = fly),
     fit("simple n300", s3$x, s3$y, kernels = ks, method = "simple", C = 10, control = dense),

@@ -199,6 +199,21 @@ test_that("mkl() with kernels on the fly stops within 1 s, 20 times, without gro
           control = busy_control("mwu", "fly")))
 })
 
+test_that("kernel ridge on the fly stops within 1 s, 20 times, without growing memory", {
+  skip_on_cran()
+  pr <- mkl_problem()
+  r <- pr$x[, 1] + rnorm(nrow(pr$x))
+  # every product a pass over a 4-entry cache (CG to a residual it never reaches), then K(d)'s
+  # columns summed for every point (a long fill, cheap products)
+  for (cols in c(0L, NA)) {
+    ctl <- mkl_control(store = "fly", kcache = 4L, kcols = cols, cg_tol = 1e-300,
+                       cg_maxiter = 1e6)
+    expect_interruptible(paste("mkl uniform ridge fly, summed columns", cols), function()
+      suppressWarnings(mkl(pr$x, r, kernels = pr$ks, method = "uniform", C = 1e7,
+                           control = ctl)))
+  }
+})
+
 test_that("the low-rank factorisation and its predictions stop within 1 s, 20 times", {
   skip_on_cran()
   set.seed(34)

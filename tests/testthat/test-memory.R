@@ -63,9 +63,11 @@ test_that("mkl_memory follows the settings that change the buffers", {
   expect_equal(b(control = mkl_control(tuning = spicy_tuning(newton_cache = TRUE))),
                base + nn)
   expect_equal(b(loss = "logistic"), 8 * n * (n + 1) / 4)
-  # kernel ridge copies the combined kernel; MWUMKL's refit needs it
-  expect_identical(mkl_memory(n, 4, "uniform", "fly", task = "regression")$buffers, 2 * nn)
-  expect_identical(mkl_memory(n, 4, "uniform", "fly", task = "regression")$cache, 0)
+  # kernel ridge copies the combined kernel (dense; on the fly CG through the cache instead);
+  # MWUMKL's refit needs it
+  expect_identical(mkl_memory(n, 4, "uniform", "dense", task = "regression")$buffers, 2 * nn)
+  expect_identical(mkl_memory(n, 4, "uniform", "fly", task = "regression")$buffers, 0)
+  expect_gt(mkl_memory(n, 4, "uniform", "fly", task = "regression")$cache, 0)
   # classification on the fly: the column cache instead of the combined kernel
   expect_identical(mkl_memory(n, 4, "uniform", "fly")$buffers, 0)
   expect_identical(mkl_memory(n, 4, "uniform", "dense")$buffers, nn)
@@ -299,8 +301,6 @@ test_that("on the fly the SVMs keep no n x n buffer: a column cache sized by the
   expect_identical(attr(memory_parts("simple", n, M, "fly", 1L, ctl), "kcache"), 7)
   st <- list(kind = .mk_codes$store[["fly"]])
   expect_identical(as.integer(fit_kcache("simple", st, n, M, ctl)), 7L)
-  expect_identical(as.integer(fit_kcache("uniform", st, n, M, method_control("uniform", NULL),
-                                         "regression")), 0L)
   expect_identical(as.integer(fit_kcache("simple", list(kind = .mk_codes$store[["dense"]]), n, M,
                                          ctl)), 0L)
 })
@@ -314,7 +314,7 @@ test_that("MKL-L0/1 on the fly keeps no n x n buffer: its products go through th
   # what the budget leaves (halved with the Platt fold fit's own): K(d)'s columns combined for
   # as many points as fit beside 4 cache entries (n doubles each), the cache's entries with the rest
   k <- attr(p, "kcache"); nc <- attr(p, "kcols")
-  rest <- sum(p$bytes[!grepl("column cache \\(|its column cache|combined columns", p$part)])
+  rest <- sum(p$bytes[!grepl("column cache \\(|its column cache|summed columns", p$part)])
   avail <- (4e9 - rest) / 2
   expect_identical(nc, floor((avail - 4 * e) / (8 * n)))
   expect_lt(nc, n)
@@ -366,4 +366,39 @@ test_that("HessianMKL counts the Gram matrix of its free SVs, at most 4096 of th
   # the budget check sees it: a dense HessianMKL fit needs one n x n more than lp-norm's Kd
   mm <- mkl_memory(1000, 10, c("hessian", "lp"), "dense", nthreads = 1)
   expect_identical(mm$buffers[1L] - mm$buffers[2L], 8 * 3 * 1000^2)
+})
+
+test_that("kernel ridge on the fly keeps no n x n buffer: summed columns and the cache", {
+  n <- 20000; M <- 10; e <- 8 * n * M
+  for (mem in c(4e9, 2e9)) {
+    mm <- mkl_memory(n, M, "uniform", "fly", nthreads = 1, task = "regression",
+                     control = mkl_control(memory = mem))
+    expect_identical(mm$buffers, 0)
+    p <- attr(mm, "parts")[[1L]]
+    expect_false(any(grepl("n x n", p$part)))
+    # what the budget leaves (no Platt folds in a regression): K(d)'s columns summed for as
+    # many points as fit beside 4 cache entries, the entries with the rest, at most one for
+    # each point beyond the summed columns
+    k <- attr(p, "kcache"); nc <- attr(p, "kcols")
+    rest <- sum(p$bytes[!grepl("column cache \\(|summed columns", p$part)])
+    avail <- mem - rest
+    expect_identical(nc, min(n, floor((avail - 4 * e) / (8 * n))))
+    expect_identical(k, max(4, min(n - nc, floor((avail - 8 * n * nc) / e))))
+    expect_identical(mm$cache, 8 * n * nc + k * e)
+    expect_lte(mm$total, mem)
+  }
+  # 4 GB hold every summed column (3.2 GB); 2 GB part of them
+  expect_identical(attr(attr(mkl_memory(n, M, "uniform", "fly", nthreads = 1, task = "regression",
+                                        control = mkl_control(memory = 4e9)), "parts")[[1L]],
+                        "kcols"), n)
+  # the fit allocates what mkl_memory() counts: the settings fix the sizes
+  ctl <- method_control("uniform", mkl_control(kcache = 5, kcols = 9, nthreads = 1))
+  st <- list(kind = .mk_codes$store[["fly"]])
+  expect_identical(fit_kcache("uniform", st, n, M, ctl, "regression"),
+                   structure(5L, kcols = 9L))
+  expect_identical(fit_kcache("uniform", st, n, M, ctl, "classification"),
+                   structure(5L, kcols = 0L))
+  # dense: the combined kernel and the ridge's factor
+  expect_identical(mkl_memory(n, M, "uniform", "dense", nthreads = 1, task = "regression")$buffers,
+                   2 * 8 * n^2)
 })
