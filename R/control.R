@@ -29,11 +29,12 @@
                 hess_free_max = NA_integer_),
   # l01: tol is the largest relative change of the eight ADMM blocks; C, rho1-3 are on the
   # scale of kernels with unit mean diagonal (R/l01.R); rho2 = rho3 = NULL:
-  # 0.3 rho1 n max(1, M / 10)^1.25 over the M kernels let in (identity_cut, select: R/l01.R)
+  # 0.3 rho1 n max(1, M / 10)^1.25 over the M kernels let in (identity_cut, select: R/l01.R);
+  # cg_tol = NULL: min(1e-6, tol / 10), below the block changes tol asks for (R/l01.R)
   l01 = list(tol = 3e-3, maxiter = 20000L, rho1 = 4, rho2 = NULL, rho3 = NULL,
              identity_cut = 1.5, start = "reference", svm_C = 1,
              b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
-             cg_tol = 1e-6, joint_wb = TRUE, freeze_T = 1000L,
+             cg_tol = NULL, joint_wb = TRUE, freeze_T = 1000L,
              restarts = 0L, select = NULL, kcache = NA_integer_, kcols = NA_integer_),
   # bayes: tol bounds max_m |dJ / d log d_m| = d_m |t_m - q_m| / 2 (nats), Eq. 23's fixed point
   # scaled by each kernel's share of the fit; sigma2 = NA: the noise variance is estimated
@@ -149,7 +150,8 @@ check_control_task <- function(method, task, control) {
 #'     multiplier at `a0` (0); `"svm"`: the hinge SVM on the uniform combination at box constant
 #'     `svm_C` (1)); `warmup` (5) iterations on a class-balanced working set of `warmup_size`
 #'     samples (NA: all); `wstep` (`"cg"`: warm-started conjugate gradients to relative residual
-#'     `cg_tol` (1e-6); `"chol"`: a Cholesky factor reused while d does not change); `joint_wb`
+#'     `cg_tol` (default `min(1e-6, tol / 10)`); `"chol"`: a Cholesky factor reused while d
+#'     does not change); `joint_wb`
 #'     (TRUE: w and b as one ADMM block; FALSE: the paper's w-then-b order); `freeze_T` (1000:
 #'     the iteration after which the working set stops changing; it also stops after three
 #'     2-cycles); `restarts` (0: chained warm restarts of the authors' protocol); `select`

@@ -145,9 +145,12 @@ l01_run <- function(store, y, C, control, init, warm, free, Kc, kscale, prog, gr
   rho_d <- 0.3 * control$rho1 * n * max(1, sum(free) / 10)^1.25
   rho2 <- grow * (if (is.null(control$rho2)) rho_d else control$rho2)
   rho3 <- grow * (if (is.null(control$rho3)) rho_d else control$rho3)
+  # the CG's residual tolerance below tol: a warm-started CG at a fixed 1e-6 leaves w still
+  # when its residual holds, and the blocks then change by ~1e-5 forever (inst/notes/NOTES-l01.md)
+  cg_tol <- if (is.null(control$cg_tol)) min(1e-6, control$tol / 10) else control$cg_tol
   ctl <- list(rho1 = control$rho1 / kscale, rho2 = rho2 / kscale, rho3 = rho3 / kscale,
               tol = control$tol, maxiter = control$maxiter,
-              warmup = control$warmup, wstep = control$wstep, cg_tol = control$cg_tol,
+              warmup = control$warmup, wstep = control$wstep, cg_tol = cg_tol,
               joint_wb = control$joint_wb, freeze_T = control$freeze_T,
               kcache = as.integer(control$kcache), kcols = as.integer(control$kcols))
   ctl["progress_fun"] <- list(progress_part(prog, 1L, control$restarts + 1L))

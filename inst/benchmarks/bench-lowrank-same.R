@@ -6,11 +6,15 @@
 # n training and 5000 test points, the default C, nthreads = 1.
 #
 # Usage: Rscript bench-lowrank-same.R [n] [tight|default] [methods, comma separated] [out.csv]
+#          [platt: cv (the default) | train]
 #   tight:   mkl_control(tol = 1e-8) on both stores, the factors at lowrank_tol = 1e-10, rank
 #            cap 100 (the memory arithmetic counts every kernel at the cap);
 #            targets: objective within 1e-4 (relative), predictions identical on >= 99.9 %.
 #   default: the default tol on both stores, the default factorisation (rank 200,
 #            lowrank_tol 1e-3); target: held-out accuracy within 0.5 point.
+#   platt:   "train" leaves out the probabilities' cross-validation (mkl_control(platt =)):
+#            the same objectives and class predictions, the CPU of the fit alone (MKL-L0/1's
+#            five fold fits start cold: NOTES-l01.md).
 # Prints one row per method: CPU seconds of each whole call (user + system), objectives and
 # their relative difference, converged flags, the share of identical test predictions, both
 # accuracies, the total rank and the largest relative residual trace. The dense array takes
@@ -23,7 +27,8 @@ n <- if (length(args) >= 1L) as.integer(args[1L]) else 2000L
 setting <- if (length(args) >= 2L) args[2L] else "tight"
 methods <- if (length(args) >= 3L) strsplit(args[3L], ",")[[1L]] else
   c("uniform", "simple", "hessian", "lp", "spicy", "bayes", "l01")
-out <- if (length(args) >= 4L) args[4L] else NA_character_
+out <- if (length(args) >= 4L && nzchar(args[4L])) args[4L] else NA_character_
+platt <- if (length(args) >= 5L) args[5L] else "cv"
 
 set.seed(1)
 tr <- mlbench::mlbench.twonorm(n); te <- mlbench::mlbench.twonorm(5000)
@@ -31,7 +36,7 @@ x <- tr$x; y <- factor(ifelse(tr$classes == 1, "a", "b"))
 z <- te$x; yt <- ifelse(te$classes == 1, "a", "b")
 ks <- kernel_set(rbf_kernel(1), features = "each")
 tight <- setting == "tight"
-common <- if (tight) list(tol = 1e-8, nthreads = 1L) else list(nthreads = 1L)
+common <- c(if (tight) list(tol = 1e-8), list(nthreads = 1L, platt = platt))
 lr_set <- if (tight) list(rank = min(n, 100L), lowrank_tol = 1e-10) else list()
 
 cpu <- function(expr) {
@@ -49,7 +54,8 @@ for (m in methods) {
   fd <- d$value; fl <- l$value
   pd <- as.character(predict(fd, z, type = "class"))
   pl <- as.character(predict(fl, z, type = "class"))
-  row <- data.frame(n = n, setting = setting, method = m, cpu_dense = d$cpu, cpu_lowrank = l$cpu,
+  row <- data.frame(n = n, setting = setting, method = m, platt = platt,
+                    cpu_dense = d$cpu, cpu_lowrank = l$cpu,
                     obj_dense = fd$objective, obj_lowrank = fl$objective,
                     obj_reldiff = abs(fl$objective - fd$objective) / abs(fd$objective),
                     conv_dense = fd$converged, conv_lowrank = fl$converged,

@@ -70,6 +70,25 @@ test_that("l01 is deterministic and the w-step variants reach the same point", {
   expect_equal(f3$weights, f1$weights, tolerance = 1e-4)
 })
 
+test_that("l01 converges at a tight tol: the CG's tolerance follows tol (cg_tol = min(1e-6, tol / 10))", {
+  # twonorm, one Gaussian per feature: with the CG fixed at 1e-6 the warm-started w-step did no
+  # iteration while its residual held and the blocks kept changing by ~1e-5 to maxiter
+  set.seed(1)
+  tr <- mlbench::mlbench.twonorm(60)
+  K <- gram(kernel_set(rbf_kernel(1), features = "each"), tr$x)
+  y <- ifelse(tr$classes == 1, 1, -1)
+  ctl <- function(...) mkl_control(tol = 1e-8, maxiter = 5000L, nthreads = 1L, ...)
+  f <- mklearn:::fit_l01(K, y, "classification", 1, ctl(), NULL)
+  expect_true(f$converged)
+  expect_lt(f$iterations, 2500L)
+  # the exact w-step (a Cholesky factor) reaches the same point
+  fc <- mklearn:::fit_l01(K, y, "classification", 1, ctl(wstep = "chol"), NULL)
+  expect_true(fc$converged)
+  expect_identical(f$state$T, fc$state$T)
+  expect_equal(f$weights, fc$weights, tolerance = 1e-6)
+  expect_equal(f$objective, fc$objective, tolerance = 1e-6)
+})
+
 test_that("the kernel scale does not change the fit (C and rho are on the unit-diagonal scale)", {
   d <- l01_data(seed = 5)
   f1 <- mklearn:::fit_l01(d$K, d$y, "classification", 1, mkl_control(tol = 1e-6), NULL)
