@@ -10,7 +10,8 @@
 # parts: a comma-separated subset of fig2,fig3,table2 (default all three). Fig. 3 and Table 2 are
 # timings: run them on a quiet machine. methods and sets (comma-separated) restrict Fig. 2, and
 # first its splits to first..splits: the rows of the sets, methods and splits run replace theirs
-# in an existing mwu-fig2.csv, the others are kept. LIBLINEAR+ ("liblinear", common.R) needs the LiblineaR package, WDBC the dslabs package.
+# in an existing mwu-fig2.csv, the others are kept. LIBLINEAR+ ("liblinear", common.R) needs
+# the LiblineaR package, WDBC the dslabs package.
 source(file.path(if (file.exists("inst/mwu")) "inst/mwu" else ".", "common.R"))
 a <- commandArgs(TRUE)
 outdir <- if (length(a) >= 1) a[1] else "inst/mwu"
