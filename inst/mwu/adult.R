@@ -65,7 +65,7 @@ if ("fig4" %in% parts) {
       print(r[, 1:9], row.names = FALSE)
     }
     if ("liblinear" %in% methods) {
-      # C grid below the small sets' 0.001-10 (their CV chose 10 once in 205 fits): the dual
+      # C grid below the small sets' 0.001-10 (their CV chose 10 twice in 240 fits): the dual
       # solver's cost grows steeply with C (NOTES-mwu.md, "LIBLINEAR+ and WDBC")
       l <- run_liblinear_plus(ks12n, x, y, trall[seq_len(N)], te, Cs = 10^(-4:-1), seed = 1)
       fig4 <- rbind(fig4, data.frame(N = N, method = "liblinear", store = "nystroem", M = l$M,
