@@ -1,12 +1,17 @@
 # MWUMKL at the paper's scale (Moeller et al. 2014): Fig. 2 (median misclassification of
-# MWUMKL and the uniform combination on the small sets, 12 kernels per feature, 80/20 splits),
+# MWUMKL, the uniform combination and LIBLINEAR+ on the small sets, 12 kernels per feature,
+# 80/20 splits),
 # Fig. 3 (training time against N, twonorm, 3 Gaussian kernels on all features) and Table 2
 # (Sonar with many random kernels computed on the fly). Writes mwu-fig2.csv, mwu-fig3.csv,
 # mwu-table2.csv beside this script (or in the directory given as the first argument), each
 # row stamped with the date and the machine.
 #   Rscript inst/mwu/fullscale.R [outdir] [splits = 30] [maxN = 50000] [maxM = 1e6] [parts]
+#                                [methods = mwu,uniform,liblinear] [sets = all] [first = 1]
 # parts: a comma-separated subset of fig2,fig3,table2 (default all three). Fig. 3 and Table 2 are
-# timings: run them on a quiet machine.
+# timings: run them on a quiet machine. methods and sets (comma-separated) restrict Fig. 2, and
+# first its splits to first..splits: the rows of the sets, methods and splits run replace theirs
+# in an existing mwu-fig2.csv, the others are kept. LIBLINEAR+ ("liblinear", common.R) needs
+# the LiblineaR package, WDBC the dslabs package.
 source(file.path(if (file.exists("inst/mwu")) "inst/mwu" else ".", "common.R"))
 a <- commandArgs(TRUE)
 outdir <- if (length(a) >= 1) a[1] else "inst/mwu"
@@ -14,8 +19,20 @@ splits <- if (length(a) >= 2) as.integer(a[2]) else 30L
 maxN <- if (length(a) >= 3) as.numeric(a[3]) else 50000
 maxM <- if (length(a) >= 4) as.numeric(a[4]) else 1e6
 parts <- if (length(a) >= 5) strsplit(a[5], ",")[[1]] else c("fig2", "fig3", "table2")
+methods <- if (length(a) >= 6) strsplit(a[6], ",")[[1]] else c("mwu", "uniform", "liblinear")
+only <- if (length(a) >= 7 && a[7] != "all") strsplit(a[7], ",")[[1]]
+first <- if (length(a) >= 8) as.integer(a[8]) else 1L
+if ("fig2" %in% parts && "liblinear" %in% methods) {
+  if (!requireNamespace("LiblineaR", quietly = TRUE))
+    stop("LIBLINEAR+ needs the LiblineaR package (or leave 'liblinear' out of methods)",
+         call. = FALSE)
+  cat(liblinear_note(), "\n")
+}
 ks12 <- kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))),
                    features = "each")
+# LIBLINEAR+'s kernels: the same, unnormalised and without the diagonal jitter (common.R)
+ks12n <- kernel_set(poly_kernel(1:3), rbf_kernel(sigma = 1 / sqrt(2 * 2^seq(0, 4, 0.5))),
+                    features = "each", normalize = "none", jitter = 0)
 
 # ---- Fig. 2: the small sets (mlbench; heart and wpbc from the data folder beside the repository)
 sets <- list()
@@ -30,6 +47,12 @@ sets$BreastCancer <- list(x = sapply(bc[, 1:9], function(v) as.numeric(as.charac
                           y = bc$Class)
 hv <- na.omit(HouseVotes84)
 sets$Vote <- list(x = sapply(hv[, -1], function(v) as.numeric(v == "y")), y = hv$Class)
+# WDBC (Wisconsin Diagnostic Breast Cancer, 569 x 30) from dslabs, when installed
+if (requireNamespace("dslabs", quietly = TRUE)) {
+  brca <- NULL
+  utils::data("brca", package = "dslabs", envir = environment())
+  sets$WDBC <- list(x = brca$x, y = brca$y)
+}
 for (nm in c("heart", "wpbc")) {
   f <- file.path("..", "shared", "data", paste0(nm, ".csv"))
   if (file.exists(f)) {
@@ -41,32 +64,56 @@ for (nm in c("heart", "wpbc")) {
     sets[[nm]] <- list(x = x, y = factor(d$y))
   }
 }
+if (!is.null(only)) sets <- sets[intersect(only, names(sets))]
+f2file <- file.path(outdir, "mwu-fig2.csv")
 fig2 <- NULL
 if ("fig2" %in% parts) for (nm in names(sets)) {
   s <- sets[[nm]]
   keep <- apply(s$x, 2, function(v) length(unique(v)) > 1)
   x <- s$x[, keep, drop = FALSE]
-  for (k in seq_len(splits)) {
+  for (k in seq(first, splits)) {
     set.seed(k)
     te <- sample(nrow(x), round(0.2 * nrow(x)))
-    for (m in c("mwu", "uniform")) {
+    for (m in intersect(c("mwu", "uniform"), methods)) {
       # C by 3-fold CV on the training part (MWUMKL: the 2-norm constant; uniform: the box)
       Cs <- c(1000, 100, 10, 1)
       cv <- suppressWarnings(suppressMessages(
         cv.mkl(x[-te, ], s$y[-te], kernels = ks12, method = m, C = Cs, nfolds = 3,
                standardize = "range")))
-      t0 <- proc.time()[["elapsed"]]
+      c0 <- cpu(); t0 <- proc.time()[["elapsed"]]
       f <- mkl(x[-te, ], s$y[-te], ks12, method = m, C = cv$C.min, standardize = "range",
                control = if (m == "mwu") mkl_control(progress = FALSE) else mkl_control())
-      el <- proc.time()[["elapsed"]] - t0
+      el <- proc.time()[["elapsed"]] - t0; cp <- cpu() - c0
       err <- mean(predict(f, x[te, ]) != s$y[te])
       fig2 <- rbind(fig2, data.frame(set = nm, split = k, method = m, C = cv$C.min,
-                                     error = err, time = el, M = length(f$weights), stamp))
+                                     error = err, time = el, M = length(f$weights), stamp,
+                                     cpu = cp, features = NA, note = NA))
     }
+    if ("liblinear" %in% methods) {
+      # LIBLINEAR+ (common.R) on the features scaled to [0, 1] by the training part's range,
+      # as standardize = "range"; C by 3-fold CV on the training part
+      tr <- setdiff(seq_len(nrow(x)), te)
+      lo <- apply(x[tr, , drop = FALSE], 2, min)
+      rg <- apply(x[tr, , drop = FALSE], 2, function(v) diff(range(v)))
+      xs <- sweep(sweep(x, 2, lo), 2, ifelse(rg > 0, rg, 1), "/")
+      r <- run_liblinear_plus(ks12n, xs, s$y, tr, te, Cs = 10^(-3:1), seed = 100000 + k)
+      fig2 <- rbind(fig2, data.frame(set = nm, split = k, method = "liblinear", C = r$C,
+                                     error = r$error, time = r$time, M = r$M, stamp,
+                                     cpu = r$cpu, features = r$features,
+                                     note = liblinear_note()))
+    }
+    # after every split (a run cut short keeps its splits): the rows of this run replace those
+    # of the same set, method and split in an existing file
+    old <- if (file.exists(f2file)) utils::read.csv(f2file)
+    if (!is.null(old)) {
+      for (v in setdiff(names(fig2), names(old))) old[[v]] <- NA
+      key <- function(d) paste(d$set, d$method, d$split)
+      old <- old[!(key(old) %in% key(fig2)), names(fig2)]
+    }
+    utils::write.csv(rbind(old, fig2), f2file, row.names = FALSE)
   }
   cat(nm, "done\n")
 }
-if ("fig2" %in% parts) utils::write.csv(fig2, file.path(outdir, "mwu-fig2.csv"), row.names = FALSE)
 
 # ---- Fig. 3: time against N (twonorm, 3 Gaussian kernels on all 20 features, eps = 0.07)
 # The Bayes rule of twonorm (the sign of the sum of the features) on the same held-out points
