@@ -320,11 +320,16 @@ test_that("the hard margin on classes that coincide is reported infeasible, with
   z <- matrix(rnorm(50 * 4), 50, 4)
   Z <- rbind(z, z); Y <- factor(rep(c("a", "b"), each = 50))
   ctl <- mkl_control(nthreads = 1)
+  # where rounding breaks the tie between a point and its twin, the final alpha splits them and
+  # the certificate bounds the margin at 0.0036 of the norm instead of the jitter's level (an
+  # AVX-512 machine, NOTES-mwu.md): the fit then says that its classifier misclassifies half
+  # the points. Either way: not converged, a warning that names the hard margin and a finite C
   expect_warning(f <- mkl(Z, Y, method = "mwu", C = Inf, control = ctl),
-                 "hard margin \\(C = Inf\\) is infeasible.*finite C")
+                 paste0("(hard margin \\(C = Inf\\) is infeasible|hard-margin classifier found ",
+                        "misclassifies 50 of 100).*finite C"))
   expect_false(f$converged)
-  expect_identical(f$info$status, "infeasible")
-  expect_match(f$info$nonconvergence, "bounds the margin")
+  expect_true(f$info$status %in% c("infeasible", "not_separated"))
+  expect_match(f$info$nonconvergence, "bounds (the margin|it by)")
   # without the jitter the margin is exactly 0: the classifier is the constant 0, not NaN
   ks0 <- kernel_set(rbf_kernel(sigma = c(1, 2)), poly_kernel(1), jitter = 0)
   f0 <- suppressWarnings(mkl(Z, Y, kernels = ks0, method = "mwu", C = Inf, control = ctl))
