@@ -14,7 +14,8 @@
   bayes_stop = c(fixed_point = 0L, limit = 1L, stalled = 2L, not_pd = 3L),
   bayes_update = c(mackay = 0L, mm = 1L, scoring = 2L),
   mwu_status = c(done = 0L, infeasible = 1L),
-  limits = c(kernel_whole_max = 8388608L, kcache_min = 4L, hess_free_max = 4096L)
+  limits = c(kernel_whole_max = 8388608L, kcache_min = 4L, kcache_ranges = 8L,
+             hess_free_max = 4096L, neighbour_chunk = 4194304L)
 )
 
 # The name of a result code (e.g. code_name("bayes_stop", 2L) is "stalled").

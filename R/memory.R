@@ -165,25 +165,22 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     !platt_rank_rows(store == "lowrank", n, R)
   if (platt) memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
   k <- 0; nc <- 0
-  if (!fold && store == "fly" && uses_kcache(method, task)) {
-    rest <- sum(vapply(parts, function(p) p$bytes, 0))
+  if (!fold && store == "fly" && uses_kcache(method)) {
+    rest <- function() sum(vapply(parts, function(p) p$bytes, 0))   # the fit beside the caches
     if (uses_kcols(fam, task, ctl)) {
       passed <- fam == "uniform"
-      kk <- kcols_split(n, M, ctl, rest, platt, passed)
+      kk <- kcols_split(n, M, ctl, rest(), platt, passed)
       if (kk[2L] < n) {   # the passes over the points without a summed column of K(d)
-        extra <- 2 * n * M
         add(.kdop_products_part, 2 * n * M, "linear")
-        if (passed) {     # kernel ridge: its only passes (MKL-L0/1 counts its own above)
-          extra <- extra + .kcache_ranges * 2 * n * M
-          memory_kcache_ranges(add, n, M)
-        }
-        kk <- kcols_split(n, M, ctl, rest + 8 * extra, platt, passed)
+        # kernel ridge: its only passes (MKL-L0/1 counts its own above)
+        if (passed) memory_kcache_ranges(add, n, M)
+        kk <- kcols_split(n, M, ctl, rest(), platt, passed)
       }
       k <- kk[1L]; nc <- kk[2L]
       add(sprintf("summed columns of K(d) (%s points, src/kcache.c)", format(nc)), nc * n,
           "cache")
       if (platt) add("Platt fold fit: its summed columns (as many)", nc * n, "platt")
-    } else k <- kcache_entries(n, M, ctl, rest, platt)
+    } else k <- kcache_entries(n, M, ctl, rest(), platt)
     add(sprintf("column cache (%s entries of n x M, src/kcache.c)", format(k)), k * n * M,
         "cache")
     if (platt) add("Platt fold fit: its column cache (as many entries)", k * n * M, "platt")
@@ -191,9 +188,6 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
   structure(do.call(rbind, parts), kcache = k, kcols = nc)
 }
 
-# MK_KCACHE_RANGES (src/mklearn.h): the passes' fixed ranges of points, one n x M sum for each
-# of two vectors per range
-.kcache_ranges <- 8
 .kdop_products_part <- "CG: products K_m p (2 n x M) for the points whose K(d) column is not summed"
 
 # The column cache's scratch beside its entries (src/kcache.c): the kernels' diagonals, index
@@ -206,14 +200,15 @@ memory_kcache_scratch <- function(add, n, M, nt) {
   add("passes: a point's columns and distances per thread (n x M + n)", nt * (n * M + n),
       "per_thread")
 }
+# (MK_KCACHE_RANGES fixed ranges, one n x M sum for each of two vectors per range)
 memory_kcache_ranges <- function(add, n, M) {
-  add(sprintf("passes: sums of %d ranges of points (2 n x M each)", .kcache_ranges),
-      .kcache_ranges * 2 * n * M, "linear")
+  r <- .mk_codes$limits[["kcache_ranges"]]
+  add(sprintf("passes: sums of %d ranges of points (2 n x M each)", r), r * 2 * n * M, "linear")
 }
 
 # The fits that read kernels on the fly through the column cache (src/kcache.c): the SVM family,
 # the uniform method (its SVM, and kernel ridge by CG) and MKL-L0/1.
-uses_kcache <- function(method, task) {
+uses_kcache <- function(method) {
   method_info(method)$control %in% c("svmfam", "l01", "uniform")
 }
 
@@ -231,8 +226,11 @@ uses_kcols <- function(fam, task, ctl) {
 kcache_entries <- function(n, M, ctl, rest, platt = FALSE) {
   k <- ctl[["kcache"]]
   if (is.null(k) || is.na(k)) k <- floor(cache_bytes(ctl, rest, platt) / (8 * n * M))
-  min(n, max(min(n, 4), k))
+  kcache_cap(n, k)
 }
+
+# mk_kcache_cap (src/kcache.c): at least MK_KCACHE_MIN entries (all n when fewer), at most n
+kcache_cap <- function(n, k) min(n, max(min(n, .mk_codes$limits[["kcache_min"]]), k))
 
 # Bytes the budget (mkl_control(memory = ), default half the machine) leaves to the caches after
 # the `rest` of the fit, halved when a Platt fold fit allocates its own beside them.
@@ -253,21 +251,22 @@ kcols_split <- function(n, M, ctl, rest, platt = FALSE, passed = FALSE) {
   avail <- cache_bytes(ctl, rest, platt)
   e <- 8 * n * M
   nc <- ctl[["kcols"]]
-  if (is.null(nc) || is.na(nc)) nc <- floor(max(0, avail - 4 * e) / (8 * n))
+  if (is.null(nc) || is.na(nc))
+    nc <- floor(max(0, avail - .mk_codes$limits[["kcache_min"]] * e) / (8 * n))
   nc <- min(n, nc)
   k <- ctl[["kcache"]]
   if (is.null(k) || is.na(k)) {
     k <- floor(max(0, avail - 8 * n * nc) / e)
     if (passed) k <- min(k, n - nc)
   }
-  c(min(n, max(min(n, 4), k)), nc)
+  c(kcache_cap(n, k), nc)
 }
 
 # The cache entries a fit on a fly store allocates (0 when it does not use the cache): the same
 # arithmetic as mkl_memory(), for the fit's n and settings (its loss: ctl$loss, set by mkl(),
 # else the method's default for the task); attribute kcols: K(d)'s summed columns (uses_kcols()).
 fit_kcache <- function(method, store, n, M, ctl, task = "classification") {
-  if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method, task))
+  if (store$kind != .mk_codes$store[["fly"]] || !uses_kcache(method))
     return(structure(0L, kcols = 0L))
   p <- memory_parts(method, n, M, "fly", memory_threads(ctl$nthreads), ctl, task)
   structure(as.integer(attr(p, "kcache")), kcols = as.integer(attr(p, "kcols")))
@@ -291,16 +290,19 @@ memory_platt <- function(add, method, n, M, store, nt, ctl, task, loss, R) {
 }
 
 # The neighbour checks (kernel_neighbours(), combined_neighbours(), R/store.R). Dense and on the
-# fly, in C (src/kstats.c): the columns of a chunk of kernels (at most 2^22 doubles) and the
-# combination. On the low-rank store, in R: the factor rows and three n x 200 blocks of entries
-# per kernel (a narrow kernel's entries are summed over every row), garbage that R collects
-# only when its vector heap reaches its trigger, 2^23 doubles (64 MB) in a fresh process with
-# the package loaded (gc()): the smaller of the two. Measured: NOTES-store.md, "R's heap".
+# fly, in C (src/kstats.c): the columns of a chunk of kernels (at most MK_NB_CHUNK doubles, at
+# least one column) and the combination. On the low-rank store, in R: the factor rows and
+# three n x 200 blocks of entries per kernel (a narrow kernel's entries are summed over every
+# row), garbage that R collects only when its vector heap reaches its trigger, 2^23 doubles
+# (64 MB) in a fresh process with the package loaded (gc()): the smaller of the two.
+# Measured: NOTES-store.md, "R's heap".
 memory_r_heap <- function(add, n, M, store, R) {
-  cols <- min(n, .neighbour_cols)
-  if (store != "lowrank")
+  if (store != "lowrank") {
+    chunk <- .mk_codes$limits[["neighbour_chunk"]]
     return(add("neighbour checks: a chunk of kernel columns (at most 2^22 doubles) and one more",
-               min(n * M, max(n, 2^22)) + n + M, "linear"))
+               min(n * M, max(n, chunk)) + n + M, "linear"))
+  }
+  cols <- min(n, .neighbour_cols)
   made <- (n + cols) * R + 3 * n * cols * M
   add("R's heap: the checks' garbage until R's next collection (at most 2^23 doubles)",
       min(2^23, made), "linear")
@@ -309,8 +311,8 @@ memory_r_heap <- function(add, n, M, store, R) {
 # The per-thread scratch of a kernel computed for a sweep (mk_store_scratch, src/store.c): whole
 # up to MK_KERNEL_WHOLE_MAX doubles (64 MB), else four columns (the sweep computes them by blocks).
 kernel_scratch <- function(n) {
-  if (n * n <= .mk_codes$limits[["kernel_whole_max"]]) list(size = n * n, what = "(n x n, small)") else
-    list(size = 4 * n, what = "columns (4 n)")
+  if (n * n <= .mk_codes$limits[["kernel_whole_max"]])
+    list(size = n * n, what = "(n x n, small)") else list(size = 4 * n, what = "columns (4 n)")
 }
 
 # The columns of each kernel's factor a low-rank store may hold: the rank cap min(n, rank), or
@@ -335,8 +337,8 @@ memory_lowrank <- function(add, n, ranks, nt) {
 
 # src/uniform.R, uniform.c: the combined kernel; kernel ridge factors a copy of it. On the fly
 # neither: the SVM reads K(d) through the column cache, kernel ridge runs CG through it and
-# K(d)'s summed columns (memory_parts() adds both; mkc_kridge_fly: the cache's diagonals and a
-# point's columns, K_m p for two vectors, CG's stacked vectors of 2n). On the
+# K(d)'s summed columns (memory_parts() adds both, and the passes' parts where they run;
+# mkc_kridge_fly: the cache's scratch, CG's stacked vectors of 2n and the results). On the
 # low-rank store (R factor columns): the scaled factors of src/lsvm.c and the products K_m v
 # (R/uniform.R), or Woodbury's scaled copy and R x R matrix (kridge_lowrank()).
 memory_uniform <- function(add, n, task, M = 1, R = NA_real_, fly = FALSE, nt = 1) {
@@ -424,6 +426,11 @@ memory_bayes_lowrank <- function(add, n, M, R) {
   add("vectors", 6 * n + 8 * M, "linear")
 }
 
+# The most free SVs whose Gram matrix HessianMKL forms (src/hessian.c, hess_gram_dense()): C's
+# limit, or the setting hess_free_max when smaller (src/svmfam.c, read_opts())
+hess_free_limit <- function(ctl)
+  min(.mk_codes$limits[["hess_free_max"]], ctl[["hess_free_max"]], na.rm = TRUE)
+
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
 # line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes) when dense;
 # on the fly none of them, the column cache instead (memory_parts() adds it); gradient
@@ -466,7 +473,7 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
     # src/hessian.c, hess_gram_dense(): the free SVs' Gram matrix (ns x ns, ns at most C's
     # limit or the smaller setting hess_free_max: above, the step falls back without it), its
     # diagonal, Z (ns x (M + 1))
-    hmax <- min(.mk_codes$limits[["hess_free_max"]], ctl[["hess_free_max"]], na.rm = TRUE)
+    hmax <- hess_free_limit(ctl)
     ns <- min(n, hmax)
     add(sprintf("Hessian: Gram matrix of the free SVs (at most %d^2)", hmax), ns * ns, "buffers")
     add("Hessian: Z (free SVs x (M + 1)), a diagonal and a column", ns * (M + 2) + n, "linear")

@@ -83,7 +83,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
       "%d of %d steps had more free support vectors than the %d whose Gram matrix is formed ",
       "and were taken without curvature; the low-rank store forms it at any number ",
       "(mkl_control(store = \"lowrank\"))"), flat, out$info$hessian_evals,
-      min(.mk_codes$limits[["hess_free_max"]], control[["hess_free_max"]], na.rm = TRUE))
+      hess_free_limit(control))
   out
 }
 

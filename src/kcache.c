@@ -114,9 +114,9 @@ void mk_kcache_comb(mk_kcache *kc, int j, const double *w, double *out)
 /* ------------------------------------------------------------------ products in one pass */
 
 /* The threads' scratch (a point's columns, n x M, and the distances, n), and with ranges the
-   ranges' sums of mk_kcache_mv, allocated at the first call that needs them. A pass in order through an LRU smaller than n
-   would drop every entry before its next use: the entries filled first stay (kc_pass_fill;
-   NOTES-store.md, "MKL-L0/1 on the fly"). */
+   ranges' sums of mk_kcache_mv, allocated at the first call that needs them. A pass in order
+   through an LRU smaller than n would drop every entry before its next use: the entries filled
+   first stay (kc_pass_fill; NOTES-store.md, "MKL-L0/1 on the fly"). */
 static void kc_pass_alloc(mk_kcache *kc, int ranges)
 {
     const size_t len = (size_t) kc->n * kc->M;
@@ -126,6 +126,16 @@ static void kc_pass_alloc(mk_kcache *kc, int ranges)
     }
     if (ranges && !kc->acc)
         kc->acc = (double *) mk_alloc_huge((size_t) MK_KCACHE_RANGES * 2 * len * sizeof(double));
+}
+
+/* The threads for `work` under the one thread rule, at most those of the scratch (kc->nt);
+   kc->ntmax keeps the most used (tests) */
+static int kc_threads(mk_kcache *kc, double work)
+{
+    int nt = mk_threads_for(kc->st->nthreads, work);
+    if (nt > kc->nt) nt = kc->nt;
+    if (nt > kc->ntmax) kc->ntmax = nt;
+    return nt;
 }
 
 /* The free entries go to the points from the last down (the ones every pass reads), claimed
@@ -145,9 +155,7 @@ static void kc_pass_fill(mk_kcache *kc, int j0)
         lru_front(kc, s);
         todo[nf++] = s;
     }
-    int nt = mk_threads_for(kc->st->nthreads, 4.0 * nf * len);
-    if (nt > kc->nt) nt = kc->nt;
-    if (nt > kc->ntmax) kc->ntmax = nt;
+    int nt = kc_threads(kc, 4.0 * nf * len);
     kc->kvals += (double) nf * len;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
@@ -208,9 +216,7 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
         kc->kvals += (double) (j - j0 + 1) * cnt;
     }
     double work = 0.5 * (double) (n - j0) * (n - j0) * cnt * (nv + 4);
-    int nt = mk_threads_for(kc->st->nthreads, work);
-    if (nt > kc->nt) nt = kc->nt;
-    if (nt > kc->ntmax) kc->ntmax = nt;
+    int nt = kc_threads(kc, work);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
@@ -227,18 +233,15 @@ void mk_kcache_mv(mk_kcache *kc, int j0, const int *idx, int cnt, int nv,
 }
 
 /* out[, j - j0] (ldo apart) = sum_m w_m K_m[, j] over the kernels idx (weights w by kernel),
-   j0 <= j < j1, kernel by kernel in order: each column as wsolver's fill summed it before; the
-   entries read, the other points' columns computed into the threads' scratch; threads over
-   points (no entry filled). */
+   j0 <= j < j1, kernel by kernel in order; the entries read, the other points' columns computed
+   into the threads' scratch; threads over points (no entry filled). */
 void mk_kcache_comb_cols(mk_kcache *kc, int j0, int j1, const int *idx, int cnt,
                          const double *w, double *out, size_t ldo)
 {
     const int n = kc->n;
     const size_t len = (size_t) n * kc->M;
     kc_pass_alloc(kc, 0);
-    int nt = mk_threads_for(kc->st->nthreads, 4.0 * (j1 - j0) * (double) n * cnt);
-    if (nt > kc->nt) nt = kc->nt;
-    if (nt > kc->ntmax) kc->ntmax = nt;
+    int nt = kc_threads(kc, 4.0 * (j1 - j0) * (double) n * cnt);
     for (int j = j0; j < j1; j++) if (kc->slot[j] < 0) kc->kvals += (double) n * cnt;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 16)

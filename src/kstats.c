@@ -203,7 +203,14 @@ void mk_kref_dots2(int n, const double *x, const double *d, const mk_kref *R, do
    of the same formula. Kernels by chunks of at most MK_NB_CHUNK doubles of columns (the
    combination carried across chunks in order); scratch from R_alloc. For R/store.R
    (kernel_neighbours(), combined_neighbours()), without the n x M garbage per column. */
-#define MK_NB_CHUNK 4194304.0
+/* column j's sum_i col[i]^2 / col[j]^2, the sum in long double over the squares in double */
+static double nb_ratio(const double *col, int nr, double d)
+{
+    long double sq = 0.0;
+    for (int i = 0; i < nr; i++) { double v = col[i] * col[i]; sq += v; }
+    return (double) sq / (d * d);
+}
+
 void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int *js, int nj,
                           const double *w, double *out)
 {
@@ -231,9 +238,7 @@ void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int 
             }
             const double d = comb[j];
             if (!(d > 0.0)) { na = 1; continue; }
-            long double sq = 0.0;
-            for (int i = 0; i < nr; i++) { double v = comb[i] * comb[i]; sq += v; }
-            acc += (double) sq / (d * d);
+            acc += nb_ratio(comb, nr, d);
         }
         out[0] = na ? NA_REAL : acc / nj;
         return;
@@ -248,9 +253,7 @@ void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int 
                 const double *col = buf + (size_t) (c - c0) * nr, d = col[j];
                 if (ISNA(out[c])) continue;
                 if (!(d > 0.0)) { out[c] = NA_REAL; continue; }
-                long double sq = 0.0;
-                for (int i = 0; i < nr; i++) { double v = col[i] * col[i]; sq += v; }
-                out[c] += (double) sq / (d * d);
+                out[c] += nb_ratio(col, nr, d);
             }
         }
         for (int c = c0; c < c1; c++) if (!ISNA(out[c])) out[c] /= nj;

@@ -617,6 +617,7 @@ void mk_kref_dots2(int n, const double *x, const double *d, const mk_kref *R, do
 /* Effective neighbours per point of each kernel idx[c] (w NULL) or of sum_c w_c K_idx[c], over
    the 0-based columns js, with R's sums (R/store.R kernel_neighbours()); NA where a diagonal
    entry read is <= 0. */
+#define MK_NB_CHUNK 4194304   /* columns a call holds, doubles (at least one column) */
 void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int *js, int nj,
                           const double *w, double *out);
 

@@ -234,7 +234,8 @@ SEXP mkc_store_neighbours(SEXP store, SEXP idx, SEXP js, SEXP w)
         j0[t] = INTEGER(js)[t] - 1;
         if (j0[t] < 0 || j0[t] >= st.n || j0[t] >= st.nr) error("column index out of range");
     }
-    const double *wv = isNull(w) ? NULL : reals(w, cnt, "'w' must be NULL or one weight per kernel");
+    const double *wv = isNull(w) ? NULL :
+        reals(w, cnt, "'w' must be NULL or one weight per kernel");
     SEXP out = PROTECT(allocVector(REALSXP, wv ? 1 : cnt));
     mk_kernel_neighbours(&st, ix, cnt, j0, nj, wv, REAL(out));
     UNPROTECT(1);

@@ -6,6 +6,17 @@
 #include <math.h>
 #include <string.h>
 
+/* The solutions x = [beta1 beta2] of (K + Lambda) x = [y 1] give b = sum(beta1) / sum(beta2)
+   and beta = beta1 - b beta2 (the constraint 1'beta = 0) */
+static double kr_bias(int n, const double *x, double *beta)
+{
+    double s1 = 0.0, s2 = 0.0;
+    for (int i = 0; i < n; i++) { s1 += x[i]; s2 += x[n + i]; }
+    double b = s1 / s2;
+    for (int i = 0; i < n; i++) beta[i] = x[i] - b * x[n + i];
+    return b;
+}
+
 int mk_kridge(const double *K, int n, const double *y, double lambda, double *beta, double *b)
 {
     return mk_kridge_w(K, n, y, lambda, NULL, beta, b);
@@ -24,10 +35,7 @@ int mk_kridge_w(const double *K, int n, const double *y, double lambda, const do
     }
     int info = mk_chol_solve(A, n, B, 2);
     if (info != 0) return info;
-    double s1 = 0.0, s2 = 0.0;
-    for (int i = 0; i < n; i++) { s1 += B[i]; s2 += B[n + i]; }
-    *b = s1 / s2;
-    for (int i = 0; i < n; i++) beta[i] = B[i] - *b * B[n + i];
+    *b = kr_bias(n, B, beta);
     return 0;
 }
 
@@ -59,7 +67,7 @@ SEXP mkc_kridge(SEXP K, SEXP y, SEXP lambda)
 /* The same system on the fly, without an n x n buffer: conjugate gradients (cg.c) on the two
  * systems (K(d) + Lambda) [beta1 beta2] = [y 1] stacked as one of order 2n (block diagonal),
  * so that every product reads K(d) once for both vectors (mk_kdop, kcache.c: summed columns,
- * then a pass over the column cache); b = sum(beta1) / sum(beta2), beta = beta1 - b beta2.
+ * then a pass over the column cache); b and beta as the dense solve's (kr_bias).
  * A row with an infinite ridge (case weight 0) is left out: its row of the operator is the
  * identity and its right-hand sides are 0, so its beta stays exactly 0 and its p is 0 in every
  * product. Design and measurements: NOTES-store.md, "Kernel ridge on the fly". */
@@ -110,10 +118,7 @@ static int kridge_fly(mk_kdop *op, const double *y, const double *lam, double cg
     *it = 0;
     mk_cg_solve(&cg, x, r, it);
     *rel = sqrt(mk_dot(2 * n, r, r)) / bn;
-    double s1 = 0.0, s2 = 0.0;
-    for (int i = 0; i < n; i++) { s1 += x[i]; s2 += x[n + i]; }
-    *b = s1 / s2;
-    for (int i = 0; i < n; i++) beta[i] = x[i] - *b * x[n + i];
+    *b = kr_bias(n, x, beta);
     mk_kdop_mv(op, 1, beta, NULL, kbeta, NULL);
     return !(*rel <= cg_tol);
 }

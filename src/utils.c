@@ -327,8 +327,11 @@ SEXP mkc_codes(void)
     static const char *const nm[] = { "loss", "kernel", "norm", "svmfam", "store", "svmfam_stop",
                                       "bayes_stop", "bayes_update", "mwu_status", "limits", NULL };
     /* sizes R's memory arithmetic (R/memory.R) needs: read from here, not restated */
-    static const char *const lim[] = { "kernel_whole_max", "kcache_min", "hess_free_max" };
-    const int limv[] = { (int) MK_KERNEL_WHOLE_MAX, MK_KCACHE_MIN, MK_HESS_FREE_MAX };
+    static const char *const lim[] = { "kernel_whole_max", "kcache_min", "kcache_ranges",
+                                       "hess_free_max", "neighbour_chunk" };
+    const int limv[] = { (int) MK_KERNEL_WHOLE_MAX, MK_KCACHE_MIN, MK_KCACHE_RANGES,
+                         MK_HESS_FREE_MAX, MK_NB_CHUNK };
+    const int nlim = (int) (sizeof(limv) / sizeof(limv[0]));
     SEXP out = mk_list_new(nm);
     mk_list_set(out, "loss", mk_codes_vec(loss, MK_NLOSS));
     mk_list_set(out, "kernel", mk_codes_vec(kern, MK_NKERNEL));
@@ -339,8 +342,8 @@ SEXP mkc_codes(void)
     mk_list_set(out, "bayes_stop", mk_codes_vec(ebstop, EB_NSTOP));
     mk_list_set(out, "bayes_update", mk_codes_vec(ebupd, EB_NUPD));
     mk_list_set(out, "mwu_status", mk_codes_vec(mwu, MWU_NSTATUS));
-    SEXP lv = PROTECT(mk_codes_vec(lim, 3));
-    for (int k = 0; k < 3; k++) INTEGER(lv)[k] = limv[k];
+    SEXP lv = PROTECT(mk_codes_vec(lim, nlim));
+    for (int k = 0; k < nlim; k++) INTEGER(lv)[k] = limv[k];
     mk_list_set(out, "limits", lv);
     UNPROTECT(1);
     UNPROTECT(1);
