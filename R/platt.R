@@ -27,7 +27,8 @@ with_seed <- function(seed, expr) {
 
 # The start of a fold fit (rows `tr` of the training rows) from the fit on all the data, where
 # a method's state allows it: the SVM family its kernel weights, SpicyMKL its coefficients and
-# multipliers on those rows, Empirical Bayes its variances; otherwise a cold start (NULL).
+# multipliers on those rows, Empirical Bayes its variances, MKL-L0/1 its iterate on those rows
+# (NOTES-l01.md); otherwise a cold start (NULL).
 platt_warm <- function(fit, tr) {
   st <- restore_state(fit)
   if (is.null(st)) return(NULL)
@@ -42,6 +43,11 @@ platt_warm <- function(fit, tr) {
            st
          },
          bayes = st,
+         # the chained start of fit_l01(): no preselection, no collapse check
+         l01 = if (length(st$w) == n) {
+           for (v in c("w", "lambda", "u", "T")) st[[v]] <- st[[v]][tr]
+           st
+         },
          NULL)
 }
 

@@ -115,3 +115,35 @@ test_that("the majority class of the held-out note is the one the case weights m
   expect_match(note, "majority class 'neg' \\(0.667")
   expect_identical(mklearn:::heldout_summary(dv, dv, y)$majority_class, 2L)
 })
+
+test_that("MKL-L0/1's probability folds start from the fit's iterate on their rows, and stop P-stationary", {
+  n <- 80
+  d <- two_class(n, 3, seed = 3)
+  X <- scale(d$x)
+  K <- array(0, c(n, n, 3))
+  for (k in 1:3) K[, , k] <- rbf_R(X, X, c(0.5, 1, 2)[k])
+  ctl <- mkl_control(tol = 1e-5)
+  f <- mklearn:::fit_l01(K, d$y, "classification", 1, ctl, NULL)
+  tr <- which(seq_len(n) %% 5 != 0)
+  st <- mklearn:::platt_warm(list(method = "l01", nobs = n, state = f$state), tr)
+  for (v in c("w", "lambda", "u", "T")) expect_identical(st[[v]], f$state[[v]][tr], info = v)
+  for (v in c("d", "z", "b", "a", "free")) expect_identical(st[[v]], f$state[[v]], info = v)
+  Kt <- K[tr, tr, , drop = FALSE]
+  yt <- d$y[tr]
+  warm <- mklearn:::fit_l01(Kt, yt, "classification", 1, ctl, st)
+  cold <- mklearn:::fit_l01(Kt, yt, "classification", 1, ctl, NULL)
+  expect_true(warm$converged)
+  expect_lt(warm$iterations, cold$iterations)
+  # the warm fold fit's exit is P-stationary: u is the L0/1 proximal point of s on the final
+  # working set, lambda vanishes outside it, w = -Y lambda, d on the simplex
+  s <- warm$state
+  rho1 <- warm$info$rho[1]
+  kdw <- drop(combine_R(Kt, s$d) %*% s$w)
+  sv <- 1 - yt * kdw - s$b * yt - s$lambda / rho1
+  expect_equal(s$u, ifelse(sv > 0 & sv <= sqrt(2 * warm$info$C_scaled / rho1), 0, sv),
+               tolerance = 1e-3)
+  expect_identical(s$T, sv > 0 & sv <= sqrt(2 * warm$info$C_scaled / rho1))
+  expect_true(all(s$lambda[!s$T] == 0))
+  expect_lt(max(abs(s$w + yt * s$lambda)), 1e-3 * max(abs(s$w)))
+  expect_equal(sum(warm$weights), 1, tolerance = 1e-12)
+})
