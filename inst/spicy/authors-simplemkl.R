@@ -120,18 +120,19 @@ mk_fit <- function(K, y, method, C, loss = NULL) {
     n_selected = sum(fit$weights > 0)))
 }
 
-# Run the Octave lines `body` (which leave cpu, el, obj, nsel, iters, gap and ok) after reading
-# the kernels in kfile (n x n x M doubles, as KK) and the labels (as y) from `work`.
-run_octave <- function(body, kfile, yfile, n, M) {
+# Run, in Octave, `call` (an authors' function on the kernels KK and labels y) timed, after
+# adding the folder `dir` to the path and the lines `setup`; the lines `after` leave obj, nsel,
+# iters, gap and ok. The kernels come from kfile (n x n x M doubles), the labels from yfile.
+run_octave <- function(dir, setup, call, after, kfile, yfile, n, M) {
   res <- file.path(work, "result.txt")
   unlink(res)
   m <- file.path(work, "run_authors.m")
   writeLines(c(
-    "warning('off', 'all');",
+    sprintf("warning('off', 'all'); addpath('%s');", dir),
     sprintf("fid = fopen('%s', 'r'); KK = fread(fid, Inf, 'double'); fclose(fid);", kfile),
     sprintf("KK = reshape(KK, %d, %d, %d);", n, n, M),
     sprintf("fid = fopen('%s', 'r'); y = fread(fid, Inf, 'double'); fclose(fid);", yfile),
-    body,
+    setup, "c0 = cputime(); tic;", call, "el = toc; cpu = cputime() - c0;", after,
     sprintf("fid = fopen('%s', 'w');", res),
     "fprintf(fid, '%.17g\\n', [cpu; el; obj; nsel; iters; gap; ok]);",
     "fclose(fid);"), m)
@@ -152,10 +153,8 @@ run_octave <- function(body, kfile, yfile, n, M) {
              n_selected = as.integer(r[4]))
 }
 
-# The toolbox's mklsvm() at box constant C.
-octave_fit <- function(kfile, yfile, n, M, C) run_octave(c(
-  sprintf("addpath('%s');", tbx),
-  # exmklclass.m's options (see the header)
+# The toolbox's mklsvm() at box constant C, with exmklclass.m's options (see the header).
+octave_fit <- function(kfile, yfile, n, M, C) run_octave(tbx, c(
   "options.algo = 'svmclass'; options.stopvariation = 0; options.stopKKT = 0;",
   "options.stopdualitygap = 1; options.seuildiffsigma = 1e-2; options.seuildiffconstraint = 0.1;",
   "options.seuildualitygap = 0.01; options.goldensearch_deltmax = 1e-1;",
@@ -163,38 +162,31 @@ octave_fit <- function(kfile, yfile, n, M, C) run_octave(c(
   "options.firstbasevariable = 'first';",
   "options.nbitermax = 5000; options.seuil = 0; options.seuilitermax = 10; options.miniter = 0;",
   sprintf("options.verbosesvm = 0; options.efficientkernel = %d;", as.integer(packed)),
-  if (packed) "KK = build_efficientK(KK);",
-  "c0 = cputime(); tic;",
+  if (packed) "KK = build_efficientK(KK);"),
   sprintf("[Sigma, Alpsup, w0, pos, history, obj, status] = mklsvm(KK, y, %.17g, options, 0);", C),
-  "el = toc; cpu = cputime() - c0;",
   # status 0: the duality gap criterion was met (1: premature stop, 2: nbitermax)
-  "nsel = sum(Sigma > 0); iters = length(history.dualitygap) - 1;",
-  "gap = history.dualitygap(end); ok = status == 0;"), kfile, yfile, n, M)
+  c("nsel = sum(Sigma > 0); iters = length(history.dualitygap) - 1;",
+    "gap = history.dualitygap(end); ok = status == 0;"), kfile, yfile, n, M)
 
 # Chapelle's kernel_combination() (HessianMKL) at box constant C with its own stopping rule;
 # then, untimed, the SVM at its weights (its SVQP, its ridge) for J(d) and the gap of the other
 # SimpleMKL-family fits, (J(d) - sum(a) + max_m a'YK_mYa / 2) / J(d) (see the header).
-hessian_fit <- function(kfile, yfile, n, M, C) run_octave(c(
-  sprintf("addpath('%s');", hbx),
-  "c0 = cputime(); tic;",
-  sprintf("[D, t, iters] = kernel_combination(KK, y, %.17g);", C),
-  "el = toc; cpu = cputime() - c0;",
+hessian_fit <- function(kfile, yfile, n, M, C) run_octave(hbx,
   sprintf("C = %.17g; n = %d; M = %d;", C, n, M),
-  "K0 = 1e-8 * eye(n); for m = find(D' > 0), K0 = K0 + D(m) * KK(:, :, m); end; K0 = (K0 + K0') / 2;",
-  "a = svqp(K0, y, -C * (y == -1), C * (y == 1), zeros(n, 1), 1);",
-  "obj = sum(a .* y) - 0.5 * a' * K0 * a;",
-  "q = zeros(M, 1); for m = 1:M, q(m) = 0.5 * a' * KK(:, :, m) * a; end",
-  "gap = (obj - sum(abs(a)) + max(q)) / obj; nsel = sum(D > 0); ok = 1;"), kfile, yfile, n, M)
+  "[D, t, iters] = kernel_combination(KK, y, C);",
+  c("K0 = 1e-8 * eye(n); for m = find(D' > 0), K0 = K0 + D(m) * KK(:, :, m); end;",
+    "K0 = (K0 + K0') / 2; a = svqp(K0, y, -C * (y == -1), C * (y == 1), zeros(n, 1), 1);",
+    "obj = sum(a .* y) - 0.5 * a' * K0 * a;",
+    "q = zeros(M, 1); for m = 1:M, q(m) = 0.5 * a' * KK(:, :, m) * a; end",
+    "gap = (obj - sum(abs(a)) + max(q)) / obj; nsel = sum(D > 0); ok = 1;"),
+  kfile, yfile, n, M)
 
 # The SpicyMKL toolbox's SpicyMKL() with the hinge loss at penalty C.
-spicy_fit <- function(kfile, yfile, n, M, C) run_octave(c(
-  sprintf("addpath('%s');", sbx),
+spicy_fit <- function(kfile, yfile, n, M, C) run_octave(sbx,
   "options.loss = 'svm'; options.display = 1;",
-  "c0 = cputime(); tic;",
   sprintf("[al, d, b, act, sv, params, story] = SpicyMKL(KK, y, %.17g, options);", C),
-  "el = toc; cpu = cputime() - c0;",
-  "obj = story.primalobj(end); gap = story.dualitygap(end); iters = length(story.dualitygap);",
-  "nsel = length(act); ok = gap < 0.01;"), kfile, yfile, n, M)
+  c("obj = story.primalobj(end); gap = story.dualitygap(end); iters = length(story.dualitygap);",
+    "nsel = length(act); ok = gap < 0.01;"), kfile, yfile, n, M)
 
 draw <- function(s) {        # split s of fig3.R's Ringnorm
   set.seed(3 + s - 1)
@@ -252,10 +244,12 @@ for (s in seq(first, splits)) {
     res$rel_diff_objective[res$implementation == "mklearn SpicyMKL (hinge)" &
                              !("spicy" %in% codes)] <- NA
     res$threads <- 1L
+    simple_sw <- sprintf("SimpleMKL toolbox 1.0, %s kernels",
+                         if (packed) "packed" else "3-D array of")
     res$software <- sprintf("Octave %s, %s", oct_version, ifelse(
       grepl("authors' HessianMKL", res$implementation), "HessianMKL (kernel_combination.m, SVQP)",
       ifelse(grepl("authors' SpicyMKL", res$implementation), "SpicyMKL toolbox 3 (M-files)",
-             sprintf("SimpleMKL toolbox 1.0, %s kernels", if (packed) "packed" else "3-D array of"))))
+             simple_sw)))
     print(res[, c("M", "C_paper", "implementation", "C_box", "cpu_s", "elapsed_s", "iterations",
                   "converged", "gap", "objective", "n_selected", "rel_diff_objective")],
           row.names = FALSE)
