@@ -38,8 +38,8 @@
 # MKLEARN_AUTHORS_CODE (default "simple"; a comma list of simple, hessian, spicy) picks the
 # authors' codes run. hessian: Chapelle's HessianMKL (Chapelle and Rakotomamonjy, "Second order
 # optimization of kernel parameters", 2008), its kernel_combination.m and Bottou's SVQP solver
-# (svqp.cpp, svqp.h, MEX-compiled for Octave with <cstdio> included, which svqp.cpp leaves out), as
-# copied into the experiment scripts of Kloft et al.'s lp-norm MKL study; a public mirror:
+# (svqp.cpp, svqp.h; the folder must hold svqp as an Octave MEX file), as copied into the
+# experiment scripts of Kloft et al.'s lp-norm MKL study; a public mirror:
 # github.com/xinwangliu/Radius-incorporated-MKL-algorithm, commit ee5afac, folder
 # shogun-3.2.0/myScript/experiments/mnist/hessmkl. Point HESSIANMKL_DIR at that folder. It runs at
 # the same box constant as SimpleMKL with Chapelle's own stopping rule (the Newton step's
