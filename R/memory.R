@@ -478,6 +478,8 @@ memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
     add(sprintf("Hessian: Gram matrix of the free SVs (at most %d^2)", hmax), ns * ns, "buffers")
     add("Hessian: Z (free SVs x (M + 1)), a diagonal and a column", ns * (M + 2) + n, "linear")
     add("Hessian cache (M x min(M, 1000))", M * min(M, 1000), "linear")
+    # src/hessian.c: dense, Q's columns K_m (y.a) from the certificate's pass (n x M)
+    if (!fly) add("Hessian: K_m (y.a) of every kernel (n x M)", n * M, "linear")
   }
   add("vectors", 10 * n + 20 * M, "linear")
 }

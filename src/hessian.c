@@ -305,6 +305,10 @@ void *mk_sf_hessian_init(mk_sf_ctx *c)
     w->slot = (int *) R_alloc(M, sizeof(int));
     w->cap = M < 1000 ? M : 1000;
     w->cache = (double *) mk_alloc_huge((size_t) M * w->cap * sizeof(double));
+    /* dense: Q's columns come from the certificate's pass over the kernels (c->kv), which
+       reads each kernel once for both, instead of a second read in build_Q */
+    if (c->st->kind == MK_STORE_DENSE && !c->point_cols && !c->hess_gram)
+        c->kv = (double *) R_alloc((size_t) n * M, sizeof(double));
     return w;
 }
 
@@ -353,7 +357,13 @@ static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv
         F77_CALL(dpotrf)("L", &ns, Kb2, &ns, &info FCONE);
     }
     if (info != 0) return NULL;
-    if (!c->point_cols) {
+    if (!c->point_cols && c->kv_ok) {   /* Q = (K_m al)_S from the certificate's pass */
+        for (int m = 0; m < M; m++) {
+            const double *u = c->kv + (size_t) m * n;
+            double *q = Z + (size_t) m * ns;
+            for (int k = 0; k < ns; k++) q[k] = u[S[k]];
+        }
+    } else if (!c->point_cols) {
         double work = (double) M * ns *
             (c->st->kind == MK_STORE_FLY ? (double) n * (c->st->p + 1) : (double) nsv);
         build_Q(c->st, S, ns, sv, nsv, al, Z, mk_threads_for(c->o->nthreads, work));
@@ -417,6 +427,7 @@ static void hess_model(mk_sf_ctx *c, hess_ws *w, hcols *hc)
         }
     }
     c->hess_evals++;
+    c->kv_ok = 0;   /* the line search moves alpha */
     if (!ok) {
         double gs = 0.0;
         for (int m = 0; m < M; m++) if (fabs(g[m]) > gs) gs = fabs(g[m]);

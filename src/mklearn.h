@@ -228,6 +228,9 @@ void mk_store_mv(const mk_store *s, const int *idx, int cnt, const double *v, do
                  size_t ldo);
 /* out[j] = v' K_{idx[j]} v */
 void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, double *out);
+/* Dense square stores: out[m] = v' K_m v for every kernel (the bits of mk_store_quad) and, in
+   the same read, U[, m] = K_m v (n x M) on the rows where v != 0 (the others: scratch) */
+void mk_store_quad_u(const mk_store *s, const double *v, double *out, double *U);
 /* out (nr x n) = sum_m d[m] K_m over the kernels with d[m] != 0 */
 void mk_store_combine(const mk_store *s, const double *d, double *out);
 /* out (nr x n) += sum_k w[k] K_{idx[k]}, k < cnt, and if w2 != NULL, in the same read,
@@ -752,6 +755,10 @@ struct mk_sf_ctx {
     double smo_iter;
     double screened;               /* v_m bounded instead of computed (gradient screening) */
     double t0, t_svm, t_grad, t_dir;
+    /* HessianMKL on a dense store: U = [K_m (y.a)] (n x M) from the certificate's pass, valid
+       (kv_ok) for the alpha of the last certificate until the strategy reads it */
+    double *kv;
+    int kv_ok;
     /* Services of the driver. J_at: the SVM on K(d) warm-started from alpha (in/out); returns
        J(d) and sets *b. The line kernel keeps the base B = K(c->d) (built by the driver at
        the start of every 25th iteration and kept up to date by the strategy through

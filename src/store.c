@@ -345,22 +345,38 @@ void mk_store_kmv2(const mk_store *s, int m, const double *x1, const double *x2,
     }
 }
 
-/* v'Av from the lower triangle of a symmetric dense A: half the reads of a full sweep */
-static double quad_lower(const double *A, int n, const double *v)
+/* v'Av from the lower triangle of a symmetric dense A: half the reads of a full sweep. With
+   u != NULL, in the same read, u = A v on the rows where v != 0 (the others: scratch): below
+   the diagonal column j adds v_j A_ij to u_i, and u_j takes its own column's sum (HessianMKL's
+   Q from the certificate's pass: inst/notes/NOTES-model.md, "The solver's passes"); v'Av has
+   the same bits either way. */
+static double quad_lower(const double *A, int n, const double *v, double *u)
 {
     double s = 0.0;
+    if (u) for (int i = 0; i < n; i++) u[i] = 0.0;
     for (int j = 0; j < n; j++) {
         const double *aj = A + (size_t) j * n;
         double vj = v[j], t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
         if (vj == 0.0) continue;
         /* four partial sums: independent chains of additions */
         int i = j + 1;
-        for (; i + 3 < n; i += 4) {
-            t0 += aj[i] * v[i]; t1 += aj[i + 1] * v[i + 1];
-            t2 += aj[i + 2] * v[i + 2]; t3 += aj[i + 3] * v[i + 3];
+        if (u) {
+            for (; i + 3 < n; i += 4) {
+                double a0 = aj[i], a1 = aj[i + 1], a2 = aj[i + 2], a3 = aj[i + 3];
+                t0 += a0 * v[i]; t1 += a1 * v[i + 1]; t2 += a2 * v[i + 2]; t3 += a3 * v[i + 3];
+                u[i] += a0 * vj; u[i + 1] += a1 * vj; u[i + 2] += a2 * vj; u[i + 3] += a3 * vj;
+            }
+            for (; i < n; i++) { t0 += aj[i] * v[i]; u[i] += aj[i] * vj; }
+        } else {
+            for (; i + 3 < n; i += 4) {
+                t0 += aj[i] * v[i]; t1 += aj[i + 1] * v[i + 1];
+                t2 += aj[i + 2] * v[i + 2]; t3 += aj[i + 3] * v[i + 3];
+            }
+            for (; i < n; i++) t0 += aj[i] * v[i];
         }
-        for (; i < n; i++) t0 += aj[i] * v[i];
-        s += vj * (2.0 * ((t0 + t1) + (t2 + t3)) + aj[j] * vj);
+        double t = (t0 + t1) + (t2 + t3);
+        if (u) u[j] += aj[j] * vj + t;
+        s += vj * (2.0 * t + aj[j] * vj);
     }
     return s;
 }
@@ -368,7 +384,7 @@ static double quad_lower(const double *A, int n, const double *v)
 double mk_store_kquad(const mk_store *s, int m, const double *v, double *buf)
 {
     int n = s->n;
-    if (s->kind == MK_STORE_DENSE) return quad_lower(mk_store_kernel(s, m, NULL), n, v);
+    if (s->kind == MK_STORE_DENSE) return quad_lower(mk_store_kernel(s, m, NULL), n, v, NULL);
     if (s->kind == MK_STORE_LOWRANK) return lr_kquad(s, m, v);
     double q = 0.0;
     for (int j = 0; j < n; j++) {
@@ -423,6 +439,18 @@ void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, 
 #endif
     for (int k = 0; k < cnt; k++)
         out[k] = mk_store_kquad(s, idx ? idx[k] : k, v, THREAD_BUF(scr, s->nr));
+}
+
+void mk_store_quad_u(const mk_store *s, const double *v, double *out, double *U)
+{
+    int n = s->n;
+    int nt = mk_threads_for(s->nthreads, pass_work(s, s->M));
+    (void) nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
+#endif
+    for (int m = 0; m < s->M; m++)
+        out[m] = quad_lower(mk_store_kernel(s, m, NULL), n, v, U + (size_t) m * n);
 }
 
 /* A combination adds kernels into out by blocks of columns of about COMB_DOUBLES doubles

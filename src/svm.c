@@ -98,20 +98,22 @@ int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
     double *Kdiag = (double *) R_alloc(n, sizeof(double));
     q->diag(q, Kdiag);
 
-    int iter = 0, status = 1;
-    double viol = 0.0, tlast = mk_time();
+    int iter = 0, status = 1, inext = -2;
+    double viol = 0.0, tlast = mk_time(), Gnext = -INFINITY;
     while (iter < maxiter) {
         if ((iter & 1023) == 1023) mk_interrupt_every(&tlast, 0.02);
-        /* select i: max over I_up of -y G */
+        /* select i: max over I_up of -y G (found by the last update's pass, after the first) */
         double Gmax = -INFINITY, Gmax2 = -INFINITY;
         int i = -1, j = -1;
-        for (int t = 0; t < n; t++) {
-            if (y[t] > 0) {
-                if (a[t] < C[t] && -G[t] >= Gmax) { Gmax = -G[t]; i = t; }
-            } else {
-                if (a[t] > 0.0 && G[t] >= Gmax) { Gmax = G[t]; i = t; }
+        if (inext > -2) { Gmax = Gnext; i = inext; }
+        else
+            for (int t = 0; t < n; t++) {
+                if (y[t] > 0) {
+                    if (a[t] < C[t] && -G[t] >= Gmax) { Gmax = -G[t]; i = t; }
+                } else {
+                    if (a[t] > 0.0 && G[t] >= Gmax) { Gmax = G[t]; i = t; }
+                }
             }
-        }
         if (i < 0) { viol = 0.0; status = 0; break; }
         const double *Ki = q->col(q, i, 0);
         const double Kii = Ki[i];
@@ -164,7 +166,21 @@ int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
             else            { if (a[i] < 0.0) { a[i] = 0.0; a[j] = sum; } }
         }
         double di = (a[i] - ai_old) * y[i], dj = (a[j] - aj_old) * y[j];
-        for (int t = 0; t < n; t++) G[t] += y[t] * (Ki[t] * di + Kj[t] * dj);
+        /* the update of G and the next selection of i in one pass (the same comparisons in
+           the same order as the selection above: the same i; inst/notes/NOTES-model.md,
+           "The solver's passes") */
+        double Gm = -INFINITY;
+        int im = -1;
+        for (int t = 0; t < n; t++) {
+            double g = G[t] + y[t] * (Ki[t] * di + Kj[t] * dj);
+            G[t] = g;
+            if (y[t] > 0) {
+                if (a[t] < C[t] && -g >= Gm) { Gm = -g; im = t; }
+            } else {
+                if (a[t] > 0.0 && g >= Gm) { Gm = g; im = t; }
+            }
+        }
+        Gnext = Gm; inext = im;
     }
 
     mk_svm_finish(n, y, C, a, G, viol, iter, status, res);

@@ -314,7 +314,9 @@ static double sf_certify(mk_sf_ctx *c, double *v, int it, double step, mk_hist *
     for (int i = 0; i < n; i++) w->ya[i] = c->y[i] * c->a[i];
     if (c->st->kind == MK_STORE_LOWRANK) mk_sf_lr_quad(c, w->ya, v);
     else if (w->screen) sf_screened_v(c, v);
+    else if (c->kv) mk_store_quad_u(c->st, w->ya, v, c->kv);
     else mk_store_quad(c->st, NULL, M, w->ya, v);
+    c->kv_ok = c->kv != NULL;
     c->grad_evals++;
     c->t_grad += mk_time() - t;
     double rg = sf_gap(c->a, n, v, M, c->J, c->o->p) / fabs(c->J);
