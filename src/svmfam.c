@@ -312,11 +312,11 @@ static double sf_certify(mk_sf_ctx *c, double *v, int it, double step, mk_hist *
     const int n = c->n, M = c->M;
     double t = mk_time();
     for (int i = 0; i < n; i++) w->ya[i] = c->y[i] * c->a[i];
+    c->kv_ok = 0;
     if (c->st->kind == MK_STORE_LOWRANK) mk_sf_lr_quad(c, w->ya, v);
     else if (w->screen) sf_screened_v(c, v);
-    else if (c->kv) mk_store_quad_u(c->st, w->ya, v, c->kv);
+    else if (c->kv) { mk_store_quad_u(c->st, w->ya, v, c->kv); c->kv_ok = 1; }
     else mk_store_quad(c->st, NULL, M, w->ya, v);
-    c->kv_ok = c->kv != NULL;
     c->grad_evals++;
     c->t_grad += mk_time() - t;
     double rg = sf_gap(c->a, n, v, M, c->J, c->o->p) / fabs(c->J);
