@@ -270,6 +270,7 @@ SEXP mkc_store_combine(SEXP store, SEXP d);
 SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha);
 SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j);
 SEXP mkc_store_neighbours(SEXP store, SEXP idx, SEXP js, SEXP w);
+SEXP mkc_store_diag(SEXP store, SEXP idx);
 SEXP mkc_store_offdiag(SEXP store, SEXP idx, SEXP w, SEXP js, SEXP is, SEXP bs);
 SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x);
 /* (store_lowrank_chol.c) the low-rank factors of a fly training store (pivoted incomplete

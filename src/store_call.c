@@ -242,6 +242,20 @@ SEXP mkc_store_neighbours(SEXP store, SEXP idx, SEXP js, SEXP w)
     return out;
 }
 
+/* The diagonals of the training kernels idx (n x length(idx)), read by the store's diagonal
+   (mk_store_diag): not a whole column per point (R/mkl.R kernel_diagonals()) */
+SEXP mkc_store_diag(SEXP store, SEXP idx)
+{
+    mk_store st;
+    int cnt;
+    const int *ix = read_indexed(store, idx, &st, &cnt);
+    if (!st.square) error("the diagonals need a training store");
+    SEXP out = PROTECT(allocMatrix(REALSXP, st.n, cnt));
+    for (int c = 0; c < cnt; c++) mk_store_diag(&st, ix ? ix[c] : c, REAL(out) + (size_t) c * st.n);
+    UNPROTECT(1);
+    return out;
+}
+
 /* A low-rank training store's squares off the diagonal of sum_c w_c K_idx[c] over rows `is`
    (NULL: every row; blocks of `bs` rows) and columns `js` (1-based), per column (R/store.R
    lowrank_offdiag()) */

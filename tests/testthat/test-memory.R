@@ -283,6 +283,33 @@ test_that("the low-rank neighbour checks allocate no more than the garbage count
   expect_lte(bytes, p$bytes[grepl("^R's heap", p$part)])
 })
 
+test_that("the kernels' diagonals off the dense array read the diagonal, not a column per point", {
+  # kernel_diagonals() (the degenerate-fit check) took row j of column j for every j: n^2
+  # kernel values per kernel and their garbage until R's collection (MWUMKL 0.04-0.06 GB above
+  # its prediction at n = 10,000 and 20,000); now n values each, the same bits
+  skip_if_not(capabilities("profmem"))
+  set.seed(9)
+  n <- 1500L
+  x <- matrix(rnorm(n * 3), n)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(0.1, 1)), poly_kernel(2)), 3, NULL)
+  stores <- list(fly = mklearn:::fly_store(rk, x, nthreads = 1L),
+                 lowrank = mklearn:::lowrank_train(rk, x, 1e-4, 80L, 1L))
+  for (s in names(stores)) {
+    st <- stores[[s]]
+    f <- tempfile()
+    utils::Rprofmem(f, threshold = 0)
+    D <- kernel_diagonals(st, c(1L, 3L), 1e-8)
+    utils::Rprofmem(NULL)
+    l <- readLines(f)
+    unlink(f)
+    bytes <- sum(as.double(sub(" ?:.*", "", grep("^[0-9]+ ?:", l, value = TRUE))))
+    expect_lte(bytes, 8 * 4 * n * 2, label = s)
+    cols <- vapply(c(1L, 3L), function(m) vapply(seq_len(n), function(j)
+      .Call(mklearn:::C_store_cols, st, m, j)[j, 1L], 0), numeric(n))
+    expect_identical(D, cols - 1e-8, label = s)
+  }
+})
+
 test_that("HessianMKL on the low-rank store counts the larger of its two Gram paths", {
   # src/svmfam_lr.c, lr_hess_gram(): ns free SVs; ns <= R forms two ns x ns matrices beside
   # F_S (ns x R), more free SVs go through Woodbury's R x R matrix with F_S in blocks of rows
