@@ -37,9 +37,10 @@
 #'   (on the fly, the bounded kernel-column cache of the SVMs, MKL-L0/1 and kernel ridge, and
 #'   the summed columns of K(d) of MKL-L0/1 and kernel ridge: what the budget leaves after the
 #'   rest of the fit, at most the n x n x M kernels, at least 4 points' columns),
-#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and up to 64 MB of
-#'   R's garbage until its next collection), `platt` (the cross-validation of the probabilities:
-#'   the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is
+#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and the neighbour
+#'   checks' scratch, on the low-rank store R's garbage until its next collection), `platt` (the
+#'   cross-validation of the probabilities: the fold's store and its fit), `total`, all in
+#'   bytes, and `fits` (whether `total` is
 #'   within the budget, attribute `budget`). Attribute `parts`: the named buffers of each row.
 #' @examples
 #' mkl_memory(20000, 10, method = c("spicy", "simple", "mwu"), nthreads = 1)
