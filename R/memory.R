@@ -37,9 +37,10 @@
 #'   (on the fly, the bounded kernel-column cache of the SVMs, MKL-L0/1 and kernel ridge, and
 #'   the summed columns of K(d) of MKL-L0/1 and kernel ridge: what the budget leaves after the
 #'   rest of the fit, at most the n x n x M kernels, at least 4 points' columns),
-#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and up to 64 MB of
-#'   R's garbage until its next collection), `platt` (the cross-validation of the probabilities:
-#'   the fold's store and its fit), `total`, all in bytes, and `fits` (whether `total` is
+#'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and the neighbour
+#'   checks' scratch, on the low-rank store R's garbage until its next collection), `platt` (the
+#'   cross-validation of the probabilities: the fold's store and its fit), `total`, all in
+#'   bytes, and `fits` (whether `total` is
 #'   within the budget, attribute `budget`). Attribute `parts`: the named buffers of each row.
 #' @examples
 #' mkl_memory(20000, 10, method = c("spicy", "simple", "mwu"), nthreads = 1)
@@ -119,8 +120,9 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     add("training statistics (n x M column means)", n * M, "kernels") else
     add("kernel array (n x n x M)", nn * M, "kernels")
   add("coefficients (n x M) and result", 2 * n * M, "linear")
-  if (!fold) memory_r_heap(add, n, M, store, R)
   fam <- method_info(method)$control
+  if (!fold) memory_r_heap(add, n, M, store, R, max(ranks), if (fam != "l01") 0 else
+    M + 2 * min(M, l01_select_count(ctl[["select"]], M)))
   # R: the columns of all low-rank factors, at the rank cap unless given (NA: not low rank)
   if (store != "lowrank") R <- NA_real_
   switch(fam,
@@ -291,21 +293,25 @@ memory_platt <- function(add, method, n, M, store, nt, ctl, task, loss, R) {
 
 # The neighbour checks (kernel_neighbours(), combined_neighbours(), R/store.R). Dense and on the
 # fly, in C (src/kstats.c): the columns of a chunk of kernels (at most MK_NB_CHUNK doubles, at
-# least one column) and the combination. On the low-rank store, in R: the factor rows and
-# three n x 200 blocks of entries per kernel (a narrow kernel's entries are summed over every
-# row), garbage that R collects only when its vector heap reaches its trigger, 2^23 doubles
-# (64 MB) in a fresh process with the package loaded (gc()): the smaller of the two.
-# Measured: NOTES-store.md, "R's heap".
-memory_r_heap <- function(add, n, M, store, R) {
+# least one column) and the combination. On the low-rank store, garbage until R's next
+# collection (its trigger grows with the live heap, the factors: no cap): per kernel checked,
+# its factor rows of up to 200 columns and their squares (R), and two calls of the squares off
+# the diagonal (lowrank_offdiag(), src/kstats.c: MK_OFFDIAG_ROWS rows of the factor and of the
+# combination, the columns' factor rows); every kernel once, a combination of all, and `extra`
+# kernels checked again (MKL-L0/1: its near-identity check of every kernel and two collapse
+# checks of its free ones). Measured: NOTES-store.md, "R's heap" and "The table at 10,000 and
+# 20,000 again".
+memory_r_heap <- function(add, n, M, store, R, rmax = R, extra = 0) {
   if (store != "lowrank") {
     chunk <- .mk_codes$limits[["neighbour_chunk"]]
     return(add("neighbour checks: a chunk of kernel columns (at most 2^22 doubles) and one more",
                min(n * M, max(n, chunk)) + n + M, "linear"))
   }
   cols <- min(n, .neighbour_cols)
-  made <- (n + cols) * R + 3 * n * cols * M
-  add("R's heap: the checks' garbage until R's next collection (at most 2^23 doubles)",
-      min(2^23, made), "linear")
+  sb <- min(n, .mk_codes$limits[["offdiag_rows"]])
+  call <- (sb + cols) * rmax + 2 * sb * cols + 4 * cols + .neighbour_rows
+  made <- 2 * (2 * cols * R + (M + 1) * call) + extra * (2 * cols * rmax + 2 * call)
+  add("R's heap: the neighbour checks' garbage until R's next collection", made, "linear")
 }
 
 # The per-thread scratch of a kernel computed for a sweep (mk_store_scratch, src/store.c): whole

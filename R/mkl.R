@@ -874,7 +874,10 @@ store_neighbours <- function(store, which) {
   memo$nb[which]
 }
 
-# The diagonals of the training kernels `which` (n x length(which)), without the jitter.
+# The diagonals of the training kernels `which` (n x length(which)), without the jitter. Off
+# the dense array, by the store's diagonal in C: a whole column per point (n^2 kernel values
+# per kernel, and their garbage up to R's trigger) cost MWUMKL 0.04-0.06 GB above its
+# prediction (NOTES-store.md, "The table at 10,000 and 20,000 again").
 kernel_diagonals <- function(store, which, jitter) {
   n <- store_dims(store)[2L]
   J <- if (is.null(jitter)) 0 else jitter
@@ -882,9 +885,7 @@ kernel_diagonals <- function(store, which, jitter) {
     i <- seq_len(n)
     return(vapply(which, function(m) store$K[cbind(i, i, m)], numeric(n)) - J)
   }
-  D <- t(vapply(seq_len(n), function(j)
-    .Call(C_store_cols, store, as.integer(which), as.integer(j))[j, ], numeric(length(which))))
-  matrix(D, n, length(which)) - J
+  .Call(C_store_diag, store, as.integer(which)) - J
 }
 
 # At most five kernel labels, and how many more.

@@ -391,26 +391,17 @@ lowrank_combined_neighbours <- function(store, which, w, js, rows = .neighbour_r
                          store$jitter)
   nb <- function(off) mean(ifelse(dj > 0, (dj^2 + off) / dj^2, NA_real_))
   is <- spread_rows(n, rows)
-  s <- lowrank_offdiag(store, which, w, js, is)
-  est <- nb(s$off * (n - 1) / s$count)
+  est <- nb(lowrank_offdiag(store, which, w, js, is) * (n - 1) / (length(is) - (js %in% is)))
   if (length(is) == n || is.na(est) || est >= .neighbour_exact) return(est)
-  off <- 0
-  for (blk in split(seq_len(n), ceiling(seq_len(n) / rows)))
-    off <- off + lowrank_offdiag(store, which, w, js, blk)$off
-  nb(off)
+  nb(lowrank_offdiag(store, which, w, js, NULL, rows))
 }
 
-# The squares of the combination's entries (rows `is`, columns `js`) summed per column, the
-# diagonal entry left out, and the number of rows summed per column.
-lowrank_offdiag <- function(store, which, w, js, is) {
-  A <- matrix(0, length(is), length(js))
-  for (k in seq_along(which)) {
-    cols <- factor_cols(store, which[k])
-    A <- A + w[k] * tcrossprod(store$G[is, cols, drop = FALSE], store$G[js, cols, drop = FALSE])
-  }
-  hit <- match(js, is)
-  off <- colSums(A^2)
-  on <- !is.na(hit)
-  off[on] <- off[on] - A[cbind(hit[on], which(on))]^2
-  list(off = off, count = length(is) - on)
+# The squares of the combination's entries (rows `is`, NULL: every row; columns `js`) summed per
+# column, the diagonal entry left out, over blocks of `bs` rows of `is` added in order. In C
+# (src/kstats.c, the same bits as the former R code): a few hundred rows of scratch instead of
+# R's garbage of n (r + 3 cols) doubles per kernel, which stayed resident as R's collection
+# trigger grows with the factors (NOTES-store.md, "The table at 10,000 and 20,000 again").
+lowrank_offdiag <- function(store, which, w, js, is, bs = length(is)) {
+  .Call(C_store_offdiag, store, as.integer(which), as.double(w), as.integer(js),
+        if (is.null(is)) NULL else as.integer(is), as.integer(bs))
 }

@@ -16,6 +16,8 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(store_decision, 3),
     ENTRY(store_cols, 3),
     ENTRY(store_neighbours, 4),
+    ENTRY(store_offdiag, 6),
+    ENTRY(store_diag, 2),
     ENTRY(store_lowrank, 3),
     ENTRY(store_factor_tmul, 3),
     ENTRY(store_lowrank_test, 3),

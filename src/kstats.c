@@ -4,7 +4,9 @@
  * without reading them: SpicyMKL's screening and the SVM family's gradient screening
  * (svmfam.c). State-free plain C: safe inside OpenMP regions.
  */
+#define USE_FC_LEN_T
 #include "mklearn.h"
+#include <R_ext/BLAS.h>
 /* no contraction into fused multiply-adds in the MK_CLONES versions: every version rounds as
    the baseline build does (see inst/notes/NOTES-spicy.md) */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -257,5 +259,72 @@ void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int 
             }
         }
         for (int c = c0; c < c1; c++) if (!ISNA(out[c])) out[c] /= nj;
+    }
+}
+
+/* The low-rank combination's squares off the diagonal (R/store.R lowrank_offdiag()): A = sum_c
+   w_c G_c[is, ] G_c[js, ]' (G_c kernel idx[c]'s factor columns), per column j the sum over rows
+   is (every row when NULL) of A[i, j]^2 less the diagonal entry's square where row js[j] is
+   among them, the rows taken in blocks of bs consecutive entries of is and the blocks' sums
+   added in order from 0. The
+   same arithmetic as the R code it replaces (A = 0 + w_c (G_is G_js') kernel by kernel with
+   BLAS dgemm, whose entries do not depend on the rows taken together; the squares rounded to
+   double and summed per column in long double, as colSums()), by MK_OFFDIAG_ROWS rows at a time:
+   scratch of a few hundred rows instead of R's garbage per block (NOTES-store.md). */
+void mk_lowrank_offdiag(const mk_store *s, const int *idx, int cnt, const double *w,
+                        const int *js, int nj, const int *is, int ni, int bs, double *off)
+{
+    const int n = s->n, sb = MK_OFFDIAG_ROWS;
+    int rmax = 1;
+    for (int c = 0; c < cnt; c++) {
+        int r = s->goff[idx[c] + 1] - s->goff[idx[c]];
+        if (r > rmax) rmax = r;
+    }
+    double *Gi = (double *) R_alloc((size_t) sb * rmax, sizeof(double));
+    double *Gj = (double *) R_alloc((size_t) nj * rmax, sizeof(double));
+    double *T = (double *) R_alloc((size_t) sb * nj, sizeof(double));
+    double *A = (double *) R_alloc((size_t) sb * nj, sizeof(double));
+    double *dg = (double *) R_alloc(nj, sizeof(double));
+    int *on = (int *) R_alloc(nj, sizeof(int));
+    long double *acc = (long double *) R_alloc(nj, sizeof(long double));
+    const double one = 1.0, zero = 0.0;
+    for (int t = 0; t < nj; t++) off[t] = 0.0;
+    for (int b0 = 0; b0 < ni; b0 += bs) {
+        const int b1 = b0 + bs < ni ? b0 + bs : ni;
+        for (int t = 0; t < nj; t++) { acc[t] = 0.0; on[t] = 0; }
+        for (int i0 = b0; i0 < b1; i0 += sb) {
+            const int m = i0 + sb < b1 ? sb : b1 - i0;
+            for (size_t e = 0; e < (size_t) m * nj; e++) A[e] = 0.0;
+            for (int c = 0; c < cnt; c++) {
+                const int g0 = s->goff[idx[c]], r = s->goff[idx[c] + 1] - g0;
+                if (r < 1) continue;
+                for (int k = 0; k < r; k++) {
+                    const double *g = s->G + (size_t) (g0 + k) * n;
+                    for (int i = 0; i < m; i++)
+                        Gi[i + (size_t) k * m] = g[is ? is[i0 + i] : i0 + i];
+                    for (int t = 0; t < nj; t++) Gj[t + (size_t) k * nj] = g[js[t]];
+                }
+                F77_CALL(dgemm)("N", "T", &m, &nj, &r, &one, Gi, &m, Gj, &nj, &zero, T, &m
+                                FCONE FCONE);
+                const double wc = w[c];
+                for (size_t e = 0; e < (size_t) m * nj; e++) T[e] = wc * T[e];
+                for (size_t e = 0; e < (size_t) m * nj; e++) A[e] = A[e] + T[e];
+            }
+            for (int t = 0; t < nj; t++) {
+                const double *a = A + (size_t) t * m;
+                for (int i = 0; i < m; i++) {
+                    double v = a[i] * a[i];
+                    acc[t] += v;
+                    /* the first row of the block that is column js[t]'s own (R's match()) */
+                    if (!on[t] && (is ? is[i0 + i] : i0 + i) == js[t]) { on[t] = 1; dg[t] = a[i]; }
+                }
+            }
+        }
+        for (int t = 0; t < nj; t++) {
+            double o = (double) acc[t];
+            if (on[t]) o = o - dg[t] * dg[t];
+            off[t] = off[t] + o;
+        }
+        R_CheckUserInterrupt();
     }
 }

@@ -273,6 +273,8 @@ SEXP mkc_store_combine(SEXP store, SEXP d);
 SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha);
 SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j);
 SEXP mkc_store_neighbours(SEXP store, SEXP idx, SEXP js, SEXP w);
+SEXP mkc_store_diag(SEXP store, SEXP idx);
+SEXP mkc_store_offdiag(SEXP store, SEXP idx, SEXP w, SEXP js, SEXP is, SEXP bs);
 SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x);
 /* (store_lowrank_chol.c) the low-rank factors of a fly training store (pivoted incomplete
    Cholesky to a relative residual-trace tolerance or a rank cap), and the test factors or
@@ -623,6 +625,13 @@ void mk_kref_dots2(int n, const double *x, const double *d, const mk_kref *R, do
 #define MK_NB_CHUNK 4194304   /* columns a call holds, doubles (at least one column) */
 void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int *js, int nj,
                           const double *w, double *out);
+
+/* A low-rank store's squares off the diagonal of sum_c w_c K_idx[c] (0-based kernels idx,
+   rows is in blocks of bs, columns js), per column: R/store.R lowrank_offdiag(). Rows taken
+   MK_OFFDIAG_ROWS at a time (its scratch: R/memory.R memory_r_heap()). */
+#define MK_OFFDIAG_ROWS 128
+void mk_lowrank_offdiag(const mk_store *s, const int *idx, int cnt, const double *w,
+                        const int *js, int nj, const int *is, int ni, int bs, double *off);
 
 /* ---------------------------------------------------------------- cg.c: conjugate gradients
    One preconditioned CG for a symmetric positive (semi)definite A given by its product. */

@@ -242,6 +242,57 @@ SEXP mkc_store_neighbours(SEXP store, SEXP idx, SEXP js, SEXP w)
     return out;
 }
 
+/* The diagonals of the training kernels idx (n x length(idx)), read by the store's diagonal
+   (mk_store_diag): not a whole column per point (R/mkl.R kernel_diagonals()) */
+SEXP mkc_store_diag(SEXP store, SEXP idx)
+{
+    mk_store st;
+    int cnt;
+    const int *ix = read_indexed(store, idx, &st, &cnt);
+    if (!st.square) error("the diagonals need a training store");
+    SEXP out = PROTECT(allocMatrix(REALSXP, st.n, cnt));
+    for (int c = 0; c < cnt; c++) mk_store_diag(&st, ix ? ix[c] : c, REAL(out) + (size_t) c * st.n);
+    UNPROTECT(1);
+    return out;
+}
+
+/* A low-rank training store's squares off the diagonal of sum_c w_c K_idx[c] over rows `is`
+   (NULL: every row; blocks of `bs` rows) and columns `js` (1-based), per column (R/store.R
+   lowrank_offdiag()) */
+SEXP mkc_store_offdiag(SEXP store, SEXP idx, SEXP w, SEXP js, SEXP is, SEXP bs)
+{
+    mk_store st;
+    int cnt;
+    const int *ix = read_indexed(store, idx, &st, &cnt);
+    if (st.kind != MK_STORE_LOWRANK || !st.square) error("not a low-rank training store");
+    if (!ix) {
+        int *all = (int *) R_alloc(cnt > 0 ? cnt : 1, sizeof(int));
+        for (int c = 0; c < cnt; c++) all[c] = c;
+        ix = all;
+    }
+    const double *wv = reals(w, cnt, "'w' must have one weight per kernel");
+    if (!isInteger(js) || !(isNull(is) || isInteger(is)))
+        error("'js' must be integer and 'is' integer or NULL");
+    const int nj = LENGTH(js), ni = isNull(is) ? st.n : LENGTH(is), b = asInteger(bs);
+    if (nj < 1 || ni < 1 || b < 1) error("'js', 'is' and 'bs' must be non-empty and positive");
+    int *j0 = (int *) R_alloc(nj, sizeof(int)), *i0 = NULL;
+    for (int t = 0; t < nj; t++) {
+        j0[t] = INTEGER(js)[t] - 1;
+        if (j0[t] < 0 || j0[t] >= st.n) error("column index out of range");
+    }
+    if (!isNull(is)) {   /* NULL: every row, without an index of n */
+        i0 = (int *) R_alloc(ni, sizeof(int));
+        for (int t = 0; t < ni; t++) {
+            i0[t] = INTEGER(is)[t] - 1;
+            if (i0[t] < 0 || i0[t] >= st.n) error("row index out of range");
+        }
+    }
+    SEXP out = PROTECT(allocVector(REALSXP, nj));
+    mk_lowrank_offdiag(&st, ix, cnt, wv, j0, nj, i0, ni, b, REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
 /* A low-rank store's G_m' x_k for the kernels idx (x: n x length(idx)), one after the other */
 SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x)
 {

@@ -117,7 +117,7 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
   expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "dense")),
                paste0("needs .* \\(dense store.*Remedies: mkl_control\\(store = \"lowrank\"\\) ",
-                      "\\(needs 128 MB\\); mkl_control\\(store = \"fly\"\\) \\(needs 324 MB"))
+                      "\\(needs 80.5 MB\\); mkl_control\\(store = \"fly\"\\) \\(needs 324 MB"))
   # and a store that needs more is none
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "fly")),
@@ -228,25 +228,85 @@ test_that("fits without a cross-validation of the probabilities count none", {
   expect_true(all(none() > 0))
 })
 
-test_that("every fit counts its neighbour checks once (R's garbage on the low-rank store), its folds not again", {
+test_that("every fit counts its neighbour checks (R's garbage on the low-rank store), its folds not again", {
   # dense and on the fly the checks run in C (src/kstats.c): a chunk of kernel columns (at most
-  # 2^22 doubles) and the combination. On the low-rank store they run in R, whose vector heap
-  # is collected at its trigger, 2^23 doubles in a fresh process with the package loaded: the
-  # factor rows of up to 200 columns and of up to 1000 sampled rows, and three rows x columns
-  # matrices per kernel stay resident until then (NOTES-store.md)
+  # 2^22 doubles) and the combination. On the low-rank store, R's garbage until its next
+  # collection, uncapped (R's trigger grows with the factors): per kernel checked its factor
+  # rows of 200 columns and their squares, and two calls of lowrank_offdiag() (128 rows of the
+  # factor and of the combination, the columns' factor rows); every kernel once and their
+  # combination, MKL-L0/1 every kernel and twice its free ones again (NOTES-store.md)
   part <- function(s) if (s == "lowrank") "^R's heap" else "^neighbour checks"
   for (s in c("dense", "fly", "lowrank")) for (m in c("uniform", "spicy", "l01", "mwu")) {
     if (s == "lowrank" && m == "mwu") next
     p <- memory_parts(m, 500, 3, s, 1L, method_control(m, NULL))
     heap <- p$bytes[grepl(part(s), p$part)]
-    made <- if (s == "lowrank") (500 + 200) * 3 * 200 + 3 * 500 * 200 * 3 else 500 * 3 + 500 + 3
+    call <- (128 + 200) * 200 + 2 * 128 * 200 + 4 * 200 + 1000
+    made <- if (s != "lowrank") 500 * 3 + 500 + 3 else
+      2 * (2 * 200 * 600 + 4 * call) + (if (m == "l01") 9 else 0) * (2 * 200 * 200 + 2 * call)
     expect_identical(heap, 8 * made, label = paste(m, s))
     big <- memory_parts(m, 20000, 300, s, 1L, method_control(m, NULL))
-    expect_identical(big$bytes[grepl(part(s), big$part)],
-                     8 * (if (s == "lowrank") 2^23 else 2^22 + 20000 + 300), label = paste(m, s))
+    call <- (128 + 200) * 200 + 2 * 128 * 200 + 4 * 200 + 1000
+    # l01 on 300 kernels: 300 near-identity checks and twice its 10 free kernels again
+    made <- if (s != "lowrank") 2^22 + 20000 + 300 else
+      2 * (2 * 200 * 60000 + 301 * call) + (if (m == "l01") 320 else 0) * (2 * 200 * 200 + 2 * call)
+    expect_identical(big$bytes[grepl(part(s), big$part)], 8 * made, label = paste(m, s))
     expect_identical(p$kind[grepl(part(s), p$part)], "linear")
     fp <- memory_parts(m, 400, 3, s, 1L, method_control(m, NULL), R = 30, fold = TRUE)
     expect_false(any(grepl(part(s), fp$part)), label = paste(m, s, "fold"))
+  }
+})
+
+test_that("the low-rank neighbour checks allocate no more than the garbage counted for them", {
+  # R collects its garbage at a trigger that grows with the live heap (the factors), so what
+  # the checks allocate stays resident until then: at n = 6000 the narrow kernels' sums over
+  # every row allocated 1.4e7 doubles in R (above the 2^23 counted); now their scratch in C
+  skip_if_not(capabilities("profmem"))
+  set.seed(7)
+  n <- 6000L
+  x <- matrix(rnorm(n * 3), n)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(0.01, 0.015, 0.02))), 3, NULL)
+  st <- mklearn:::lowrank_train(rk, x, 1e-3, 200L, 1L)
+  ranks <- diff(st$goff)
+  f <- tempfile()
+  invisible(gc())
+  utils::Rprofmem(f, threshold = 0)
+  nb <- kernel_neighbours(st)
+  cb <- combined_neighbours(st, 1:3, rep(1 / 3, 3))
+  utils::Rprofmem(NULL)
+  l <- readLines(f)
+  unlink(f)
+  bytes <- sum(as.double(sub(" ?:.*", "", grep("^[0-9]+ ?:", l, value = TRUE))))
+  expect_true(all(nb < mklearn:::.neighbour_exact))   # each summed over every row
+  expect_gt(bytes, 0)
+  ctl <- method_control("uniform", list(rank = 200L))
+  p <- memory_parts("uniform", n, 3, "lowrank", 1L, ctl, R = sum(ranks))
+  expect_lte(bytes, p$bytes[grepl("^R's heap", p$part)])
+})
+
+test_that("the kernels' diagonals off the dense array read the diagonal, not a column per point", {
+  # kernel_diagonals() (the degenerate-fit check) took row j of column j for every j: n^2
+  # kernel values per kernel and their garbage until R's collection (MWUMKL 0.04-0.06 GB above
+  # its prediction at n = 10,000 and 20,000); now n values each, the same bits
+  skip_if_not(capabilities("profmem"))
+  set.seed(9)
+  n <- 1500L
+  x <- matrix(rnorm(n * 3), n)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(0.1, 1)), poly_kernel(2)), 3, NULL)
+  stores <- list(fly = mklearn:::fly_store(rk, x, nthreads = 1L),
+                 lowrank = mklearn:::lowrank_train(rk, x, 1e-4, 80L, 1L))
+  for (s in names(stores)) {
+    st <- stores[[s]]
+    f <- tempfile()
+    utils::Rprofmem(f, threshold = 0)
+    D <- kernel_diagonals(st, c(1L, 3L), 1e-8)
+    utils::Rprofmem(NULL)
+    l <- readLines(f)
+    unlink(f)
+    bytes <- sum(as.double(sub(" ?:.*", "", grep("^[0-9]+ ?:", l, value = TRUE))))
+    expect_lte(bytes, 8 * 4 * n * 2, label = s)
+    cols <- vapply(c(1L, 3L), function(m) vapply(seq_len(n), function(j)
+      .Call(mklearn:::C_store_cols, st, m, j)[j, 1L], 0), numeric(n))
+    expect_identical(D, cols - 1e-8, label = s)
   }
 })
 

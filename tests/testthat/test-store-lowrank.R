@@ -320,9 +320,10 @@ test_that("the neighbours of a low-rank combination equal its columns', sampled 
   expect_equal(mklearn:::lowrank_combined_neighbours(sn, 1L, 1, js, rows = 20L), col_nb,
                tolerance = 1e-10)
   expect_equal(mklearn:::kernel_neighbours(sn, 1L, cols = 50L), col_nb, tolerance = 1e-10)
-  off <- mklearn:::lowrank_offdiag(sn, 1L, 1, js, mklearn:::spread_rows(300, 20))
+  is <- mklearn:::spread_rows(300, 20)
+  off <- mklearn:::lowrank_offdiag(sn, 1L, 1, js, is)
   d <- vapply(js, function(j) .Call(mklearn:::C_store_cols, sn, 1L, as.integer(j))[j, 1L], 0)
-  sampled <- mean((d^2 + off$off * 299 / off$count) / d^2)
+  sampled <- mean((d^2 + off * 299 / (length(is) - (js %in% is))) / d^2)
   expect_gt(abs(sampled / col_nb - 1), 0.2)       # what the sample alone would have said
 })
 
@@ -379,4 +380,36 @@ test_that("the memory check counts a kernel on one binary feature at its rank, n
   expect_identical(mklearn:::choose_store(ctl, "uniform", 2000, 60, rank_bound = counted),
                    "lowrank")
   expect_identical(calls, 1L)
+})
+
+test_that("the squares off the diagonal in C are the R formula's, to the bit, by blocks of rows", {
+  # lowrank_offdiag() (src/kstats.c) replaced R's matrices of rows x columns per block: the
+  # same dgemm entries, the squares summed per column in long double as colSums(), the blocks
+  # added in order from 0
+  ref <- function(st, which, w, js, is) {
+    A <- matrix(0, length(is), length(js))
+    for (k in seq_along(which)) {
+      cols <- mklearn:::factor_cols(st, which[k])
+      A <- A + w[k] * tcrossprod(st$G[is, cols, drop = FALSE], st$G[js, cols, drop = FALSE])
+    }
+    hit <- match(js, is)
+    off <- colSums(A^2)
+    on <- !is.na(hit)
+    off[on] <- off[on] - A[cbind(hit[on], which(on))]^2
+    off
+  }
+  set.seed(8)
+  n <- 777L
+  x <- matrix(rnorm(n * 3), n)
+  rk <- mklearn:::resolve_kernels(kernel_set(rbf_kernel(c(0.05, 0.3, 2))), 3, NULL)
+  st <- mklearn:::lowrank_train(rk, x, 1e-4, 150L, 1L)
+  js <- mklearn:::spread_rows(n, 200)
+  is <- mklearn:::spread_rows(n, 250)
+  for (wh in list(1L, 3L, 1:3, c(3L, 1L))) {
+    w <- if (length(wh) == 1L) 1 else runif(length(wh))
+    expect_identical(mklearn:::lowrank_offdiag(st, wh, w, js, is), ref(st, wh, w, js, is))
+    blocks <- split(seq_len(n), ceiling(seq_len(n) / 300))
+    expect_identical(mklearn:::lowrank_offdiag(st, wh, w, js, NULL, 300L),
+                     Reduce(`+`, lapply(blocks, function(b) ref(st, wh, w, js, b)), 0))
+  }
 })
