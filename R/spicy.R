@@ -160,7 +160,7 @@ spicy_dropping_zero_weights <- function(store, y, task, C, control, init) {
 # all rows in regression), with C and the case weights scaled to them (the same problem per row),
 # gives the fit on all rows its start: alpha zero off the subsample (the same f_m), b,
 # rho = -loss'(z) (the subsample's own rho on its rows), the slack variables from z as at a cold
-# start, and the subsample's final gamma (shrunk by warm_shrink as any warm start).
+# start, rho then balanced and scaled into every C1-ball; gamma starts as at a cold start.
 # Returns the init for fit_spicy() and the subsample fit's counts (fit$info$row_start).
 spicy_row_start <- function(store, y, task, C, control, loss, ns) {
   n <- length(y)
@@ -187,10 +187,19 @@ spicy_row_start <- function(store, y, task, C, control, loss, ns) {
                 squared = r, epsilon = ifelse(abs(r) > eps, sign(r), 0))
   if (!is.null(cw)) rho <- rho * cw
   rho[rows] <- sub$state$rho
+  if (loss != "squared" && loss != "epsilon") {
+    # balanced (the bias) and inside every C1-ball: the dual point of the certificate, not a rho
+    # that the first inner problem's gamma penalises on every kernel (NOTES-spicy.md)
+    sp <- sum(rho[rho > 0]); sn <- -sum(rho[rho < 0])
+    if (sp > sn) rho[rho > 0] <- rho[rho > 0] * sn / sp else rho[rho < 0] <- rho[rho < 0] * sp / sn
+  } else rho <- rho - mean(rho)
+  C1 <- C * (1 - as.double(if (identical(control[["penalty"]], "elasticnet")) control[["lambda"]] else 0))
+  qn <- sqrt(pmax(.Call(C_store_quad, store, seq_len(M), rho), 0))
+  if (C1 > 0 && max(qn) > C1) rho <- rho * (C1 / max(qn))
   aux <- switch(loss, hinge = c(pmax(v, 0), pmax(-v, 0)), epsilon = c(z, numeric(n)),
                 numeric(2L * n))
   list(init = list(method = "spicy", loss = loss, dim = c(n, M), alpha = alpha, b = sub$b,
-                   rho = rho, aux = aux, gamma = sub$state$gamma),
+                   rho = rho, aux = aux, gamma = c(0, 0)),
        info = list(rows = length(rows), C = C * frac, iterations = sub$iterations,
                    gap = sub$info$gap, newton_steps = sub$info$newton_steps,
                    model_rounds = sub$info$model_rounds, cg_iterations = sub$info$cg_iterations))
