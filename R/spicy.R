@@ -84,6 +84,17 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               progress_fun = fit_progress(control, method_info("spicy")$label))
   if (!is.null(cw)) ctl$case_weights <- as.double(cw)
 
+  rs <- control[["row_start"]]
+  if (is.null(init) && !is.null(rs) && rs > 0 && 2 * rs <= n &&
+      store$kind == .mk_codes$store[["lowrank"]]) {
+    # continuation over the rows: fit a spread subsample first, start from its f_m (NOTES-spicy.md)
+    st <- spicy_row_start(store, y, task, C, control, loss, as.integer(rs))
+    control[["row_start"]] <- 0
+    res <- fit_spicy(store, y, task, C, control, init = st$init)
+    res$info$row_start <- st$info
+    return(res)
+  }
+
   cinit <- NULL
   if (!is.null(init) && identical(init$method, "spicy") && identical(init$loss, loss) &&
       identical(as.integer(init$dim), as.integer(c(n, M)))) {
@@ -142,4 +153,54 @@ spicy_dropping_zero_weights <- function(store, y, task, C, control, init) {
   res$alpha <- full(res$alpha)
   res$state$alpha <- res$alpha
   res
+}
+
+# Continuation over the rows on a low-rank store: with K_m = G_m G_m' the function f_m = K_m alpha_m
+# of any subset's fit is defined on every row, so a fit on `ns` rows spread over each class (over
+# all rows in regression), with C and the case weights scaled to them (the same problem per row),
+# gives the fit on all rows its start: alpha zero off the subsample (the same f_m), b,
+# rho = -loss'(z) (the subsample's own rho on its rows), the slack variables from z as at a cold
+# start, rho then balanced and scaled into every C1-ball; gamma starts as at a cold start.
+# Returns the init for fit_spicy() and the subsample fit's counts (fit$info$row_start).
+spicy_row_start <- function(store, y, task, C, control, loss, ns) {
+  n <- length(y)
+  M <- store_dims(store)[3L]
+  cls <- if (identical(task, "regression")) list(seq_len(n)) else split(seq_len(n), y)
+  rows <- sort(unlist(lapply(cls, function(ix)
+    ix[spread_rows(length(ix), max(1L, round(ns * length(ix) / n)))]), use.names = FALSE))
+  cw <- control$case_weights
+  frac <- if (is.null(cw)) length(rows) / n else sum(cw[rows]) / sum(cw)
+  sctl <- control
+  sctl[["row_start"]] <- 0
+  if (!is.null(cw)) sctl$case_weights <- cw[rows]
+  sub <- fit_spicy(subset_store(store, rows), y[rows], task, C * frac, sctl)
+  alpha <- matrix(0, n, M)
+  alpha[rows, ] <- sub$alpha
+  z <- rep(sub$b, n)
+  for (m in which(colSums(sub$alpha != 0) > 0))
+    z <- z + drop(.Call(C_store_mv, store, m, alpha[, m]))
+  # rho = -loss'(z) (the solver moves it inside the loss's box); aux as the solver's cold start
+  v <- 1 - y * z
+  r <- y - z
+  eps <- as.double(control[["epsilon"]])
+  rho <- switch(loss, hinge = ifelse(v > 0, y, 0), logistic = y / (1 + exp(y * z)),
+                squared = r, epsilon = ifelse(abs(r) > eps, sign(r), 0))
+  if (!is.null(cw)) rho <- rho * cw
+  rho[rows] <- sub$state$rho
+  if (loss != "squared" && loss != "epsilon") {
+    # balanced (the bias) and inside every C1-ball: the dual point of the certificate, not a rho
+    # that the first inner problem's gamma penalises on every kernel (NOTES-spicy.md)
+    sp <- sum(rho[rho > 0]); sn <- -sum(rho[rho < 0])
+    if (sp > sn) rho[rho > 0] <- rho[rho > 0] * sn / sp else rho[rho < 0] <- rho[rho < 0] * sp / sn
+  } else rho <- rho - mean(rho)
+  C1 <- C * (1 - as.double(if (identical(control[["penalty"]], "elasticnet")) control[["lambda"]] else 0))
+  qn <- sqrt(pmax(.Call(C_store_quad, store, seq_len(M), rho), 0))
+  if (C1 > 0 && max(qn) > C1) rho <- rho * (C1 / max(qn))
+  aux <- switch(loss, hinge = c(pmax(v, 0), pmax(-v, 0)), epsilon = c(z, numeric(n)),
+                numeric(2L * n))
+  list(init = list(method = "spicy", loss = loss, dim = c(n, M), alpha = alpha, b = sub$b,
+                   rho = rho, aux = aux, gamma = c(0, 0)),
+       info = list(rows = length(rows), C = C * frac, iterations = sub$iterations,
+                   gap = sub$info$gap, newton_steps = sub$info$newton_steps,
+                   model_rounds = sub$info$model_rounds, cg_iterations = sub$info$cg_iterations))
 }

@@ -8,7 +8,7 @@
                       newton_float = TRUE, slack_ratio = 0.01, inner_rel = 0.1, svm_dual = TRUE,
                       box_fraction = 0.5, screening = TRUE, lazy_screening = TRUE,
                       gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10,
-                      gamma_max = 1e8, warm_shrink = 100)
+                      gamma_max = 1e8, warm_shrink = 100, row_start = 0L)
 
 # The tuning tables, by control family, with the function that makes them.
 .control_tuning <- list(spicy = list(fun = "spicy_tuning", defaults = .spicy_tuning))
@@ -79,6 +79,10 @@
 #'   to `1e-6 * inner_tol`; the first two such iterations of a fit also step the parameters back
 #'   by `gamma_mult` and cap them there (`info$gamma_backoffs`).
 #' @param warm_shrink a warm start resumes at the previous final `gamma` divided by this (100).
+#' @param row_start on the low-rank store, first fit this many training rows (spread over each
+#'   class, `C` scaled to them) and start the fit on all rows from their solution, when there
+#'   are at least twice as many rows; 0 (the default) starts cold. The counts of that first fit
+#'   are in `fit$info$row_start`; the duality gap is that of the fit on all rows.
 #' @return A list of class `"mkl_tuning"` holding the settings given, for
 #'   `mkl_control(tuning = )`.
 #' @seealso [mkl_control()] for the settings of every method.
@@ -91,7 +95,8 @@ spicy_tuning <- function(inner_tol = NULL, inner_maxiter = NULL, cg = NULL, cg_t
                          newton_float = NULL, slack_ratio = NULL, inner_rel = NULL,
                          svm_dual = NULL, box_fraction = NULL, screening = NULL,
                          lazy_screening = NULL, gamma = NULL, gamma_b = NULL, gamma_scale = NULL,
-                         gamma_mult = NULL, gamma_max = NULL, warm_shrink = NULL) {
+                         gamma_mult = NULL, gamma_max = NULL, warm_shrink = NULL,
+                         row_start = NULL) {
   set <- mget(names(formals(spicy_tuning)), environment())
   set <- set[!vapply(set, is.null, logical(1))]
   structure(check_spicy_tuning(set), class = "mkl_tuning", family = "spicy")
@@ -119,6 +124,8 @@ check_spicy_tuning <- function(s) {
     s[["inner_rel"]] <- check_scalar(s[["inner_rel"]], "inner_rel", 0)   # 0: inner_tol only
   if (!is.null(s[["box_fraction"]]))
     s[["box_fraction"]] <- check_scalar(s[["box_fraction"]], "box_fraction", 0, 1)   # 0: never
+  if (!is.null(s[["row_start"]]))
+    s[["row_start"]] <- check_count(s[["row_start"]], "row_start", lower = 0)
   for (nm in c("inner_maxiter", "cg_threshold")) if (!is.null(s[[nm]]))
     s[[nm]] <- check_count(s[[nm]], nm)
   for (nm in c("model_rounds", "cg_deflate")) if (!is.null(s[[nm]])) {

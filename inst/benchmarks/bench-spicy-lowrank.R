@@ -44,3 +44,9 @@ cat(sprintf(paste0("n %d threads %d platt %s: elapsed %.2f s, cpu %.2f s, gap %.
             n, nt, platt, el, cf, utils::tail(fit$history$gap, 1L), fit$objective, acc,
             fit$iterations, i$newton_steps, i$model_rounds, i$cg_iterations, i$n_active,
             gsub("[^0-9a-zA-Z ]|VmHWM", "", peak)))
+cat("newton steps by outer iteration:", fit$history$newton, "\n")
+if (!is.null(i$row_start))
+  with(i$row_start, cat(sprintf(paste0("row start: %d rows, C %.4g, outer %d, newton %d, model ",
+                                       "rounds %d, cg %d, gap %.3g\n"),
+                                rows, C, iterations, newton_steps, model_rounds, cg_iterations,
+                                gap)))

@@ -99,6 +99,38 @@ test_that("SpicyMKL on truncated factors: the gap recomputed from the factors ho
   }
 })
 
+test_that("SpicyMKL's start from a subsample of the rows reaches the cold fit's optimum", {
+  # row_start: a fit on 100 spread rows (C scaled to them) starts the fit on all 400 rows; the
+  # gap, recomputed here from the factors, is that of all the rows
+  d <- lr_data(n = 400, seed = 5)
+  G <- lapply(1:3, function(m) lr_factor(d$K[, , m], rel = 1e-3, rmax = 20))
+  st <- lowrank_store(G)
+  for (loss in c("hinge", "logistic", "squared")) {
+    reg <- loss == "squared"
+    y <- if (reg) d$yr else d$yc
+    task <- if (reg) "regression" else "classification"
+    cold <- fit_spicy(st, y, task, 1, list(loss = loss, tol = 1e-6), NULL)
+    warm <- fit_spicy(st, y, task, 1, list(loss = loss, tol = 1e-6, row_start = 100L), NULL)
+    rs <- warm$info$row_start
+    expect_identical(rs$rows, 100L, info = loss)
+    expect_equal(rs$C, 100 / 400, info = loss)
+    expect_gt(rs$newton_steps, 0L)
+    expect_true(warm$converged, info = loss)
+    g <- spicy_gap_r(G, y, loss, 1, warm)
+    expect_equal(unname(g["primal"]), warm$objective, tolerance = 1e-8, info = loss)
+    expect_lt(unname(g["gap"]), 1e-5)
+    expect_lt(abs(warm$objective - cold$objective), 1e-6 * cold$objective)
+    expect_null(cold$info$row_start)
+  }
+  # fewer than twice the rows, or a dense store: a cold start
+  small <- fit_spicy(st, d$yc, "classification", 1, list(tol = 1e-6, row_start = 201L), NULL)
+  expect_null(small$info$row_start)
+  expect_null(fit_spicy(lr_dense(G), d$yc, "classification", 1,
+                        list(tol = 1e-6, row_start = 100L), NULL)$info$row_start)
+  expect_error(spicy_tuning(row_start = -1), "'row_start'")
+  expect_error(spicy_tuning(row_start = 2.5), "'row_start' must be a whole number")
+})
+
 test_that("SpicyMKL on a low-rank store: one Woodbury-preconditioned CG step per Newton system", {
   # the preconditioner is H itself when every coordinate has loss curvature (logistic, squared)
   d <- lr_data(n = 300, seed = 4)
