@@ -60,6 +60,18 @@ check_control_task <- function(method, task, control) {
   invisible()
 }
 
+# mkl()'s refusal of SpicyMKL's row start with a store it is not read on (the low-rank store
+# only; "auto" may pick it).
+check_row_start_store <- function(control) {
+  rs <- unclass(control)$tuning[["row_start"]]
+  st <- unclass(control)$store
+  if (!is.null(rs) && rs > 0 && !is.null(st) && !(st %in% c("auto", "lowrank")))
+    stop(sprintf(paste0("spicy_tuning(row_start = ) starts a fit on the low-rank store only, and ",
+                        "this call sets mkl_control(store = \"%s\"): use store = \"lowrank\" or ",
+                        "\"auto\", or leave row_start at 0"), st), call. = FALSE)
+  invisible()
+}
+
 #' Solver settings
 #'
 #' Every setting has one default, kept in one table per method; `mkl_control()` records only

@@ -411,6 +411,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
          call. = FALSE)
   loss <- check_method_model(method, task, loss, penalty, given[c("p", "lambda", "epsilon")])
   check_control_task(method, task, control)
+  check_row_start_store(control)
   cw <- check_case_weights(weights, class.weights, yc, n, method)
   if (multi && !method_info(method)$multiclass)
     stop(sprintf("method '%s' does not fit more than two classes", method), call. = FALSE)

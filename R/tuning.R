@@ -82,7 +82,8 @@
 #' @param row_start on the low-rank store, first fit this many training rows (spread over each
 #'   class, `C` scaled to them) and start the fit on all rows from their solution, when there
 #'   are at least twice as many rows; 0 (the default) starts cold. The counts of that first fit
-#'   are in `fit$info$row_start`; the duality gap is that of the fit on all rows.
+#'   are in `fit$info$row_start`; the duality gap is that of the fit on all rows. With
+#'   `mkl_control(store = "dense")` or `"fly"` a positive value is an error.
 #' @return A list of class `"mkl_tuning"` holding the settings given, for
 #'   `mkl_control(tuning = )`.
 #' @seealso [mkl_control()] for the settings of every method.

@@ -249,3 +249,20 @@ test_that("counts must be whole numbers, and match.arg errors name the setting",
   expect_error(mkl_control(bias = "none"), "'bias' should be one of")
   expect_error(mkl_control(start = "bad"), "'start' should be one of")
 })
+
+test_that("SpicyMKL's row start is refused with a store it is not read on", {
+  d <- two_class(n = 40, p = 3)
+  for (s in c("dense", "fly"))
+    expect_error(mkl(d$x, d$y, method = "spicy",
+                     control = mkl_control(store = s, tuning = spicy_tuning(row_start = 10))),
+                 sprintf(paste0("row_start = \\) starts a fit on the low-rank store only, and this ",
+                                "call sets mkl_control\\(store = \"%s\"\\)"), s))
+  # the low-rank store reads it (a first fit on 10 of the 40 rows); row_start = 0 is no start
+  f <- mkl(d$x, d$y, method = "spicy",
+           control = mkl_control(store = "lowrank", platt = "train",
+                                 tuning = spicy_tuning(row_start = 10)))
+  expect_identical(f$info$row_start$rows, 10L)
+  expect_silent(mkl(d$x, d$y, method = "spicy",
+                    control = mkl_control(store = "dense", platt = "train",
+                                          tuning = spicy_tuning(row_start = 0))))
+})
