@@ -104,15 +104,15 @@ test_that("mkl() picks the store whose whole fit fits the budget, before allocat
 test_that("a fit above the budget stops at once naming the need, the budget and the remedies", {
   d <- two_class(n = 3000, p = 3)
   ks <- kernel_set(rbf_kernel(c(0.5, 1, 2)))
-  # "at once": before any kernel or buffer of the fit is allocated (R's heap grows by less
-  # than one n x n matrix, 72 MB here, over the call)
+  # "at once": before any kernel or buffer of the fit is allocated (R's heap, testthat's capture
+  # of the error included, grows by less than half of one n x n matrix, 72 MB here)
   used0 <- sum(gc(reset = TRUE)[, 2])
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
                    control = mkl_control(memory = 1e6, nthreads = 1)),
                paste0("method 'simple' needs 49.2 MB at n = 3000 and M = 3 \\(on-the-fly store, ",
                       "1 thread: Platt fold fit.*above the memory budget of 1 MB.*",
                       "Remedies:.*method = \"mwu\".*mkl_control\\(memory = 4.92e\\+07\\)"))
-  expect_lt(sum(gc()[, 6]) - used0, 10)
+  expect_lt(sum(gc()[, 6]) - used0, 36)
   need <- mkl_memory(3000, 3, "simple", "fly", nthreads = 1)$total
   expect_equal(need, 4.81e8, tolerance = 0.01)
   # a store that was asked for: the other stores that need less are remedies, smallest first
