@@ -193,13 +193,16 @@ cat(sprintf(paste0("%s, %s, low-rank store rank <= %d, ",
 cat(sprintf("%-8s %-8s %9s %9s %9s %9s %8s %9s %7s %7s %9s\n", "n", "method", "time", "cpu",
             "peak", "gap", "accuracy", "lr_error", "rank", "bayes", "predict"))
 for (n in ns) for (m in methods) {
+  cc <- sum(proc.time()[c("user.child", "sys.child")])
   out <- suppressWarnings(system2("timeout", c(tmo, "nice", "-n", "10", "Rscript", script, "case",
                                                data, if (is.na(n)) 0L else n, m, nt, rank, tol, nk,
                                                mem, ntest),
                                   stdout = TRUE, stderr = FALSE))
   res <- grep("^RESULT", out, value = TRUE)
   if (!length(res)) {
-    cat(sprintf("%-8s %-8s stopped by the timeout (%d s)\n", n, m, tmo))
+    # the case's CPU up to then (its whole process, data and start-up included)
+    cat(sprintf("%-8s %-8s stopped by the timeout (%d s elapsed, %.1f s of CPU)\n", n, m, tmo,
+                sum(proc.time()[c("user.child", "sys.child")]) - cc))
     next
   }
   r <- strsplit(res[1L], "\t")[[1L]][-1L]
