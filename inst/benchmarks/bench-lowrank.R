@@ -2,11 +2,12 @@
 # (mkl_methods(details = TRUE), registry field lowrank) fitted on store = "lowrank", beside
 # e1071's RBF SVM (libsvm, one kernel) and MWUMKL (on the fly) in the same run, on the same split.
 # twonorm / ringnorm: mlbench, seed 1, 20 features, n training points and 10,000 held out (or
-# --test=k); Adult: arules::AdultUCI when installed (its 32,561 labelled rows, the UCI training
-# file: its test rows carry no label; categoricals one-hot encoded, a missing category as its own
-# level, fnlwgt dropped), a random 2/3 for training, the rest held out. Kernels: 10 Gaussians
-# of spread widths on all (standardised) features, sigma = 2^(1, 1.5, ..., 5.5) (a 30-kernel
-# set on Adult: the widths 2^(0, 0.25, ..., 7.25)).
+# --test=k); Adult (see adult_data()): fairmodels' copy of the UCI training file (32,561 rows)
+# for training and of the UCI test file (16,281 rows) held out, or without fairmodels arules'
+# AdultUCI's 32,561 labelled rows split 2/3 : 1/3. Kernels: 10 Gaussians of spread widths on
+# all (standardised) features, sigma = 2^(1, 1.5, ..., 5.5); on Adult 30 kernels: a linear
+# kernel and Gaussians sigma = 2^(1, 1.5, ..., 5) on each of the numeric features (z-scores),
+# the categorical ones (one-hot 0/1) and all of them (`standardize = FALSE`).
 # Each case runs in a fresh Rscript, niced, with nthreads = 1 unless given, and prints: the whole
 # mkl() call's elapsed and CPU time (the CPU time is what a shared machine does not distort;
 # the fit's, without predict), the peak memory of its process (VmHWM, /proc/self/status, the R
@@ -26,26 +27,46 @@
 # inst/notes/NOTES-store.md.
 args <- commandArgs(trailingOnly = TRUE)
 
-make_data <- function(data, n, ntest = 10000L) {
-  set.seed(1)
-  if (data == "adult") {
-    if (!requireNamespace("arules", quietly = TRUE)) return(NULL)
-    e <- new.env()
+# Adult: fairmodels' adult (the UCI training file, 32,561 rows) for training and its adult_test
+# (the UCI test file, 16,281 rows) held out; without fairmodels, arules::AdultUCI's 32,561
+# labelled rows (its test rows carry no label) split 2/3 : 1/3 at random. The five numeric
+# features (fnlwgt dropped) z-scored on the training rows, the categoricals one-hot 0/1 (a
+# missing category a level of its own), so that one set of widths suits every feature group.
+adult_data <- function() {
+  fm <- requireNamespace("fairmodels", quietly = TRUE)
+  if (!fm && !requireNamespace("arules", quietly = TRUE)) return(NULL)
+  e <- new.env()
+  if (fm) {
+    utils::data("adult", "adult_test", package = "fairmodels", envir = e)
+    a <- rbind(e$adult, e$adult_test)   # the test file's levels follow the training file's
+    y <- ifelse(grepl(">50K", c(as.character(e$adult$salary),
+                                as.character(e$adult_test$salary)), fixed = TRUE), 1, -1)
+    a$salary <- NULL
+    tr <- seq_len(nrow(e$adult))
+  } else {
     utils::data("AdultUCI", package = "arules", envir = e)
-    # the labelled rows (AdultUCI's test rows have no income); a missing category is a level
     a <- e$AdultUCI[!is.na(e$AdultUCI$income), ]
     y <- ifelse(a$income == "large", 1, -1)
     a$income <- NULL
-    a$fnlwgt <- NULL
-    for (v in names(a)) if (is.factor(a[[v]]))
-      a[[v]] <- addNA(factor(a[[v]], ordered = FALSE), ifany = TRUE)
-    x <- stats::model.matrix(~ . - 1, data = a)
-    ntr <- round(2 * nrow(x) / 3)
-    ix <- sample.int(nrow(x))
-    tr <- ix[seq_len(ntr)]
-    te <- ix[-seq_len(ntr)]
-    return(list(x = x[tr, ], y = y[tr], xt = x[te, ], yt = y[te], bayes = NA))
+    names(a) <- gsub("-", "_", names(a))
+    tr <- sample.int(nrow(a), round(2 * nrow(a) / 3))
   }
+  a$fnlwgt <- NULL
+  num <- c("age", "education_num", "capital_gain", "capital_loss", "hours_per_week")
+  for (v in names(a)) if (is.factor(a[[v]]))
+    a[[v]] <- addNA(factor(a[[v]], ordered = FALSE), ifany = TRUE)
+  xn <- as.matrix(a[num])
+  xn <- sweep(sweep(xn, 2L, colMeans(xn[tr, ])), 2L, apply(xn[tr, ], 2L, stats::sd), "/")
+  xc <- stats::model.matrix(~ . - 1, data = a[setdiff(names(a), num)])
+  x <- cbind(xn, xc[, colSums(xc[tr, ]) > 0, drop = FALSE])   # levels seen in training
+  list(x = x[tr, ], y = y[tr], xt = x[-tr, ], yt = y[-tr], bayes = NA,
+       groups = list(numeric = seq_along(num), categorical = seq(length(num) + 1L, ncol(x)),
+                     all = seq_len(ncol(x))))
+}
+
+make_data <- function(data, n, ntest = 10000L) {
+  set.seed(1)
+  if (data == "adult") return(adult_data())
   gen <- switch(data, twonorm = mlbench::mlbench.twonorm, ringnorm = mlbench::mlbench.ringnorm,
                 stop("unknown data set ", data))
   d <- gen(n + ntest, d = 20)
@@ -71,8 +92,7 @@ if (length(args) && args[1L] == "case") {
   suppressPackageStartupMessages(library(mklearn))
   d <- make_data(data, n, ntest)
   if (is.null(d)) { cat("RESULT\tskipped: arules is not installed\n"); quit(save = "no") }
-  sig <- if (data == "adult") 2^seq(0, 7.25, by = 0.25) else if (nk == 10L)
-    2^seq(1, 5.5, by = 0.5) else 2^seq(1, 5.5, length.out = nk)
+  sig <- if (nk == 10L) 2^seq(1, 5.5, by = 0.5) else 2^seq(1, 5.5, length.out = nk)
   t0 <- proc.time()[["elapsed"]]
   cpu <- function() sum(proc.time()[c("user.self", "sys.self")])
   c0 <- cpu()
@@ -93,10 +113,15 @@ if (length(args) && args[1L] == "case") {
                 d$bayes, cpu() - c0))
     quit(save = "no")
   }
-  ks <- kernel_set(rbf_kernel(sig))
+  # Adult: a linear kernel and 9 Gaussians on each of the numeric, the categorical and all
+  # features (30 kernels), on the features as adult_data() scales them
+  ks <- if (data == "adult")
+    kernel_set(linear_kernel(), rbf_kernel(2^seq(1, 5, by = 0.5)), features = unname(d$groups)) else
+      kernel_set(rbf_kernel(sig))
+  std <- data != "adult"
   if (method == "store") {
     # the low-rank store alone: standardisation as mkl() does it, then the factorisation
-    xs <- scale(d$x)
+    xs <- if (std) scale(d$x) else d$x
     rk <- mklearn:::resolve_kernels(ks, ncol(xs), colnames(xs))
     st <- mklearn:::lowrank_train(rk, xs, tol, rank, nt)
     el <- proc.time()[["elapsed"]] - t0
@@ -110,7 +135,7 @@ if (length(args) && args[1L] == "case") {
   if (!is.na(mem)) ctl$memory <- mem
   loss <- if (method == "spicy") "hinge" else NULL
   fit <- tryCatch(suppressWarnings(mkl(d$x, d$y, kernels = ks, method = method, control = ctl,
-                                       loss = loss)),
+                                       loss = loss, standardize = std)),
                   error = function(e) conditionMessage(e))
   el <- proc.time()[["elapsed"]] - t0
   cf <- cpu() - c0
@@ -160,20 +185,24 @@ mem <- opt("memory", "NA")
 ntest <- as.integer(opt("test", "10000"))
 script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)))
 
-cat(sprintf(paste0("%s, %d Gaussian kernels (Adult: 30), low-rank store rank <= %d, ",
+cat(sprintf(paste0("%s, %s, low-rank store rank <= %d, ",
                    "lowrank_tol = %g, %d thread(s); registered on the low-rank store: %s\n"),
-            data, nk, rank, tol, nt, if (length(registered)) paste(registered, collapse = ", ") else
-              "none"))
+            data, if (data == "adult") "30 kernels (linear, 9 Gaussians; 3 feature groups)" else
+              sprintf("%d Gaussian kernels", nk), rank, tol, nt,
+            if (length(registered)) paste(registered, collapse = ", ") else "none"))
 cat(sprintf("%-8s %-8s %9s %9s %9s %9s %8s %9s %7s %7s %9s\n", "n", "method", "time", "cpu",
             "peak", "gap", "accuracy", "lr_error", "rank", "bayes", "predict"))
 for (n in ns) for (m in methods) {
+  cc <- sum(proc.time()[c("user.child", "sys.child")])
   out <- suppressWarnings(system2("timeout", c(tmo, "nice", "-n", "10", "Rscript", script, "case",
                                                data, if (is.na(n)) 0L else n, m, nt, rank, tol, nk,
                                                mem, ntest),
                                   stdout = TRUE, stderr = FALSE))
   res <- grep("^RESULT", out, value = TRUE)
   if (!length(res)) {
-    cat(sprintf("%-8s %-8s stopped by the timeout (%d s)\n", n, m, tmo))
+    # the case's CPU up to then (its whole process, data and start-up included)
+    cat(sprintf("%-8s %-8s stopped by the timeout (%d s elapsed, %.1f s of CPU)\n", n, m, tmo,
+                sum(proc.time()[c("user.child", "sys.child")]) - cc))
     next
   }
   r <- strsplit(res[1L], "\t")[[1L]][-1L]
