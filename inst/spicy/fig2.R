@@ -63,6 +63,8 @@ for (sp in seq_len(splits)) {
 # a trace rerun replaces the whole earlier trace of its split, C and method
 out <- file.path(dir, "fig2-results.csv")
 res <- stamp(res)
+# four significant digits of the traces are all a plot reads (the file ships with the package)
+for (v in c("time", "gap", "accuracy")) res[[v]] <- signif(res[[v]], 4)
 if (file.exists(out)) {
   old <- utils::read.csv(out, stringsAsFactors = FALSE)
   key <- function(z) paste(z$split, z$C_paper, z$method)
