@@ -374,9 +374,9 @@ test_that("a large iteration count is announced up front; a zero kernel is refus
                "7,823,578 iterations.*6 kernel\\(s\\).*1 / epsilon\\^2")
   K <- array(0, c(50, 50, 2))
   K[, , 2] <- gram(ks, x)[, , 1]
-  t <- system.time(expect_error(mkl(y = y, kernels = K, method = "mwu", control = ctl),
-                                "kernel 1 is zero on the training data"))
-  expect_lt(t[["elapsed"]], 5)
+  # refused by the kernel checks, before MWUMKL's iterations (a solver's error would name it)
+  expect_error(mkl(y = y, kernels = K, method = "mwu", control = ctl),
+               "kernel 1 is zero on the training data")
 })
 
 test_that("every finite C gives a fit, bracketed by the dual at the returned weights", {
