@@ -74,6 +74,17 @@ int mk_smo_box(const double *K, int n, const double *y, double Cs, const double 
     return mk_smo_src(&q, n, y, Cs, box, tol, maxiter, alpha, G, res);
 }
 
+/* The choice of i: point t of I_up (y > 0 below its bound, y < 0 above 0) replaces the best so far
+   (Gm, im) when its -y G is at least as large */
+static inline void pick_up(double yt, double at, double Ct, double g, int t, double *Gm, int *im)
+{
+    if (yt > 0) {
+        if (at < Ct && -g >= *Gm) { *Gm = -g; *im = t; }
+    } else {
+        if (at > 0.0 && g >= *Gm) { *Gm = g; *im = t; }
+    }
+}
+
 int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
                double tol, int maxiter, double *alpha, double *G, mk_svm_result *res)
 {
@@ -98,22 +109,15 @@ int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
     double *Kdiag = (double *) R_alloc(n, sizeof(double));
     q->diag(q, Kdiag);
 
-    int iter = 0, status = 1, inext = -2;
+    int iter = 0, status = 1, inext = -1;
     double viol = 0.0, tlast = mk_time(), Gnext = -INFINITY;
+    /* the first i; each later one is found by the pass that updates G (below) */
+    for (int t = 0; t < n; t++) pick_up(y[t], a[t], C[t], G[t], t, &Gnext, &inext);
     while (iter < maxiter) {
         if ((iter & 1023) == 1023) mk_interrupt_every(&tlast, 0.02);
-        /* select i: max over I_up of -y G (found by the last update's pass, after the first) */
-        double Gmax = -INFINITY, Gmax2 = -INFINITY;
-        int i = -1, j = -1;
-        if (inext > -2) { Gmax = Gnext; i = inext; }
-        else
-            for (int t = 0; t < n; t++) {
-                if (y[t] > 0) {
-                    if (a[t] < C[t] && -G[t] >= Gmax) { Gmax = -G[t]; i = t; }
-                } else {
-                    if (a[t] > 0.0 && G[t] >= Gmax) { Gmax = G[t]; i = t; }
-                }
-            }
+        /* select i: max over I_up of -y G */
+        double Gmax = Gnext, Gmax2 = -INFINITY;
+        int i = inext, j = -1;
         if (i < 0) { viol = 0.0; status = 0; break; }
         const double *Ki = q->col(q, i, 0);
         const double Kii = Ki[i];
@@ -166,21 +170,13 @@ int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
             else            { if (a[i] < 0.0) { a[i] = 0.0; a[j] = sum; } }
         }
         double di = (a[i] - ai_old) * y[i], dj = (a[j] - aj_old) * y[j];
-        /* the update of G and the next selection of i in one pass (the same comparisons in
-           the same order as the selection above: the same i; inst/notes/NOTES-model.md,
+        /* the update of G and the next choice of i in one pass (inst/notes/NOTES-model.md,
            "The solver's passes") */
-        double Gm = -INFINITY;
-        int im = -1;
+        Gnext = -INFINITY; inext = -1;
         for (int t = 0; t < n; t++) {
-            double g = G[t] + y[t] * (Ki[t] * di + Kj[t] * dj);
-            G[t] = g;
-            if (y[t] > 0) {
-                if (a[t] < C[t] && -g >= Gm) { Gm = -g; im = t; }
-            } else {
-                if (a[t] > 0.0 && g >= Gm) { Gm = g; im = t; }
-            }
+            G[t] += y[t] * (Ki[t] * di + Kj[t] * dj);
+            pick_up(y[t], a[t], C[t], G[t], t, &Gnext, &inext);
         }
-        Gnext = Gm; inext = im;
     }
 
     mk_svm_finish(n, y, C, a, G, viol, iter, status, res);
