@@ -281,7 +281,18 @@ void mk_lowrank_offdiag(const mk_store *s, const int *idx, int cnt, const double
         if (r > rmax) rmax = r;
     }
     double *Gi = (double *) R_alloc((size_t) sb * rmax, sizeof(double));
-    double *Gj = (double *) R_alloc((size_t) nj * rmax, sizeof(double));
+    /* the columns' factor rows, kernel after kernel (nj x r_c each): the same for every block */
+    size_t rsum = 0;
+    for (int c = 0; c < cnt; c++) rsum += (size_t) (s->goff[idx[c] + 1] - s->goff[idx[c]]);
+    double *Gjall = (double *) R_alloc(rsum > 0 ? (size_t) nj * rsum : 1, sizeof(double));
+    for (int c = 0, k0 = 0; c < cnt; c++) {
+        const int g0 = s->goff[idx[c]], r = s->goff[idx[c] + 1] - g0;
+        for (int k = 0; k < r; k++) {
+            const double *g = s->G + (size_t) (g0 + k) * n;
+            for (int t = 0; t < nj; t++) Gjall[t + (size_t) (k0 + k) * nj] = g[js[t]];
+        }
+        k0 += r > 0 ? r : 0;
+    }
     double *T = (double *) R_alloc((size_t) sb * nj, sizeof(double));
     double *A = (double *) R_alloc((size_t) sb * nj, sizeof(double));
     double *dg = (double *) R_alloc(nj, sizeof(double));
@@ -295,15 +306,16 @@ void mk_lowrank_offdiag(const mk_store *s, const int *idx, int cnt, const double
         for (int i0 = b0; i0 < b1; i0 += sb) {
             const int m = i0 + sb < b1 ? sb : b1 - i0;
             for (size_t e = 0; e < (size_t) m * nj; e++) A[e] = 0.0;
-            for (int c = 0; c < cnt; c++) {
+            for (int c = 0, k0 = 0; c < cnt; c++) {
                 const int g0 = s->goff[idx[c]], r = s->goff[idx[c] + 1] - g0;
                 if (r < 1) continue;
                 for (int k = 0; k < r; k++) {
                     const double *g = s->G + (size_t) (g0 + k) * n;
                     for (int i = 0; i < m; i++)
                         Gi[i + (size_t) k * m] = g[is ? is[i0 + i] : i0 + i];
-                    for (int t = 0; t < nj; t++) Gj[t + (size_t) k * nj] = g[js[t]];
                 }
+                const double *Gj = Gjall + (size_t) k0 * nj;
+                k0 += r;
                 F77_CALL(dgemm)("N", "T", &m, &nj, &r, &one, Gi, &m, Gj, &nj, &zero, T, &m
                                 FCONE FCONE);
                 const double wc = w[c];
