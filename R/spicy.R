@@ -54,6 +54,16 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   if (!is.numeric(C) || length(C) != 1L || !(C > 0)) stop("C must be a positive scalar")
   C1 <- C * (1 - lambda)
   C2 <- if (penalty == "l1") 0 else C * lambda
+  rs <- control[["row_start"]]
+  if (is.null(init) && !is.null(rs) && rs > 0 && 2 * rs <= n &&
+      store$kind == .mk_codes$store[["lowrank"]]) {
+    # continuation over the rows: fit a spread subsample first, start from its f_m (NOTES-spicy.md)
+    st <- spicy_row_start(store, y, task, C, C1, control, loss, as.integer(rs))
+    control[["row_start"]] <- 0
+    res <- fit_spicy(store, y, task, C, control, init = st$init)
+    res$info$row_start <- st$info
+    return(res)
+  }
   # initial kernel proximal parameter, unless given (see above)
   gamma <- as.double(control[["gamma"]])
   if (is.na(gamma))
@@ -83,17 +93,6 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               gamma_max = as.double(control[["gamma_max"]]),
               progress_fun = fit_progress(control, method_info("spicy")$label))
   if (!is.null(cw)) ctl$case_weights <- as.double(cw)
-
-  rs <- control[["row_start"]]
-  if (is.null(init) && !is.null(rs) && rs > 0 && 2 * rs <= n &&
-      store$kind == .mk_codes$store[["lowrank"]]) {
-    # continuation over the rows: fit a spread subsample first, start from its f_m (NOTES-spicy.md)
-    st <- spicy_row_start(store, y, task, C, control, loss, as.integer(rs))
-    control[["row_start"]] <- 0
-    res <- fit_spicy(store, y, task, C, control, init = st$init)
-    res$info$row_start <- st$info
-    return(res)
-  }
 
   cinit <- NULL
   if (!is.null(init) && identical(init$method, "spicy") && identical(init$loss, loss) &&
@@ -161,8 +160,9 @@ spicy_dropping_zero_weights <- function(store, y, task, C, control, init) {
 # gives the fit on all rows its start: alpha zero off the subsample (the same f_m), b,
 # rho = -loss'(z) (the subsample's own rho on its rows), the slack variables from z as at a cold
 # start, rho then balanced and scaled into every C1-ball; gamma starts as at a cold start.
-# Returns the init for fit_spicy() and the subsample fit's counts (fit$info$row_start).
-spicy_row_start <- function(store, y, task, C, control, loss, ns) {
+# C1: the block-norm part of C (fit_spicy()). Returns the init for fit_spicy() and the subsample
+# fit's counts (fit$info$row_start).
+spicy_row_start <- function(store, y, task, C, C1, control, loss, ns) {
   n <- length(y)
   M <- store_dims(store)[3L]
   cls <- if (identical(task, "regression")) list(seq_len(n)) else split(seq_len(n), y)
@@ -193,7 +193,6 @@ spicy_row_start <- function(store, y, task, C, control, loss, ns) {
     sp <- sum(rho[rho > 0]); sn <- -sum(rho[rho < 0])
     if (sp > sn) rho[rho > 0] <- rho[rho > 0] * sn / sp else rho[rho < 0] <- rho[rho < 0] * sp / sn
   } else rho <- rho - mean(rho)
-  C1 <- C * (1 - as.double(if (identical(control[["penalty"]], "elasticnet")) control[["lambda"]] else 0))
   qn <- sqrt(pmax(.Call(C_store_quad, store, seq_len(M), rho), 0))
   if (C1 > 0 && max(qn) > C1) rho <- rho * (C1 / max(qn))
   aux <- switch(loss, hinge = c(pmax(v, 0), pmax(-v, 0)), epsilon = c(z, numeric(n)),
