@@ -764,7 +764,7 @@ struct mk_sf_ctx {
     int svm_solves, grad_evals, hess_evals, svm_fail;
     int hess_flat;                 /* HessianMKL steps without curvature: too many free SVs */
     double smo_iter;
-    double screened;               /* v_m bounded instead of computed (gradient screening) */
+    double screened;               /* v_m bounded (gradient screening) or not read (working set) */
     double t0, t_svm, t_grad, t_dir;
     /* HessianMKL on a dense store: U = [K_m (y.a)] (n x M) from the certificate's pass, valid
        (kv_ok) for the alpha of the last certificate until the strategy reads it */

@@ -38,7 +38,7 @@ typedef struct {
     double *R, *KR, *K1, *ub, *mvbuf;
     mk_kref *ref;
     int *idx;
-    int nscreened;       /* kernels whose v_m was bounded instead of computed (all checks) */
+    int nscreened;       /* v_m bounded (screening) or not read (working set), all checks */
     /* kernel working set (strategies with wset = 1, dense store: sf_wset_quad) */
     int wset, nW;
     int *W, *inW, *Wc;
