@@ -22,7 +22,9 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   if (!is.numeric(p) || length(p) != 1L || is.na(p) || p < 1)
     stop("control$p must be one number >= 1", call. = FALSE)
   control$p <- as.double(p)
-  # SimpleMKL's gradient screening (src/svmfam.c): FALSE computes every v_m (for testing)
+  # SimpleMKL's gradient screening and HessianMKL's kernel working set on a dense store
+  # (src/svmfam.c; info$screened counts the v_m not computed): FALSE computes every v_m at
+  # every iteration (for testing)
   control$gradient_screening <- as.integer(!isFALSE(control[["gradient_screening"]]))
   store$nthreads <- as.integer(control$nthreads)
   dk <- store_dims(store)

@@ -246,13 +246,12 @@ static int simplex_qp(hcols *hc, const double *diagH, const double *c, double *x
     return it;
 }
 
-/* Q[:, m] = (K_m alpha)_S for every m, alpha signed, restricted to its nonzeros sv; kernel
-   columns from the store (pointers into the array when dense, computed into a per-thread
-   buffer of one column on the fly). */
-static void build_Q(const mk_store *st, const int *S, int ns, const int *sv, int nsv,
-                    const double *al, double *Q, int nthreads)
+/* Q[:, k] = (K_m alpha)_S for the Mw kernels m = W[k] (W NULL: every kernel), alpha signed,
+   restricted to its nonzeros sv; kernel columns from the store (pointers into the array when
+   dense, computed into a per-thread buffer of one column on the fly). */
+static void build_Q(const mk_store *st, const int *W, int Mw, const int *S, int ns,
+                    const int *sv, int nsv, const double *al, double *Q, int nthreads)
 {
-    const int M = st->M;
     size_t sc = st->kind == MK_STORE_DENSE ? 0 : (size_t) st->nr;
     double *buf = sc ? (double *) R_alloc((size_t) nthreads * sc, sizeof(double)) : NULL;
 #ifdef _OPENMP
@@ -267,8 +266,9 @@ static void build_Q(const mk_store *st, const int *S, int ns, const int *sv, int
 #ifdef _OPENMP
 #pragma omp for schedule(static)
 #endif
-        for (int m = 0; m < M; m++) {
-            double *q = Q + (size_t) m * ns;
+        for (int j = 0; j < Mw; j++) {
+            int m = W ? W[j] : j;
+            double *q = Q + (size_t) j * ns;
             for (int k = 0; k < ns; k++) {
                 const double *col = mk_store_col(st, m, S[k], mybuf);
                 double s = 0.0;
@@ -279,9 +279,12 @@ static void build_Q(const mk_store *st, const int *S, int ns, const int *sv, int
     }
 }
 
+/* The step works on the kernels of the driver's working set (c->wk, Mw of them; every kernel
+   when c->wk is NULL): g, dw, cq, xw, sw, diagH, wv are compact (Mw), x and sdir full (M). */
 typedef struct {
-    double *g, *cq, *x, *sdir, *dt, *diagH, *wv, *tmp, *at, *ab, *db, *al, *cache;
-    int *S, *sv, *slot, cap;
+    double *g, *dw, *cq, *xw, *sw, *x, *sdir, *dt, *diagH, *wv, *tmp, *at, *ab, *db, *al, *cache;
+    int *S, *sv, *slot, cap, Mw;
+    const int *W;
 } hess_ws;
 
 void *mk_sf_hessian_init(mk_sf_ctx *c)
@@ -289,6 +292,9 @@ void *mk_sf_hessian_init(mk_sf_ctx *c)
     const int n = c->n, M = c->M;
     hess_ws *w = (hess_ws *) R_alloc(1, sizeof(hess_ws));
     w->g = (double *) R_alloc(M, sizeof(double));
+    w->dw = (double *) R_alloc(M, sizeof(double));
+    w->xw = (double *) R_alloc(M, sizeof(double));
+    w->sw = (double *) R_alloc(M, sizeof(double));
     w->cq = (double *) R_alloc(M, sizeof(double));
     w->x = (double *) R_alloc(M, sizeof(double));
     w->sdir = (double *) R_alloc(M, sizeof(double));
@@ -317,10 +323,10 @@ void *mk_sf_hessian_init(mk_sf_ctx *c)
    more than o->hess_free_max free SVs (the model then falls back as without curvature; its
    ns x ns matrix is what mkl_memory() counts, R/memory.R). One ns x ns buffer: Kbar's lower
    triangle is kept in the upper one and its diagonal apart, so a retry restores it. */
-static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv, int nsv,
-                               const double *al)
+static double *hess_gram_dense(mk_sf_ctx *c, const int *W, int M, const int *S, int ns,
+                               const int *sv, int nsv, const double *al)
 {
-    const int n = c->n, M = c->M;
+    const int n = c->n;
     const double d1 = 1.0;
     if (ns > c->o->hess_free_max) { c->hess_flat++; return NULL; }
     double *Kb2 = (double *) R_alloc((size_t) ns * ns, sizeof(double)), *Kb = Kb2;
@@ -334,7 +340,7 @@ static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv
         /* on the fly: Q's row k from the same cache entry (every kernel's column of S[k]) */
         const double *E = c->point_cols(c, S[k]);
         for (int m = 0; m < M; m++) {
-            const double *cm = E + (size_t) m * n;
+            const double *cm = E + (size_t) (W ? W[m] : m) * n;
             double sq = 0.0;
             for (int l = 0; l < nsv; l++) sq += cm[sv[l]] * al[sv[l]];
             Z[k + (size_t) m * ns] = sq;
@@ -359,14 +365,14 @@ static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv
     if (info != 0) return NULL;
     if (!c->point_cols && c->kv_ok) {   /* Q = (K_m al)_S from the certificate's pass */
         for (int m = 0; m < M; m++) {
-            const double *u = c->kv + (size_t) m * n;
+            const double *u = c->kv + (size_t) (W ? W[m] : m) * n;
             double *q = Z + (size_t) m * ns;
             for (int k = 0; k < ns; k++) q[k] = u[S[k]];
         }
     } else if (!c->point_cols) {
         double work = (double) M * ns *
             (c->st->kind == MK_STORE_FLY ? (double) n * (c->st->p + 1) : (double) nsv);
-        build_Q(c->st, S, ns, sv, nsv, al, Z, mk_threads_for(c->o->nthreads, work));
+        build_Q(c->st, W, M, S, ns, sv, nsv, al, Z, mk_threads_for(c->o->nthreads, work));
     }
     double *z = Z + (size_t) ns * M;
     for (int k = 0; k < ns; k++) z[k] = 1.0;
@@ -383,7 +389,7 @@ static double *hess_gram_dense(mk_sf_ctx *c, const int *S, int ns, const int *sv
    Scratch from R_alloc (the caller releases it). */
 static void hess_model(mk_sf_ctx *c, hess_ws *w, hcols *hc)
 {
-    const int n = c->n, M = c->M, one = 1;
+    const int n = c->n, M = w->Mw, one = 1;
     const double C = c->C, d1 = 1.0, d0 = 0.0;
     double *a = c->a, *g = w->g, *diagH = w->diagH, *wv = w->wv, *al = w->al;
     int *S = w->S, *sv = w->sv;
@@ -402,7 +408,7 @@ static void hess_model(mk_sf_ctx *c, hess_ws *w, hcols *hc)
         double *Z = NULL;
         int zr = ns;   /* rows of Z */
         if (c->hess_gram) Z = c->hess_gram(c, S, ns, al, &zr);   /* low rank: the factors */
-        else Z = hess_gram_dense(c, S, ns, sv, nsv, al);
+        else Z = hess_gram_dense(c, w->W, M, S, ns, sv, nsv, al);
         if (Z) {
             double *z = Z + (size_t) zr * M;
             double cw = 0.0;
@@ -447,9 +453,9 @@ static void hess_model(mk_sf_ctx *c, hess_ws *w, hcols *hc)
    iterations (-1: it failed). */
 static double hess_direction(mk_sf_ctx *c, hess_ws *w, hcols *hc, int *qit)
 {
-    const int M = c->M, one = 1;
+    const int M = w->Mw, one = 1;
     const double d1 = 1.0, d0 = 0.0;
-    double *d = c->d, *g = w->g, *cq = w->cq, *x = w->x, *sdir = w->sdir, *tmp = w->tmp;
+    double *d = w->dw, *g = w->g, *cq = w->cq, *x = w->xw, *sdir = w->sw, *tmp = w->tmp;
     const double *wv = hc->wv;
     int ns = hc->ns;
     /* c = g - H d, H d = Z'(Z d) - w (w'd)/cw + ridge d */
@@ -493,12 +499,28 @@ int mk_sf_hessian_step(mk_sf_ctx *c, void *vws, int it, const double *v)
 
     double tdir = mk_time();
     const void *vmax = vmaxget();   /* scratch of this step is released at its end */
-    for (int m = 0; m < M; m++) w->g[m] = -0.5 * v[m];
+    /* the working set's kernels (every kernel without one); the others keep d_m = 0 */
+    w->W = c->wk;
+    w->Mw = c->wk ? c->nwk : M;
+    for (int k = 0; k < w->Mw; k++) {
+        int m = w->W ? w->W[k] : k;
+        w->g[k] = -0.5 * v[m];
+        w->dw[k] = d[m];
+    }
     hcols hc;
     hess_model(c, w, &hc);
     int qit = 0;
     double pred = hess_direction(c, w, &hc, &qit);
     int ns = hc.ns;
+    if (w->W) {
+        memset(x, 0, (size_t) M * sizeof(double));
+        memset(sdir, 0, (size_t) M * sizeof(double));
+    }
+    for (int k = 0; k < w->Mw; k++) {
+        int m = w->W ? w->W[k] : k;
+        x[m] = w->xw[k];
+        sdir[m] = w->sw[k];
+    }
     c->t_dir += mk_time() - tdir;
     vmaxset(vmax);
     /* A predicted decrease below newton_tol * J (the reference's stopping test) only says that

@@ -228,9 +228,11 @@ void mk_store_mv(const mk_store *s, const int *idx, int cnt, const double *v, do
                  size_t ldo);
 /* out[j] = v' K_{idx[j]} v */
 void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, double *out);
-/* Dense square stores: out[m] = v' K_m v for every kernel (the bits of mk_store_quad) and, in
-   the same read, U[, m] = K_m v (n x M) on the rows where v != 0 (the others: scratch) */
-void mk_store_quad_u(const mk_store *s, const double *v, double *out, double *U);
+/* Dense square stores: out[j] = v' K_m v for m = idx[j], j < cnt (idx NULL: kernels 0..cnt-1;
+   the bits of mk_store_quad) and, in the same read, U[, m] = K_m v (n x M) on the rows where
+   v != 0 (the others: scratch) */
+void mk_store_quad_u(const mk_store *s, const int *idx, int cnt, const double *v, double *out,
+                     double *U);
 /* out (nr x n) = sum_m d[m] K_m over the kernels with d[m] != 0 */
 void mk_store_combine(const mk_store *s, const double *d, double *out);
 /* out (nr x n) += sum_k w[k] K_{idx[k]}, k < cnt, and if w2 != NULL, in the same read,
@@ -762,12 +764,16 @@ struct mk_sf_ctx {
     int svm_solves, grad_evals, hess_evals, svm_fail;
     int hess_flat;                 /* HessianMKL steps without curvature: too many free SVs */
     double smo_iter;
-    double screened;               /* v_m bounded instead of computed (gradient screening) */
+    double screened;               /* v_m bounded (gradient screening) or not read (working set) */
     double t0, t_svm, t_grad, t_dir;
     /* HessianMKL on a dense store: U = [K_m (y.a)] (n x M) from the certificate's pass, valid
        (kv_ok) for the alpha of the last certificate until the strategy reads it */
     double *kv;
     int kv_ok;
+    /* the kernel working set (strategies with wset = 1, dense store): the step reads v_m and
+       U's columns only for the nwk kernels wk[] (ascending); wk NULL: every kernel */
+    const int *wk;
+    int nwk;
     /* Services of the driver. J_at: the SVM on K(d) warm-started from alpha (in/out); returns
        J(d) and sets *b. The line kernel keeps the base B = K(c->d) (built by the driver at
        the start of every 25th iteration and kept up to date by the strategy through
@@ -822,6 +828,9 @@ typedef struct {
        ones the one with the largest v_m), so
        the driver may pass an upper bound of v_m below v_mu instead of v_m (gradient screening) */
     int screen;
+    /* takes steps over the kernel working set c->wk alone (the driver's certificate reads the
+       other kernels only to confirm a stop: svmfam.c) */
+    int wset;
     void *(*init)(mk_sf_ctx *c);
     void (*start)(mk_sf_ctx *c);
     int (*step)(mk_sf_ctx *c, void *ws, int it, const double *v);

@@ -441,16 +441,19 @@ void mk_store_quad(const mk_store *s, const int *idx, int cnt, const double *v, 
         out[k] = mk_store_kquad(s, idx ? idx[k] : k, v, THREAD_BUF(scr, s->nr));
 }
 
-void mk_store_quad_u(const mk_store *s, const double *v, double *out, double *U)
+void mk_store_quad_u(const mk_store *s, const int *idx, int cnt, const double *v, double *out,
+                     double *U)
 {
     int n = s->n;
-    int nt = mk_threads_for(s->nthreads, pass_work(s, s->M));
+    int nt = mk_threads_for(s->nthreads, pass_work(s, cnt));
     (void) nt;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
 #endif
-    for (int m = 0; m < s->M; m++)
-        out[m] = quad_lower(mk_store_kernel(s, m, NULL), n, v, U + (size_t) m * n);
+    for (int k = 0; k < cnt; k++) {
+        int m = idx ? idx[k] : k;
+        out[k] = quad_lower(mk_store_kernel(s, m, NULL), n, v, U + (size_t) m * n);
+    }
 }
 
 /* A combination adds kernels into out by blocks of columns of about COMB_DOUBLES doubles

@@ -12,9 +12,9 @@
 
 /* The strategies, by method code (0 simple, 1 hessian, 2 lp). */
 static const mk_sf_strategy strategies[] = {
-    { "simple", 1, 1, mk_sf_simple_init, NULL, mk_sf_simple_step },
-    { "hessian", 1, 0, mk_sf_hessian_init, NULL, mk_sf_hessian_step },
-    { "lp", 0, 0, mk_sf_lp_init, mk_sf_lp_start, mk_sf_lp_step },
+    { "simple", 1, 1, 0, mk_sf_simple_init, NULL, mk_sf_simple_step },
+    { "hessian", 1, 0, 1, mk_sf_hessian_init, NULL, mk_sf_hessian_step },
+    { "lp", 0, 0, 0, mk_sf_lp_init, mk_sf_lp_start, mk_sf_lp_step },
 };
 
 /* Rebuild the base kernel B = K(d) from the store every this many outer iterations (the
@@ -38,7 +38,11 @@ typedef struct {
     double *R, *KR, *K1, *ub, *mvbuf;
     mk_kref *ref;
     int *idx;
-    int nscreened;       /* kernels whose v_m was bounded instead of computed (all checks) */
+    int nscreened;       /* v_m bounded (screening) or not read (working set), all checks */
+    /* kernel working set (strategies with wset = 1, dense store: sf_wset_quad) */
+    int wset, nW;
+    int *W, *inW, *Wc;
+    double *vw;
 } sf_drv;
 
 /* ------------------------------------------------------------------ SVM solves */
@@ -304,22 +308,81 @@ static void sf_screened_v(mk_sf_ctx *c, double *v)
     }
 }
 
-/* v_m = (y.a)' K_m (y.a) for every kernel, the relative gap, one history row. */
+/* ------------------------------------------------------------------ kernel working set */
+
+/* v_m of the kernels idx[0..cnt-1] into w->vw (and U's columns, on a dense store) */
+static void sf_wset_pass(mk_sf_ctx *c, const int *idx, int cnt)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    if (c->kv) mk_store_quad_u(c->st, idx, cnt, w->ya, w->vw, c->kv);
+    else mk_store_quad(c->st, idx, cnt, w->ya, w->vw);
+}
+
+/* The quadratic forms over the kernel working set W (HessianMKL on a dense or fly store): v_m
+   (and on a dense store U's column) for the kernels of W only. Their gap J - sum(a) +
+   max_W v / 2 is a lower bound of the gap; when it is within tol, or with force, the other
+   kernels are read too (the certificate).
+   W then becomes the kernels with weight and those whose v_m, where it is known, is at least
+   vbar - (vmax - vbar), vbar = d'v the weights' mean: a kernel with v_m < vbar does not lower
+   J to first order (NOTES-model.md). Returns 1 when every v_m was computed. */
+static int sf_wset_quad(mk_sf_ctx *c, double *v, int force)
+{
+    sf_drv *w = (sf_drv *) c->drv;
+    const int n = c->n, M = c->M;
+    const double *d = c->d;
+    int nw = w->nW;
+    sf_wset_pass(c, w->W, nw);
+    double sa = 0.0, vbar = 0.0, vmax = 0.0;
+    for (int i = 0; i < n; i++) sa += c->a[i];
+    for (int k = 0; k < nw; k++) {
+        int m = w->W[k];
+        v[m] = w->vw[k];
+        vbar += d[m] * v[m];
+        if (v[m] > vmax) vmax = v[m];
+    }
+    int full = nw == M;
+    if (!full && (force || (c->J - (sa - 0.5 * vmax)) / fabs(c->J) <= c->o->tol)) {
+        int nc = 0;
+        for (int m = 0; m < M; m++) if (!w->inW[m]) w->Wc[nc++] = m;
+        sf_wset_pass(c, w->Wc, nc);
+        for (int k = 0; k < nc; k++) {
+            v[w->Wc[k]] = w->vw[k];
+            if (w->vw[k] > vmax) vmax = w->vw[k];
+        }
+        full = 1;
+    }
+    if (!full) w->nscreened += M - nw;
+    double thr = vbar - (vmax - vbar);
+    int cnt = 0;
+    for (int m = 0; m < M; m++) {
+        int keep = d[m] > 0.0 || ((full || w->inW[m]) && v[m] >= thr);
+        w->inW[m] = keep;
+        if (keep) w->W[cnt++] = m;
+    }
+    w->nW = cnt;
+    c->wk = w->W; c->nwk = cnt;
+    return full;
+}
+
+/* v_m = (y.a)' K_m (y.a) for every kernel (or the working set's: the row's gap is then NA;
+   force: every kernel), the relative gap, one history row. */
 static double sf_certify(mk_sf_ctx *c, double *v, int it, double step, mk_hist *hist,
-                         mk_hist *wpath)
+                         mk_hist *wpath, int force)
 {
     sf_drv *w = (sf_drv *) c->drv;
     const int n = c->n, M = c->M;
     double t = mk_time();
+    int full = 1;
     for (int i = 0; i < n; i++) w->ya[i] = c->y[i] * c->a[i];
     c->kv_ok = 0;
     if (c->st->kind == MK_STORE_LOWRANK) mk_sf_lr_quad(c, w->ya, v);
     else if (w->screen) sf_screened_v(c, v);
-    else if (c->kv) { mk_store_quad_u(c->st, w->ya, v, c->kv); c->kv_ok = 1; }
+    else if (w->wset) { full = sf_wset_quad(c, v, force); c->kv_ok = c->kv != NULL; }
+    else if (c->kv) { mk_store_quad_u(c->st, NULL, M, w->ya, v, c->kv); c->kv_ok = 1; }
     else mk_store_quad(c->st, NULL, M, w->ya, v);
     c->grad_evals++;
     c->t_grad += mk_time() - t;
-    double rg = sf_gap(c->a, n, v, M, c->J, c->o->p) / fabs(c->J);
+    double rg = full ? sf_gap(c->a, n, v, M, c->J, c->o->p) / fabs(c->J) : NA_REAL;
     int nact = 0;
     for (int m = 0; m < M; m++) if (c->d[m] > 0.0) nact++;
     double row[MK_SF_HCOLS] = { (double) it, mk_time() - c->t0, c->J, rg, (double) nact,
@@ -393,15 +456,31 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
         for (int m = 0; m < M; m++) d[m] /= (double) sd;
     }
     void *ws = s->init(c);
+    /* the kernel working set: from the kernels with weight (all of them from uniform ones) */
+    w->wset = s->wset && o->screen && !w->screen && !lr;
+    if (w->wset) {
+        w->W = (int *) R_alloc(M, sizeof(int));
+        w->inW = (int *) R_alloc(M, sizeof(int));
+        w->Wc = (int *) R_alloc(M, sizeof(int));
+        w->vw = (double *) R_alloc(M, sizeof(double));
+        w->nW = 0;
+        for (int m = 0; m < M; m++) {
+            w->inW[m] = d[m] > 0.0;
+            if (w->inW[m]) w->W[w->nW++] = m;
+        }
+    }
 
     c->J = c->J_at(c, d, a, &c->b);
     w->kd_at_d = 1;
     double step = 0.0, rg;
     int it = 0, reason;
     for (;; it++) {
-        rg = sf_certify(c, v, it, step, hist, wpath);
+        /* every kernel at the start (a warm start's new C may let others in: without them
+           each fit took about one more step) and at a limit (the last row is a certificate) */
+        int lim = it >= o->maxiter || mk_time() - c->t0 > o->max_time;
+        rg = sf_certify(c, v, it, step, hist, wpath, lim || it == 0);
         if (rg <= o->tol) { reason = MK_SF_STOP_GAP; break; }
-        if (it >= o->maxiter || mk_time() - c->t0 > o->max_time) {
+        if (lim) {
             reason = MK_SF_STOP_LIMIT;
             break;
         }
@@ -434,7 +513,7 @@ int mk_svmfam(const mk_sf_strategy *s, const mk_store *st, const double *y, doub
             continue;
         }
         it++;
-        rg = sf_certify(c, v, it, step, hist, wpath);
+        rg = sf_certify(c, v, it, step, hist, wpath, 1);
         reason = rg <= o->tol ? MK_SF_STOP_GAP :
                  status == MK_SF_DECREMENT ? MK_SF_STOP_DECREMENT : MK_SF_STOP_STALLED;
         break;

@@ -38,7 +38,9 @@ test_that("SimpleMKL, HessianMKL and lp-norm (p = 1) reach the same J(d) on two 
       expect_equal(sum(f$weights), 1, tolerance = 1e-12)
       expect_gte(f$info$gap, -1e-12)
       expect_lte(f$info$gap, tight$tol)
-      expect_true(all(f$history$gap >= -1e-12))
+      # NA: a row of HessianMKL's kernel working set, which did not read every kernel
+      expect_true(all(f$history$gap >= -1e-12, na.rm = TRUE))
+      expect_false(is.na(utils::tail(f$history$gap, 1L)))
       expect_equal(ncol(f$info$weights_path), dim(dat$K)[3])
       expect_equal(nrow(f$info$weights_path), nrow(f$history))
     }
@@ -201,7 +203,12 @@ test_that("SVM family on the fly through a column cache of 4 points: the dense f
   ff <- mkl(dat$x, dat$y, ks, method = "hessian", C = old_C(10, 70), weights = w,
             control = mkl_control(store = "fly", kcache = 4L, tol = 1e-6, platt = "train",
                                   nthreads = 1))
-  expect_equal(ff$alpha, fd$alpha, tolerance = 1e-6)
+  # both within the gap 1e-6 of the optimum, not on the same iterates: HessianMKL's working set
+  # reads every kernel when its gap is within tol, a test the two stores' rounding passed at
+  # different iterations here (alpha 2e-5 apart in mean relative difference; without the
+  # case weights: 0.6)
+  expect_equal(ff$objective, fd$objective, tolerance = 1e-6)
+  expect_equal(ff$alpha, fd$alpha, tolerance = 1e-3)
   expect_error(mkl_control(kcache = 0), "'kcache'")
 })
 
