@@ -55,9 +55,10 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   C1 <- C * (1 - lambda)
   C2 <- if (penalty == "l1") 0 else C * lambda
   rs <- control[["row_start"]]
-  if (is.null(init) && !is.null(rs) && rs > 0 && 2 * rs <= n &&
-      store$kind == .mk_codes$store[["lowrank"]]) {
-    # continuation over the rows: fit a spread subsample first, start from its f_m (NOTES-spicy.md)
+  rs <- rs[rs > 0 & 2 * rs <= n]
+  if (is.null(init) && length(rs) && store$kind == .mk_codes$store[["lowrank"]]) {
+    # continuation over the rows: fit a spread subsample first (itself started from the smaller
+    # sizes of row_start), start from its f_m (NOTES-spicy.md)
     st <- spicy_row_start(store, y, task, C, C1, control, loss, as.integer(rs))
     control[["row_start"]] <- 0
     res <- fit_spicy(store, y, task, C, control, init = st$init)
@@ -160,10 +161,14 @@ spicy_dropping_zero_weights <- function(store, y, task, C, control, init) {
 # gives the fit on all rows its start: alpha zero off the subsample (the same f_m), b,
 # rho = -loss'(z) (the subsample's own rho on its rows), the slack variables from z as at a cold
 # start, rho then balanced and scaled into every C1-ball; gamma starts as at a cold start.
-# C1: the block-norm part of C (fit_spicy()). Returns the init for fit_spicy() and the subsample
-# fit's counts (fit$info$row_start).
+# C1: the block-norm part of C (fit_spicy()). ns: increasing subsample sizes; the fit on the
+# largest starts from the next smaller one, and so on (nested starts). Returns the init for
+# fit_spicy() and the subsample fits' counts (fit$info$row_start: a value per size, smallest
+# first).
 spicy_row_start <- function(store, y, task, C, C1, control, loss, ns) {
   n <- length(y)
+  inner <- ns[-length(ns)]
+  ns <- ns[length(ns)]
   M <- store_dims(store)[3L]
   cls <- if (identical(task, "regression")) list(seq_len(n)) else split(seq_len(n), y)
   rows <- sort(unlist(lapply(cls, function(ix)
@@ -171,7 +176,7 @@ spicy_row_start <- function(store, y, task, C, C1, control, loss, ns) {
   cw <- control$case_weights
   frac <- if (is.null(cw)) length(rows) / n else sum(cw[rows]) / sum(cw)
   sctl <- control
-  sctl[["row_start"]] <- 0
+  sctl[["row_start"]] <- if (length(inner)) inner else 0L
   if (!is.null(cw)) sctl$case_weights <- cw[rows]
   sub <- fit_spicy(subset_store(store, rows), y[rows], task, C * frac, sctl)
   alpha <- matrix(0, n, M)
@@ -199,7 +204,15 @@ spicy_row_start <- function(store, y, task, C, C1, control, loss, ns) {
                 numeric(2L * n))
   list(init = list(method = "spicy", loss = loss, dim = c(n, M), alpha = alpha, b = sub$b,
                    rho = rho, aux = aux, gamma = c(0, 0)),
-       info = list(rows = length(rows), C = C * frac, iterations = sub$iterations,
-                   gap = sub$info$gap, newton_steps = sub$info$newton_steps,
-                   model_rounds = sub$info$model_rounds, cg_iterations = sub$info$cg_iterations))
+       info = spicy_row_info(sub$info$row_start,
+                             list(rows = length(rows), C = C * frac, iterations = sub$iterations,
+                                  gap = sub$info$gap, newton_steps = sub$info$newton_steps,
+                                  model_rounds = sub$info$model_rounds,
+                                  cg_iterations = sub$info$cg_iterations)))
+}
+
+# the counts of the nested subsample fits (smaller sizes first, NULL: none) and of the last one
+spicy_row_info <- function(before, last) {
+  if (is.null(before)) return(last)
+  Map(c, before[names(last)], last)
 }

@@ -125,8 +125,7 @@ check_spicy_tuning <- function(s) {
     s[["inner_rel"]] <- check_scalar(s[["inner_rel"]], "inner_rel", 0)   # 0: inner_tol only
   if (!is.null(s[["box_fraction"]]))
     s[["box_fraction"]] <- check_scalar(s[["box_fraction"]], "box_fraction", 0, 1)   # 0: never
-  if (!is.null(s[["row_start"]]))
-    s[["row_start"]] <- check_count(s[["row_start"]], "row_start", lower = 0)
+  if (!is.null(s[["row_start"]])) s[["row_start"]] <- check_row_start(s[["row_start"]])
   for (nm in c("inner_maxiter", "cg_threshold")) if (!is.null(s[[nm]]))
     s[[nm]] <- check_count(s[[nm]], nm)
   for (nm in c("model_rounds", "cg_deflate")) if (!is.null(s[[nm]])) {
@@ -143,6 +142,15 @@ check_spicy_tuning <- function(s) {
   if (!is.null(s[["gamma"]]) && !(length(s[["gamma"]]) == 1L && is.na(s[["gamma"]])))
     s[["gamma"]] <- check_scalar(s[["gamma"]], "gamma", 0, lower_open = TRUE)
   s
+}
+
+# row_start: one subsample size (0: none), or increasing sizes of nested subsamples
+check_row_start <- function(v) {
+  if (length(v) <= 1L) return(check_count(v, "row_start", lower = 0))
+  v <- vapply(v, check_count, 1L, name = "row_start", lower = 1)
+  if (is.unsorted(v, strictly = TRUE))
+    stop("'row_start' with several sizes must be increasing", call. = FALSE)
+  v
 }
 
 # The knobs of a tuning table given to mkl_control(): refused, saying where they went.
