@@ -124,6 +124,8 @@
 #define SP_WB_BUILD 80.0   /* ... and while building its capacitance (wk^2 per coordinate off the
                               shared diagonal value, n wk^2 / 2 from scratch) costs at most
                               SP_WB_BUILD / 4 products */
+#define SP_WB_DIRECT 0.1   /* ... solves by it alone while H d = b - (wd - dh) d holds to this
+                              fraction of CG's tolerance (checked after each build) */
 #define SP_WB_GRAM 16777216 /* ... and its cache of the factors' Gram blocks, doubles at most */
 #define SP_WB_GRAMX 1000.0 /* ... and while the blocks not cached yet (2 n r_a r_b flops each)
                               cost at most this many products with the operator (4 n k) */
@@ -232,9 +234,10 @@ typedef struct {
     int valid, rebuilds;
 } sp_ncache;
 
-/* Model direction (sp_model_direction): 12 n doubles of scratch (NULL: not used); rounds taken */
+/* Model direction (sp_model_direction): 12 n doubles of scratch (NULL: not used); rounds taken;
+   hx (low-rank store, else NULL): H D from the Newton direction's CG residual (sp_solve) */
 typedef struct {
-    double *w;
+    double *w, *hx;
     int rounds;
 } sp_model;
 
@@ -286,6 +289,10 @@ typedef struct {
     int wk, wkmax, wvalid, wfail, *woff, *widx;
     double *wa, *wc, *wd, *wdh, *ws, *wt, *wn, *wse, wfl;
     long wbuilds, wupdates, wfull, wused;   /* wused: solves it preconditioned */
+    /* the solve by Woodbury alone (sp_lrwb_direct): 1 checked since the last build, -1 not yet,
+       0 failed its check; solves it did, checks */
+    int wdirect;
+    long wdirects, wchecks;
     /* the factors' Gram blocks G_a'G_b (R x R, block (a, b) valid when gok[a M + b]) and G_m'1
        (R, valid when gok[m M + m]): fixed, computed when two kernels are first active together */
     double *gg, *g1;
@@ -399,7 +406,7 @@ void sp_screen_alloc(sp_state *S);
 /* spicy_newton.c: gradient, Newton matrix and solve, the Newton direction */
 int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, double *work,
              int cg, int equil, double gnorm, int *cgit, mk_pcblock *B, const double *hl, int nt,
-             double *qt, mk_defl *Df, int cgmax);
+             double *qt, mk_defl *Df, int cgmax, double *hx);
 double sp_gradient(sp_state *S);
 void sp_newton_coefs(sp_state *S);
 int sp_direction(sp_state *S);
@@ -437,6 +444,7 @@ double sp_lrnm_entry(const void *ctx, int i, int j);
 void sp_lrnm_gather(sp_lrnm *L, const double *key, int cap);
 int sp_lrwb_prepare(sp_lrnm *L);
 void sp_lrwb_apply(void *ctx, const double *r, double *z);
+int sp_lrwb_direct(sp_lrnm *L, const double *g, double *d, double *r, double *hx, double target);
 void sp_lr_alloc(sp_state *S);
 
 /* spicy_gap.c: dual value and duality gap, the SVM dual point */
