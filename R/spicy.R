@@ -29,6 +29,18 @@ spicy_gamma_n0 <- 500
 spicy_gamma_pow <- 0.75
 spicy_gamma_size <- function(n) max(1, n / spicy_gamma_n0)^spicy_gamma_pow
 
+# The default row start (row_start = NA) on a low-rank store of n >= spicy_row_n rows: nested
+# subsamples growing geometrically from spicy_row_n0 rows by a factor of at most 10 (5000 rows:
+# 1000; 20,000: 1000, 4472; 100,000: 1000, 10,000); none on other stores or fewer rows. The
+# measurements behind it: inst/notes/NOTES-spicy.md.
+spicy_row_n <- 5000
+spicy_row_n0 <- 1000
+spicy_row_auto <- function(n, lowrank) {
+  if (!lowrank || n < spicy_row_n) return(0L)
+  lev <- ceiling(log10(n / spicy_row_n0))
+  as.integer(round(spicy_row_n0 * (n / spicy_row_n0)^((seq_len(lev) - 1) / lev)))
+}
+
 # Case weights (control$case_weights): the loss sum_i w_i loss_i (src/spicy_loss.c); rows of
 # weight 0 are left out (the principal submatrix of the store, subset_store()) and get zero
 # coefficients, so that weight 0 is the row dropped.
@@ -55,12 +67,18 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   C1 <- C * (1 - lambda)
   C2 <- if (penalty == "l1") 0 else C * lambda
   rs <- control[["row_start"]]
+  lowrank <- store$kind == .mk_codes$store[["lowrank"]]
+  if (length(rs) == 1L && is.na(rs)) rs <- spicy_row_auto(n, lowrank)
   rs <- rs[rs > 0 & 2 * rs <= n]
-  if (is.null(init) && length(rs) && store$kind == .mk_codes$store[["lowrank"]]) {
+  if (is.null(init) && length(rs) && lowrank) {
     # continuation over the rows: fit a spread subsample first (itself started from the smaller
     # sizes of row_start), start from its f_m (NOTES-spicy.md)
     st <- spicy_row_start(store, y, task, C, C1, control, loss, as.integer(rs))
     control[["row_start"]] <- 0
+    # every fit of the chain starts at row_gamma times its gamma (NOTES-spicy.md)
+    g0 <- as.double(control[["gamma"]])
+    if (is.na(g0)) g0 <- if (C1 > 0) control[["gamma_scale"]] * spicy_gamma_size(n) / C1 else 10
+    control[["gamma"]] <- g0 * control[["row_gamma"]]
     res <- fit_spicy(store, y, task, C, control, init = st$init)
     res$info$row_start <- st$info
     return(res)
@@ -177,6 +195,11 @@ spicy_row_start <- function(store, y, task, C, C1, control, loss, ns) {
   frac <- if (is.null(cw)) length(rows) / n else sum(cw[rows]) / sum(cw)
   sctl <- control
   sctl[["row_start"]] <- if (length(inner)) inner else 0L
+  if (!length(inner)) {
+    # the first fit of the chain (cold) starts at row_gamma times its gamma as well
+    if (is.na(sctl[["gamma"]])) sctl[["gamma_scale"]] <- sctl[["gamma_scale"]] * sctl[["row_gamma"]]
+    else sctl[["gamma"]] <- sctl[["gamma"]] * sctl[["row_gamma"]]
+  }
   if (!is.null(cw)) sctl$case_weights <- cw[rows]
   sub <- fit_spicy(subset_store(store, rows), y[rows], task, C * frac, sctl)
   alpha <- matrix(0, n, M)

@@ -8,7 +8,8 @@
                       newton_float = TRUE, slack_ratio = 0.01, inner_rel = 0.1, svm_dual = TRUE,
                       box_fraction = 0.5, screening = TRUE, lazy_screening = TRUE,
                       gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10,
-                      gamma_max = 1e8, warm_shrink = 100, row_start = 0L)
+                      gamma_max = 1e8, warm_shrink = 100, row_start = 0L,
+                      row_gamma = 1)
 
 # The tuning tables, by control family, with the function that makes them.
 .control_tuning <- list(spicy = list(fun = "spicy_tuning", defaults = .spicy_tuning))
@@ -84,6 +85,8 @@
 #'   are at least twice as many rows; 0 (the default) starts cold. The counts of that first fit
 #'   are in `fit$info$row_start`; the duality gap is that of the fit on all rows. With
 #'   `mkl_control(store = "dense")` or `"fly"` a positive value is an error.
+#' @param row_gamma with a row start, every fit of the chain (the subsamples' and the fit on
+#'   all rows) begins with its `gamma` (the default or the one given) times this (1).
 #' @return A list of class `"mkl_tuning"` holding the settings given, for
 #'   `mkl_control(tuning = )`.
 #' @seealso [mkl_control()] for the settings of every method.
@@ -97,7 +100,7 @@ spicy_tuning <- function(inner_tol = NULL, inner_maxiter = NULL, cg = NULL, cg_t
                          svm_dual = NULL, box_fraction = NULL, screening = NULL,
                          lazy_screening = NULL, gamma = NULL, gamma_b = NULL, gamma_scale = NULL,
                          gamma_mult = NULL, gamma_max = NULL, warm_shrink = NULL,
-                         row_start = NULL) {
+                         row_start = NULL, row_gamma = NULL) {
   set <- mget(names(formals(spicy_tuning)), environment())
   set <- set[!vapply(set, is.null, logical(1))]
   structure(check_spicy_tuning(set), class = "mkl_tuning", family = "spicy")
@@ -119,7 +122,8 @@ check_spicy_tuning <- function(s) {
       stop(sprintf("'%s' must be TRUE or FALSE%s", nm, if (na_ok) " (or NA)" else ""),
            call. = FALSE)
   }
-  for (nm in c("inner_tol", "gamma_scale", "gamma_b", "warm_shrink", "gamma_max", "slack_ratio"))
+  for (nm in c("inner_tol", "gamma_scale", "gamma_b", "warm_shrink", "gamma_max", "slack_ratio",
+              "row_gamma"))
     if (!is.null(s[[nm]])) s[[nm]] <- check_scalar(s[[nm]], nm, 0, lower_open = TRUE)
   if (!is.null(s[["inner_rel"]]))
     s[["inner_rel"]] <- check_scalar(s[["inner_rel"]], "inner_rel", 0)   # 0: inner_tol only
@@ -144,8 +148,10 @@ check_spicy_tuning <- function(s) {
   s
 }
 
-# row_start: one subsample size (0: none), or increasing sizes of nested subsamples
+# row_start: NA (the default by the store and n), one subsample size (0: none), or increasing
+# sizes of nested subsamples
 check_row_start <- function(v) {
+  if (identical(v, NA) || identical(v, NA_integer_) || identical(v, NA_real_)) return(NA_integer_)
   if (length(v) <= 1L) return(check_count(v, "row_start", lower = 0))
   v <- vapply(v, check_count, 1L, name = "row_start", lower = 1)
   if (is.unsorted(v, strictly = TRUE))

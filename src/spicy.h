@@ -131,6 +131,9 @@
                               cost at most this many products with the operator (4 n k) */
 #define SP_GRAM_ROWS 256   /* rows per block of the Gram blocks' own product (sp_gram) */
 #define SP_BLOCK_MIN 200    /* ... and always up to this size (a small factor is cheap) */
+#define SP_EARLY_GAP 20.0   /* low rank: an inner loop checks the gap it would certify once the
+                               last certified gap is at most this times tol, */
+#define SP_EARLY_TOL 0.9    /* ... and stops when that gap is at most this times tol */
 #define SP_SVM_GAP 2.0      /* hinge: an SVM dual point is tried when tol < gap <= this x tol */
 #define SP_SVM_TOL 1e-3     /* ... its SMO tolerance (any feasible point certifies) */
 #define SP_SVM_ITER 20      /* ... and at most this many SMO iterations per observation */
@@ -352,6 +355,7 @@ typedef struct {
     /* counters and results */
     long nprod;    /* kernel sweeps performed (products and quadratic forms) */
     int newton_total, cgit, ls_fail, nrejected, nactive, nfloor, nbackoff;
+    int nearly;    /* inner loops stopped by the gap they would certify (sp_early_stop) */
     double primal, dual, gap, sumnorm;
     double t0, tq, tm[9];   /* section timers, reported when verbose */
     int itcur;     /* the current outer iteration */

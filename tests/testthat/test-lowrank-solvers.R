@@ -158,10 +158,32 @@ test_that("SpicyMKL's nested row starts: each subsample fit starts from the next
   one <- fit_spicy(st, d$yc, "classification", 1, list(tol = 1e-6, row_start = c(100L, 300L)),
                    NULL)
   expect_identical(one$info$row_start$rows, 100L)
+  # row_gamma: every fit of the chain starts at that multiple of its gamma; the same optimum
+  rg <- fit_spicy(st, d$yc, "classification", 1,
+                  list(tol = 1e-6, row_start = c(50L, 100L), row_gamma = 10), NULL)
+  expect_true(rg$converged)
+  expect_lt(unname(spicy_gap_r(G, d$yc, "hinge", 1, rg)["gap"]), 1e-5)
+  expect_error(spicy_tuning(row_gamma = 0), "'row_gamma' must be one finite number > 0")
   expect_identical(spicy_tuning(row_start = c(2000, 20000))$row_start, c(2000L, 20000L))
   expect_error(spicy_tuning(row_start = c(100, 50)),
                "'row_start' with several sizes must be increasing")
   expect_error(spicy_tuning(row_start = c(0, 50)), "'row_start' must be one finite number >= 1")
+})
+
+test_that("SpicyMKL's default row start: nested sizes from 1000 rows by factors up to 10", {
+  auto <- function(n, lr = TRUE) mklearn:::spicy_row_auto(n, lr)
+  expect_identical(auto(4999), 0L)
+  expect_identical(auto(5000), 1000L)
+  expect_identical(auto(20000), c(1000L, 4472L))
+  expect_identical(auto(1e5), c(1000L, 10000L))
+  expect_identical(auto(1e6), c(1000L, 10000L, 100000L))
+  expect_identical(auto(1e5, FALSE), 0L)
+  expect_identical(spicy_tuning(row_start = NA)$row_start, NA_integer_)
+  # below 5000 rows the default is a cold start
+  d <- lr_data(n = 400, seed = 5)
+  G <- lapply(1:3, function(m) lr_factor(d$K[, , m], rel = 1e-3, rmax = 20))
+  expect_null(fit_spicy(lowrank_store(G), d$yc, "classification", 1,
+                        list(tol = 1e-6, row_start = NA), NULL)$info$row_start)
 })
 
 test_that("SpicyMKL on a low-rank store: the Woodbury solve alone for each Newton system", {

@@ -21,6 +21,11 @@ test_that("the Woodbury preconditioner takes the hinge's solves on a low-rank st
   # those solves take no CG iteration: H d = b - (wd - dh) d from the Woodbury solve alone
   direct <- as.integer(sub(".*without CG ([0-9]+) .*", "\\1", line))
   expect_identical(direct, used)
+  # the last inner loop stops once the gap it would certify is within tol (checked every second
+  # Newton step), and the outer iteration certifies that gap
+  early <- as.integer(sub(".*stopped at the gap ([0-9]+).*", "\\1", line))
+  expect_gte(early, 1L)
+  expect_lte(fit$info$gap, 0.9 * 0.01)   # the default tol
   expect_true(fit$converged)
 })
 
