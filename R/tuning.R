@@ -8,8 +8,8 @@
                       newton_float = TRUE, slack_ratio = 0.01, inner_rel = 0.1, svm_dual = TRUE,
                       box_fraction = 0.5, screening = TRUE, lazy_screening = TRUE,
                       gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10,
-                      gamma_max = 1e8, warm_shrink = 100, row_start = 0L,
-                      row_gamma = 1)
+                      gamma_max = 1e8, warm_shrink = 100, row_start = NA_integer_,
+                      row_gamma = 10)
 
 # The tuning tables, by control family, with the function that makes them.
 .control_tuning <- list(spicy = list(fun = "spicy_tuning", defaults = .spicy_tuning))
@@ -82,11 +82,15 @@
 #' @param warm_shrink a warm start resumes at the previous final `gamma` divided by this (100).
 #' @param row_start on the low-rank store, first fit this many training rows (spread over each
 #'   class, `C` scaled to them) and start the fit on all rows from their solution, when there
-#'   are at least twice as many rows; 0 (the default) starts cold. The counts of that first fit
-#'   are in `fit$info$row_start`; the duality gap is that of the fit on all rows. With
-#'   `mkl_control(store = "dense")` or `"fly"` a positive value is an error.
+#'   are at least twice as many rows. Several increasing sizes nest: each subsample's fit starts
+#'   from the next smaller one. `NA` (the default): from 5000 rows on the low-rank store, sizes
+#'   growing from 1000 rows by equal factors of at most 10 (1000 at 5000 rows; 1000 and 4472 at
+#'   20,000; 1000 and 10,000 at 100,000), else none; 0 starts cold. The counts of the subsample
+#'   fits are in `fit$info$row_start` (a value per size, smallest first); the duality gap is
+#'   that of the fit on all rows. With `mkl_control(store = "dense")` or `"fly"` a positive value
+#'   is an error.
 #' @param row_gamma with a row start, every fit of the chain (the subsamples' and the fit on
-#'   all rows) begins with its `gamma` (the default or the one given) times this (1).
+#'   all rows) begins with its `gamma` (the default or the one given) times this (10).
 #' @return A list of class `"mkl_tuning"` holding the settings given, for
 #'   `mkl_control(tuning = )`.
 #' @seealso [mkl_control()] for the settings of every method.

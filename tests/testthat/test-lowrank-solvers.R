@@ -137,13 +137,13 @@ test_that("SpicyMKL's nested row starts: each subsample fit starts from the next
   d <- lr_data(n = 400, seed = 5)
   G <- lapply(1:3, function(m) lr_factor(d$K[, , m], rel = 1e-3, rmax = 20))
   st <- lowrank_store(G)
-  for (loss in c("hinge", "squared")) {
-    reg <- loss == "squared"
-    y <- if (reg) d$yr else d$yc
-    task <- if (reg) "regression" else "classification"
-    cold <- fit_spicy(st, y, task, 1, list(loss = loss, tol = 1e-6), NULL)
-    warm <- fit_spicy(st, y, task, 1, list(loss = loss, tol = 1e-6, row_start = c(50L, 100L)),
-                      NULL)
+  problems <- list(hinge = list(d$yc, "classification"), squared = list(d$yr, "regression"))
+  for (loss in names(problems)) {
+    y <- problems[[loss]][[1L]]
+    fit <- function(rs) fit_spicy(st, y, problems[[loss]][[2L]], 1,
+                                  list(loss = loss, tol = 1e-6, row_start = rs), NULL)
+    cold <- fit(0L)
+    warm <- fit(c(50L, 100L))
     rs <- warm$info$row_start
     expect_identical(rs$rows, c(50L, 100L), info = loss)
     expect_equal(rs$C, c(50, 100) / 400, info = loss)
