@@ -51,7 +51,9 @@
  * Newton step of a loop (itol sqrt(n) before it; itol = inner_tol), with the absolute gap P - D of
  * the last outer iteration or of the start (inexact proximal point; inner_rel tightened tenfold
  * after an outer iteration that did not reduce the gap). An outer iteration that took no Newton
- * step and did not reduce the gap tightens itol itself and steps gamma back (sp_run).
+ * step and did not reduce the gap tightens itol itself and steps gamma back (sp_run). On a
+ * low-rank store an inner loop near the end also stops once the gap it would certify is within
+ * tol (sp_early_stop).
  * Newton safeguards: the Hessian is factored with a tiny ridge (Cholesky, or Jacobi-preconditioned
  * CG for n >= cg_threshold, which falls back to the preconditioned gradient when H has no
  * curvature along it, e.g. H = gamma_b 11' at a balanced hinge cold start); logistic systems
