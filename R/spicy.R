@@ -29,6 +29,12 @@ spicy_gamma_n0 <- 500
 spicy_gamma_pow <- 0.75
 spicy_gamma_size <- function(n) max(1, n / spicy_gamma_n0)^spicy_gamma_pow
 
+# The default model rounds (model_rounds = NA): 5, and 20 on a low-rank store, where a round is
+# one Woodbury solve (inst/notes/NOTES-spicy.md).
+spicy_model_rounds <- function(v, lowrank) {
+  if (is.na(v)) if (lowrank) 20L else 5L else as.integer(v)
+}
+
 # The default row start (row_start = NA) on a low-rank store of n >= spicy_row_n rows: nested
 # subsamples growing geometrically from spicy_row_n0 rows by a factor of at most 10 (5000 rows:
 # 1000; 20,000: 1000, 4472; 100,000: 1000, 10,000); none on other stores or fewer rows. The
@@ -98,7 +104,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               cg = if (is.na(cg)) -1L else as.integer(isTRUE(cg)),
               cg_threshold = as.integer(control[["cg_threshold"]]),
               newton_cache = if (is.na(cache)) -1L else as.integer(isTRUE(cache)),
-              model_rounds = as.integer(control[["model_rounds"]]),
+              model_rounds = spicy_model_rounds(control[["model_rounds"]], lowrank),
               cg_deflate = as.integer(control[["cg_deflate"]]),
               newton_float = as.integer(isTRUE(control[["newton_float"]])),
               slack_ratio = as.double(control[["slack_ratio"]]),

@@ -4,7 +4,7 @@
 
 # SpicyMKL's knobs with their defaults (measurements behind them: inst/notes/NOTES-spicy.md).
 .spicy_tuning <- list(inner_tol = 1e-6, inner_maxiter = 100L, cg = NA, cg_threshold = 250L,
-                      newton_cache = FALSE, model_rounds = 5L, cg_deflate = 32L,
+                      newton_cache = FALSE, model_rounds = NA_integer_, cg_deflate = 32L,
                       newton_float = TRUE, slack_ratio = 0.01, inner_rel = 0.1, svm_dual = TRUE,
                       box_fraction = 0.5, screening = TRUE, lazy_screening = TRUE,
                       gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10,
@@ -36,7 +36,8 @@
 #'   refined by up to this many rounds of an active-set method on a model of the inner
 #'   objective that keeps the hinge's slack pieces exact, so that coordinates crossing a slack
 #'   kink no longer cut the Newton steps short; each round is one conjugate-gradient solve and
-#'   reads no kernel. 5, and 0 for the plain Newton direction.
+#'   reads no kernel. `NA` (the default): 5, and 20 on the low-rank store (where a round is one
+#'   Woodbury solve); 0 for the plain Newton direction.
 #' @param cg_deflate the rounds' conjugate-gradient solves start from, and stay conjugate to,
 #'   the span of up to this many search directions of the Newton step's earlier solves (whose
 #'   matrices differ from theirs only on the diagonal). 32, and 0 for plain solves.
@@ -136,8 +137,11 @@ check_spicy_tuning <- function(s) {
   if (!is.null(s[["row_start"]])) s[["row_start"]] <- check_row_start(s[["row_start"]])
   for (nm in c("inner_maxiter", "cg_threshold")) if (!is.null(s[[nm]]))
     s[[nm]] <- check_count(s[[nm]], nm)
-  for (nm in c("model_rounds", "cg_deflate")) if (!is.null(s[[nm]])) {
+  if (identical(s[["model_rounds"]], NA) || identical(s[["model_rounds"]], NA_integer_))
+    s[["model_rounds"]] <- NA_integer_   # the default by the store (R/spicy.R)
+  for (nm in c("model_rounds", "cg_deflate")) {
     v <- s[[nm]]
+    if (is.null(v) || (nm == "model_rounds" && identical(v, NA_integer_))) next
     if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0 || v > 1000 || v != round(v))
       stop(sprintf("'%s' must be a whole number from 0 to 1000", nm), call. = FALSE)
     s[[nm]] <- as.integer(v)
