@@ -65,7 +65,7 @@ check_control_task <- function(method, task, control) {
 check_row_start_store <- function(control) {
   rs <- unclass(control)$tuning[["row_start"]]
   st <- unclass(control)$store
-  if (!is.null(rs) && rs > 0 && !is.null(st) && !(st %in% c("auto", "lowrank")))
+  if (!is.null(rs) && isTRUE(any(rs > 0)) && !is.null(st) && !(st %in% c("auto", "lowrank")))
     stop(sprintf(paste0("spicy_tuning(row_start = ) starts a fit on the low-rank store only, and ",
                         "this call sets mkl_control(store = \"%s\"): use store = \"lowrank\" or ",
                         "\"auto\", or leave row_start at 0"), st), call. = FALSE)

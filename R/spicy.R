@@ -29,6 +29,24 @@ spicy_gamma_n0 <- 500
 spicy_gamma_pow <- 0.75
 spicy_gamma_size <- function(n) max(1, n / spicy_gamma_n0)^spicy_gamma_pow
 
+# The default model rounds (model_rounds = NA): 5, and 20 on a low-rank store, where a round is
+# one Woodbury solve (inst/notes/NOTES-spicy.md).
+spicy_model_rounds <- function(v, lowrank) {
+  if (is.na(v)) if (lowrank) 20L else 5L else as.integer(v)
+}
+
+# The default row start (row_start = NA) on a low-rank store of n >= spicy_row_n rows: nested
+# subsamples growing geometrically from spicy_row_n0 rows by a factor of at most 10 (5000 rows:
+# 1000; 20,000: 1000, 4472; 100,000: 1000, 10,000); none on other stores or fewer rows. The
+# measurements behind it: inst/notes/NOTES-spicy.md.
+spicy_row_n <- 5000
+spicy_row_n0 <- 1000
+spicy_row_auto <- function(n, lowrank) {
+  if (!lowrank || n < spicy_row_n) return(0L)
+  lev <- ceiling(log10(n / spicy_row_n0))
+  as.integer(round(spicy_row_n0 * (n / spicy_row_n0)^((seq_len(lev) - 1) / lev)))
+}
+
 # Case weights (control$case_weights): the loss sum_i w_i loss_i (src/spicy_loss.c); rows of
 # weight 0 are left out (the principal submatrix of the store, subset_store()) and get zero
 # coefficients, so that weight 0 is the row dropped.
@@ -55,11 +73,18 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
   C1 <- C * (1 - lambda)
   C2 <- if (penalty == "l1") 0 else C * lambda
   rs <- control[["row_start"]]
-  if (is.null(init) && !is.null(rs) && rs > 0 && 2 * rs <= n &&
-      store$kind == .mk_codes$store[["lowrank"]]) {
-    # continuation over the rows: fit a spread subsample first, start from its f_m (NOTES-spicy.md)
+  lowrank <- store$kind == .mk_codes$store[["lowrank"]]
+  if (length(rs) == 1L && is.na(rs)) rs <- spicy_row_auto(n, lowrank)
+  rs <- rs[rs > 0 & 2 * rs <= n]
+  if (is.null(init) && length(rs) && lowrank) {
+    # continuation over the rows: fit a spread subsample first (itself started from the smaller
+    # sizes of row_start), start from its f_m (NOTES-spicy.md)
     st <- spicy_row_start(store, y, task, C, C1, control, loss, as.integer(rs))
     control[["row_start"]] <- 0
+    # every fit of the chain starts at row_gamma times its gamma (NOTES-spicy.md)
+    g0 <- as.double(control[["gamma"]])
+    if (is.na(g0)) g0 <- if (C1 > 0) control[["gamma_scale"]] * spicy_gamma_size(n) / C1 else 10
+    control[["gamma"]] <- g0 * control[["row_gamma"]]
     res <- fit_spicy(store, y, task, C, control, init = st$init)
     res$info$row_start <- st$info
     return(res)
@@ -79,7 +104,7 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
               cg = if (is.na(cg)) -1L else as.integer(isTRUE(cg)),
               cg_threshold = as.integer(control[["cg_threshold"]]),
               newton_cache = if (is.na(cache)) -1L else as.integer(isTRUE(cache)),
-              model_rounds = as.integer(control[["model_rounds"]]),
+              model_rounds = spicy_model_rounds(control[["model_rounds"]], lowrank),
               cg_deflate = as.integer(control[["cg_deflate"]]),
               newton_float = as.integer(isTRUE(control[["newton_float"]])),
               slack_ratio = as.double(control[["slack_ratio"]]),
@@ -160,10 +185,14 @@ spicy_dropping_zero_weights <- function(store, y, task, C, control, init) {
 # gives the fit on all rows its start: alpha zero off the subsample (the same f_m), b,
 # rho = -loss'(z) (the subsample's own rho on its rows), the slack variables from z as at a cold
 # start, rho then balanced and scaled into every C1-ball; gamma starts as at a cold start.
-# C1: the block-norm part of C (fit_spicy()). Returns the init for fit_spicy() and the subsample
-# fit's counts (fit$info$row_start).
+# C1: the block-norm part of C (fit_spicy()). ns: increasing subsample sizes; the fit on the
+# largest starts from the next smaller one, and so on (nested starts). Returns the init for
+# fit_spicy() and the subsample fits' counts (fit$info$row_start: a value per size, smallest
+# first).
 spicy_row_start <- function(store, y, task, C, C1, control, loss, ns) {
   n <- length(y)
+  inner <- ns[-length(ns)]
+  ns <- ns[length(ns)]
   M <- store_dims(store)[3L]
   cls <- if (identical(task, "regression")) list(seq_len(n)) else split(seq_len(n), y)
   rows <- sort(unlist(lapply(cls, function(ix)
@@ -171,7 +200,12 @@ spicy_row_start <- function(store, y, task, C, C1, control, loss, ns) {
   cw <- control$case_weights
   frac <- if (is.null(cw)) length(rows) / n else sum(cw[rows]) / sum(cw)
   sctl <- control
-  sctl[["row_start"]] <- 0
+  sctl[["row_start"]] <- if (length(inner)) inner else 0L
+  if (!length(inner)) {
+    # the first fit of the chain (cold) starts at row_gamma times its gamma as well
+    if (is.na(sctl[["gamma"]])) sctl[["gamma_scale"]] <- sctl[["gamma_scale"]] * sctl[["row_gamma"]]
+    else sctl[["gamma"]] <- sctl[["gamma"]] * sctl[["row_gamma"]]
+  }
   if (!is.null(cw)) sctl$case_weights <- cw[rows]
   sub <- fit_spicy(subset_store(store, rows), y[rows], task, C * frac, sctl)
   alpha <- matrix(0, n, M)
@@ -199,7 +233,15 @@ spicy_row_start <- function(store, y, task, C, C1, control, loss, ns) {
                 numeric(2L * n))
   list(init = list(method = "spicy", loss = loss, dim = c(n, M), alpha = alpha, b = sub$b,
                    rho = rho, aux = aux, gamma = c(0, 0)),
-       info = list(rows = length(rows), C = C * frac, iterations = sub$iterations,
-                   gap = sub$info$gap, newton_steps = sub$info$newton_steps,
-                   model_rounds = sub$info$model_rounds, cg_iterations = sub$info$cg_iterations))
+       info = spicy_row_info(sub$info$row_start,
+                             list(rows = length(rows), C = C * frac, iterations = sub$iterations,
+                                  gap = sub$info$gap, newton_steps = sub$info$newton_steps,
+                                  model_rounds = sub$info$model_rounds,
+                                  cg_iterations = sub$info$cg_iterations)))
+}
+
+# the counts of the nested subsample fits (smaller sizes first, NULL: none) and of the last one
+spicy_row_info <- function(before, last) {
+  if (is.null(before)) return(last)
+  Map(c, before[names(last)], last)
 }

@@ -4,11 +4,12 @@
 
 # SpicyMKL's knobs with their defaults (measurements behind them: inst/notes/NOTES-spicy.md).
 .spicy_tuning <- list(inner_tol = 1e-6, inner_maxiter = 100L, cg = NA, cg_threshold = 250L,
-                      newton_cache = FALSE, model_rounds = 5L, cg_deflate = 32L,
+                      newton_cache = FALSE, model_rounds = NA_integer_, cg_deflate = 32L,
                       newton_float = TRUE, slack_ratio = 0.01, inner_rel = 0.1, svm_dual = TRUE,
                       box_fraction = 0.5, screening = TRUE, lazy_screening = TRUE,
                       gamma = NA_real_, gamma_scale = 5, gamma_b = 1, gamma_mult = 10,
-                      gamma_max = 1e8, warm_shrink = 100, row_start = 0L)
+                      gamma_max = 1e8, warm_shrink = 100, row_start = NA_integer_,
+                      row_gamma = 10)
 
 # The tuning tables, by control family, with the function that makes them.
 .control_tuning <- list(spicy = list(fun = "spicy_tuning", defaults = .spicy_tuning))
@@ -35,7 +36,8 @@
 #'   refined by up to this many rounds of an active-set method on a model of the inner
 #'   objective that keeps the hinge's slack pieces exact, so that coordinates crossing a slack
 #'   kink no longer cut the Newton steps short; each round is one conjugate-gradient solve and
-#'   reads no kernel. 5, and 0 for the plain Newton direction.
+#'   reads no kernel. `NA` (the default): 5, and 20 on the low-rank store (where a round is one
+#'   Woodbury solve); 0 for the plain Newton direction.
 #' @param cg_deflate the rounds' conjugate-gradient solves start from, and stay conjugate to,
 #'   the span of up to this many search directions of the Newton step's earlier solves (whose
 #'   matrices differ from theirs only on the diagonal). 32, and 0 for plain solves.
@@ -81,9 +83,15 @@
 #' @param warm_shrink a warm start resumes at the previous final `gamma` divided by this (100).
 #' @param row_start on the low-rank store, first fit this many training rows (spread over each
 #'   class, `C` scaled to them) and start the fit on all rows from their solution, when there
-#'   are at least twice as many rows; 0 (the default) starts cold. The counts of that first fit
-#'   are in `fit$info$row_start`; the duality gap is that of the fit on all rows. With
-#'   `mkl_control(store = "dense")` or `"fly"` a positive value is an error.
+#'   are at least twice as many rows. Several increasing sizes nest: each subsample's fit starts
+#'   from the next smaller one. `NA` (the default): from 5000 rows on the low-rank store, sizes
+#'   growing from 1000 rows by equal factors of at most 10 (1000 at 5000 rows; 1000 and 4472 at
+#'   20,000; 1000 and 10,000 at 100,000), else none; 0 starts cold. The counts of the subsample
+#'   fits are in `fit$info$row_start` (a value per size, smallest first); the duality gap is
+#'   that of the fit on all rows. With `mkl_control(store = "dense")` or `"fly"` a positive value
+#'   is an error.
+#' @param row_gamma with a row start, every fit of the chain (the subsamples' and the fit on
+#'   all rows) begins with its `gamma` (the default or the one given) times this (10).
 #' @return A list of class `"mkl_tuning"` holding the settings given, for
 #'   `mkl_control(tuning = )`.
 #' @seealso [mkl_control()] for the settings of every method.
@@ -97,7 +105,7 @@ spicy_tuning <- function(inner_tol = NULL, inner_maxiter = NULL, cg = NULL, cg_t
                          svm_dual = NULL, box_fraction = NULL, screening = NULL,
                          lazy_screening = NULL, gamma = NULL, gamma_b = NULL, gamma_scale = NULL,
                          gamma_mult = NULL, gamma_max = NULL, warm_shrink = NULL,
-                         row_start = NULL) {
+                         row_start = NULL, row_gamma = NULL) {
   set <- mget(names(formals(spicy_tuning)), environment())
   set <- set[!vapply(set, is.null, logical(1))]
   structure(check_spicy_tuning(set), class = "mkl_tuning", family = "spicy")
@@ -119,18 +127,21 @@ check_spicy_tuning <- function(s) {
       stop(sprintf("'%s' must be TRUE or FALSE%s", nm, if (na_ok) " (or NA)" else ""),
            call. = FALSE)
   }
-  for (nm in c("inner_tol", "gamma_scale", "gamma_b", "warm_shrink", "gamma_max", "slack_ratio"))
+  for (nm in c("inner_tol", "gamma_scale", "gamma_b", "warm_shrink", "gamma_max", "slack_ratio",
+              "row_gamma"))
     if (!is.null(s[[nm]])) s[[nm]] <- check_scalar(s[[nm]], nm, 0, lower_open = TRUE)
   if (!is.null(s[["inner_rel"]]))
     s[["inner_rel"]] <- check_scalar(s[["inner_rel"]], "inner_rel", 0)   # 0: inner_tol only
   if (!is.null(s[["box_fraction"]]))
     s[["box_fraction"]] <- check_scalar(s[["box_fraction"]], "box_fraction", 0, 1)   # 0: never
-  if (!is.null(s[["row_start"]]))
-    s[["row_start"]] <- check_count(s[["row_start"]], "row_start", lower = 0)
+  if (!is.null(s[["row_start"]])) s[["row_start"]] <- check_row_start(s[["row_start"]])
   for (nm in c("inner_maxiter", "cg_threshold")) if (!is.null(s[[nm]]))
     s[[nm]] <- check_count(s[[nm]], nm)
-  for (nm in c("model_rounds", "cg_deflate")) if (!is.null(s[[nm]])) {
+  if (identical(s[["model_rounds"]], NA) || identical(s[["model_rounds"]], NA_integer_))
+    s[["model_rounds"]] <- NA_integer_   # the default by the store (R/spicy.R)
+  for (nm in c("model_rounds", "cg_deflate")) {
     v <- s[[nm]]
+    if (is.null(v) || (nm == "model_rounds" && identical(v, NA_integer_))) next
     if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0 || v > 1000 || v != round(v))
       stop(sprintf("'%s' must be a whole number from 0 to 1000", nm), call. = FALSE)
     s[[nm]] <- as.integer(v)
@@ -143,6 +154,17 @@ check_spicy_tuning <- function(s) {
   if (!is.null(s[["gamma"]]) && !(length(s[["gamma"]]) == 1L && is.na(s[["gamma"]])))
     s[["gamma"]] <- check_scalar(s[["gamma"]], "gamma", 0, lower_open = TRUE)
   s
+}
+
+# row_start: NA (the default by the store and n), one subsample size (0: none), or increasing
+# sizes of nested subsamples
+check_row_start <- function(v) {
+  if (identical(v, NA) || identical(v, NA_integer_) || identical(v, NA_real_)) return(NA_integer_)
+  if (length(v) <= 1L) return(check_count(v, "row_start", lower = 0))
+  v <- vapply(v, check_count, 1L, name = "row_start", lower = 1)
+  if (is.unsorted(v, strictly = TRUE))
+    stop("'row_start' with several sizes must be increasing", call. = FALSE)
+  v
 }
 
 # The knobs of a tuning table given to mkl_control(): refused, saying where they went.

@@ -213,7 +213,10 @@ int mk_cg_solve(const mk_cg *c, double *x, double *r, int *iters)
             /* no curvature along p: A is singular there. take_first: p itself is the step along
                the first (preconditioned steepest-descent) direction; a later breakdown keeps
                the iterate reached so far */
-            if (it == 0 && c->take_first) { for (int i = 0; i < n; i++) x[i] += p[i]; it = 1; }
+            if (it == 0 && c->take_first) {
+                for (int i = 0; i < n; i++) { x[i] += p[i]; r[i] -= q[i]; }   /* r = b - A x */
+                it = 1;
+            }
             break;
         }
         if (Df && Df->k < Df->kmax) {

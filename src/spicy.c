@@ -54,6 +54,45 @@ static double sp_inner_tol(const sp_state *S, int k)
     return t;
 }
 
+/* Low-rank store, an inner loop once the last certified gap is within SP_EARLY_GAP of tol (every
+   second Newton step): the gap the outer iteration would certify if the loop stopped at this rho,
+   the primal after the proximal update (as sp_prox_update, O(n |S|), into the free z) and the
+   dual at rho (a pass per kernel above C1 by its bound). Within SP_EARLY_TOL of tol the loop
+   stops: the rest of the last inner loop would only overshoot tol (NOTES-spicy.md). */
+static int sp_early_stop(sp_state *S, int k)
+{
+    const sp_opts *o = S->o;
+    if (!S->lr.on || (k & 1) == 0 || !(S->gap <= SP_EARLY_GAP * o->tol)) return 0;
+    int n = S->n;
+    const double *rho = S->rho;
+    double gamma = S->gamma, thr = gamma * S->C1, den = 1.0 + gamma * S->C2, sr = 0.0,
+        pen = 0.0, *z = S->z;
+    for (int i = 0; i < n; i++) sr += rho[i];
+    double b1 = *S->b + S->gammab * sr;
+    for (int i = 0; i < n; i++) z[i] = b1;
+    for (int m = 0; m < S->M; m++) {
+        const double *ka = S->Ka + (size_t) m * n, *kr = S->Kr + (size_t) m * n;
+        double an = S->anorm[m], sc = 1.0;
+        if (S->inS[m]) {
+            double rm = S->r[m];
+            if (!(rm > thr)) continue;
+            sc = (rm - thr) / (den * rm);
+            an = sc * rm;
+            for (int i = 0; i < n; i++) z[i] += sc * (ka[i] + gamma * kr[i]);
+        } else if (S->anz[m]) {
+            for (int i = 0; i < n; i++) z[i] += ka[i];
+        } else continue;
+        pen += S->C1 * an + 0.5 * S->C2 * an * an;
+    }
+    double keep[4] = { S->primal, S->dual, S->gap, S->absgap };
+    S->primal = S->L->value(n, S->y, z, S->eps, o->cw) + pen;
+    sp_dual_gap(S);
+    int stop = S->gap <= SP_EARLY_TOL * o->tol;
+    S->primal = keep[0]; S->dual = keep[1]; S->gap = keep[2]; S->absgap = keep[3];
+    S->nearly += stop;
+    return stop;
+}
+
 /* The inner loop: Newton on phi over rho. Returns the number of Newton steps taken; *inner_ok
    when the gradient met inner_tol; *gnorm0, *gnorm_last: first and last gradient norms. */
 static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_last)
@@ -71,6 +110,7 @@ static int sp_newton(sp_state *S, int *inner_ok, double *gnorm0, double *gnorm_l
         if (k == 0) *gnorm0 = gnorm;
         *gnorm_last = gnorm;
         if (gnorm <= sp_inner_tol(S, k)) { *inner_ok = 1; break; }
+        if (sp_early_stop(S, k)) { *inner_ok = 1; break; }
         if ((S->bx.on ? sp_box_direction(S) : sp_direction(S)) != 0) break;
         R_CheckUserInterrupt();   /* the Hessian and its solve dominate a step: check after */
         if (!sp_step_cap(S)) break;
@@ -195,8 +235,10 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
                 "prod %.3f ls %.3f outer %.3f\n", S->tm[0], S->tm[1], S->tm[2], S->tm[3], S->tm[8],
                 S->tm[4], S->tm[5], S->tm[6], S->tm[7]);
     if (o->verbose && S->lr.on)
-        Rprintf("spicy low rank: Woodbury solves %ld, builds %ld (from scratch %ld), updates %ld\n",
-                S->lr.wused, S->lr.wbuilds, S->lr.wfull, S->lr.wupdates);
+        Rprintf("spicy low rank: Woodbury solves %ld, builds %ld (from scratch %ld), updates %ld, "
+                "without CG %ld (checks %ld), inner loops stopped at the gap %d\n", S->lr.wused,
+                S->lr.wbuilds, S->lr.wfull, S->lr.wupdates, S->lr.wdirects, S->lr.wchecks,
+                S->nearly);
     if (o->verbose && S->bx.on)
         Rprintf("spicy box: free coordinates %ld (%.1f a step), set changes %ld, rounds %ld, "
                 "unsettled %ld\n",

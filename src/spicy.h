@@ -51,7 +51,9 @@
  * Newton step of a loop (itol sqrt(n) before it; itol = inner_tol), with the absolute gap P - D of
  * the last outer iteration or of the start (inexact proximal point; inner_rel tightened tenfold
  * after an outer iteration that did not reduce the gap). An outer iteration that took no Newton
- * step and did not reduce the gap tightens itol itself and steps gamma back (sp_run).
+ * step and did not reduce the gap tightens itol itself and steps gamma back (sp_run). On a
+ * low-rank store an inner loop near the end also stops once the gap it would certify is within
+ * tol (sp_early_stop).
  * Newton safeguards: the Hessian is factored with a tiny ridge (Cholesky, or Jacobi-preconditioned
  * CG for n >= cg_threshold, which falls back to the preconditioned gradient when H has no
  * curvature along it, e.g. H = gamma_b 11' at a balanced hinge cold start); logistic systems
@@ -124,11 +126,16 @@
 #define SP_WB_BUILD 80.0   /* ... and while building its capacitance (wk^2 per coordinate off the
                               shared diagonal value, n wk^2 / 2 from scratch) costs at most
                               SP_WB_BUILD / 4 products */
+#define SP_WB_DIRECT 0.1   /* ... solves by it alone while H d = b - (wd - dh) d holds to this
+                              fraction of CG's tolerance (checked after each build) */
 #define SP_WB_GRAM 16777216 /* ... and its cache of the factors' Gram blocks, doubles at most */
 #define SP_WB_GRAMX 1000.0 /* ... and while the blocks not cached yet (2 n r_a r_b flops each)
                               cost at most this many products with the operator (4 n k) */
 #define SP_GRAM_ROWS 256   /* rows per block of the Gram blocks' own product (sp_gram) */
 #define SP_BLOCK_MIN 200    /* ... and always up to this size (a small factor is cheap) */
+#define SP_EARLY_GAP 20.0   /* low rank: an inner loop checks the gap it would certify once the
+                               last certified gap is at most this times tol, */
+#define SP_EARLY_TOL 0.9    /* ... and stops when that gap is at most this times tol */
 #define SP_SVM_GAP 2.0      /* hinge: an SVM dual point is tried when tol < gap <= this x tol */
 #define SP_SVM_TOL 1e-3     /* ... its SMO tolerance (any feasible point certifies) */
 #define SP_SVM_ITER 20      /* ... and at most this many SMO iterations per observation */
@@ -232,9 +239,10 @@ typedef struct {
     int valid, rebuilds;
 } sp_ncache;
 
-/* Model direction (sp_model_direction): 12 n doubles of scratch (NULL: not used); rounds taken */
+/* Model direction (sp_model_direction): 12 n doubles of scratch (NULL: not used); rounds taken;
+   hx (low-rank store, else NULL): H D from the Newton direction's CG residual (sp_solve) */
 typedef struct {
-    double *w;
+    double *w, *hx;
     int rounds;
 } sp_model;
 
@@ -286,6 +294,10 @@ typedef struct {
     int wk, wkmax, wvalid, wfail, *woff, *widx;
     double *wa, *wc, *wd, *wdh, *ws, *wt, *wn, *wse, wfl;
     long wbuilds, wupdates, wfull, wused;   /* wused: solves it preconditioned */
+    /* the solve by Woodbury alone (sp_lrwb_direct): 1 checked since the last build, -1 not yet,
+       0 failed its check; solves it did, checks */
+    int wdirect;
+    long wdirects, wchecks;
     /* the factors' Gram blocks G_a'G_b (R x R, block (a, b) valid when gok[a M + b]) and G_m'1
        (R, valid when gok[m M + m]): fixed, computed when two kernels are first active together */
     double *gg, *g1;
@@ -345,6 +357,7 @@ typedef struct {
     /* counters and results */
     long nprod;    /* kernel sweeps performed (products and quadratic forms) */
     int newton_total, cgit, ls_fail, nrejected, nactive, nfloor, nbackoff;
+    int nearly;    /* inner loops stopped by the gap they would certify (sp_early_stop) */
     double primal, dual, gap, sumnorm;
     double t0, tq, tm[9];   /* section timers, reported when verbose */
     int itcur;     /* the current outer iteration */
@@ -399,7 +412,7 @@ void sp_screen_alloc(sp_state *S);
 /* spicy_newton.c: gradient, Newton matrix and solve, the Newton direction */
 int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, double *work,
              int cg, int equil, double gnorm, int *cgit, mk_pcblock *B, const double *hl, int nt,
-             double *qt, mk_defl *Df, int cgmax);
+             double *qt, mk_defl *Df, int cgmax, double *hx);
 double sp_gradient(sp_state *S);
 void sp_newton_coefs(sp_state *S);
 int sp_direction(sp_state *S);
@@ -437,6 +450,7 @@ double sp_lrnm_entry(const void *ctx, int i, int j);
 void sp_lrnm_gather(sp_lrnm *L, const double *key, int cap);
 int sp_lrwb_prepare(sp_lrnm *L);
 void sp_lrwb_apply(void *ctx, const double *r, double *z);
+int sp_lrwb_direct(sp_lrnm *L, const double *g, double *d, double *r, double *hx, double target);
 void sp_lr_alloc(sp_state *S);
 
 /* spicy_gap.c: dual value and duality gap, the SVM dual point */

@@ -86,14 +86,20 @@ void sp_model_direction(sp_state *S)
             for (int i = 0; i < n; i++) sp_nm_set_diag(S, i, hd[i] - hl[i] + hl1[i]);
             A->fast = A->P != NULL;
             int info = sp_solve(A, LR, n, gm, p, S->work, 1, 0, gn, &S->cgit, &S->fb, hl1, nt,
-                                S->qt, &S->df, SP_ROUND_MAXIT);
+                                S->qt, &S->df, SP_ROUND_MAXIT, LR ? hkp : NULL);
             A->fast = 0;
             for (int i = 0; i < n; i++) sp_nm_set_diag(S, i, hd[i]);
             if (info != 0) break;
             S->md.rounds++;
         }
-        sp_nm_mv(S, p, hkp, nt);
-        for (int i = 0; i < n; i++) hkp[i] -= hl[i] * p[i];
+        /* H_K p: on a low-rank store from the solve's residual (H p = -gm - r, with the round's
+           diagonal hl1; NOTES-spicy.md), else a product */
+        if (LR && r > 0) for (int i = 0; i < n; i++) hkp[i] -= hl1[i] * p[i];
+        else if (LR) for (int i = 0; i < n; i++) hkp[i] = S->md.hx[i] - hl[i] * p[i];
+        else {
+            sp_nm_mv(S, p, hkp, nt);
+            for (int i = 0; i < n; i++) hkp[i] -= hl[i] * p[i];
+        }
         double a = mk_dot(n, gm, p), b = mk_dot(n, p, hkp);
         if (!(a < 0.0)) break;
         double t = sp_model_linemin(S, x, p, a, b, gl1, tmp, gl2, hh);
@@ -397,8 +403,10 @@ void sp_hinge_alloc(sp_state *S)
 {
     int n = S->n;
     const sp_opts *o = S->o;
-    if (S->use_cg && S->L->pieces && o->model_rounds > 0)
+    if (S->use_cg && S->L->pieces && o->model_rounds > 0) {
         S->md.w = (double *) R_alloc(12 * (size_t) n, sizeof(double));
+        if (S->lr.on) S->md.hx = (double *) R_alloc(n, sizeof(double));
+    }
     if (S->md.w && o->deflate > 0) mk_defl_alloc(&S->df, n, o->deflate < n ? o->deflate : n);
     sp_box *B = &S->bx;
     memset(B, 0, sizeof(*B));

@@ -616,6 +616,7 @@ int sp_lrwb_prepare(sp_lrnm *L)
     if (L->wvalid && L->wk == k && sp_wb_update(L) && sp_wb_factor(L) == 0) return 0;
     L->wvalid = sp_wb_build(L) == 0;
     if (!L->wvalid) return -1;
+    L->wdirect = -1;
     L->wfail = sp_wb_factor(L) != 0;
     return L->wfail ? -1 : 0;
 }
@@ -640,6 +641,41 @@ void sp_lrwb_apply(void *ctx, const double *r, double *z)
     t[k - 1] *= sb;
     F77_CALL(dpotrs)("U", &k, &one, L->wc, &k, t, &k, &info FCONE);
     sp_lr_u(L, t, L->ts1, L->ts2, NULL, r, -sb * t[k - 1], L->wd, z);
+}
+
+/* The Woodbury solve without CG: d = P^{-1} b (b = -g). P differs from H only where the floor
+   raised the diagonal (by at most SP_WB_FLOOR relative), so H d = b - (wd - dh) d up to the
+   solve's rounding; r = b - H d and hx = H d (not NULL) from that identity, no product with H.
+   The first solve after each capacitance build checks the identity with a product (it held to
+   1e-6 of |b| where CG needs 1e-2: NOTES-spicy.md); if it fails, CG until the next build.
+   Returns 1 when |r| <= target (the solve is done), else 0 (d and r to be reset by CG). */
+int sp_lrwb_direct(sp_lrnm *L, const double *g, double *d, double *r, double *hx, double target)
+{
+    int n = L->n;
+    if (L->wdirect == 0) return 0;
+    for (int i = 0; i < n; i++) r[i] = -g[i];
+    sp_lrwb_apply(L, r, d);
+    double rr = 0.0;
+    for (int i = 0; i < n; i++) {
+        double e = (L->wd[i] - L->dh[i]) * d[i];
+        rr += e * e;
+        r[i] = e;
+    }
+    if (L->wdirect < 0) {
+        double *q = L->ws, dq = 0.0;
+        sp_lrnm_mv(L, d, q);
+        for (int i = 0; i < n; i++) {
+            double e = (-g[i] - q[i]) - r[i];
+            dq += e * e;
+        }
+        L->wdirect = sqrt(dq) <= SP_WB_DIRECT * target;
+        L->wchecks++;
+        if (!L->wdirect) return 0;
+    }
+    if (!(sqrt(rr) <= target)) return 0;
+    if (hx) for (int i = 0; i < n; i++) hx[i] = -g[i] - r[i];
+    L->wdirects++;
+    return 1;
 }
 
 /* The squared row norms of each factor (n x M), the per-thread scratch and the operator's
@@ -689,6 +725,7 @@ void sp_lr_alloc(sp_state *S)
     L->widx = (int *) R_alloc(n, sizeof(int));
     L->ws = (double *) R_alloc((size_t) n * (rmax + 1), sizeof(double));
     L->wvalid = 0; L->wfail = 0; L->wbuilds = 0; L->wupdates = 0; L->wfull = 0; L->wused = 0;
+    L->wdirect = -1; L->wdirects = 0; L->wchecks = 0;
     /* the Gram caches, R x R (up to SP_WB_GRAM doubles; else every build from scratch) */
     size_t R = (size_t) S->st->goff[M];
     L->gg = NULL;

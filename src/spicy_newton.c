@@ -190,10 +190,11 @@ static void sp_hess_lowrank(const sp_state *S, const double *G, int na, const in
    (coordinates with hl = 0); its products with H run on nt threads (qt: nt * n doubles). Df
    (kmax = 0: none): the deflation directions, recorded by this solve and deflating it unless
    Df->rec, which starts a new set. CG stops after cgmax iterations (and 2n) at the latest.
-   L (not NULL): the low-rank operator in place of A (CG only). Returns 0 on success. */
+   L (not NULL): the low-rank operator in place of A (CG only). hx (CG, not NULL): H d = -g - r
+   from CG's residual r, which saves the model rounds a product with H. Returns 0 on success. */
 int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, double *work,
              int cg, int equil, double gnorm, int *cgit, mk_pcblock *B, const double *hl, int nt,
-             double *qt, mk_defl *Df, int cgmax)
+             double *qt, mk_defl *Df, int cgmax, double *hx)
 {
     int info = 0;
     const int one = 1;
@@ -251,6 +252,11 @@ int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, 
     B->pre = pre;
     double eta = gnorm < 0.25 ? sqrt(gnorm) : 0.5;
     if (eta > 1e-2) eta = 1e-2;
+    if (wb && sp_lrwb_direct(L, g, d, r, hx, eta * gnorm)) {   /* Woodbury alone: no CG */
+        if (Df && Df->rec) { Df->k = 0; Df->rec = 0; }   /* no directions to deflate by */
+        return 0;
+    }
+    if (wb) for (int i = 0; i < n; i++) { d[i] = 0.0; r[i] = -g[i]; }
     /* take_first: no curvature along the first direction (hinge cold start with balanced
        classes: H = gamma_b 11' and 1'g = 0); that direction is taken, and the step cap and the
        line search scale it, as the ridge does in the Cholesky branch */
@@ -262,6 +268,7 @@ int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, 
     int it = 0;
     info = mk_cg_solve(&c, d, r, &it);
     *cgit += it;
+    if (hx) for (int i = 0; i < n; i++) hx[i] = -g[i] - r[i];
     return info;
 }
 
@@ -360,7 +367,7 @@ int sp_direction(sp_state *S)
     int info = sp_solve(&S->nm, S->lr.on ? &S->lr : NULL, n, S->g, S->D, S->work, S->use_cg,
                         S->L->equilibrate, S->gnorm, &S->cgit, &S->fb, S->hl,
                         S->use_cg ? sp_nm_threads(S, (double) n * n) : 1, S->qt, &S->df,
-                        SP_CG_MAXIT);
+                        SP_CG_MAXIT, S->md.hx);
     sp_tick(S, 3);
     if (info == 0 && S->md.w) {
         sp_model_direction(S);

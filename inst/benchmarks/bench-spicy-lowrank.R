@@ -5,7 +5,8 @@
 # Usage: Rscript bench-spicy-lowrank.R n [threads] [platt] [verbose] [tuning]
 #   platt: "cv" (mkl()'s default, the probabilities' folds) or "train"; verbose 1 prints the
 #   solver's timers and Woodbury counts, 2 a line per Newton step; tuning: spicy_tuning()
-#   knobs as name=value pairs separated by commas (e.g. gamma_scale=0.5,inner_maxiter=20).
+#   knobs as name=value pairs separated by commas (e.g. gamma_scale=0.5,inner_maxiter=20;
+#   several values joined by "+": row_start=2000+20000).
 # Prints the whole call's elapsed and CPU time, the last gap, the objective, the held-out
 # accuracy, the outer iterations, Newton steps, model rounds, CG iterations and the peak memory.
 a <- commandArgs(trailingOnly = TRUE)
@@ -15,7 +16,8 @@ platt <- if (length(a) >= 3L) a[3L] else "train"
 verbose <- if (length(a) >= 4L) as.integer(a[4L]) else 1L
 tun <- if (length(a) >= 5L) {
   kv <- strsplit(strsplit(a[5L], ",", fixed = TRUE)[[1L]], "=", fixed = TRUE)
-  stats::setNames(lapply(kv, function(p) utils::type.convert(p[2L], as.is = TRUE)),
+  stats::setNames(lapply(kv, function(p)
+    utils::type.convert(strsplit(p[2L], "+", fixed = TRUE)[[1L]], as.is = TRUE)),
                   vapply(kv, `[`, "", 1L))
 }
 suppressPackageStartupMessages(library(mklearn))

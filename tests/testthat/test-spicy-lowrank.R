@@ -1,6 +1,7 @@
 # SpicyMKL on a low-rank store: the Woodbury preconditioner of the Newton operator
 # (src/spicy_lowrank.c) takes many of the hinge's solves, although the model rounds leave
-# rounding noise on the operator's diagonal (values equal but for the last bits).
+# rounding noise on the operator's diagonal (values equal but for the last bits), and solves
+# them without CG.
 
 test_that("the Woodbury preconditioner takes the hinge's solves on a low-rank store", {
   set.seed(1)
@@ -17,6 +18,14 @@ test_that("the Woodbury preconditioner takes the hinge's solves on a low-rank st
   used <- as.integer(sub(".*Woodbury solves ([0-9]+),.*", "\\1", line))
   solves <- fit$info$newton_steps + fit$info$model_rounds
   expect_gt(used, 0.25 * solves)
+  # those solves take no CG iteration: H d = b - (wd - dh) d from the Woodbury solve alone
+  direct <- as.integer(sub(".*without CG ([0-9]+) .*", "\\1", line))
+  expect_identical(direct, used)
+  # the last inner loop stops once the gap it would certify is within tol (checked every second
+  # Newton step), and the outer iteration certifies that gap
+  early <- as.integer(sub(".*stopped at the gap ([0-9]+).*", "\\1", line))
+  expect_gte(early, 1L)
+  expect_lte(fit$info$gap, 0.9 * 0.01)   # the default tol
   expect_true(fit$converged)
 })
 

@@ -25,11 +25,16 @@ test_that("spicy_tuning() records what was set and checks every value", {
   for (bad in list(NA, 1, "yes", c(TRUE, FALSE)))
     expect_error(spicy_tuning(newton_float = bad), "'newton_float' must be TRUE or FALSE")
   for (nm in c("model_rounds", "cg_deflate")) {
-    for (bad in list(-1, 2.5, NA, "5", 1001, c(1, 2)))
+    for (bad in c(list(-1, 2.5, "5", 1001, c(1, 2)), if (nm == "cg_deflate") list(NA)))
       expect_error(do.call(spicy_tuning, setNames(list(bad), nm)),
                    sprintf("'%s' must be a whole number from 0 to 1000", nm))
     expect_identical(do.call(spicy_tuning, setNames(list(0), nm))[[nm]], 0L)
   }
+  # model_rounds NA (the default): 5, and 20 on the low-rank store
+  expect_identical(spicy_tuning(model_rounds = NA)$model_rounds, NA_integer_)
+  expect_identical(mklearn:::spicy_model_rounds(NA_integer_, TRUE), 20L)
+  expect_identical(mklearn:::spicy_model_rounds(NA_integer_, FALSE), 5L)
+  expect_identical(mklearn:::spicy_model_rounds(3L, TRUE), 3L)
   for (bad in list(0, -0.1, NA, "0.1", Inf, c(0.1, 1)))
     expect_error(spicy_tuning(slack_ratio = bad), "'slack_ratio' must be one finite number > 0")
   expect_identical(spicy_tuning(slack_ratio = 1L)$slack_ratio, 1)
