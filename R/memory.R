@@ -17,7 +17,8 @@
 #'
 #' The numbers are what the solvers allocate (an upper bound: buffers that a fit uses only in
 #' some iterations are counted whole), plus the fit's coefficients and what the R front end
-#' allocates around the solver (column `front`); the R process and the data come on top. A classification fit whose probabilities are calibrated by cross-validation
+#' allocates around the solver (column `front`); the R process and the data come on top. A
+#' classification fit whose probabilities are calibrated by cross-validation
 #' (`mkl_control(platt = "cv")`, the default) then fits each of five folds on a copy of the
 #' store's training rows: that copy and the fold fit's buffers are counted on top of the fit's
 #' own (R frees the fit's scratch only at its next garbage collection).

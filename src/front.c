@@ -25,7 +25,8 @@ SEXP mkc_platt_pass(SEXP f, SEXP t, SEXP w, SEXP par, SEXP derivs)
     if (!isReal(f)) error("'f' must be a double vector");
     const R_xlen_t n = XLENGTH(f);
     const double *fv = REAL(f), *tv = front_reals(t, n, "'t' must have length(f) doubles");
-    const double *wv = isNull(w) ? NULL : front_reals(w, n, "'w' must be NULL or length(f) doubles");
+    const double *wv = isNull(w) ? NULL :
+        front_reals(w, n, "'w' must be NULL or length(f) doubles");
     const double *pv = front_reals(par, 2, "'par' must be two doubles");
     const double a = pv[0], b = pv[1];
     if (!asLogical(derivs)) {
