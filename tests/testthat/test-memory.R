@@ -105,6 +105,7 @@ test_that("mkl_memory follows the settings that change the buffers", {
 test_that("mkl_memory refuses arguments it cannot count", {
   expect_error(mkl_memory(-1, 3), "'n' must be one positive whole number")
   expect_error(mkl_memory(10, 2.5), "'M' must be one positive whole number")
+  expect_error(mkl_memory(10, 2, p = 0), "'p' must be one positive whole number")
   expect_error(mkl_memory(10, 3, method = "svm"), "'method' must be among .*not svm")
   expect_error(mkl_memory(10, 3, store = "disk"),
                "'store' must be among \"dense\", \"fly\" and \"lowrank\"")
