@@ -16,8 +16,9 @@
 #' none fits.
 #'
 #' The numbers are what the solvers allocate (an upper bound: buffers that a fit uses only in
-#' some iterations are counted whole), plus the fit's coefficients; the R process and the data
-#' come on top. A classification fit whose probabilities are calibrated by cross-validation
+#' some iterations are counted whole), plus the fit's coefficients and what the R front end
+#' allocates around the solver (column `front`); the R process and the data come on top. A
+#' classification fit whose probabilities are calibrated by cross-validation
 #' (`mkl_control(platt = "cv")`, the default) then fits each of five folds on a copy of the
 #' store's training rows: that copy and the fold fit's buffers are counted on top of the fit's
 #' own (R frees the fit's scratch only at its next garbage collection).
@@ -32,6 +33,7 @@
 #'   changes the buffers (SpicyMKL's tuning, SimpleMKL's gradient screening, MWUMKL's refit).
 #' @param task `"classification"` or `"regression"`.
 #' @param loss the loss (default: each method's default for the task).
+#' @param p the columns of `x` (the R front end's copies of the data; default `M`).
 #' @return A data frame of class `"mkl_memory"`, one row per method and store: `method`,
 #'   `store`, `threads`, `kernels` (the store), `buffers` (the solver's n x n buffers), `cache`
 #'   (on the fly, the bounded kernel-column cache of the SVMs, MKL-L0/1 and kernel ridge, and
@@ -39,16 +41,19 @@
 #'   rest of the fit, at most the n x n x M kernels, at least 4 points' columns),
 #'   `per_thread` (all threads' buffers), `linear` (O(nM) and O(n) parts, and the neighbour
 #'   checks' scratch, on the low-rank store R's garbage until its next collection), `platt` (the
-#'   cross-validation of the probabilities: the fold's store and its fit), `total`, all in
+#'   cross-validation of the probabilities: the fold's store and its fit), `front` (the R
+#'   front end: its copies of `x`, its n x M matrices and vectors of n, per fit and per fold of
+#'   the probabilities, R's garbage until its next collection, counted whole), `total`, all in
 #'   bytes, and `fits` (whether `total` is
 #'   within the budget, attribute `budget`). Attribute `parts`: the named buffers of each row.
 #' @examples
 #' mkl_memory(20000, 10, method = c("spicy", "simple", "mwu"), nthreads = 1)
 #' @export
 mkl_memory <- function(n, M, method = NULL, store = c("dense", "fly"), nthreads = NULL,
-                       control = NULL, task = c("classification", "regression"), loss = NULL) {
+                       control = NULL, task = c("classification", "regression"), loss = NULL,
+                       p = M) {
   task <- match.arg(task)
-  for (a in c("n", "M")) {
+  for (a in c("n", "M", "p")) {
     v <- get(a)
     if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 1 || v != round(v))
       stop(sprintf("'%s' must be one positive whole number", a), call. = FALSE)
@@ -66,12 +71,13 @@ mkl_memory <- function(n, M, method = NULL, store = c("dense", "fly"), nthreads 
   for (m in method) for (s in store) {
     if (s == "lowrank" && !"lowrank" %in% method_info(m)$stores) next
     ctl <- method_control(m, control)
-    p <- memory_parts(m, n, M, s, nt, ctl, task, loss)
-    sums <- vapply(c("kernels", "buffers", "cache", "per_thread", "linear", "platt"),
-                   function(k) sum(p$bytes[p$kind == k]), 0)
+    ctl$xcols <- p
+    pt <- memory_parts(m, n, M, s, nt, ctl, task, loss)
+    sums <- vapply(c("kernels", "buffers", "cache", "per_thread", "linear", "platt", "front"),
+                   function(k) sum(pt$bytes[pt$kind == k]), 0)
     rows[[length(rows) + 1L]] <- data.frame(method = m, store = s, threads = nt,
-                                            t(sums), total = sum(p$bytes))
-    parts[[length(parts) + 1L]] <- p
+                                            t(sums), total = sum(pt$bytes))
+    parts[[length(parts) + 1L]] <- pt
   }
   out <- do.call(rbind, rows)
   budget <- if (is.null(control[["memory"]])) default_memory() else control[["memory"]]
@@ -89,8 +95,8 @@ print.mkl_memory <- function(x, ...) {
               format(attr(x, "n"), big.mark = ","), format(attr(x, "M")),
               format_bytes(attr(x, "budget"))))
   d <- as.data.frame(unclass(x))[c("method", "store", "threads", "kernels", "buffers", "cache",
-                                   "per_thread", "linear", "platt", "total", "fits")]
-  for (k in c("kernels", "buffers", "cache", "per_thread", "linear", "platt", "total"))
+                                   "per_thread", "linear", "platt", "front", "total", "fits")]
+  for (k in c("kernels", "buffers", "cache", "per_thread", "linear", "platt", "front", "total"))
     d[[k]] <- vapply(d[[k]], format_bytes, "")
   print(d, row.names = FALSE, right = TRUE)
   invisible(x)
@@ -102,7 +108,8 @@ memory_threads <- function(nthreads) max(1L, as.integer(.Call(C_threads, as.inte
 # The buffers of one fit: a data frame of part, bytes and kind ("kernels": the store,
 # "buffers": n x n, "cache": the column cache on the fly (attribute kcache: its entries),
 # "per_thread", "linear": O(nM) and O(n), "platt": the cross-validation of
-# the probabilities). `ctl`: method_control() settings. `R`: the total rank (columns of the
+# the probabilities, "front": the R front end, memory_front()). `ctl$xcols`: the columns of x
+# (default M). `ctl`: method_control() settings. `R`: the total rank (columns of the
 # factors) of a low-rank store (default: M times the rank cap, as memory_lowrank() counts the
 # factors). `fold`: the solver's parts only (a fold fit of memory_platt(), on a given store).
 memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", loss = NULL,
@@ -166,6 +173,8 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
     loss != "logistic" &&
     !platt_rank_rows(store == "lowrank", n, R)
   if (platt) memory_platt(add, method, n, M, store, nt, ctl, task, loss, R)
+  if (!fold) memory_front(add, n, M, if (is.null(ctl[["xcols"]])) M else ctl[["xcols"]],
+                          if (platt) platt_folds_run(n) else 0)
   k <- 0; nc <- 0
   if (!fold && store == "fly" && uses_kcache(method)) {
     rest <- function() sum(vapply(parts, function(p) p$bytes, 0))   # the fit beside the caches
@@ -191,6 +200,33 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
 }
 
 .kdop_products_part <- "CG: products K_m p (2 n x M) for the points whose K(d) column is not summed"
+
+# The R front end around the solver (mkl(), check_x(), standardize_x(), new_mkl() and its
+# checks, platt_cv_values(), the fit_*() functions): R's garbage until its next collection,
+# counted whole since R's trigger grows with the live heap. Per fit: check_x()'s finite
+# check (n p), the standardisation's column means and its copy (2 n p), the checks' n x M
+# (diagonals, the outer alpha as a matrix) and at most .front_vectors vectors of n; per fold
+# of the probabilities (`folds`): the fold's rows of x (0.8 n p), its coefficients padded to
+# n rows and read as a matrix (2 n x M) and at most .front_fold_vectors vectors of n. The
+# vector counts bound what Rprofmem counts (test-memory.R); R's allocations that do not grow
+# with n (code loaded on first use, about 5 MB) are the R process's, not counted
+# (NOTES-store.md, "R front end").
+.front_vectors <- 128
+.front_fold_vectors <- 64
+memory_front <- function(add, n, M, p, folds) {
+  add("R front end: copies of x (3 n p), n x M, vectors of n",
+      3 * n * p + n * M + .front_vectors * n, "front")
+  if (folds > 0)
+    add(sprintf("R front end: %d Platt fold(s): rows of x (0.8 n p), 2 n x M, vectors of n",
+                as.integer(folds)),
+        folds * (0.8 * n * p + 2 * n * M + .front_fold_vectors * n), "front")
+}
+
+# The folds platt_cv_values() fits (R/platt.R): until .platt_heldout rows are held out, each
+# fold holding out about n / .platt_nfolds (at least floor(n / .platt_nfolds)).
+platt_folds_run <- function(n) {
+  min(.platt_nfolds, ceiling(.platt_heldout / max(1, floor(n / .platt_nfolds))))
+}
 
 # The column cache's scratch beside its entries (src/kcache.c): the kernels' diagonals, index
 # and distances, and each thread's columns for the summed columns and the passes

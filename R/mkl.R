@@ -455,6 +455,7 @@ mkl.default <- function(x = NULL, y, kernels = default_kernels(),
     labels <- rk$labels
     check_chisq_data(rk, xs, seq_len(M))
     pair <- if (multi && multiclass == "ovo") sum(sort(table(yc$y), decreasing = TRUE)[1:2])
+    ctl$xcols <- ncol(x)   # the front end's copies of x (memory_front(), R/memory.R)
     sctl <- custom_store_control(ctl, rk)
     kind <- choose_store(sctl, method, n, M, task, loss, pair, weighted = !is.null(cw),
                          rank_bound = function() lowrank_rank_bound(rk, xs, ctl$lowrank_tol))

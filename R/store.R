@@ -313,8 +313,9 @@ memory_message <- function(ctl, method, n, M, s, nt, task, loss, pair, others) {
                                                                       task, loss, pair)))
   }
   if (method != "mwu") {
-    mw <- store_need(method_control("mwu", NULL), "mwu", n, M, if (custom) "dense" else "fly",
-                     nt, task, NULL)
+    mc <- method_control("mwu", NULL)
+    mc$xcols <- ctl$xcols   # the columns of x, as the fit's own need counts them
+    mw <- store_need(mc, "mwu", n, M, if (custom) "dense" else "fly", nt, task, NULL)
     if (!custom) rem <- c(rem, needs("method = \"mwu\" (MWUMKL, O(nM) memory)", mw))
     else if (mw < need)
       rem <- c(rem, needs("method = \"mwu\" (MWUMKL, on the dense store)", mw))

@@ -204,7 +204,10 @@ standardize_x <- function(x, how = "zscore") {
     scale <- apply(x, 2L, max) - center
   } else {
     center <- colMeans(x)
-    scale <- sqrt(colSums(sweep(x, 2L, center)^2) / max(nrow(x) - 1L, 1L))
+    # sum((x - center)^2) per column, and below max(abs(x)), in C (src/front.c): R's sums,
+    # no copy of x
+    cs <- .Call(C_front_colstats, x, center)
+    scale <- stats::setNames(sqrt(cs[1L, ] / max(nrow(x) - 1L, 1L)), names(center))
   }
   over <- !is.finite(center) | !is.finite(scale)
   if (any(over)) {
@@ -217,7 +220,8 @@ standardize_x <- function(x, how = "zscore") {
   # constant: a spread below 1e-12 of the column's largest magnitude (relative, so that tiny
   # values are not constant); the squares of tiny values underflow, so such a column's standard
   # deviation is recomputed on the column scaled to magnitude 1
-  mag <- vapply(seq_len(ncol(x)), function(j) max(abs(x[, j])), 1)
+  mag <- if (how == "range") vapply(seq_len(ncol(x)), function(j) max(abs(x[, j])), 1) else
+    cs[2L, ]
   small <- scale <= 1e-12 * mag & mag > 0
   if (how == "zscore" && nrow(x) > 1L && any(small))
     scale[small] <- mag[small] * apply(sweep(x[, small, drop = FALSE], 2L, mag[small], "/"), 2L,
@@ -228,12 +232,13 @@ standardize_x <- function(x, how = "zscore") {
     stop(sprintf(paste0("cannot standardise constant column(s): %s. Remove them, or set ",
                         "standardize = FALSE"), paste(nm, collapse = ", ")), call. = FALSE)
   }
-  list(x = sweep(sweep(x, 2L, center), 2L, scale, "/"), center = center, scale = scale)
+  list(x = apply_standardize(x, center, scale), center = center, scale = scale)
 }
 
+# (x - center) / scale by column: one copy of x (src/front.c), where two sweep()s made four
 apply_standardize <- function(x, center, scale) {
   if (is.null(center)) return(x)
-  sweep(sweep(x, 2L, center), 2L, scale, "/")
+  .Call(C_front_sweep, x, as.double(center), as.double(scale))
 }
 
 # Validate a precomputed kernel array or list of matrices; returns an n x n x M double array.

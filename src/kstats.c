@@ -222,6 +222,9 @@ void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int 
     if (ch > cnt) ch = cnt;
     double *buf = (double *) R_alloc((size_t) nr * ch, sizeof(double));
     int *ix = (int *) R_alloc(ch, sizeof(int));
+    /* the columns' distance scratch once, not one R_alloc per column (R's garbage until the
+       call returns: 200 n doubles per check; NOTES-store.md, "R front end") */
+    double *base = s->kind == MK_STORE_DENSE ? NULL : (double *) R_alloc(nr, sizeof(double));
     if (w) {
         double *comb = (double *) R_alloc(nr, sizeof(double));
         double acc = 0.0;
@@ -232,7 +235,7 @@ void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int 
             for (int c0 = 0; c0 < cnt; c0 += ch) {
                 const int c1 = c0 + ch < cnt ? c0 + ch : cnt;
                 for (int c = c0; c < c1; c++) ix[c - c0] = idx ? idx[c] : c;
-                mk_store_cols(s, ix, c1 - c0, j, buf);
+                mk_store_cols_buf(s, ix, c1 - c0, j, buf, base);
                 for (int c = c0; c < c1; c++) {
                     const double *col = buf + (size_t) (c - c0) * nr, wc = w[c];
                     for (int i = 0; i < nr; i++) comb[i] += wc * col[i];
@@ -250,7 +253,7 @@ void mk_kernel_neighbours(const mk_store *s, const int *idx, int cnt, const int 
         for (int c = c0; c < c1; c++) { ix[c - c0] = idx ? idx[c] : c; out[c] = 0.0; }
         for (int t = 0; t < nj; t++) {
             const int j = js[t];
-            mk_store_cols(s, ix, c1 - c0, j, buf);
+            mk_store_cols_buf(s, ix, c1 - c0, j, buf, base);
             for (int c = c0; c < c1; c++) {
                 const double *col = buf + (size_t) (c - c0) * nr, d = col[j];
                 if (ISNA(out[c])) continue;

@@ -275,6 +275,10 @@ SEXP mkc_store_combine(SEXP store, SEXP d);
 SEXP mkc_store_decision(SEXP store, SEXP idx, SEXP alpha);
 SEXP mkc_store_cols(SEXP store, SEXP idx, SEXP j);
 SEXP mkc_store_neighbours(SEXP store, SEXP idx, SEXP js, SEXP w);
+/* front.c: the R front end's passes over n rows (Platt's sigmoid, the standardisation) */
+SEXP mkc_platt_pass(SEXP f, SEXP t, SEXP w, SEXP par, SEXP derivs);
+SEXP mkc_front_colstats(SEXP x, SEXP center);
+SEXP mkc_front_sweep(SEXP x, SEXP center, SEXP scale);
 SEXP mkc_store_diag(SEXP store, SEXP idx);
 SEXP mkc_store_offdiag(SEXP store, SEXP idx, SEXP w, SEXP js, SEXP is, SEXP bs);
 SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x);

@@ -79,7 +79,8 @@ if (length(args) && args[1L] == "trace") {
   fit <- suppressWarnings(mkl(x, y, kernels = ks, method = method, control = ctl))
   probe("end")
   cat(sprintf("store %s: peak %.3f GB, predicted %.3f GB\n", fit$store, pr$max,
-              mkl_memory(n, 10, method, fit$store, nthreads = 1, control = ctl)$total / 1e9))
+              mkl_memory(n, 10, method, fit$store, nthreads = 1, control = ctl,
+                         p = ncol(x))$total / 1e9))
   quit(save = "no")
 }
 
@@ -127,10 +128,13 @@ if (length(args) && args[1L] == "case") {
                                       memory = memory) else
     mkl_control(nthreads = nt, store = store, memory = memory)
   # the store mkl() will choose and its prediction, before the fit (a timeout keeps this line)
-  ch <- tryCatch(mklearn:::choose_store(mklearn:::method_control(method, ctl), method, n, 10),
+  mc <- mklearn:::method_control(method, ctl)
+  mc$xcols <- ncol(x)   # as mkl() sets it: the front end's copies of x
+  ch <- tryCatch(mklearn:::choose_store(mc, method, n, 10),
                  error = function(e) NA_character_)
   if (!is.na(ch)) cat(sprintf("CHOICE\t%s\t%.0f\n", ch,
-                              mkl_memory(n, 10, method, ch, nthreads = nt, control = ctl)$total))
+                              mkl_memory(n, 10, method, ch, nthreads = nt, control = ctl,
+                                         p = ncol(x))$total))
   # a mark when the fit is done and the cross-validation of the probabilities starts (the
   # process's CPU seconds then: the fit's share of the case's cpu)
   suppressMessages(trace("platt_cv_values", where = asNamespace("mklearn"), print = FALSE,
@@ -143,11 +147,11 @@ if (length(args) && args[1L] == "case") {
   if (is.character(fit)) {
     # the smaller need of the stores tried (the one the stop message names)
     mm <- mkl_memory(n, 10, method, if (store == "auto") c("dense", "lowrank", "fly") else
-                       store, nthreads = nt, control = ctl)
+                       store, nthreads = nt, control = ctl, p = ncol(x))
     cat(sprintf("RESULT\t%s\t%s\t%.0f\tstop after %.1f s: %s\n", method, "-",
                 min(mm$total), el, gsub("[\t\n]", " ", fit)))
   } else {
-    pred <- mkl_memory(n, 10, method, fit$store, nthreads = nt, control = ctl)$total
+    pred <- mkl_memory(n, 10, method, fit$store, nthreads = nt, control = ctl, p = ncol(x))$total
     cat(sprintf("RESULT\t%s\t%s\t%.0f\tfitted in %.1f s\n", method, fit$store, pred, el))
   }
   quit(save = "no")

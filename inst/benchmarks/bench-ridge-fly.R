@@ -34,7 +34,8 @@ fit <- suppressWarnings(
 t1 <- proc.time() - t0
 pred <- predict(fit, d$x[-tr, ])
 rmse <- sqrt(mean((pred - d$y[-tr])^2))
-mm <- mkl_memory(n, 10, "uniform", "fly", nthreads = 1, control = ctl, task = "regression")
+mm <- mkl_memory(n, 10, "uniform", "fly", nthreads = 1, control = ctl, task = "regression",
+                 p = ncol(x))
 cat(sprintf(paste0("RESULT n=%d cpu=%.1f elapsed=%.1f objective=%.15g cg_iterations=%s ",
                    "cg_residual=%s kcache=%s kcols=%s converged=%s rmse=%.5f predicted_GB=%.3f\n"),
             n, t1[["user.self"]] + t1[["sys.self"]], t1[["elapsed"]], fit$objective,

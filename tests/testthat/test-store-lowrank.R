@@ -241,8 +241,8 @@ test_that("store = 'auto' picks the low-rank store for a method registered on it
   r2$l01$lowrank <- FALSE   # the method that stays on the fly below
   assignInNamespace(".mkl_registry", r2, "mklearn")
   set.seed(2)
-  # (n large enough that the dense need passes the low-rank one with its R garbage, 10.3 MB
-  # against 19.0 MB)
+  # (n large enough that the dense need passes the low-rank one with its R garbage, 7.9 MB
+  # against 21.4 MB)
   n <- 600
   x <- matrix(rnorm(n * 3), n)
   y <- ifelse(x[, 1] > 0, 1, -1)
