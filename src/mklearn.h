@@ -279,6 +279,13 @@ SEXP mkc_store_neighbours(SEXP store, SEXP idx, SEXP js, SEXP w);
 SEXP mkc_platt_pass(SEXP f, SEXP t, SEXP w, SEXP par, SEXP derivs);
 SEXP mkc_front_colstats(SEXP x, SEXP center);
 SEXP mkc_front_sweep(SEXP x, SEXP center, SEXP scale);
+double mk_platt_value(const double *f, const double *t, const double *w, R_xlen_t n, double a,
+                      double b);
+void mk_platt_derivs(const double *f, const double *t, const double *w, R_xlen_t n, double a,
+                     double b, double *out);
+void mk_colstats(const double *x, R_xlen_t n, int p, const double *c, double *out);
+void mk_colsweep(const double *x, R_xlen_t n, int p, const double *c, const double *s,
+                 double *out);
 SEXP mkc_store_diag(SEXP store, SEXP idx);
 SEXP mkc_store_offdiag(SEXP store, SEXP idx, SEXP w, SEXP js, SEXP is, SEXP bs);
 SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x);
