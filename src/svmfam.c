@@ -310,12 +310,13 @@ static void sf_screened_v(mk_sf_ctx *c, double *v)
 
 /* ------------------------------------------------------------------ kernel working set */
 
-/* v_m of the kernels idx[0..cnt-1] into w->vw (and U's columns, on a dense store) */
-static void sf_wset_pass(mk_sf_ctx *c, const int *idx, int cnt)
+/* v_m = (y.a)'K_m(y.a) of the kernels idx[0..cnt-1] (NULL: every kernel) into out, and on a
+   dense store U's columns K_m (y.a) for HessianMKL's Q */
+static void sf_quad(mk_sf_ctx *c, const int *idx, int cnt, double *out)
 {
     sf_drv *w = (sf_drv *) c->drv;
-    if (c->kv) mk_store_quad_u(c->st, idx, cnt, w->ya, w->vw, c->kv);
-    else mk_store_quad(c->st, idx, cnt, w->ya, w->vw);
+    if (c->kv) mk_store_quad_u(c->st, idx, cnt, w->ya, out, c->kv);
+    else mk_store_quad(c->st, idx, cnt, w->ya, out);
 }
 
 /* The quadratic forms over the kernel working set W (HessianMKL on a dense or fly store): v_m
@@ -331,9 +332,8 @@ static int sf_wset_quad(mk_sf_ctx *c, double *v, int force)
     const int n = c->n, M = c->M;
     const double *d = c->d;
     int nw = w->nW;
-    sf_wset_pass(c, w->W, nw);
-    double sa = 0.0, vbar = 0.0, vmax = 0.0;
-    for (int i = 0; i < n; i++) sa += c->a[i];
+    sf_quad(c, w->W, nw, w->vw);
+    double vbar = 0.0, vmax = 0.0;
     for (int k = 0; k < nw; k++) {
         int m = w->W[k];
         v[m] = w->vw[k];
@@ -341,10 +341,11 @@ static int sf_wset_quad(mk_sf_ctx *c, double *v, int force)
         if (v[m] > vmax) vmax = v[m];
     }
     int full = nw == M;
-    if (!full && (force || (c->J - (sa - 0.5 * vmax)) / fabs(c->J) <= c->o->tol)) {
+    /* the working set's gap: a lower bound of the gap (the dual norm over fewer kernels) */
+    if (!full && (force || sf_gap(c->a, n, w->vw, nw, c->J, c->o->p) / fabs(c->J) <= c->o->tol)) {
         int nc = 0;
         for (int m = 0; m < M; m++) if (!w->inW[m]) w->Wc[nc++] = m;
-        sf_wset_pass(c, w->Wc, nc);
+        sf_quad(c, w->Wc, nc, w->vw);
         for (int k = 0; k < nc; k++) {
             v[w->Wc[k]] = w->vw[k];
             if (w->vw[k] > vmax) vmax = w->vw[k];
@@ -378,8 +379,7 @@ static double sf_certify(mk_sf_ctx *c, double *v, int it, double step, mk_hist *
     if (c->st->kind == MK_STORE_LOWRANK) mk_sf_lr_quad(c, w->ya, v);
     else if (w->screen) sf_screened_v(c, v);
     else if (w->wset) { full = sf_wset_quad(c, v, force); c->kv_ok = c->kv != NULL; }
-    else if (c->kv) { mk_store_quad_u(c->st, NULL, M, w->ya, v, c->kv); c->kv_ok = 1; }
-    else mk_store_quad(c->st, NULL, M, w->ya, v);
+    else { sf_quad(c, NULL, M, v); c->kv_ok = c->kv != NULL; }
     c->grad_evals++;
     c->t_grad += mk_time() - t;
     double rg = full ? sf_gap(c->a, n, v, M, c->J, c->o->p) / fabs(c->J) : NA_REAL;
