@@ -29,6 +29,13 @@ spicy_gamma_n0 <- 500
 spicy_gamma_pow <- 0.75
 spicy_gamma_size <- function(n) max(1, n / spicy_gamma_n0)^spicy_gamma_pow
 
+# The initial kernel proximal parameter: control$gamma, unless NA (the default above).
+spicy_gamma0 <- function(control, n, C1) {
+  gamma <- as.double(control[["gamma"]])
+  if (is.na(gamma)) gamma <- if (C1 > 0) control[["gamma_scale"]] * spicy_gamma_size(n) / C1 else 10
+  gamma
+}
+
 # The default model rounds (model_rounds = NA): 5, and 20 on a low-rank store, where a round is
 # one Woodbury solve (inst/notes/NOTES-spicy.md).
 spicy_model_rounds <- function(v, lowrank) {
@@ -82,17 +89,12 @@ fit_spicy <- function(store, y, task, C, control = list(), init = NULL) {
     st <- spicy_row_start(store, y, task, C, C1, control, loss, as.integer(rs))
     control[["row_start"]] <- 0
     # every fit of the chain starts at row_gamma times its gamma (NOTES-spicy.md)
-    g0 <- as.double(control[["gamma"]])
-    if (is.na(g0)) g0 <- if (C1 > 0) control[["gamma_scale"]] * spicy_gamma_size(n) / C1 else 10
-    control[["gamma"]] <- g0 * control[["row_gamma"]]
+    control[["gamma"]] <- spicy_gamma0(control, n, C1) * control[["row_gamma"]]
     res <- fit_spicy(store, y, task, C, control, init = st$init)
     res$info$row_start <- st$info
     return(res)
   }
-  # initial kernel proximal parameter, unless given (see above)
-  gamma <- as.double(control[["gamma"]])
-  if (is.na(gamma))
-    gamma <- if (C1 > 0) control[["gamma_scale"]] * spicy_gamma_size(n) / C1 else 10
+  gamma <- spicy_gamma0(control, n, C1)
   cg <- control[["cg"]]
   cache <- control[["newton_cache"]]
   ctl <- list(loss = .mk_codes$loss[[loss]], C1 = C1, C2 = C2,
