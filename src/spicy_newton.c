@@ -244,19 +244,18 @@ int sp_solve(const mk_symmat *A, sp_lrnm *L, int n, const double *g, double *d, 
     } else {
         mk_pcblock_prepare(B, n, hl, mk_symmat_entry, A);
     }
-    for (int i = 0; i < n; i++) {
-        double h = L ? L->dh[i] + L->fd[i] : mk_symmat_diag(A, i);
-        pre[i] = h > 0.0 ? 1.0 / h : 1.0;
-        d[i] = 0.0; r[i] = -g[i];
-    }
-    B->pre = pre;
     double eta = gnorm < 0.25 ? sqrt(gnorm) : 0.5;
     if (eta > 1e-2) eta = 1e-2;
     if (wb && sp_lrwb_direct(L, g, d, r, hx, eta * gnorm)) {   /* Woodbury alone: no CG */
         if (Df && Df->rec) { Df->k = 0; Df->rec = 0; }   /* no directions to deflate by */
         return 0;
     }
-    if (wb) for (int i = 0; i < n; i++) { d[i] = 0.0; r[i] = -g[i]; }
+    for (int i = 0; i < n; i++) {   /* CG from d = 0 (also after a direct solve that failed) */
+        double h = L ? L->dh[i] + L->fd[i] : mk_symmat_diag(A, i);
+        pre[i] = h > 0.0 ? 1.0 / h : 1.0;
+        d[i] = 0.0; r[i] = -g[i];
+    }
+    B->pre = pre;
     /* take_first: no curvature along the first direction (hinge cold start with balanced
        classes: H = gamma_b 11' and 1'g = 0); that direction is taken, and the step cap and the
        line search scale it, as the ridge does in the Cholesky branch */
