@@ -11,6 +11,8 @@
 # MKLEARN_SPLITS (default 1; the paper: 10) random draws of the 200 training points per cell;
 # MKLEARN_FIRST_SPLIT (default 1) starts at a later split, so that the splits can be run in chunks.
 # Rows are written after each M of a split, so a stopped run keeps its finished cells.
+# MKLEARN_SETTLE=0 skips the untimed build of the kernels before each timed call (common.R's
+# settle()); Splice at M = 2000-6000 ran so (NOTES-spicy.md, "The paper's Figs. 3 and 4").
 # Run from the repository root, in chunks if you like (rows of the same set, split, M and C
 # are replaced):
 #   Rscript inst/spicy/fig3.R [C_paper ...]      e.g. Rscript inst/spicy/fig3.R 0.05
