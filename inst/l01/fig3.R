@@ -7,8 +7,10 @@
 # bench-l01.R part 3: C = 4, i.e. C = 8 on mkl()'s scale, rho = 4, 8, 8, their start w = 0, b = 1,
 # d = 1/M, tol 1e-3). Writes inst/l01/fig3-results.csv: set, setting, C, tol, iteration, d_1 >= d_2 >= d_3 (the three largest weights at that iteration, from
 # fit$history), and per fit the final largest weight and its kernel's sigma, the kernels
-# non-zero, iterations, converged, test accuracy, whether mkl() warned (the overfit flag) and
-# the CPU seconds of mkl(); date and machine.
+# non-zero, iterations, converged, test accuracy, whether mkl() warned (the overfit flag), the
+# penalty rho2 = rho3 of the run kept over rho1 n (0.3 by default, 3 when a collapsed run was run
+# again with grown penalties; 2 / n for the authors' rho, 20 / n grown), the near-identity
+# kernels held out after a second collapse, and the CPU seconds of mkl(); date and machine.
 # Values are rounded to 4 significant digits. A fit's iterations are thinned to at most about
 # 40 rows: every k-th iteration with k = ceiling(iterations / 40), plus the first and the last.
 #   Rscript inst/l01/fig3.R [sets]        # from the repository root
@@ -53,10 +55,12 @@ for (set in sets) {
       d_2 = sig(h$d_2[keep]), d_3 = sig(h$d_3[keep]), final_largest = sig(max(fit$weights)),
       largest_sigma = sigmas[which.max(fit$weights)], nonzero = sum(fit$weights > 0),
       iterations = fit$iterations, converged = fit$converged, accuracy = sig(acc),
-      warned = warned > 0L, cpu_s = sig(cpu)))
-    cat(sprintf("%-10s %-8s: %4d iterations (converged %s), largest weight %.3f (sigma %.1f), %d non-zero, accuracy %.3f, warned %s, %.2f CPU s\n",
+      warned = warned > 0L, rho2_n = sig(fit$info$rho[2] / (fit$info$rho[1] * length(tr))),
+      held_out = length(fit$info$held_out), cpu_s = sig(cpu)))
+    cat(sprintf("%-10s %-8s: %4d iterations (converged %s), largest weight %.3f (sigma %.1f), %d non-zero, accuracy %.3f, warned %s, rho2 / (rho1 n) %.3g, held out %d, %.2f CPU s\n",
                 set, st, fit$iterations, fit$converged, max(fit$weights),
-                sigmas[which.max(fit$weights)], sum(fit$weights > 0), acc, warned > 0L, cpu))
+                sigmas[which.max(fit$weights)], sum(fit$weights > 0), acc, warned > 0L,
+                fit$info$rho[2] / (fit$info$rho[1] * length(tr)), length(fit$info$held_out), cpu))
   }
 }
 out$date <- format(Sys.time(), "%Y-%m-%d %H:%M")
