@@ -5,8 +5,9 @@
 # inst/benchmarks/bench-l01.R on z-scored features, one cold run per setting: "default" (C = 1,
 # tol 3e-3), "tol 1e-3" (the same at the authors' tol) and "authors" (their demo's settings as in
 # bench-l01.R part 3: C = 4, i.e. C = 8 on mkl()'s scale, rho = 4, 8, 8, their start w = 0, b = 1,
-# d = 1/M, tol 1e-3). Writes inst/l01/fig3-results.csv: set, setting, C, tol, iteration, d_1 >= d_2 >= d_3 (the three largest weights at that iteration, from
-# fit$history), and per fit the final largest weight and its kernel's sigma, the kernels
+# d = 1/M, tol 1e-3). Writes inst/l01/fig3-results.csv: set, setting, C, tol, iteration,
+# d_1 >= d_2 >= d_3 (the three largest weights at that iteration, from fit$history: the run
+# kept, when a collapsed run was run again), and per fit the final largest weight and its kernel's sigma, the kernels
 # non-zero, iterations, converged, test accuracy, whether mkl() warned (the overfit flag), the
 # penalty rho2 = rho3 of the run kept over rho1 n (0.3 by default, 3 when a collapsed run was run
 # again with grown penalties; 2 / n for the authors' rho, 20 / n grown), the near-identity
