@@ -7,8 +7,9 @@
 # bench-l01.R part 3: C = 4, i.e. C = 8 on mkl()'s scale, rho = 4, 8, 8, their start w = 0, b = 1,
 # d = 1/M, tol 1e-3). Writes inst/l01/fig3-results.csv: set, setting, C, tol, iteration,
 # d_1 >= d_2 >= d_3 (the three largest weights at that iteration, from fit$history: the run
-# kept, when a collapsed run was run again), and per fit the final largest weight and its kernel's sigma, the kernels
-# non-zero, iterations, converged, test accuracy, whether mkl() warned (the overfit flag), the
+# kept, when a collapsed run was run again), and per fit the final largest weight and its
+# kernel's sigma, the kernels non-zero, iterations, converged, test accuracy, whether mkl()
+# warned (the overfit flag), the
 # penalty rho2 = rho3 of the run kept over rho1 n (0.3 by default, 3 when a collapsed run was run
 # again with grown penalties; 2 / n for the authors' rho, 20 / n grown), the near-identity
 # kernels held out after a second collapse, and the CPU seconds of mkl(); date and machine.
@@ -25,8 +26,9 @@ ks <- kernel_set(rbf_kernel(sigmas))
 settings <- list(
   default = list(C = 1, tol = 3e-3, control = mkl_control(platt = "train")),
   `tol 1e-3` = list(C = 1, tol = 1e-3, control = mkl_control(tol = 1e-3, platt = "train")),
-  authors = list(C = 8, tol = 1e-3, control = mkl_control(tol = 1e-3, rho1 = 4, rho2 = 8, rho3 = 8,
-                                              start = "reference", b0 = 1, platt = "train")))
+  authors = list(C = 8, tol = 1e-3,
+                 control = mkl_control(tol = 1e-3, rho1 = 4, rho2 = 8, rho3 = 8,
+                                       start = "reference", b0 = 1, platt = "train")))
 rows_per_fit <- 40
 sig <- function(v) signif(v, 4)
 
@@ -52,13 +54,16 @@ for (set in sets) {
     keep <- sort(unique(c(1L, seq(k, nrow(h), by = k), nrow(h))))
     acc <- mean(as.numeric(as.character(predict(fit, ds$x[-tr, ]))) == ds$y[-tr])
     out <- rbind(out, data.frame(
-      set = set, setting = st, C = C, tol = tol, iteration = h$iteration[keep], d_1 = sig(h$d_1[keep]),
+      set = set, setting = st, C = C, tol = tol, iteration = h$iteration[keep],
+      d_1 = sig(h$d_1[keep]),
       d_2 = sig(h$d_2[keep]), d_3 = sig(h$d_3[keep]), final_largest = sig(max(fit$weights)),
       largest_sigma = sigmas[which.max(fit$weights)], nonzero = sum(fit$weights > 0),
       iterations = fit$iterations, converged = fit$converged, accuracy = sig(acc),
       warned = warned > 0L, rho2_n = sig(fit$info$rho[2] / (fit$info$rho[1] * length(tr))),
       held_out = length(fit$info$held_out), cpu_s = sig(cpu)))
-    cat(sprintf("%-10s %-8s: %4d iterations (converged %s), largest weight %.3f (sigma %.1f), %d non-zero, accuracy %.3f, warned %s, rho2 / (rho1 n) %.3g, held out %d, %.2f CPU s\n",
+    cat(sprintf(paste0("%-10s %-8s: %4d iterations (converged %s), largest weight %.3f (sigma ",
+                       "%.1f), %d non-zero, accuracy %.3f, warned %s, rho2 / (rho1 n) %.3g, ",
+                       "held out %d, %.2f CPU s\n"),
                 set, st, fit$iterations, fit$converged, max(fit$weights),
                 sigmas[which.max(fit$weights)], sum(fit$weights > 0), acc, warned > 0L,
                 fit$info$rho[2] / (fit$info$rho[1] * length(tr)), length(fit$info$held_out), cpu))
