@@ -1,7 +1,8 @@
 # MWUMKL at the paper's scale (Moeller et al. 2014): Fig. 2 (median misclassification of
 # MWUMKL, the uniform combination and LIBLINEAR+ on the small sets, 12 kernels per feature,
 # 80/20 splits),
-# Fig. 3 (training time against N, twonorm, 3 Gaussian kernels on all features) and Table 2
+# Fig. 3 (training time against N, twonorm, 3 Gaussian kernels on all features, MWUMKL beside
+# UNIFORM on the default store) and Table 2
 # (Sonar with many random kernels computed on the fly). Writes mwu-fig2.csv, mwu-fig3.csv,
 # mwu-table2.csv beside this script (or in the directory given as the first argument), each
 # row stamped with the date and the machine.
