@@ -120,7 +120,8 @@ static int smo_unshrink(mk_qsrc *q, int n, const double *y, const double *a, dou
 /* Shrinking (libsvm's rule, Chang & Lin 2011, section 5.1): a point at a bound that cannot be
    in a violating pair while the largest violations on either side stay as they are leaves the
    active set act (na points, ascending). The first time the violation over act is within
-   10 tol, every point comes back (G rebuilt) before it shrinks again. Returns the new na. */
+   10 tol, every point comes back (G rebuilt) before it shrinks again. Returns the new na.
+   Measurements: inst/notes/NOTES-model.md, "Shrinking in the inner SMO". */
 static int smo_shrink(mk_qsrc *q, int n, const double *y, const double *a, const double *C,
                       double *G, int *act, int na, double tol, int *unshrunk, int *out)
 {

@@ -47,7 +47,7 @@ typedef struct {
 
 /* ------------------------------------------------------------------ SVM solves */
 
-/* The SMO on drv->Kd, warm-started from alpha (in/out). */
+/* The SMO on drv->Kd, warm-started from alpha (in/out), shrinking unless the control says not. */
 static double sf_solve(mk_sf_ctx *c, double *alpha, double *b)
 {
     sf_drv *w = (sf_drv *) c->drv;
