@@ -26,6 +26,9 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   # (src/svmfam.c; info$screened counts the v_m not computed): FALSE computes every v_m at
   # every iteration (for testing)
   control$gradient_screening <- as.integer(!isFALSE(control[["gradient_screening"]]))
+  # the inner SMO's shrinking on a dense store (src/svm.c; info$smo_work counts the points its
+  # selections passed over): FALSE passes over every point (for testing)
+  control$svm_shrinking <- as.integer(!isFALSE(control[["svm_shrinking"]]))
   store$nthreads <- as.integer(control$nthreads)
   dk <- store_dims(store)
   n <- dk[2L]; M <- dk[3L]
@@ -70,6 +73,7 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
       hessian_evals = as.integer(res$counts[[3L]]),
       svm_maxiter_hits = as.integer(res$counts[[4L]]),
       smo_iterations = res$counts[[5L]],
+      smo_work = res$counts[[8L]],
       screened = res$counts[[6L]],
       hessian_flat = as.integer(res$counts[[7L]]),
       weights_path = wp,

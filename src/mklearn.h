@@ -346,6 +346,7 @@ typedef struct {
     double viol;  /* maximal KKT violation m(a) - M(a) at exit */
     int iter;     /* SMO iterations */
     int status;   /* 0 converged, 1 iteration limit */
+    double work;  /* points the SMO's selections passed over (n per iteration unless shrunk) */
 } mk_svm_result;
 
 /* Where the SMO reads K's columns: col(q, i, slot) returns column i (n values), valid until the
@@ -368,13 +369,16 @@ struct mk_qsrc {
 int mk_smo(const double *K, int n, const double *y, double C, double tol, int maxiter,
            double *alpha, double *grad, mk_svm_result *res);
 /* The same with a box per point, 0 <= alpha_i <= box[i] (case weights: box[i] = C w_i; a
-   point of box 0 never moves and does not enter b); box NULL: box[i] = C. */
+   point of box 0 never moves and does not enter b); box NULL: box[i] = C. shrink 1: libsvm's
+   shrinking of the active set (the same optimum within tol, other iterates); 0: every point. */
 int mk_smo_box(const double *K, int n, const double *y, double C, const double *box,
-               double tol, int maxiter, double *alpha, double *grad, mk_svm_result *res);
+               double tol, int maxiter, int shrink, double *alpha, double *grad,
+               mk_svm_result *res);
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter);
 /* mk_smo_box on the columns of a column source */
 int mk_smo_src(mk_qsrc *q, int n, const double *y, double C, const double *box,
-               double tol, int maxiter, double *alpha, double *grad, mk_svm_result *res);
+               double tol, int maxiter, int shrink, double *alpha, double *grad,
+               mk_svm_result *res);
 /* The SMO on K(d) of a training store through the column cache (cache: its entries; 0 whole):
    the result list of mkc_smo. */
 SEXP mkc_smo_store(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP maxiter,
@@ -746,6 +750,7 @@ typedef struct {
     int maxiter, svm_maxiter, nthreads, verbose;
     int line_search;     /* HessianMKL step length: 1 keep halving while J decreases, 0 first */
     int screen;          /* gradient screening for strategies that allow it (1: on) */
+    int shrink;          /* the SMO's shrinking on a dense store (1: on; svm.c) */
     int kcache;          /* on the fly: entries of the column cache (0: whole; kcache.c) */
     int hess_free_max;   /* HessianMKL: most free SVs whose Gram matrix is formed */
     mk_progress *prog;   /* progress of the fit (mk_progress_tick), or NULL */
@@ -774,7 +779,7 @@ struct mk_sf_ctx {
     /* counters and seconds (strategies add their own Hessian evaluations and t_dir) */
     int svm_solves, grad_evals, hess_evals, svm_fail;
     int hess_flat;                 /* HessianMKL steps without curvature: too many free SVs */
-    double smo_iter;
+    double smo_iter, smo_work;     /* SMO iterations, points passed over (mk_svm_result) */
     double screened;               /* v_m bounded (gradient screening) or not read (working set) */
     double t0, t_svm, t_grad, t_dir;
     /* HessianMKL on a dense store: U = [K_m (y.a)] (n x M) from the certificate's pass, valid
@@ -823,6 +828,7 @@ static inline double mk_sf_counted(mk_sf_ctx *c, const mk_svm_result *res, doubl
     c->svm_solves++;
     if (res->status != 0) c->svm_fail++;
     c->smo_iter += res->iter;
+    c->smo_work += res->work;
     *b = res->b;
     c->t_svm += mk_time() - t0;
     return res->obj;

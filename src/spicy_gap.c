@@ -171,7 +171,7 @@ void sp_svm_dual(sp_state *S)
         if (box) box[i] = csvm * wi;
     }
     mk_svm_result res;
-    mk_smo_box(S->sv.Kd, n, S->y, csvm, box, SP_SVM_TOL, SP_SVM_ITER * n, a, g, &res);
+    mk_smo_box(S->sv.Kd, n, S->y, csvm, box, SP_SVM_TOL, SP_SVM_ITER * n, 0, a, g, &res);
     for (int i = 0; i < n; i++) u[i] = S->y[i] * a[i] / csvm;
     double d0 = S->dual, ag0 = S->absgap, g0 = S->gap;
     sp_dual_gap_at(S, u);

@@ -52,7 +52,7 @@ double mk_svm_bias(int n, const double *y, const double *C, const double *a, con
 int mk_smo(const double *K, int n, const double *y, double C, double tol, int maxiter,
            double *alpha, double *G, mk_svm_result *res)
 {
-    return mk_smo_box(K, n, y, C, NULL, tol, maxiter, alpha, G, res);
+    return mk_smo_box(K, n, y, C, NULL, tol, maxiter, 0, alpha, G, res);
 }
 
 /* the column source of a whole kernel in memory: pointers into it */
@@ -68,10 +68,10 @@ static void whole_diag(mk_qsrc *q, double *d)
 }
 
 int mk_smo_box(const double *K, int n, const double *y, double Cs, const double *box,
-               double tol, int maxiter, double *alpha, double *G, mk_svm_result *res)
+               double tol, int maxiter, int shrink, double *alpha, double *G, mk_svm_result *res)
 {
     mk_qsrc q = { whole_col, whole_diag, K, n, NULL };
-    return mk_smo_src(&q, n, y, Cs, box, tol, maxiter, alpha, G, res);
+    return mk_smo_src(&q, n, y, Cs, box, tol, maxiter, shrink, alpha, G, res);
 }
 
 /* The choice of i: point t of I_up (y > 0 below its bound, y < 0 above 0) replaces the best so far
@@ -85,8 +85,101 @@ static inline void pick_up(double yt, double at, double Ct, double g, int t, dou
     }
 }
 
+/* G[t] = (Q a)_t - 1 for the points t of rows (nrows of them; rows NULL: every point), summed
+   over the non-zero alphas in index order: the start of a solve, and the points shrinking set
+   aside when they come back */
+static void smo_grad(mk_qsrc *q, int n, const double *y, const double *a, double *G,
+                     const int *rows, int nrows)
+{
+    if (rows) for (int k = 0; k < nrows; k++) G[rows[k]] = -1.0;
+    else for (int t = 0; t < n; t++) G[t] = -1.0;
+    for (int i = 0; i < n; i++) {
+        if (a[i] == 0.0) continue;
+        const double *Ki = q->col(q, i, 0);
+        double ai = a[i] * y[i];
+        if (rows) for (int k = 0; k < nrows; k++) { int t = rows[k]; G[t] += ai * y[t] * Ki[t]; }
+        else for (int t = 0; t < n; t++) G[t] += ai * y[t] * Ki[t];
+    }
+}
+
+/* The set aside points back in the active set (act: every point, ascending), their G rebuilt.
+   Returns n. */
+static int smo_unshrink(mk_qsrc *q, int n, const double *y, const double *a, double *G,
+                        int *act, int na, int *out)
+{
+    int nout = 0, k = 0;
+    for (int t = 0; t < n; t++) {
+        if (k < na && act[k] == t) k++;
+        else out[nout++] = t;
+    }
+    if (nout > 0) smo_grad(q, n, y, a, G, out, nout);
+    for (int t = 0; t < n; t++) act[t] = t;
+    return n;
+}
+
+/* Shrinking (libsvm's rule, Chang & Lin 2011, section 5.1): a point at a bound that cannot be
+   in a violating pair while the largest violations on either side stay as they are leaves the
+   active set act (na points, ascending). The first time the violation over act is within
+   10 tol, every point comes back (G rebuilt) before it shrinks again. Returns the new na.
+   Measurements: inst/notes/NOTES-model.md, "Shrinking in the inner SMO". */
+static int smo_shrink(mk_qsrc *q, int n, const double *y, const double *a, const double *C,
+                      double *G, int *act, int na, double tol, int *unshrunk, int *out)
+{
+    double g1 = -INFINITY, g2 = -INFINITY;   /* max over I_up of -y G, over I_low of y G */
+    int i1 = -1;
+    for (int k = 0; k < na; k++) {
+        int t = act[k];
+        pick_up(y[t], a[t], C[t], G[t], t, &g1, &i1);
+        if (y[t] > 0) { if (a[t] > 0.0 && G[t] > g2) g2 = G[t]; }
+        else if (a[t] < C[t] && -G[t] > g2) g2 = -G[t];
+    }
+    if (!*unshrunk && g1 + g2 <= 10.0 * tol) {
+        *unshrunk = 1;
+        na = smo_unshrink(q, n, y, a, G, act, na, out);
+    }
+    int m = 0;
+    for (int k = 0; k < na; k++) {
+        int t = act[k], gone = 0;
+        if (a[t] >= C[t]) gone = y[t] > 0 ? -G[t] > g1 : -G[t] > g2;
+        else if (a[t] <= 0.0) gone = y[t] > 0 ? G[t] > g2 : G[t] > g1;
+        if (!gone) act[m++] = t;
+    }
+    return m;
+}
+
+/* j: the second-order gain over I_low among the na points of act, given i (column Ki, Kii) and
+   Gmax = -y_i G_i; *Gmax2 = max over those of I_low of y G. -1 when none gains. */
+static int smo_select_j(const int *act, int na, const double *y, const double *a,
+                        const double *C, const double *G, const double *Ki, double Kii,
+                        const double *Kdiag, double Gmax, double *Gmax2)
+{
+    double obj_min = INFINITY, g2 = -INFINITY;
+    int j = -1;
+    for (int k = 0; k < na; k++) {
+        int t = act[k];
+        double mgt; /* -y_t G_t, only for t in I_low */
+        if (y[t] > 0) {
+            if (!(a[t] > 0.0)) continue;
+            mgt = -G[t];
+        } else {
+            if (!(a[t] < C[t])) continue;
+            mgt = G[t];
+        }
+        if (-mgt > g2) g2 = -mgt;
+        double bdiff = Gmax - mgt;
+        if (bdiff > 0.0) {
+            double quad = Kii + Kdiag[t] - 2.0 * Ki[t];
+            if (quad <= 0.0) quad = TAU;
+            double o = -(bdiff * bdiff) / quad;
+            if (o <= obj_min) { obj_min = o; j = t; }
+        }
+    }
+    *Gmax2 = g2;
+    return j;
+}
+
 int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
-               double tol, int maxiter, double *alpha, double *G, mk_svm_result *res)
+               double tol, int maxiter, int shrink, double *alpha, double *G, mk_svm_result *res)
 {
     double *a = alpha;
     /* the box of every point (C_i = C bit for bit without case weights) */
@@ -96,53 +189,53 @@ int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
     mk_svm_project(n, y, C, a);
 
     /* gradient G = Q a - e, accumulated over the non-zero alphas */
-    for (int t = 0; t < n; t++) G[t] = -1.0;
-    for (int i = 0; i < n; i++) {
-        if (a[i] == 0.0) continue;
-        const double *Ki = q->col(q, i, 0);
-        double ai = a[i] * y[i];
-        for (int t = 0; t < n; t++) G[t] += ai * y[t] * Ki[t];
-    }
+    smo_grad(q, n, y, a, G, NULL, n);
 
     /* the diagonal, read by every working-set selection, in its own vector (released on exit:
        the MKL solvers call this thousands of times within one .Call) */
     double *Kdiag = (double *) R_alloc(n, sizeof(double));
     q->diag(q, Kdiag);
+    /* the active set (every point until shrinking sets some aside; shrink 0: always every
+       point, the same iterates as without it); out: scratch of the set aside points */
+    int *act = (int *) R_alloc(2 * (size_t) n, sizeof(int)), *out = act + n;
+    for (int t = 0; t < n; t++) act[t] = t;
+    int na = n, unshrunk = 0, counter = (n < 1000 ? n : 1000) + 1;
 
     int iter = 0, status = 1, inext = -1;
-    double viol = 0.0, tlast = mk_time(), Gnext = -INFINITY;
+    double viol = 0.0, tlast = mk_time(), Gnext = -INFINITY, work = 0.0;
     /* the first i; each later one is found by the pass that updates G (below) */
     for (int t = 0; t < n; t++) pick_up(y[t], a[t], C[t], G[t], t, &Gnext, &inext);
     while (iter < maxiter) {
         if ((iter & 1023) == 1023) mk_interrupt_every(&tlast, 0.02);
-        /* select i: max over I_up of -y G */
+        if (shrink && --counter == 0) {
+            counter = n < 1000 ? n : 1000;
+            na = smo_shrink(q, n, y, a, C, G, act, na, tol, &unshrunk, out);
+            Gnext = -INFINITY; inext = -1;
+            for (int k = 0; k < na; k++)
+                pick_up(y[act[k]], a[act[k]], C[act[k]], G[act[k]], act[k], &Gnext, &inext);
+        }
+        /* select i: max over I_up of -y G; j: second order gain over I_low (on the active set) */
         double Gmax = Gnext, Gmax2 = -INFINITY;
         int i = inext, j = -1;
-        if (i < 0) { viol = 0.0; status = 0; break; }
-        const double *Ki = q->col(q, i, 0);
-        const double Kii = Ki[i];
-        double obj_min = INFINITY;
-        /* select j: second order gain over I_low */
-        for (int t = 0; t < n; t++) {
-            double mgt; /* -y_t G_t, only for t in I_low */
-            if (y[t] > 0) {
-                if (!(a[t] > 0.0)) continue;
-                mgt = -G[t];
-            } else {
-                if (!(a[t] < C[t])) continue;
-                mgt = G[t];
-            }
-            if (-mgt > Gmax2) Gmax2 = -mgt;  /* Gmax2 = max over I_low of y_t G_t */
-            double bdiff = Gmax - mgt;
-            if (bdiff > 0.0) {
-                double quad = Kii + Kdiag[t] - 2.0 * Ki[t];
-                if (quad <= 0.0) quad = TAU;
-                double o = -(bdiff * bdiff) / quad;
-                if (o <= obj_min) { obj_min = o; j = t; }
-            }
+        const double *Ki = NULL;
+        double Kii = 0.0;
+        if (i >= 0) {
+            Ki = q->col(q, i, 0);
+            Kii = Ki[i];
+            j = smo_select_j(act, na, y, a, C, G, Ki, Kii, Kdiag, Gmax, &Gmax2);
         }
-        viol = Gmax + Gmax2;
-        if (viol < tol || j < 0) { status = 0; break; }
+        work += na;
+        viol = i >= 0 ? Gmax + Gmax2 : 0.0;
+        if (i < 0 || viol < tol || j < 0) {
+            if (na == n) { status = 0; break; }
+            /* optimal on the active set: bring the others back, look again over every point
+               (the next pass, not shrinking before it) and shrink after the next iteration */
+            na = smo_unshrink(q, n, y, a, G, act, na, out);
+            counter = 2;
+            Gnext = -INFINITY; inext = -1;
+            for (int t = 0; t < n; t++) pick_up(y[t], a[t], C[t], G[t], t, &Gnext, &inext);
+            continue;
+        }
         iter++;
 
         const double *Kj = q->col(q, j, 1);   /* Ki stays valid: another slot */
@@ -173,13 +266,24 @@ int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
         /* the update of G and the next choice of i in one pass (inst/notes/NOTES-model.md,
            "The solver's passes") */
         Gnext = -INFINITY; inext = -1;
-        for (int t = 0; t < n; t++) {
-            G[t] += y[t] * (Ki[t] * di + Kj[t] * dj);
-            pick_up(y[t], a[t], C[t], G[t], t, &Gnext, &inext);
+        if (na == n) {
+            for (int t = 0; t < n; t++) {
+                G[t] += y[t] * (Ki[t] * di + Kj[t] * dj);
+                pick_up(y[t], a[t], C[t], G[t], t, &Gnext, &inext);
+            }
+        } else {
+            for (int k = 0; k < na; k++) {
+                int t = act[k];
+                G[t] += y[t] * (Ki[t] * di + Kj[t] * dj);
+                pick_up(y[t], a[t], C[t], G[t], t, &Gnext, &inext);
+            }
         }
     }
+    /* stopped at the iteration cap with points set aside: their G for the bias and objective */
+    if (na < n) na = smo_unshrink(q, n, y, a, G, act, na, out);
 
     mk_svm_finish(n, y, C, a, G, viol, iter, status, res);
+    res->work = work;
     vmaxset(vmax);
     return status;
 }
@@ -194,6 +298,7 @@ void mk_svm_finish(int n, const double *y, const double *C, const double *a, con
     res->viol = viol;
     res->iter = iter;
     res->status = status;
+    res->work = 0.0;
 }
 
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
@@ -218,7 +323,7 @@ SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
     SEXP a = PROTECT(duplicate(alpha0)); nprot++;
     double *G = (double *) R_alloc(n, sizeof(double));
     mk_svm_result r;
-    mk_smo_box(REAL(K), n, REAL(y), c, box, eps, mi, REAL(a), G, &r);
+    mk_smo_box(REAL(K), n, REAL(y), c, box, eps, mi, 0, REAL(a), G, &r);
     SEXP out = mk_svm_sexp(a, &r);
     UNPROTECT(nprot + 1);
     return out;
@@ -249,7 +354,7 @@ SEXP mkc_smo_store(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SE
     SEXP a = PROTECT(duplicate(alpha0));
     double *G = (double *) R_alloc(n, sizeof(double));
     mk_svm_result r;
-    mk_smo_src(&cs.q, n, REAL(y), c, box, eps, mi, REAL(a), G, &r);
+    mk_smo_src(&cs.q, n, REAL(y), c, box, eps, mi, 0, REAL(a), G, &r);
     SEXP out = mk_svm_sexp(a, &r);
     UNPROTECT(2);
     return out;

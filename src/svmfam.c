@@ -47,15 +47,15 @@ typedef struct {
 
 /* ------------------------------------------------------------------ SVM solves */
 
-/* The SMO on drv->Kd, warm-started from alpha (in/out). */
+/* The SMO on drv->Kd, warm-started from alpha (in/out), shrinking unless the control says not. */
 static double sf_solve(mk_sf_ctx *c, double *alpha, double *b)
 {
     sf_drv *w = (sf_drv *) c->drv;
     mk_interrupt_every(&w->last_check, 0.02);
     double t = mk_time();
     mk_svm_result res;
-    mk_smo_box(w->Kd, c->n, c->y, c->C, c->o->box, c->svm_tol, c->o->svm_maxiter, alpha,
-               w->grad, &res);
+    mk_smo_box(w->Kd, c->n, c->y, c->C, c->o->box, c->svm_tol, c->o->svm_maxiter,
+               c->o->shrink, alpha, w->grad, &res);
     return mk_sf_counted(c, &res, t, b);
 }
 
@@ -540,6 +540,9 @@ static void read_opts(SEXP control, mk_sf_opts *o)
     o->nthreads = mk_threads(mk_ctl_int(control, "nthreads"));
     o->verbose = mk_ctl_int(control, "verbose");
     o->screen = mk_ctl_int(control, "gradient_screening");
+    /* the SMO's shrinking; optional (absent: on) */
+    SEXP sk = mk_list_elt(control, "svm_shrinking", NULL);
+    o->shrink = isNull(sk) ? 1 : asInteger(sk) != 0;
     /* on the fly the column cache's entries (R/memory.R); optional, 0 (whole) without it */
     SEXP kc = mk_list_elt(control, "kcache", NULL);
     o->kcache = isNull(kc) ? 0 : asInteger(kc);
@@ -628,11 +631,11 @@ static SEXP sf_result(SEXP d, SEXP a, double b, double J, double gap, int iter, 
     for (int r = 0; r < wpath->len; r++)
         for (int m = 0; m < M; m++)
             wpp[r + (size_t) m * wpath->len] = wpath->tab[(size_t) r * M + m];
-    SEXP counts = allocVector(REALSXP, 7);
+    SEXP counts = allocVector(REALSXP, 8);
     mk_list_set(out, "counts", counts);
     REAL(counts)[0] = c->svm_solves; REAL(counts)[1] = c->grad_evals;
     REAL(counts)[2] = c->hess_evals; REAL(counts)[3] = c->svm_fail; REAL(counts)[4] = c->smo_iter;
-    REAL(counts)[5] = c->screened; REAL(counts)[6] = c->hess_flat;
+    REAL(counts)[5] = c->screened; REAL(counts)[6] = c->hess_flat; REAL(counts)[7] = c->smo_work;
     SEXP times = allocVector(REALSXP, 4);
     mk_list_set(out, "times", times);
     REAL(times)[0] = mk_time() - c->t0; REAL(times)[1] = c->t_svm;

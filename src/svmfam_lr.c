@@ -40,7 +40,7 @@ static double lr_solve(mk_sf_ctx *c, const double *dw, double *alpha, double *b)
     if (L->kc) {
         if (dw != L->dL) memcpy(L->dL, dw, (size_t) M * sizeof(double));
         mk_kcsrc_set(L->cs, dw);
-        mk_smo_src(&L->cs->q, c->n, c->y, c->C, c->o->box, c->svm_tol, c->o->svm_maxiter,
+        mk_smo_src(&L->cs->q, c->n, c->y, c->C, c->o->box, c->svm_tol, c->o->svm_maxiter, 0,
                    alpha, L->grad, &res);
         return mk_sf_counted(c, &res, t, b);
     }

@@ -161,3 +161,40 @@ test_that("HessianMKL's kernel working set reads fewer kernels and reaches the s
     }
   }
 })
+
+test_that("the inner SMO's shrinking passes over fewer points and reaches the same certified optimum", {
+  skip_if_not_installed("mlbench")
+  # src/svm.c: points at a bound that cannot enter a violating pair are set aside and checked
+  # again before each SVM solve stops; info$smo_work counts the points the selections passed
+  # over (n per pass without shrinking: one pass per iteration and one that finds the optimum)
+  data("Vehicle", package = "mlbench", envir = environment())
+  set.seed(20261128)
+  idx <- sample(nrow(Vehicle), 300)
+  X <- scale(as.matrix(Vehicle[idx, -19]))
+  y <- ifelse(Vehicle$Class[idx] == "van", 1, -1)
+  n <- length(y)
+  K <- centred_rbf_kernels(X, c(2, 4, 8), list(1:18, 1:9, 10:18)) * n   # unit mean diagonal
+  fit <- function(sh, init = NULL, C = 100)
+    mklearn:::fit_hessian(K, y, "classification", C,
+                          list(tol = 1e-4, svm_tol = 1e-6, svm_shrinking = sh), init)
+  all <- fit(FALSE)
+  sh <- fit(TRUE)
+  expect_equal(all$info$smo_work, n * (all$info$smo_iterations + all$info$svm_solves))
+  expect_lt(sh$info$smo_work, 0.7 * n * (sh$info$smo_iterations + sh$info$svm_solves))
+  for (f in list(all, sh)) {
+    expect_true(f$converged)
+    expect_lte(f$info$gap, 1e-4)
+  }
+  # the SVM at the weights returned satisfies its KKT conditions on every point, those set
+  # aside included (their gradient is rebuilt before a solve stops)
+  a <- sh$info$alpha_svm
+  G <- drop(combine_R(K, sh$info$weights_raw) %*% (a * y)) * y - 1
+  up <- (y > 0 & a < 100) | (y < 0 & a > 0)
+  low <- (y > 0 & a > 0) | (y < 0 & a < 100)
+  expect_lt(max(-y[up] * G[up]) + max(y[low] * G[low]), 1e-5)
+  expect_equal(sh$objective, all$objective, tolerance = 1e-4)
+  expect_equal(sh$weights, all$weights, tolerance = 1e-3)
+  # a warm start at another C keeps its certificate too
+  w <- fit(TRUE, sh$state, C = 10)
+  expect_true(w$converged)
+})
