@@ -194,6 +194,7 @@ void mk_svm_finish(int n, const double *y, const double *C, const double *a, con
     res->viol = viol;
     res->iter = iter;
     res->status = status;
+    res->reads = 0.0;
 }
 
 SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
