@@ -23,18 +23,11 @@
 #define LS_RHO 0.1
 #define LS_EPS0 1.0
 
-/* four running sums: a single one waits on each addition's latency (this dot is the solver's
-   inner loop; NOTES-svm-family.md, "Low rank") */
+/* in four running sums (linalg.c): a single one waits on each addition's latency, and this dot
+   is the solver's inner loop (NOTES-svm-family.md, "Low rank") */
 static double ls_dot(const double *restrict a, const double *restrict b, int R)
 {
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int k = 0;
-    for (; k + 3 < R; k += 4) {
-        s0 += a[k] * b[k]; s1 += a[k + 1] * b[k + 1];
-        s2 += a[k + 2] * b[k + 2]; s3 += a[k + 3] * b[k + 3];
-    }
-    for (; k < R; k++) s0 += a[k] * b[k];
-    return (s0 + s1) + (s2 + s3);
+    return mk_dot4(R, a, b);
 }
 
 static void ls_axpy(double t, const double *restrict x, double *restrict y, int R)
