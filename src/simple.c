@@ -52,9 +52,6 @@ typedef struct {
     /* the breakpoints of the descent path (see descend()) */
     double *ratio, *bT, *bcmu, *coef, *coefd;
     int *order, *bend, *pidx;
-    /* low-rank store: a trial of the line search starts from the previous trial's alpha
-       (chain), after the first (warm = 0) from the point's */
-    int chain, warm;
 } simple_ws;
 
 void *mk_sf_simple_init(mk_sf_ctx *c)
@@ -77,20 +74,16 @@ void *mk_sf_simple_init(mk_sf_ctx *c)
     w->order = (int *) R_alloc((size_t) M + 1, sizeof(int));
     w->bend = (int *) R_alloc((size_t) M + 2, sizeof(int));
     w->pidx = (int *) R_alloc((size_t) M + 1, sizeof(int));
-    w->chain = c->st->kind == MK_STORE_LOWRANK;   /* measured there (NOTES-svm-family.md) */
-    w->warm = 0;
     return w;
 }
 
-/* J(d + t D) on the line kernel, warm-started from the current alpha (or, chained, from the
-   previous trial's); keeps the best point. */
+/* J(d + t D) on the line kernel, warm-started from the current alpha; keeps the best point. */
 static double ls_eval(mk_sf_ctx *c, simple_ws *w, double t)
 {
     const int M = c->M, n = c->n;
     double bt;
     move_simplex(c->d, w->D, t, M, -1, w->dt);
-    if (!(w->chain && w->warm)) memcpy(w->at, c->a, (size_t) n * sizeof(double));
-    w->warm = 1;
+    memcpy(w->at, c->a, (size_t) n * sizeof(double));
     double J = c->J_line(c, t, w->at, &bt);
     if (J < w->bestJ) {
         w->bestJ = J; w->bestb = bt; w->bestt = t;
@@ -282,7 +275,6 @@ int mk_sf_simple_step(mk_sf_ctx *c, void *vws, int it, const double *v)
         memcpy(w->besta, a, (size_t) n * sizeof(double));
         double lo = 0.0, hi = gmax;
         double t1 = lo + r * (hi - lo), t2 = hi - r * (hi - lo);
-        w->warm = 0;
         double f1 = ls_eval(c, w, t1);
         double f2 = ls_eval(c, w, t2);
         while (hi - lo > c->o->gold_tol * gmax) {

@@ -117,22 +117,6 @@ test_that("SimpleMKL, HessianMKL and lp-norm MKL on exact factors equal the dens
   }
 })
 
-test_that("SimpleMKL's line search on low-rank factors chains its trials' warm starts", {
-  # each trial of the golden-section search starts from the previous trial's alpha: on this
-  # problem 10,590 SVM passes in 120 solves, where starting every trial from the point's alpha
-  # took 24,367 in 458, with the dense fit's optimum either way
-  dt <- lsvm_data(n = 150, sig = c(0.3, 0.7, 1.5, 3, 6))
-  jit <- 1e-8
-  st <- mklearn:::lowrank_store(dt$full, jitter = jit)
-  f <- mklearn:::fit_simple(st, dt$y, "classification", 100, list(tol = 1e-8), NULL)
-  fd <- mklearn:::fit_simple(dense_of(dt$Ks, jit), dt$y, "classification", 100,
-                             list(tol = 1e-8), NULL)
-  expect_true(f$converged)
-  expect_lt(abs(f$objective - fd$objective) / fd$objective, 1e-8)
-  expect_lt(f$info$smo_iterations, 15000)
-  expect_lt(f$info$svm_solves, 300)
-})
-
 test_that("on truncated factors the duality gap recomputed from the factors holds", {
   dt <- lsvm_data(n = 120)
   jit <- 1e-8
