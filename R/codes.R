@@ -15,7 +15,8 @@
   bayes_update = c(mackay = 0L, mm = 1L, scoring = 2L),
   mwu_status = c(done = 0L, infeasible = 1L),
   limits = c(kernel_whole_max = 8388608L, kcache_min = 4L, kcache_ranges = 8L,
-             hess_free_max = 4096L, neighbour_chunk = 4194304L, offdiag_rows = 128L)
+             hess_free_max = 4096L, neighbour_chunk = 4194304L, offdiag_rows = 128L,
+             lsvm_cache = 2048L)
 )
 
 # The name of a result code (e.g. code_name("bayes_stop", 2L) is "stalled").

@@ -387,7 +387,8 @@ memory_uniform <- function(add, n, task, M = 1, R = NA_real_, fly = FALSE, nt = 
   if (!is.na(R)) {
     if (task == "regression") add("scaled factors (n x R) and R x R Woodbury matrix",
                                   n * R + 2 * R * R + 4 * n, "linear") else
-      add("scaled factors F' (R x n, lsvm.c)", n * R + R, "linear")
+      add("scaled factors F' (R x n, lsvm.c) and the block of the last coordinates",
+          n * R + R + lsvm_block(n, R), "linear")
     add("products K_m v (n x M)", n * M, "linear")
     add("vectors", 6 * n, "linear")
     return(invisible())
@@ -473,6 +474,13 @@ memory_bayes_lowrank <- function(add, n, M, R) {
 hess_free_limit <- function(ctl)
   min(.mk_codes$limits[["hess_free_max"]], ctl[["hess_free_max"]], na.rm = TRUE)
 
+# The linear SVM's block of the coordinates left by shrinking (src/lsvm.c, ls_cache): at most
+# min(n, R, limit) of them, a square of doubles, three vectors and n positions (as doubles).
+lsvm_block <- function(n, R) {
+  k <- min(n, R, .mk_codes$limits[["lsvm_cache"]])
+  k * k + 3 * k + n / 2
+}
+
 # The SVM family (src/svmfam.c, simple.c, hessian.c, lpnorm.c): the combined kernel Kd, the
 # line kernels B, KD (strategies with a line search) and KD2 (SimpleMKL's probes) when dense;
 # on the fly none of them, the column cache instead (memory_parts() adds it); gradient
@@ -482,7 +490,8 @@ hess_free_limit <- function(ctl)
 memory_svmfam <- function(add, method, n, M, fly, nt, ctl, R = NA_real_) {
   nn <- n * n
   if (!is.na(R)) {   # low rank (src/svmfam_lr.c, lsvm.c): the line is kept as weights
-    add("scaled factors F' (R x n, lsvm.c)", n * R, "linear")
+    add("scaled factors F' (R x n, lsvm.c) and the block of the last coordinates",
+        n * R + lsvm_block(n, R), "linear")
     if (method == "hessian") {
       # src/svmfam_lr.c, lr_hess_gram(): the free SVs' factor rows F_S (ns x R) and two
       # ns x ns matrices while ns <= R, else F_S by blocks of 4096 rows, Woodbury's R x R and

@@ -27,7 +27,8 @@ svmfam_fit <- function(method, store, y, task, C, control, init) {
   # every iteration (for testing)
   control$gradient_screening <- as.integer(!isFALSE(control[["gradient_screening"]]))
   # the inner SMO's shrinking on a dense store (src/svm.c; info$smo_work counts the points its
-  # selections passed over): FALSE passes over every point (for testing)
+  # selections passed over, on the low-rank store the factor rows read): FALSE passes over
+  # every point (for testing)
   control$svm_shrinking <- as.integer(!isFALSE(control[["svm_shrinking"]]))
   store$nthreads <- as.integer(control$nthreads)
   dk <- store_dims(store)

@@ -9,6 +9,9 @@
  * test of svm.c does not see lam); lam moves to the root of s(lam) by secant steps (rho fixed:
  * a growing rho slows the coordinate descent down). The last round is made feasible through
  * its free alphas and the SMO's test is applied to the exact gradient.
+ * Once shrinking leaves few coordinates (at most R and MK_LSVM_CACHE), their block
+ * K_cc = F_c F_c' is formed and the passes read it (O(|c|) per coordinate instead of O(R)),
+ * when the passes already spent on that set have cost as much as forming it.
  * Measurements: inst/notes/NOTES-svm-family.md, "Low rank".
  */
 #include "mklearn.h"
@@ -20,11 +23,11 @@
 #define LS_RHO 0.1
 #define LS_EPS0 1.0
 
+/* in four running sums (linalg.c): a single one waits on each addition's latency, and this dot
+   is the solver's inner loop (NOTES-svm-family.md, "Low rank") */
 static double ls_dot(const double *restrict a, const double *restrict b, int R)
 {
-    double s = 0.0;
-    for (int k = 0; k < R; k++) s += a[k] * b[k];
-    return s;
+    return mk_dot4(R, a, b);
 }
 
 static void ls_axpy(double t, const double *restrict x, double *restrict y, int R)
@@ -41,13 +44,15 @@ static uint64_t ls_rand(uint64_t *s)
     return x * 2685821657736338717ULL;
 }
 
-/* The exact w = F'(y.a), G = Qa - 1 and the SMO's violation max_{I_up} -yG + max_{I_low} yG. */
+/* The exact w = F'(y.a), G = Qa - 1 and the SMO's violation max_{I_up} -yG + max_{I_low} yG;
+   *reads counts the factor rows read (O(R) each). */
 static double ls_exact(const double *Ft, int n, int R, const double *y, double C, double jit,
-                       const double *a, double *w, double *G)
+                       const double *a, double *w, double *G, double *reads)
 {
     memset(w, 0, (size_t) R * sizeof(double));
     for (int i = 0; i < n; i++)
-        if (a[i] != 0.0) ls_axpy(y[i] * a[i], Ft + (size_t) i * R, w, R);
+        if (a[i] != 0.0) { ls_axpy(y[i] * a[i], Ft + (size_t) i * R, w, R); *reads += 1.0; }
+    *reads += n;
     double up = -INFINITY, low = -INFINITY;
     for (int i = 0; i < n; i++) {
         double g = y[i] * ls_dot(Ft + (size_t) i * R, w, R) + jit * a[i] - 1.0;
@@ -68,7 +73,73 @@ typedef struct {
     int active;                   /* idx[0..active-1]: the coordinates not shrunk */
     double pgmax_old, pgmin_old;  /* the shrinking thresholds of the last pass */
     uint64_t seed;
+    /* the block of nc coordinates cset (while cached): Kc = F_c F_c' (nc x nc), u = F_c w,
+       dya the changes of y.a on c not yet added to w; cpos[i]: i's place in c or -1; rent:
+       coordinate visits since the active set fell to the cache's size; reads: factor rows
+       read (O(R) each: the solve's work) */
+    double *Kc, *u, *dya, rent, reads;
+    int *cset, *cpos;
+    int nc, cap, cached;
 } ls_state;
+
+/* Form the block of the active coordinates idx[0..nc-1] (in place of the last one). */
+static void ls_cache(ls_state *S, int nc)
+{
+    const int R = S->R;
+    if (!S->Kc) {
+        S->Kc = (double *) R_alloc((size_t) S->cap * S->cap, sizeof(double));
+        S->u = (double *) R_alloc((size_t) S->cap, sizeof(double));
+        S->dya = (double *) R_alloc((size_t) S->cap, sizeof(double));
+        S->cset = (int *) R_alloc((size_t) S->cap, sizeof(int));
+    }
+    for (int k = 0; k < S->nc; k++) S->cpos[S->cset[k]] = -1;
+    S->nc = nc;
+    for (int k = 0; k < nc; k++) {
+        int i = S->idx[k];
+        S->cset[k] = i; S->cpos[i] = k;
+    }
+    for (int k = 0; k < nc; k++) {
+        const double *fk = S->Ft + (size_t) S->cset[k] * R;
+        for (int l = k; l < nc; l++) {
+            double q = ls_dot(fk, S->Ft + (size_t) S->cset[l] * R, R);
+            S->Kc[(size_t) k * nc + l] = q; S->Kc[(size_t) l * nc + k] = q;
+        }
+    }
+    S->reads += 0.5 * (double) nc * (nc + 1);
+}
+
+/* Read the block for the active coordinates (all in it): u = F w on them, nothing pending. */
+static void ls_use(ls_state *S, int active)
+{
+    for (int k = 0; k < active; k++) {
+        int i = S->idx[k];
+        S->u[S->cpos[i]] = ls_dot(S->Ft + (size_t) i * S->R, S->w, S->R);
+    }
+    memset(S->dya, 0, (size_t) S->nc * sizeof(double));
+    S->reads += active;
+    S->cached = 1;
+}
+
+/* Stop reading the block (kept for a later active set within it): pending changes into w. */
+static void ls_uncache(ls_state *S)
+{
+    if (!S->cached) return;
+    for (int k = 0; k < S->nc; k++)
+        if (S->dya[k] != 0.0) {
+            ls_axpy(S->dya[k], S->Ft + (size_t) S->cset[k] * S->R, S->w, S->R);
+            S->reads += 1.0;
+        }
+    S->cached = 0;
+    S->rent = 0.0;
+}
+
+/* Whether the active coordinates are all in the block. */
+static int ls_within(const ls_state *S, int active)
+{
+    if (active > S->nc) return 0;
+    for (int k = 0; k < active; k++) if (S->cpos[S->idx[k]] < 0) return 0;
+    return 1;
+}
 
 /* One round: coordinate descent on the box-constrained augmented Lagrangian until a pass has
    pair violation <= eps: over every coordinate when full, else over the coordinates not shrunk
@@ -83,6 +154,22 @@ static int ls_round(ls_state *S, double eps, int full, int maxpass, double *tlas
     while (pass < maxpass) {
         pass++;
         mk_interrupt_every(tlast, 0.02);
+        if (S->cached && active > S->nc) ls_uncache(S);   /* unshrunk: past the block */
+        if (!S->cached) {
+            /* the block when the active set is within it; else rent or buy: form a block
+               once the passes over this many coordinates have cost (visits x R) what
+               forming it costs (active^2 R / 2) */
+            if (ls_within(S, active)) ls_use(S, active);
+            else if (active <= S->cap) {
+                S->rent += active;
+                if (S->rent >= 0.5 * (double) active * active) {
+                    ls_cache(S, active);
+                    ls_use(S, active);
+                }
+            } else S->rent = 0.0;
+        }
+        const int cached = S->cached, nc = S->nc;
+        if (!cached) S->reads += active;
         for (int k = 0; k < active - 1; k++) {   /* random order of the active set */
             int j = k + (int) (ls_rand(&S->seed) % (uint64_t) (active - k));
             int t = S->idx[k]; S->idx[k] = S->idx[j]; S->idx[j] = t;
@@ -92,7 +179,8 @@ static int ls_round(ls_state *S, double eps, int full, int maxpass, double *tlas
             int i = S->idx[k];
             const double *fi = S->Ft + (size_t) i * R;
             double yi = y[i], ai = a[i];
-            double g = yi * (ls_dot(fi, w, R) + S->lam + S->rho * S->s) + S->jit * ai - 1.0;
+            double fw = cached ? S->u[S->cpos[i]] : ls_dot(fi, w, R);
+            double g = yi * (fw + S->lam + S->rho * S->s) + S->jit * ai - 1.0;
             double pg = 0.0;
             if (ai <= 0.0) {
                 if (g > pgmax_old) {   /* shrink: at the bound and pushed against it */
@@ -121,7 +209,12 @@ static int ls_round(ls_state *S, double eps, int full, int maxpass, double *tlas
             double dl = (an - ai) * yi;
             if (dl == 0.0) continue;
             a[i] = an;
-            ls_axpy(dl, fi, w, R);
+            if (cached) {
+                int c = S->cpos[i];
+                const double *kc = S->Kc + (size_t) c * nc;
+                for (int l = 0; l < nc; l++) S->u[l] += dl * kc[l];
+                S->dya[c] += dl;
+            } else { ls_axpy(dl, fi, w, R); S->reads += 1.0; }
             S->s += dl;
         }
         if (up + low <= eps) {
@@ -175,10 +268,15 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
     qmean /= n;
     if (!(qmean > 0.0)) qmean = 1.0;
     ls_state S = { Ft, y, Qd, n, R, C, jit, LS_RHO * qmean, 0.0, 0.0, alpha, w, NULL, n,
-                   INFINITY, -INFINITY, 0x9E3779B97F4A7C15ULL };
+                   INFINITY, -INFINITY, 0x9E3779B97F4A7C15ULL,
+                   NULL, NULL, NULL, 0.0, (double) n, NULL, NULL, 0, 0, 0 };
+    /* the block is formed only where it is cheaper per coordinate: at most R coordinates */
+    S.cap = n < MK_LSVM_CACHE ? n : MK_LSVM_CACHE;
+    if (R < S.cap) S.cap = R;
     S.idx = (int *) R_alloc(n, sizeof(int));
-    for (int k = 0; k < n; k++) S.idx[k] = k;
-    double viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad);
+    S.cpos = (int *) R_alloc(n, sizeof(int));
+    for (int k = 0; k < n; k++) { S.idx[k] = k; S.cpos[k] = -1; }
+    double viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad, &S.reads);
     S.lam = mk_svm_bias(n, y, Cv, alpha, grad);   /* the multiplier of y'a = 0 is the bias */
     /* rounds far from y'a = 0 are solved loosely (inexact augmented Lagrangian) */
     double eps = 0.5 * tol, sprev = INFINITY, tlast = mk_time(), ll = 0.0, sl = 0.0;
@@ -224,11 +322,14 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
         if (!full && p <= left) { force = 1; sprev = fabs(s); continue; }
         force = 0;
         ls_feasible(n, y, C, Cv, alpha);
-        viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad);
+        viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad, &S.reads);
+        if (S.cached) { S.cached = 0; S.rent = 0.0; }   /* w exact: nothing pending */
         if (p > left) { status = 1; break; }
         eps *= 0.25;
     }
+    ls_uncache(&S);
     mk_svm_finish(n, y, Cv, alpha, grad, viol, passes, status, res);
+    res->work = S.reads;
     vmaxset(vmax);
     return status;
 }
@@ -280,7 +381,7 @@ void mk_lr_factors_set(mk_lr_factors *f, const double *d, int nthreads)
 }
 
 /* .Call: the SVM on K = sum_m d_m K_m of a low-rank training store; the list of mkc_smo
-   (iterations: passes). */
+   (iterations: passes) and row_reads, the factor rows read (the solve's work in units of R). */
 SEXP mkc_lsvm(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP maxiter)
 {
     mk_store st;
@@ -303,7 +404,12 @@ SEXP mkc_lsvm(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP ma
     double *w = (double *) R_alloc(fa.R > 0 ? fa.R : 1, sizeof(double));
     mk_svm_result r;
     mk_lsvm(fa.Ft, n, fa.R, REAL(y), c, fa.jit, eps, mi, REAL(a), G, w, &r);
-    SEXP out = mk_svm_sexp(a, &r);
-    UNPROTECT(nprot + 1);
-    return out;
+    SEXP out = mk_svm_sexp(a, &r); nprot++;   /* returned protected */
+    static const char *const nms[] = { "alpha", "b", "objective", "violation", "iterations",
+                                       "converged", "row_reads", NULL };
+    SEXP res = mk_list_new(nms); nprot++;
+    for (int k = 0; nms[k + 1]; k++) mk_list_set(res, nms[k], mk_list_elt(out, nms[k], NULL));
+    mk_list_set(res, "row_reads", ScalarReal(r.work));
+    UNPROTECT(nprot);
+    return res;
 }

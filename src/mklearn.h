@@ -346,7 +346,8 @@ typedef struct {
     double viol;  /* maximal KKT violation m(a) - M(a) at exit */
     int iter;     /* SMO iterations */
     int status;   /* 0 converged, 1 iteration limit */
-    double work;  /* points the SMO's selections passed over (n per iteration unless shrunk) */
+    double work;  /* the solve's work: points the SMO's selections passed over (n per iteration
+                     unless shrunk); lsvm.c: factor rows read, O(R) each */
 } mk_svm_result;
 
 /* Where the SMO reads K's columns: col(q, i, slot) returns column i (n values), valid until the
@@ -861,6 +862,9 @@ int mk_sf_simple_step(mk_sf_ctx *c, void *ws, int it, const double *v);
    the free SVs is not formed (the step falls back as without curvature); R/memory.R counts that
    matrix at min(n, that limit) rows, reading the limit from mkc_codes. */
 #define MK_HESS_FREE_MAX 4096
+/* lsvm.c: the most coordinates whose block K_cc = F_c F_c' the linear SVM forms (cap^2 doubles
+   per solve: R/memory.R) */
+#define MK_LSVM_CACHE 2048
 void *mk_sf_hessian_init(mk_sf_ctx *c);
 int mk_sf_hessian_step(mk_sf_ctx *c, void *ws, int it, const double *v);
 /* lpnorm.c: closed-form weight update on the unit lp sphere (Kloft et al.) */

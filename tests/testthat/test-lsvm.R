@@ -53,6 +53,26 @@ test_that("the linear SVM on exact factors is the dense SMO's solution", {
   }
 })
 
+test_that("the linear SVM's long tail on few coordinates reads their block, not the factors", {
+  # at a large C the free alphas take many passes after shrinking has left few coordinates:
+  # their block F_c F_c' is formed once and the passes read it, so the factor rows read stay
+  # far below one per free alpha and pass (what every pass read before), with the dense SMO's
+  # solution
+  dt <- lsvm_data(n = 150)
+  jit <- 1e-8
+  st <- mklearn:::lowrank_store(dt$full, jitter = jit)
+  d <- c(0.2, 0.5, 0.3)
+  Kd <- Reduce(`+`, Map(`*`, dt$Ks, d)) + jit * diag(length(dt$y))
+  C <- 1000
+  s <- svm_smo(Kd, dt$y, C = C, tol = 1e-10)
+  l <- .Call(mklearn:::C_lsvm, st, dt$y, C, d, numeric(length(dt$y)), 1e-10, 1000000L)
+  expect_true(l$converged)
+  expect_lt(abs(l$objective - s$objective) / s$objective, 1e-8)
+  nfree <- sum(l$alpha > 0 & l$alpha < C)
+  expect_gt(l$iterations * nfree, 20 * length(dt$y))
+  expect_lt(l$row_reads, 0.1 * l$iterations * nfree)
+})
+
 test_that("the linear SVM refuses a store that is not low rank", {
   dt <- lsvm_data(n = 20)
   expect_error(.Call(mklearn:::C_lsvm, mklearn:::as_store(dense_of(dt$Ks, 0)), dt$y, 1, rep(1, 3),

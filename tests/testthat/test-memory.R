@@ -222,9 +222,12 @@ test_that("the cross-validation of the probabilities counts its fold's store and
   # the fold's factor rows: a copy of nf rows of G
   expect_identical(part(p, "^Platt folds: the fold's factor rows"), 8 * length(fold$G))
   expect_identical(part(p, "^Platt folds: the fold's factor rows"), 8 * nf * R)
-  # the fold fit's scaled factors (src/lsvm.c, nf x R) beside the fit's own (n x R)
-  expect_identical(part(p, "^Platt fold fit: scaled factors"), 8 * (nf * R + R))
-  expect_identical(part(p, "^scaled factors"), 8 * (203 * R + R))
+  # the fold fit's scaled factors (src/lsvm.c, nf x R) beside the fit's own (n x R), each with
+  # the block of at most min(n, R) coordinates
+  expect_identical(part(p, "^Platt fold fit: scaled factors"),
+                   8 * (nf * R + R + lsvm_block(nf, R)))
+  expect_identical(part(p, "^scaled factors"), 8 * (203 * R + R + lsvm_block(203, R)))
+  expect_identical(lsvm_block(203, R), min(203, R)^2 + 3 * min(203, R) + 203 / 2)
   expect_identical(part(p, "^low-rank factors"), 8 * 203 * 20 * 3)   # at the cap, + one kernel
   # the fold fit's parts are the solver's parts at nf rows, without a store of its own
   fp <- memory_parts("uniform", nf, 2, "lowrank", 1L, method_control("uniform", ctl), R = R,
