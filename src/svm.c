@@ -147,6 +147,21 @@ static int smo_shrink(mk_qsrc *q, int n, const double *y, const double *a, const
     return m;
 }
 
+/* The first i of a selection: the max over I_up of -y G among the na points of act
+   (*Gmax; -1 when I_up is empty there). */
+static int smo_first_i(const int *act, int na, const double *y, const double *a,
+                       const double *C, const double *G, double *Gmax)
+{
+    double g = -INFINITY;
+    int i = -1;
+    for (int k = 0; k < na; k++) {
+        int t = act[k];
+        pick_up(y[t], a[t], C[t], G[t], t, &g, &i);
+    }
+    *Gmax = g;
+    return i;
+}
+
 /* j: the second-order gain over I_low among the na points of act, given i (column Ki, Kii) and
    Gmax = -y_i G_i; *Gmax2 = max over those of I_low of y G. -1 when none gains. */
 static int smo_select_j(const int *act, int na, const double *y, const double *a,
@@ -201,18 +216,16 @@ int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
     for (int t = 0; t < n; t++) act[t] = t;
     int na = n, unshrunk = 0, counter = (n < 1000 ? n : 1000) + 1;
 
-    int iter = 0, status = 1, inext = -1;
-    double viol = 0.0, tlast = mk_time(), Gnext = -INFINITY, work = 0.0;
+    int iter = 0, status = 1;
+    double viol = 0.0, tlast = mk_time(), Gnext, work = 0.0;
     /* the first i; each later one is found by the pass that updates G (below) */
-    for (int t = 0; t < n; t++) pick_up(y[t], a[t], C[t], G[t], t, &Gnext, &inext);
+    int inext = smo_first_i(act, na, y, a, C, G, &Gnext);
     while (iter < maxiter) {
         if ((iter & 1023) == 1023) mk_interrupt_every(&tlast, 0.02);
         if (shrink && --counter == 0) {
             counter = n < 1000 ? n : 1000;
             na = smo_shrink(q, n, y, a, C, G, act, na, tol, &unshrunk, out);
-            Gnext = -INFINITY; inext = -1;
-            for (int k = 0; k < na; k++)
-                pick_up(y[act[k]], a[act[k]], C[act[k]], G[act[k]], act[k], &Gnext, &inext);
+            inext = smo_first_i(act, na, y, a, C, G, &Gnext);
         }
         /* select i: max over I_up of -y G; j: second order gain over I_low (on the active set) */
         double Gmax = Gnext, Gmax2 = -INFINITY;
@@ -232,8 +245,7 @@ int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
                (the next pass, not shrinking before it) and shrink after the next iteration */
             na = smo_unshrink(q, n, y, a, G, act, na, out);
             counter = 2;
-            Gnext = -INFINITY; inext = -1;
-            for (int t = 0; t < n; t++) pick_up(y[t], a[t], C[t], G[t], t, &Gnext, &inext);
+            inext = smo_first_i(act, na, y, a, C, G, &Gnext);
             continue;
         }
         iter++;
