@@ -29,9 +29,10 @@ static SEXP flagged(const int *bad, int M)
 /* While cv.mkl() searches (mkc_store_pool(TRUE)), the square training arrays come from an
    allocator whose free keeps the block last freed, and the next array that fits takes it: a
    search builds 18 stores of 0.3-0.7 GB one after the other, and each fresh block costs the
-   zeroing of its pages on first touch (inst/notes/NOTES-model.md, "A store array reused").
-   Before an array the block does not hold, the garbage collector runs (about 40 ms), so the
-   store of the fit before is free; arrays below min_bytes (zeroed faster) keep R's allocator. */
+   zeroing of its pages on first touch (inst/notes/NOTES-model.md, "A store array reused
+   across a search's fits"). Before an array the block does not hold, the garbage collector
+   runs (about 40 ms), so the store of the fit before is free; arrays below min_bytes (zeroed
+   faster) keep R's allocator. */
 #define POOL_HDR 64   /* bytes before the block R sees: its capacity (keeps 16-byte alignment) */
 static struct { int on; char *blk; size_t cap, min_bytes; int built, reused; } pool;
 
