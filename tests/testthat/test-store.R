@@ -430,8 +430,9 @@ test_that("the neighbour checks in C equal R's formula on dense and on-the-fly s
 })
 
 test_that("a search's training arrays reuse one block and keep their bits", {
-  # with_store_pool() (R/store.R): the garbage collector runs before each training array and
-  # the array it frees is kept for the next one that fits; the counts say how many did
+  # with_store_pool() (R/store.R): a freed training array's block is kept for the next one
+  # that fits (a garbage collection first frees those no longer referenced); the counts say
+  # how many arrays were built in the pool and how many reused its block
   ks <- kernel_set(rbf_kernel(sigma = c(0.5, 2)), poly_kernel(degree = 2))
   d <- two_class(60)
   ref <- gram(ks, d$x[1:50, ])
