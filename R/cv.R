@@ -164,14 +164,15 @@ cv.mkl <- function(x, y, ..., C, lambda = NULL, screen = "auto", nfolds = 5L, fo
   if (identical(screen, "auto")) screen <- if (screen_auto(x, y, dots, lambda)) "auto"
   common <- list(nfolds = nfolds, foldid = foldid, type.measure = type.measure,
                  formula = formula, data = data)
-  out <- if (!is.null(screen))
+  # the search's training stores reuse one array (with_store_pool(), R/store.R)
+  out <- with_store_pool(if (!is.null(screen))
     do.call(cv_screen, c(list(x, y), dots, list(C = C, lambda = lambda, screen = screen),
                          common))
   else if (length(lambda) > 1L)
     do.call(cv_lambda, c(list(x, y), dots, list(C = C, lambda = lambda), common))
   else if (length(lambda) == 1L)
     do.call(cv_path, c(list(x, y), dots, list(lambda = lambda, C = C), common))
-  else do.call(cv_path, c(list(x, y), dots, list(C = C), common))
+  else do.call(cv_path, c(list(x, y), dots, list(C = C), common)))
   out$call <- cl
   out$C_default <- grid_default
   # the path on all the data records the mkl() call that refits it (so update() works)

@@ -170,6 +170,29 @@ lowrank_line <- function(lr) {
           format(signif(max(lr$error), 2)))
 }
 
+# While `expr` runs, the training arrays of at least `min_bytes` built in C share one block:
+# the garbage collector runs before each that the block does not hold, and the array it frees
+# is kept for the next one that fits (the pool of src/store_call.c; the fresh pages of the 18
+# arrays of a cv.mkl() search on Vehicle, 0.3-0.7 GB each, took about a tenth of its time:
+# inst/notes/NOTES-model.md). Smaller arrays are zeroed faster than a garbage collection
+# (about 40 ms) and keep R's allocator. Nested calls use the outer pool. Afterwards
+# `.store_pool$counts` holds the arrays built in the pool and those that reused its block.
+.store_pool <- new.env(parent = emptyenv())
+.store_pool$on <- FALSE
+.store_pool$counts <- c(built = 0L, reused = 0L)
+.store_pool_min <- 2^26
+
+with_store_pool <- function(expr, min_bytes = .store_pool_min) {
+  if (.store_pool$on) return(expr)
+  .Call(C_store_pool, TRUE, as.double(min_bytes))
+  .store_pool$on <- TRUE
+  on.exit({
+    .store_pool$counts <- stats::setNames(.Call(C_store_pool, FALSE, 0), c("built", "reused"))
+    .store_pool$on <- FALSE
+  })
+  expr
+}
+
 # A dense training store for the kernels of rk on x (gram + normalisation in C).
 dense_store <- function(rk, x, nthreads = 0L) {
   tr <- build_train(rk, x, NULL, nthreads, limit = Inf)   # the budget was checked by mkl()

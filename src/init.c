@@ -9,6 +9,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(codes, 0),
     ENTRY(check_kernels, 3),
     ENTRY(store_dense, 1),
+    ENTRY(store_pool, 2),
     ENTRY(store_stats, 1),
     ENTRY(store_mv, 3),
     ENTRY(store_quad, 3),

@@ -268,6 +268,7 @@ void mk_store_normalize_test(const mk_store *s, double *Kt);
    colmeans, grandmean, nonfinite), or the normalised test array; training statistics; batch
    operations. */
 SEXP mkc_store_dense(SEXP store);
+SEXP mkc_store_pool(SEXP on, SEXP min_bytes);
 SEXP mkc_store_stats(SEXP store);
 SEXP mkc_store_mv(SEXP store, SEXP idx, SEXP v);
 SEXP mkc_store_quad(SEXP store, SEXP idx, SEXP v);

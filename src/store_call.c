@@ -2,6 +2,9 @@
  * statistics, and the batch operations R calls directly (products, quadratic forms,
  * combinations, decision values, columns). Thin: check, call the store, return. */
 #include "mklearn.h"
+#include <R_ext/Rallocators.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* bad[m] = 1 where the per-kernel statistics v (per values each) are not all finite */
 static void flag_nonfinite(const double *v, size_t per, int M, int *bad)
@@ -21,6 +24,82 @@ static SEXP flagged(const int *bad, int M)
     return out;
 }
 
+/* ------------------------------------------------------------------ store array pool */
+
+/* While cv.mkl() searches (mkc_store_pool(TRUE)), the square training arrays come from an
+   allocator whose free keeps the block last freed, and the next array that fits takes it: a
+   search builds 18 stores of 0.3-0.7 GB one after the other, and each fresh block costs the
+   zeroing of its pages on first touch (inst/notes/NOTES-model.md, "A store array reused
+   across a search's fits"). Before an array the block does not hold, the garbage collector
+   runs (about 40 ms), so the store of the fit before is free; arrays below min_bytes (zeroed
+   faster) keep R's allocator. */
+#define POOL_HDR 64   /* bytes before the block R sees: its capacity (keeps 16-byte alignment) */
+static struct { int on; char *blk; size_t cap, min_bytes; int built, reused; } pool;
+
+static void pool_release(char *base) { free(base); }
+
+static void *pool_alloc(R_allocator_t *a, size_t size)
+{
+    (void) a;
+    pool.built++;
+    if (pool.blk && pool.cap >= size) {
+        char *p = pool.blk;
+        pool.blk = NULL;
+        pool.reused++;
+        return p + POOL_HDR;
+    }
+    if (pool.blk) { pool_release(pool.blk); pool.blk = NULL; }   /* too small: no two at once */
+    char *p = malloc(size + POOL_HDR);
+    if (!p) return NULL;   /* R reports it as any failed allocation */
+    memcpy(p, &size, sizeof(size_t));
+    return p + POOL_HDR;
+}
+
+static void pool_free(R_allocator_t *a, void *mem)
+{
+    (void) a;
+    char *p = (char *) mem - POOL_HDR;
+    size_t cap;
+    memcpy(&cap, p, sizeof(size_t));
+    if (pool.on && (!pool.blk || cap > pool.cap)) {   /* keep the larger of the two */
+        if (pool.blk) pool_release(pool.blk);
+        pool.blk = p;
+        pool.cap = cap;
+    } else pool_release(p);
+}
+
+static R_allocator_t pool_allocator = { pool_alloc, pool_free, NULL, NULL };
+
+/* A training array of len doubles: from the pool while it is on (after a garbage collection,
+   which hands the arrays no longer referenced to it), else R's own. */
+static SEXP store_array(R_xlen_t len, int square)
+{
+    size_t bytes = (size_t) len * sizeof(double);
+    if (!pool.on || !square || bytes < pool.min_bytes) return allocVector(REALSXP, len);
+    if (!pool.blk || pool.cap < bytes) R_gc();
+    return allocVector3(REALSXP, len, &pool_allocator);
+}
+
+/* mkc_store_pool(on, min_bytes): switch the pool on (for arrays of at least min_bytes) or off
+   (which frees the block it holds); returns the arrays built from it and those that reused a
+   block since it was last switched on. */
+SEXP mkc_store_pool(SEXP on, SEXP min_bytes)
+{
+    if (!isLogical(on) || LENGTH(on) != 1 || LOGICAL(on)[0] == NA_LOGICAL)
+        error("'on' must be TRUE or FALSE");
+    if (!isReal(min_bytes) || LENGTH(min_bytes) != 1 || !(REAL(min_bytes)[0] >= 0))
+        error("'min_bytes' must be a number >= 0");
+    SEXP out = PROTECT(allocVector(INTSXP, 2));
+    INTEGER(out)[0] = pool.built;
+    INTEGER(out)[1] = pool.reused;
+    pool.on = LOGICAL(on)[0];
+    pool.min_bytes = (size_t) REAL(min_bytes)[0];
+    if (pool.on) pool.built = pool.reused = 0;
+    else if (pool.blk) { pool_release(pool.blk); pool.blk = NULL; }
+    UNPROTECT(1);
+    return out;
+}
+
 /* The dense array of a fly store: raw kernels by mk_gram, then the training normalisation
    (computed here: list(K, scale, colmeans, grandmean)) or, for a test store, the training
    statistics it carries (the normalised array). */
@@ -30,7 +109,7 @@ SEXP mkc_store_dense(SEXP store)
     mk_store_read(store, &st);
     if (st.kind != MK_STORE_FLY) error("only a fly store can be materialised");
     size_t len = (size_t) st.nr * st.n * st.M;
-    SEXP K = PROTECT(allocVector(REALSXP, (R_xlen_t) len));
+    SEXP K = PROTECT(store_array((R_xlen_t) len, st.square));
     mk_advise_huge(REAL(K), len * sizeof(double));
     SEXP dim = PROTECT(allocVector(INTSXP, 3));
     INTEGER(dim)[0] = st.nr; INTEGER(dim)[1] = st.n; INTEGER(dim)[2] = st.M;

@@ -428,3 +428,40 @@ test_that("the neighbour checks in C equal R's formula on dense and on-the-fly s
   expect_error(.Call(mklearn:::C_store_neighbours, ds, 1L, 0L, NULL), "out of range")
   expect_error(.Call(mklearn:::C_store_neighbours, ds, 1:2, 1L, 1), "one weight per kernel")
 })
+
+test_that("a search's training arrays reuse one block and keep their bits", {
+  # with_store_pool() (R/store.R): a freed training array's block is kept for the next one
+  # that fits (a garbage collection first frees those no longer referenced); the counts say
+  # how many arrays were built in the pool and how many reused its block
+  ks <- kernel_set(rbf_kernel(sigma = c(0.5, 2)), poly_kernel(degree = 2))
+  d <- two_class(60)
+  ref <- gram(ks, d$x[1:50, ])
+  b <- mklearn:::with_store_pool(min_bytes = 0, {
+    a <- gram(ks, d$x)
+    rm(a)
+    gram(ks, d$x[1:50, ])             # in the block of the larger array, over its values
+  })
+  expect_identical(b, ref)
+  expect_identical(mklearn:::.store_pool$counts, c(built = 2L, reused = 1L))
+  # cv.mkl() runs in the pool (here small arrays are built in it too): every store after the
+  # first reuses the block, and the search gives the bits it gives without it (the pool held
+  # off by marking it as already on); by default arrays this small are not built in it
+  args <- list(d$x, d$y, kernels = ks, method = "hessian", C = c(10, 1), nfolds = 3L,
+               screen = NULL, control = mkl_control(store = "dense"))
+  set.seed(3)
+  cv1 <- mklearn:::with_store_pool(min_bytes = 0, suppressMessages(do.call(cv.mkl, args)))
+  expect_identical(mklearn:::.store_pool$counts, c(built = 4L, reused = 3L))
+  set.seed(3)
+  cv2 <- suppressMessages(do.call(cv.mkl, args))
+  expect_identical(mklearn:::.store_pool$counts, c(built = 0L, reused = 0L))
+  expect_identical(cv2$cvm, cv1$cvm)
+  pool <- mklearn:::.store_pool
+  pool$on <- TRUE
+  set.seed(3)
+  cv0 <- tryCatch(suppressMessages(do.call(cv.mkl, args)), finally = pool$on <- FALSE)
+  expect_identical(cv1$cvm, cv0$cvm)
+  expect_identical(cv1$fit$fits[[1L]]$weights, cv0$fit$fits[[1L]]$weights)
+  expect_identical(predict(cv1, d$x, type = "link"), predict(cv0, d$x, type = "link"))
+  expect_error(.Call(mklearn:::C_store_pool, NA, 0), "TRUE or FALSE")
+  expect_error(.Call(mklearn:::C_store_pool, TRUE, -1), "number >= 0")
+})
