@@ -85,7 +85,9 @@ fit_bayes <- function(store, y, task, C, control, init) {
                mm_steps = r$mm_steps, mackay_rejected = r$mackay_rejected,
                accelerated_rejected = r$accel_rejected, scoring_steps = r$scoring_steps,
                scoring_rejected = r$scoring_rejected,
-               factorizations = r$factorizations, solver_time = r$time)
+               factorizations = r$factorizations,
+               # low-rank store: the passes over the factors' n rows (NA on other stores)
+               factor_passes = r$passes, solver_time = r$time)
   converged <- stop_reason == "fixed_point"
   if (!converged)
     info$nonconvergence <- switch(stop_reason,

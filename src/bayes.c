@@ -290,24 +290,27 @@ static int eb_scoring(eb_work *w, eb_point *p, eb_point *np)
         g[nf++] = 0.5 * (p->tb - p->qb);
     }
     if (nf == 0 || nf > EB_SCORING_MAXVAR) return 1;
-    /* H = Q / 2 over the free variables: u_j = P_j beta, Q_jk = u_j' Kbar^{-1} u_k */
+    /* H = Q / 2 over the free variables: u_j = P_j beta, Q_jk = u_j' Kbar^{-1} u_k (a low-rank
+       store: from its Gram matrix, bayes_lowrank.c) */
     const double **u = w->up;
-    for (int a = 0; a < nf; a++) {
-        int v = w->var[a];
-        u[a] = v >= 0 ? w->kb + (size_t) v * n : (v == EB_VAR_NOISE ? w->beta : w->ub);
-        if (w->lr) eb_lr_solve(w, u[a], w->au + (size_t) a * n);
-        else F77_CALL(dsymv)("L", &n, &done, w->A, &n, u[a], &one, &dzero,
-                             w->au + (size_t) a * n, &one FCONE);
+    if (w->lr) eb_lr_scoring_q(w, p, nf, H);
+    else {
+        for (int a = 0; a < nf; a++) {
+            int v = w->var[a];
+            u[a] = v >= 0 ? w->kb + (size_t) v * n : (v == EB_VAR_NOISE ? w->beta : w->ub);
+            F77_CALL(dsymv)("L", &n, &done, w->A, &n, u[a], &one, &dzero,
+                            w->au + (size_t) a * n, &one FCONE);
+        }
+        for (int a = 0; a < nf; a++)
+            for (int b = a; b < nf; b++) {
+                double v = 0.0;
+                const double *x = u[a], *z = w->au + (size_t) b * n;
+                for (int i = 0; i < n; i++) v += x[i] * z[i];
+                H[a + b * nf] = H[b + a * nf] = 0.5 * v;
+            }
     }
     double hmax = 0.0;
-    for (int a = 0; a < nf; a++)
-        for (int b = a; b < nf; b++) {
-            double v = 0.0;
-            const double *x = u[a], *z = w->au + (size_t) b * n;
-            for (int i = 0; i < n; i++) v += x[i] * z[i];
-            H[a + b * nf] = H[b + a * nf] = 0.5 * v;
-            if (a == b && v > hmax) hmax = 0.5 * v;
-        }
+    for (int a = 0; a < nf; a++) if (H[a + a * nf] > hmax) hmax = H[a + a * nf];
     if (!(hmax > 0.0)) return 1;
     for (int a = 0; a < nf; a++) H[a + a * nf] += 1e-12 * hmax;
     eb_secant(w, p, nf, H, g);
@@ -557,8 +560,9 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     eb_work w;
     memset(&w, 0, sizeof(w));
     w.st = &st; w.y = REAL(y); w.n = n; w.M = M; w.o = &o;
+    int nv = (M < EB_SCORING_MAXVAR ? M : EB_SCORING_MAXVAR) + 3;
     /* a low-rank store: Kbar in its Woodbury form (bayes_lowrank.c), no n x n matrix */
-    if (st.kind == MK_STORE_LOWRANK) eb_lr_init(&w);
+    if (st.kind == MK_STORE_LOWRANK) eb_lr_init(&w, nv);
     else {
         w.A = (double *) R_alloc((size_t) n * n, sizeof(double));
         w.sw = (double *) R_alloc((size_t) n * EB_NB, sizeof(double));
@@ -568,10 +572,13 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     w.scale = (double *) R_alloc(M, sizeof(double));
     w.idx = (int *) R_alloc(M, sizeof(int));
     w.nbuf = mk_threads(o.nthreads);
-    int nv = (M < EB_SCORING_MAXVAR ? M : EB_SCORING_MAXVAR) + 3;
-    w.kb = (double *) R_alloc((size_t) n * M, sizeof(double));
-    w.au = (double *) R_alloc((size_t) n * nv, sizeof(double));
-    w.ub = (double *) R_alloc(n, sizeof(double));
+    /* K_m beta, the products with Kbar^{-1} and P_bias beta: the dense scoring system's (au is
+       also the step's and the secant's scratch, 2 nv) */
+    if (!w.lr) {
+        w.kb = (double *) R_alloc((size_t) n * M, sizeof(double));
+        w.ub = (double *) R_alloc(n, sizeof(double));
+    }
+    w.au = (double *) R_alloc((size_t) (w.lr ? 2 : n) * nv, sizeof(double));
     w.hs = (double *) R_alloc((size_t) nv * nv, sizeof(double));
     w.hq = (double *) R_alloc((size_t) nv * nv, sizeof(double));
     w.corr = (double *) R_alloc((size_t) nv * nv, sizeof(double));
@@ -614,7 +621,7 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
         "d", "sigma2", "d0", "beta", "objective", "stop", "iterations", "grad_max", "history",
         "q", "t", "scale", "pruned_at", "mm_steps", "mackay_rejected", "accel_rejected",
         "factorizations", "time", "q_noise", "t_noise", "scoring_steps", "scoring_rejected",
-        NULL };
+        "passes", NULL };
     SEXP res = mk_list_new(rnames);
     mk_list_set(res, "d", mk_real_vec(p.d, M));
     mk_list_set(res, "sigma2", ScalarReal(p.s2));
@@ -640,6 +647,7 @@ SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start)
     mk_list_set(res, "t_noise", ScalarReal(p.ts));
     mk_list_set(res, "scoring_steps", ScalarInteger(out.scoring_steps));
     mk_list_set(res, "scoring_rejected", ScalarInteger(out.scoring_rejected));
+    mk_list_set(res, "passes", ScalarInteger(w.lr ? w.passes : NA_INTEGER));
     UNPROTECT(1);
     return res;
 }

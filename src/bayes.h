@@ -39,6 +39,9 @@ typedef struct {
     int *col;          /* k: the columns of [G, 1] in F */
     double *sc;        /* k: their scales sqrt(d) */
     double *z, *v;     /* R + 1 each: scratch */
+    double *gb;        /* R + 1: [G, 1]'beta (the blocks of the kernels read by eb_lr_stats) */
+    double *V, *Y;     /* (R + 1) x nv each: the scoring system's C e_a and L^{-1} F'u_a */
+    double *cc;        /* nv: the scoring system's coefficients of beta */
     double *ones;      /* n ones */
 } eb_lr;
 
@@ -55,9 +58,10 @@ typedef struct {
     int nbuf;
     int *idx, na;     /* the kernels read each step (MacKay: the active ones; scoring: all) */
     int factorizations, scoring;   /* scoring: the scoring phase has begun */
-    double *kb;       /* n x M: K_m beta of the kernels read (from the pass of eb_stats) */
-    double *au;       /* n x (M + 2): Kbar^{-1} P_j beta of the free variances (scoring) */
-    double *ub;       /* n: P_bias beta = (1' beta) 1 */
+    int passes;       /* low-rank store: passes over the factors' n rows */
+    double *kb;       /* n x M: K_m beta of the kernels read (from the pass of eb_stats; dense) */
+    double *au;       /* n x (M + 2): Kbar^{-1} P_j beta of the free variances (scoring; dense) */
+    double *ub;       /* n: P_bias beta = (1' beta) 1 (dense) */
     double *hs, *gs;  /* (M + 2)^2 and M + 2: the scoring system */
     int *var;         /* M + 2: its variables (kernel m >= 0, EB_VAR_NOISE, EB_VAR_BIAS) */
     const double **up;   /* M + 2: P_j beta of each variable */
@@ -87,11 +91,11 @@ int eb_chol_checked(double *A, int n);
 int eb_trinv_checked(double *A, int n);
 
 /* bayes_lowrank.c: the low-rank forms of the scales, the factorisation (J, beta), the traces
-   and quadratic forms, and the product with Kbar^{-1}. */
-void eb_lr_init(eb_work *w);
+   and quadratic forms, and the scoring system. */
+void eb_lr_init(eb_work *w, int nv);
 void eb_lr_scales(eb_work *w);
 int eb_lr_factor(eb_work *w, eb_point *p);
 void eb_lr_stats(eb_work *w, eb_point *p);
-void eb_lr_solve(const eb_work *w, const double *u, double *out);
+void eb_lr_scoring_q(const eb_work *w, const eb_point *p, int nf, double *H);
 
 #endif

@@ -2,36 +2,17 @@
  *     Kbar = s I + F F',  F = [sqrt(d_m) G_m (d_m > 0), sqrt(d0) 1],  s = sigma2 + jitter sum d_m,
  * and with B = s I + F'F = L L' (k x k, k the columns of F), by Woodbury and the determinant lemma
  *     Kbar^{-1} u = (u - F B^{-1} F'u) / s,   log |Kbar| = (n - k) log s + log |B|.
- * The Gram matrix [G, 1]'[G, 1] is formed once (O(n R^2)); a step costs O(n R) for beta and the
- * products K_m beta, O(k^3) for B's factor and inverse, and for the traces t_m = tr(Kbar^{-1} K_m)
+ * The Gram matrix [G, 1]'[G, 1] is formed once (O(n R^2)); a step costs O(n R) for beta and
+ * [G, 1]'beta, O(k^3) for B's factor and inverse, and for the traces t_m = tr(Kbar^{-1} K_m)
  * = (||G_m||_F^2 - ||L^{-1} F'G_m||_F^2) / s + jitter tr(Kbar^{-1}) O(k) per column of F (O(k^2)
- * per column of a kernel outside F): no n x n matrix
- * (NOTES-bayes.md). */
+ * per column of a kernel outside F); the scoring system comes from the Gram matrix alone: no
+ * n x n matrix (NOTES-bayes.md). */
 #include "bayes.h"
 
 /* column c of [G, 1] */
 static const double *lr_gcol(const eb_work *w, int c)
 {
     return c < w->lr->R ? w->st->G + (size_t) c * w->n : w->lr->ones;
-}
-
-/* out[a] = sc[a] [G, 1][, col[a]]' u for the k columns of F; runs of adjacent columns of one
-   scale (a kernel's block) by one BLAS product */
-static void lr_ft(const eb_work *w, const double *u, double *out)
-{
-    const eb_lr *L = w->lr;
-    int n = w->n, one = 1;
-    double done = 1.0, dzero = 0.0;
-    for (int a = 0; a < L->k;) {
-        int e = a + 1;
-        while (e < L->k && L->col[e] == L->col[e - 1] + 1 && L->col[e] < L->R &&
-               L->sc[e] == L->sc[a]) e++;
-        int r = e - a;
-        F77_CALL(dgemv)("T", &n, &r, &done, lr_gcol(w, L->col[a]), &n, u, &one, &dzero, out + a,
-                        &one FCONE);
-        for (int b = a; b < e; b++) out[b] *= L->sc[a];
-        a = e;
-    }
 }
 
 /* out += f F v (v: k, scaled by sc inside) */
@@ -52,7 +33,7 @@ static void lr_f(const eb_work *w, const double *v, double f, double *out)
 }
 
 /* The Gram matrix of [G, 1] (both triangles), [G, 1]'y, and the scratch of the steps */
-void eb_lr_init(eb_work *w)
+void eb_lr_init(eb_work *w, int nv)
 {
     eb_lr *L = (eb_lr *) R_alloc(1, sizeof(eb_lr));
     memset(L, 0, sizeof(*L));
@@ -70,6 +51,10 @@ void eb_lr_init(eb_work *w)
     L->z = (double *) R_alloc(R1, sizeof(double));
     L->v = (double *) R_alloc(R1, sizeof(double));
     L->sc = (double *) R_alloc(R1, sizeof(double));
+    L->gb = (double *) R_alloc(R1, sizeof(double));
+    L->V = (double *) R_alloc((size_t) R1 * nv, sizeof(double));
+    L->Y = (double *) R_alloc((size_t) R1 * nv, sizeof(double));
+    L->cc = (double *) R_alloc(nv, sizeof(double));
     L->col = (int *) R_alloc(R1, sizeof(int));
     L->ones = (double *) R_alloc(n, sizeof(double));
     for (int i = 0; i < n; i++) L->ones[i] = 1.0;
@@ -149,6 +134,7 @@ int eb_lr_factor(eb_work *w, eb_point *p)
     if (k > 0) F77_CALL(dpotrs)("L", &k, &one, L->B, &k, L->z, &k, &info FCONE);
     memcpy(w->beta, w->y, (size_t) n * sizeof(double));
     lr_f(w, L->z, -1.0, w->beta);
+    w->passes++;
     double yb = 0.0, ld = 0.5 * (n - k) * log(s);
     for (int i = 0; i < n; i++) { w->beta[i] /= s; yb += w->y[i] * w->beta[i]; }
     for (int a = 0; a < k; a++) ld += log(L->B[a + (size_t) a * k]);
@@ -179,8 +165,8 @@ static double lr_xnorm(const eb_work *w, int c)
     return e;
 }
 
-/* After eb_lr_factor at p: t and q of the noise, the bias kernel and the kernels of w->idx, and
-   K_m beta into w->kb. */
+/* After eb_lr_factor at p: t and q of the noise, the bias kernel and the kernels of w->idx,
+   and their blocks of [G, 1]'beta (one pass over their factors). */
 void eb_lr_stats(eb_work *w, eb_point *p)
 {
     eb_lr *L = w->lr;
@@ -203,44 +189,80 @@ void eb_lr_stats(eb_work *w, eb_point *p)
     for (int i = 0; i < n; i++) { qs += w->beta[i] * w->beta[i]; sb += w->beta[i]; }
     p->ts = ts; p->qs = qs;
     p->tb = p->qb = 0.0;
-    if (w->o->bias_kernel) {
-        p->tb = (n - lr_xnorm(w, L->R)) / s; p->qb = sb * sb;
-        for (int i = 0; i < n; i++) w->ub[i] = sb;
-    }
+    L->gb[L->R] = sb;
+    if (w->o->bias_kernel) { p->tb = (n - lr_xnorm(w, L->R)) / s; p->qb = sb * sb; }
     /* a kernel out of F costs O(k^2 r_m) (lr_xnorm): an interrupt check per kernel */
     double tlast = mk_time();
     for (int j = 0; j < w->na; j++) {
         mk_interrupt_every(&tlast, 0.02);
         int m = w->idx[j], r = goff[m + 1] - goff[m];
-        double tm = 0.0, qm = 0.0;
+        double tm = 0.0, qm = 0.0, *z = L->gb + goff[m];
         for (int c = goff[m]; c < goff[m + 1]; c++)
             tm += L->C[c + (size_t) c * R1] - lr_xnorm(w, c);
-        double *kb = w->kb + (size_t) m * n;
-        memcpy(kb, w->beta, (size_t) n * sizeof(double));
         if (r > 0) {
             const double *G = w->st->G + (size_t) goff[m] * n;
-            F77_CALL(dgemv)("T", &n, &r, &done, G, &n, w->beta, &one, &dzero, L->z, &one FCONE);
-            for (int c = 0; c < r; c++) qm += L->z[c] * L->z[c];
-            F77_CALL(dgemv)("N", &n, &r, &done, G, &n, L->z, &one, &L->jit, kb, &one FCONE);
-        } else {
-            for (int i = 0; i < n; i++) kb[i] *= L->jit;
+            F77_CALL(dgemv)("T", &n, &r, &done, G, &n, w->beta, &one, &dzero, z, &one FCONE);
+            for (int c = 0; c < r; c++) qm += z[c] * z[c];
         }
         p->t[m] = tm / s + L->jit * ts;
         p->q[m] = qm + L->jit * qs;
     }
+    w->passes++;
     R_CheckUserInterrupt();
 }
 
-/* out = Kbar^{-1} u (after eb_lr_factor) */
-void eb_lr_solve(const eb_work *w, const double *u, double *out)
+/* e'x for the e of variance v in the scoring system (below): G_m'beta on kernel m's block, 1'beta
+   on the ones column for the bias, none for the noise */
+static double lr_edot(const eb_work *w, int v, const double *x)
 {
     const eb_lr *L = w->lr;
-    int n = w->n, k = L->k, one = 1, info = 0;
-    memcpy(out, u, (size_t) n * sizeof(double));
-    if (k > 0) {
-        lr_ft(w, u, L->z);
-        F77_CALL(dpotrs)("L", &k, &one, L->B, &k, L->z, &k, &info FCONE);
-        lr_f(w, L->z, -1.0, out);
+    double e = 0.0;
+    if (v >= 0)
+        for (int c = w->st->goff[v]; c < w->st->goff[v + 1]; c++) e += L->gb[c] * x[c];
+    else if (v == EB_VAR_BIAS) e = L->gb[L->R] * x[L->R];
+    return e;
+}
+
+/* The scoring system H = Q / 2, H_ab = u_a' Kbar^{-1} u_b / 2 over the nf free variances w->var
+   (after eb_lr_stats at the factorised point p), from the Gram matrix C alone: u_a = P_a beta =
+   [G, 1] e_a + c_a beta with e_a = G_m'beta on kernel m's block and c_a = jitter, e_a = 0 and
+   c_a = 1 for the noise, e_a = (1'beta) on the ones column and c_a = 0 for the bias, so that
+   u_a'u_b = e_a'C e_b + c_b e_a'g + c_a e_b'g + c_a c_b beta'beta (g = [G, 1]'beta) and
+   F'u_a = sc (C e_a + c_a g)[col]; then u_a' Kbar^{-1} u_b = (u_a'u_b - y_a'y_b) / s with
+   y_a = L^{-1} F'u_a. O(R^2 + k^2 nf), no pass over the n rows, where a product with Kbar^{-1}
+   per variance read the factors twice (NOTES-bayes.md). */
+void eb_lr_scoring_q(const eb_work *w, const eb_point *p, int nf, double *H)
+{
+    const eb_lr *L = w->lr;
+    const int *goff = w->st->goff;
+    int R = L->R, R1 = R + 1, k = L->k, one = 1;
+    double done = 1.0, dzero = 0.0, *V = L->V, *Y = L->Y, *cc = L->cc;
+    for (int a = 0; a < nf; a++) {
+        int v = w->var[a];
+        double *Va = V + (size_t) a * R1;
+        int r = v >= 0 ? goff[v + 1] - goff[v] : 0;
+        cc[a] = v >= 0 ? L->jit : (v == EB_VAR_NOISE ? 1.0 : 0.0);
+        if (r > 0)
+            F77_CALL(dgemv)("N", &R1, &r, &done, L->C + (size_t) goff[v] * R1, &R1,
+                            L->gb + goff[v], &one, &dzero, Va, &one FCONE);
+        else if (v == EB_VAR_BIAS)
+            for (int i = 0; i < R1; i++) Va[i] = L->gb[R] * L->C[i + (size_t) R * R1];
+        else
+            for (int i = 0; i < R1; i++) Va[i] = 0.0;
+        for (int b = 0; b < k; b++)
+            Y[b + (size_t) a * k] = L->sc[b] * (Va[L->col[b]] + cc[a] * L->gb[L->col[b]]);
     }
-    for (int i = 0; i < n; i++) out[i] /= L->s;
+    if (k > 0)
+        F77_CALL(dtrsm)("L", "L", "N", "N", &k, &nf, &done, L->B, &k, Y, &k
+                        FCONE FCONE FCONE FCONE);
+    for (int a = 0; a < nf; a++) {
+        double ega = lr_edot(w, w->var[a], L->gb);
+        for (int b = a; b < nf; b++) {
+            double yy = 0.0, eCe = lr_edot(w, w->var[a], V + (size_t) b * R1),
+                egb = lr_edot(w, w->var[b], L->gb);
+            for (int c = 0; c < k; c++) yy += Y[c + (size_t) a * k] * Y[c + (size_t) b * k];
+            double uu = eCe + cc[b] * ega + cc[a] * egb + cc[a] * cc[b] * p->qs;
+            H[a + b * nf] = H[b + a * nf] = 0.5 * (uu - yy) / L->s;
+        }
+    }
 }

@@ -12,7 +12,8 @@
 # mkl() call's elapsed and CPU time (the CPU time is what a shared machine does not distort;
 # the fit's, without predict), the peak memory of its process (VmHWM, /proc/self/status, the R
 # process included), the last relative duality gap, the held-out accuracy, and the low-rank store's
-# approximation (the largest relative residual trace over the kernels, the total rank).
+# approximation (the largest relative residual trace over the kernels, the total rank), and the
+# fit's iterations and whether it converged.
 # Usage: Rscript bench-lowrank.R [n ...] [--data=twonorm|ringnorm|adult] [--methods=a,b]
 #          [--rank=r] [--tol=t] [--threads=k] [--timeout=s] [--kernels=k] [--memory=bytes]
 #          [--test=k]
@@ -155,8 +156,9 @@ if (length(args) && args[1L] == "case") {
   note <- if (method == "mwu") sprintf("status %s, T = %d, support %d, uncovered %d",
                                        fit$info$status, fit$info$T, num(fit$info$support),
                                        num(fit$info$uncovered)) else ""
-  note <- sprintf("%spredict of %d points: %.2f s cpu", if (nzchar(note)) paste0(note, "; ") else
-    "", nrow(d$xt), cp)
+  note <- sprintf("%s%d iterations, %sconverged; predict of %d points: %.2f s cpu",
+                  if (nzchar(note)) paste0(note, "; ") else "", as.integer(fit$iterations),
+                  if (isTRUE(fit$converged)) "" else "not ", nrow(d$xt), cp)
   cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\t%.2f\t%s\n", el, vmhwm(),
               format(signif(gap, 2)), acc,
               if (is.null(lr)) "NA" else format(signif(max(lr$error), 2)),

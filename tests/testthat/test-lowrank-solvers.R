@@ -247,6 +247,25 @@ test_that("Empirical Bayes on truncated factors: the fixed point recomputed from
   }
 })
 
+test_that("Empirical Bayes' scoring steps on a low-rank store read no factor rows", {
+  # Q of the scoring system from the Gram matrix [G, 1]'[G, 1] (src/bayes_lowrank.c): the factors'
+  # n rows are read once per factorisation (beta) and once per statistics pass ([G, 1]'beta),
+  # where a product with Kbar^{-1} per free variance read them twice more each step
+  d <- lr_data(n = 100, seed = 6)
+  G <- lapply(1:3, function(m) lr_factor(d$K[, , m], rel = 1e-3, rmax = 12))
+  st <- lowrank_store(G, jitter = 1e-3)
+  for (bias in c("center", "kernel")) {
+    fit <- fit_bayes(st, d$yr, "regression", NA, list(update = "scoring", tol = 1e-7, bias = bias),
+                     NULL)
+    expect_true(fit$converged, info = bias)
+    expect_gt(fit$info$scoring_steps, 3L)
+    # statistics passes: the start, the scoring phase's start and one per step
+    expect_lte(fit$info$factor_passes, fit$info$factorizations + fit$iterations + 2L)
+  }
+  a <- fit_bayes(lr_dense(G), d$yr, "regression", NA, list(update = "scoring"), NULL)
+  expect_identical(a$info$factor_passes, NA_integer_)
+})
+
 test_that("MKL-L0/1 on exact factors gives the dense iterates, with either w-step", {
   d <- lr_data(n = 80)
   G <- lapply(1:3, function(m) lr_factor(d$K[, , m]))
