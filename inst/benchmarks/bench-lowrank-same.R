@@ -6,7 +6,7 @@
 # n training and 5000 test points, the default C, nthreads = 1.
 #
 # Usage: Rscript bench-lowrank-same.R [n] [tight|default] [methods, comma separated] [out.csv]
-#          [platt: cv (the default) | train]
+#          [platt: cv (the default) | train] [maxiter]
 #   tight:   mkl_control(tol = 1e-8) on both stores, the factors at lowrank_tol = 1e-10, rank
 #            cap 100 (the memory arithmetic counts every kernel at the cap);
 #            targets: objective within 1e-4 (relative), predictions identical on >= 99.9 %.
@@ -15,6 +15,8 @@
 #   platt:   "train" leaves out the probabilities' cross-validation (mkl_control(platt =)):
 #            the same objectives and class predictions, the CPU of the fit alone (MKL-L0/1's
 #            five fold fits start cold: NOTES-l01.md).
+#   maxiter: mkl_control(maxiter = ) on both stores (default: the method's own); a fit that
+#            stops there reports converged = FALSE.
 # Prints one row per method: CPU seconds of each whole call (user + system), objectives and
 # their relative difference, converged flags, the share of identical test predictions, both
 # accuracies, the total rank and the largest relative residual trace. The dense array takes
@@ -29,6 +31,7 @@ methods <- if (length(args) >= 3L) strsplit(args[3L], ",")[[1L]] else
   c("uniform", "simple", "hessian", "lp", "spicy", "bayes", "l01")
 out <- if (length(args) >= 4L && nzchar(args[4L])) args[4L] else NA_character_
 platt <- if (length(args) >= 5L) args[5L] else "cv"
+maxiter <- if (length(args) >= 6L) list(maxiter = as.integer(args[6L])) else list()
 
 set.seed(1)
 tr <- mlbench::mlbench.twonorm(n); te <- mlbench::mlbench.twonorm(5000)
@@ -36,7 +39,7 @@ x <- tr$x; y <- factor(ifelse(tr$classes == 1, "a", "b"))
 z <- te$x; yt <- ifelse(te$classes == 1, "a", "b")
 ks <- kernel_set(rbf_kernel(1), features = "each")
 tight <- setting == "tight"
-common <- c(if (tight) list(tol = 1e-8), list(nthreads = 1L, platt = platt))
+common <- c(if (tight) list(tol = 1e-8), list(nthreads = 1L, platt = platt), maxiter)
 lr_set <- if (tight) list(rank = min(n, 100L), lowrank_tol = 1e-10) else list()
 
 cpu <- function(expr) {
