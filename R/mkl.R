@@ -729,7 +729,8 @@ learned_nothing_note <- function(fitted, act, base, C, b) {
 .near_identity <- 2
 
 # A classification fit that generalises nothing, though its decision function is not
-# constant: it predicts one class on its own training data while the labels have two, or its
+# constant: it predicts one class on its own training data while the labels have two, or gets
+# fewer of its training points right than the constant model of the majority class, or its
 # weight sits mostly on kernels that are nearly the identity on the training data and, without
 # the contribution of each training point to its own decision value through these kernels
 # (which no new point receives), it predicts one class; or it predicts new points from a handful
@@ -747,6 +748,18 @@ degenerate_note <- function(fitted, act, w, alpha, store, base, C) {
                    if (takes_C(base$method)) sprintf(paste0("Raise C (now %s) if it is too ",
                                                             "regularised, "), format(C))
                    else "Use other kernels: "))
+  # worse than the constant model on its own training data (a local minimiser of MKL-L0/1 on
+  # imbalanced classes can be, inst/notes/NOTES-l01.md)
+  cw <- if (is.null(base$case_weights)) rep(1, length(y)) else base$case_weights
+  acc <- sum(cw * (decision_class(fitted) == y)) / sum(cw)
+  maj <- max(sum(cw[y < 0]), sum(cw[y > 0])) / sum(cw)
+  if (acc < maj)
+    return(sprintf(paste0("its training accuracy, %.3f, is below always predicting the majority ",
+                          "class %s (%.3f) on its own training data. %suse other kernels, or ",
+                          "choose C with cv.mkl()."),
+                   acc, cls(if (sum(cw[y > 0]) > sum(cw[y < 0])) 1 else -1), maj,
+                   if (takes_C(base$method)) sprintf("Change C (now %s), ", format(C))
+                   else "Use another method, "))
   near <- near_identity_kernels(store, act, w)
   share <- sum(w[near$which])
   few <- function() few_neighbours_note(store, act, w, near, base)

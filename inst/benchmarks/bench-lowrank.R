@@ -186,6 +186,9 @@ if (length(args) && args[1L] == "case") {
   note <- sprintf("%s%d iterations, %sconverged; predict of %d points: %.2f s cpu",
                   if (nzchar(note)) paste0(note, "; ") else "", as.integer(fit$iterations),
                   if (isTRUE(fit$converged)) "" else "not ", nrow(d$xt), cp)
+  # the fit's own notes (the warnings are suppressed above): learned nothing, generalises nothing
+  flag <- c(fit$learned_nothing, fit$degenerate)
+  if (length(flag)) note <- sprintf("%s; NOTE: %s", note, gsub("[\t\n]", " ", flag[1L]))
   cat(sprintf("RESULT\t%.2f\t%.0f\t%s\t%.4f\t%s\t%s\t%.4f\t%.2f\t%.2f\t%s\n", el, vmhwm(),
               format(signif(gap, 2)), acc,
               if (is.null(lr)) "NA" else format(signif(max(lr$error), 2)),

@@ -644,3 +644,18 @@ test_that("a fit whose held-out accuracy is at the majority rate generalises not
            control = mkl_control(platt = "train"))
   expect_null(g$degenerate)
 })
+
+test_that("a fit below the majority rate on its own training data is said to generalise nothing", {
+  # both classes predicted, 40 of 100 training points right against 70 for the constant model
+  y <- rep(c(1, -1), c(30, 70))
+  fitted <- c(rep(-1, 30), rep(1, 30), rep(-1, 40))
+  base <- list(y = y, task = "classification", classes = c("a", "b"), method = "l01")
+  note <- mklearn:::degenerate_note(fitted, integer(0), numeric(0), NULL, NULL, base, 1)
+  expect_match(note, paste0("its training accuracy, 0.400, is below always predicting the ",
+                            "majority class 'a' \\(0.700\\).*Change C \\(now 1\\)"))
+  expect_false(isTRUE(attr(note, "overfit")))
+  # the case weights count in both rates: negatives weighing twice, 80 of 170 against 140
+  base$case_weights <- ifelse(y > 0, 1, 2)
+  expect_match(mklearn:::degenerate_note(fitted, integer(0), numeric(0), NULL, NULL, base, 1),
+               "training accuracy, 0.471, .* majority class 'a' \\(0.824\\)")
+})
