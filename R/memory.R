@@ -462,10 +462,13 @@ memory_spicy_lowrank <- function(add, n, M, R, nt, ctl) {
 }
 
 # Empirical Bayes on a low-rank store (src/bayes_lowrank.c): the Gram matrix of the factors and
-# the Woodbury matrices ((R + 1)^2 each), K_m beta (n x M) and the scoring products.
+# the Woodbury matrices ((R + 1)^2 each) and the scoring system's products, formed from the Gram
+# matrix (no n-row vector per kernel or free variance).
 memory_bayes_lowrank <- function(add, n, M, R) {
+  nv <- min(M, 200) + 3   # the scoring system's variables (EB_SCORING_MAXVAR, src/bayes.h)
   add("Gram matrix, Cholesky factor and its inverse (3 (R + 1)^2)", 3 * (R + 1)^2, "linear")
-  add("products K_m beta (n x M) and scoring products", n * M + n * (min(M, 200) + 3), "linear")
+  add("scoring system: products (2 (R + 1) x nv) and matrices (3 nv^2)",
+      2 * (R + 1) * nv + 3 * nv^2, "linear")
   add("vectors", 6 * n + 8 * M, "linear")
 }
 

@@ -549,3 +549,18 @@ test_that("Platt's sigmoid and the standardisation in C give the R code's bits",
     expect_identical(s$x, sweep(sweep(x, 2L, ctr), 2L, sc, "/"))
   }
 })
+
+test_that("Empirical Bayes on a low-rank store is counted without an n-row vector per kernel", {
+  # its scoring system comes from the factors' Gram matrix (src/bayes_lowrank.c): past the
+  # factors, the solver's need grows by a few vectors of n, not by K_m beta (n x M) or one
+  # n-row product per free variance
+  ctl <- method_control("bayes", mkl_control(store = "lowrank", platt = "train"))
+  solver <- function(n) {
+    p <- memory_parts("bayes", n, 30, "lowrank", 1L, ctl, R = 1500)
+    sum(p$bytes[grepl("^Gram matrix|^scoring system|^vectors$", p$part)])
+  }
+  per_row <- (solver(2e5) - solver(1e5)) / 1e5 / 8
+  expect_lte(per_row, 10)
+  p <- memory_parts("bayes", 1e5, 30, "lowrank", 1L, ctl, R = 1500)
+  expect_equal(p$bytes[grepl("^scoring system", p$part)], 8 * (2 * 1501 * 33 + 3 * 33^2))
+})
