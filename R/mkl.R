@@ -87,8 +87,9 @@
 #' * box constant (uniform, simple, hessian, lp; and the ridge constant of uniform
 #'   regression): `C / kscale`, about `C n` for unit-trace kernels;
 #' * SpicyMKL's penalty weight: `sqrt(n kscale) / (2 C)`, that is `1 / (2 C)` for unit-trace
-#'   kernels. SpicyMKL then solves the SVM-family problem whose box constant is
-#'   `fit$info$C_svm` (from `sum_m ||f_m|| / C_spicy`, the block norms of its solution).
+#'   kernels. SpicyMKL with the hinge loss then solves the SVM-family problem whose box
+#'   constant is `fit$info$C_svm` (from `sum_m ||f_m|| / C_spicy`, the block norms of its
+#'   solution; other losses have no such constant).
 #' * l01: its front end converts C and its penalties with the same `kscale`.
 #' * mwu: `C` is the 2-norm soft-margin constant (squared hinge) on the same scale; MWUMKL
 #'   renormalises each kernel to unit trace, so its constant is `C n`. `C = Inf` is the hard

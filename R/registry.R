@@ -60,7 +60,10 @@ svm_only <- list(classification = "hinge", regression = character())
                                default = 0.1, loss = "epsilon")),
     C = "spicy", case_weights = TRUE, control = "spicy", fit = "fit_spicy", lowrank = TRUE,
     finish = function(info, base, C_solver) {
-      if (identical(base$penalty, "l1") && !is.null(info$sum_norms))
+      # the SVM's box constant: the hinge loss only (the map holds for the loss it is given, and
+      # other losses have no SVM to compare with)
+      if (identical(base$penalty, "l1") && identical(base$loss, "hinge") &&
+          !is.null(info$sum_norms))
         info$C_svm <- spicy_C_svm(info$sum_norms, C_solver, base$kscale)
       info
     },

@@ -125,6 +125,10 @@ test_that("print() and summary() show a method's extras", {
   expect_output(print(sp), sprintf("SpicyMKL: C_svm = %s", format(sp$info$C_svm, digits = 4)))
   expect_output(print(summary(sp)), "SpicyMKL: C_svm = ")
   expect_named(summary(sp)$extras, "C_svm")
+  # the logistic loss has no SVM box constant to report
+  sl <- mkl(d$x, d$y, kernels = ks, method = "spicy", loss = "logistic")
+  expect_null(sl$info$C_svm)
+  expect_false(any(grepl("C_svm", capture.output(print(sl)))))
   by <- suppressWarnings(mkl(d$x, d$x[, 1], kernels = ks, method = "bayes"))
   expect_output(print(by), "Empirical Bayes MKL: sigma2 = ")
   out <- capture.output(print(by))
