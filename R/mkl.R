@@ -751,14 +751,12 @@ degenerate_note <- function(fitted, act, w, alpha, store, base, C) {
                    else "Use other kernels: "))
   # worse than the constant model on its own training data (a local minimiser of MKL-L0/1 on
   # imbalanced classes can be, inst/notes/NOTES-l01.md)
-  cw <- if (is.null(base$case_weights)) rep(1, length(y)) else base$case_weights
-  acc <- sum(cw * (decision_class(fitted) == y)) / sum(cw)
-  maj <- max(sum(cw[y < 0]), sum(cw[y > 0])) / sum(cw)
-  if (acc < maj)
+  tr <- heldout_summary(fitted, fitted, y, base$case_weights)   # every row (R/platt.R)
+  if (tr$train_accuracy < tr$majority)
     return(sprintf(paste0("its training accuracy, %.3f, is below always predicting the majority ",
-                          "class %s (%.3f) on its own training data. %suse other kernels, or ",
+                          "class '%s' (%.3f) on its own training data. %suse other kernels, or ",
                           "choose C with cv.mkl()."),
-                   acc, cls(if (sum(cw[y > 0]) > sum(cw[y < 0])) 1 else -1), maj,
+                   tr$train_accuracy, base$classes[tr$majority_class], tr$majority,
                    if (takes_C(base$method)) sprintf("Change C (now %s), ", format(C))
                    else "Use another method, "))
   near <- near_identity_kernels(store, act, w)

@@ -404,12 +404,7 @@ SEXP mkc_lsvm(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SEXP ma
     double *w = (double *) R_alloc(fa.R > 0 ? fa.R : 1, sizeof(double));
     mk_svm_result r;
     mk_lsvm(fa.Ft, n, fa.R, REAL(y), c, fa.jit, eps, mi, REAL(a), G, w, &r);
-    SEXP out = mk_svm_sexp(a, &r); nprot++;   /* returned protected */
-    static const char *const nms[] = { "alpha", "b", "objective", "violation", "iterations",
-                                       "converged", "row_reads", NULL };
-    SEXP res = mk_list_new(nms); nprot++;
-    for (int k = 0; nms[k + 1]; k++) mk_list_set(res, nms[k], mk_list_elt(out, nms[k], NULL));
-    mk_list_set(res, "row_reads", ScalarReal(r.work));
-    UNPROTECT(nprot);
-    return res;
+    SEXP out = mk_svm_sexp(a, &r, "row_reads");
+    UNPROTECT(nprot + 1);
+    return out;
 }

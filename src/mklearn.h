@@ -395,9 +395,9 @@ double mk_svm_bias(int n, const double *y, const double *C, const double *a, con
    violation, iterations and status given. */
 void mk_svm_finish(int n, const double *y, const double *C, const double *a, const double *G,
                    double viol, int iter, int status, mk_svm_result *res);
-/* The result list of an SVM .Call (alpha, b, objective, violation, iterations, converged),
-   returned protected once. */
-SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r);
+/* The result list of an SVM .Call (alpha, b, objective, violation, iterations, converged, and
+   r->work under the name work unless NULL), returned protected once. */
+SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r, const char *work);
 
 /* ====================================================================== kcache.c */
 /* A bounded cache of kernel columns (least recently used first out): an entry holds the M

@@ -276,7 +276,8 @@ int mk_smo_src(mk_qsrc *q, int n, const double *y, double Cs, const double *box,
         }
         double di = (a[i] - ai_old) * y[i], dj = (a[j] - aj_old) * y[j];
         /* the update of G and the next choice of i in one pass (inst/notes/NOTES-model.md,
-           "The solver's passes") */
+           "The solver's passes"); over the whole range, without the index, while nothing is
+           set aside */
         Gnext = -INFINITY; inext = -1;
         if (na == n) {
             for (int t = 0; t < n; t++) {
@@ -336,7 +337,7 @@ SEXP mkc_smo(SEXP K, SEXP y, SEXP C, SEXP alpha0, SEXP tol, SEXP maxiter)
     double *G = (double *) R_alloc(n, sizeof(double));
     mk_svm_result r;
     mk_smo_box(REAL(K), n, REAL(y), c, box, eps, mi, 0, REAL(a), G, &r);
-    SEXP out = mk_svm_sexp(a, &r);
+    SEXP out = mk_svm_sexp(a, &r, NULL);
     UNPROTECT(nprot + 1);
     return out;
 }
@@ -367,15 +368,17 @@ SEXP mkc_smo_store(SEXP store, SEXP y, SEXP C, SEXP d, SEXP alpha0, SEXP tol, SE
     double *G = (double *) R_alloc(n, sizeof(double));
     mk_svm_result r;
     mk_smo_src(&cs.q, n, REAL(y), c, box, eps, mi, 0, REAL(a), G, &r);
-    SEXP out = mk_svm_sexp(a, &r);
+    SEXP out = mk_svm_sexp(a, &r, NULL);
     UNPROTECT(2);
     return out;
 }
 
-SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r)
+SEXP mk_svm_sexp(SEXP alpha, const mk_svm_result *r, const char *work)
 {
-    const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged", NULL};
+    const char *nms[] = {"alpha", "b", "objective", "violation", "iterations", "converged",
+                         work, NULL};
     SEXP out = mk_list_new(nms);
+    if (work) mk_list_set(out, work, ScalarReal(r->work));
     mk_list_set(out, "alpha", alpha);
     mk_list_set(out, "b", ScalarReal(r->b));
     mk_list_set(out, "objective", ScalarReal(r->obj));
