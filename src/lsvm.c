@@ -280,7 +280,7 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
     S.lam = mk_svm_bias(n, y, Cv, alpha, grad);   /* the multiplier of y'a = 0 is the bias */
     /* rounds far from y'a = 0 are solved loosely (inexact augmented Lagrangian) */
     double eps = 0.5 * tol, sprev = INFINITY, tlast = mk_time(), ll = 0.0, sl = 0.0;
-    int passes = 0, status = 0, force = 0;
+    int passes = 0, status = 0, force = 0, fresh = 1;   /* fresh: grad, viol of this alpha */
     while (!(viol < tol)) {
         int left = maxiter - passes;
         if (left <= 0) { status = 1; break; }
@@ -291,6 +291,7 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
         int full = er <= eps && (force || qmax * sprev <= 0.1 * tol);
         int p = ls_round(&S, er, full, left, &tlast);
         passes += p > left ? left : p;
+        fresh = 0;
         double s = S.s;
         /* the next multiplier: the root of s(lam) (non-increasing) by the secant through the
            last two rounds when they bracket it or slope down, else the augmented Lagrangian
@@ -324,8 +325,16 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
         ls_feasible(n, y, C, Cv, alpha);
         viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad, &S.reads);
         if (S.cached) { S.cached = 0; S.rent = 0.0; }   /* w exact: nothing pending */
+        fresh = 1;
         if (p > left) { status = 1; break; }
         eps *= 0.25;
+    }
+    /* stopped by maxiter after a loose round: the reported point is made feasible (y'a = 0)
+       and its objective, bias and violation are of it, not of the last exact check */
+    if (!fresh) {
+        ls_feasible(n, y, C, Cv, alpha);
+        viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad, &S.reads);
+        S.cached = 0; S.rent = 0.0;
     }
     ls_uncache(&S);
     mk_svm_finish(n, y, Cv, alpha, grad, viol, passes, status, res);

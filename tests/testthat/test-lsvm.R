@@ -198,3 +198,28 @@ test_that("kernel_neighbours() of a low-rank store equals the sum over its kerne
   }, 0)
   expect_equal(mklearn:::kernel_neighbours(st, 1:3, cols = 25L), by_cols, tolerance = 1e-12)
 })
+
+test_that("the linear SVM stopped by maxiter reports a feasible point and its own objective", {
+  # at the pass cap after a loose round, alpha, the bias, the objective and the violation are
+  # those of the point returned (y'a = 0), not of the last exact check
+  dt <- lsvm_data(n = 90, seed = 1)
+  jit <- 1e-8
+  st <- mklearn:::lowrank_store(dt$trunc, jitter = jit)
+  d <- c(0.2, 0.5, 0.3)
+  G <- do.call(cbind, Map(function(g, dm) sqrt(dm) * g, dt$trunc, d))
+  y <- dt$y
+  for (mi in c(5L, 6L, 9L, 21L, 38L)) {
+    l <- .Call(mklearn:::C_lsvm, st, y, 1, d, numeric(length(y)), 1e-12, mi)
+    expect_false(l$converged)
+    a <- l$alpha
+    expect_true(all(a >= 0 & a <= 1))
+    expect_lt(abs(sum(y * a)), 1e-9)
+    ya <- y * a
+    Qa <- y * drop(G %*% crossprod(G, ya)) + jit * a
+    expect_equal(l$objective, sum(a) - 0.5 * sum(a * Qa), tolerance = 1e-10)
+    g <- Qa - 1
+    up <- (y > 0 & a < 1) | (y < 0 & a > 0)
+    low <- (y > 0 & a > 0) | (y < 0 & a < 1)
+    expect_equal(l$violation, max(-y[up] * g[up]) + max(y[low] * g[low]), tolerance = 1e-8)
+  }
+})
