@@ -728,6 +728,7 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
 /* A'B for double matrices A (n x ra) and B (n x rb) by the low-rank Woodbury preconditioner's
    blocked product (sym: A'A from A alone, its upper triangle mirrored); for the tests. */
 SEXP mkc_spicy_gram(SEXP A, SEXP B, SEXP sym);
+SEXP mkc_spicy_cholup(SEXP R, SEXP X, SEXP sg);
 
 /* ====================================================================== SVM family */
 /* SimpleMKL, HessianMKL and lp-norm MKL minimise J(d), the optimal C-SVM dual value on
