@@ -237,8 +237,9 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
     if (o->verbose && S->lr.on)
         Rprintf("spicy low rank: Woodbury solves %ld, builds %ld (from scratch %ld), updates %ld "
                 "(factor updated %ld, refused %ld), without CG %ld (checks %ld), inner loops "
-                "stopped at the gap %d\n", S->lr.wused, S->lr.wbuilds, S->lr.wfull,
-                S->lr.wupdates, S->lr.wfup, S->lr.wfrej, S->lr.wdirects, S->lr.wchecks, S->nearly);
+                "stopped at the gap %d, model line slopes %ld\n", S->lr.wused, S->lr.wbuilds,
+                S->lr.wfull, S->lr.wupdates, S->lr.wfup, S->lr.wfrej, S->lr.wdirects,
+                S->lr.wchecks, S->nearly, S->md.slopes);
     if (o->verbose && S->bx.on)
         Rprintf("spicy box: free coordinates %ld (%.1f a step), set changes %ld, rounds %ld, "
                 "unsettled %ld\n",

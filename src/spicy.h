@@ -137,6 +137,9 @@
                               the old one, else the capacitance is refactored */
 #define SP_WB_CHK 1e-11    /* ... and an updated factor's product with a fixed vector matches
                               the capacitance's to this (relative), else refactored */
+#define SP_LM_REL 1e-12    /* low rank: the model's line minimum is taken when a Newton step on
+                              its slope moves t by at most this (relative): t is then the root of
+                              the slope's linear piece; the bracket's width otherwise */
 #define SP_GRAM_ROWS 256   /* rows per block of the Gram blocks' own product (sp_gram) */
 #define SP_BLOCK_MIN 200    /* ... and always up to this size (a small factor is cheap) */
 #define SP_EARLY_GAP 20.0   /* low rank: an inner loop checks the gap it would certify once the
@@ -246,10 +249,12 @@ typedef struct {
 } sp_ncache;
 
 /* Model direction (sp_model_direction): 12 n doubles of scratch (NULL: not used); rounds taken;
-   hx (low-rank store, else NULL): H D from the Newton direction's CG residual (sp_solve) */
+   hx (low-rank store, else NULL): H D from the Newton direction's CG residual (sp_solve);
+   slopes: evaluations of the model's slope by its line minimisation (each a pass of the loss) */
 typedef struct {
     double *w, *hx;
     int rounds;
+    long slopes;
 } sp_model;
 
 /* SVM dual points (sp_svm_dual): the combined kernel (n x n), alpha, gradient and dual point
