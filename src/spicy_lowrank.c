@@ -592,7 +592,8 @@ static int sp_wb_check(sp_lrnm *L)
 
 /* the capacitance after the diagonal moved on few coordinates (the model rounds): a rank-one
    term per coordinate. Returns 0 when too many moved (a rebuild is cheaper), 2 when its factor
-   wc was updated with it (at most k / SP_WB_UPD coordinates, checked), else 1 (to refactor) */
+   wc was updated with it (at most k / SP_WB_UPD coordinates, checked), else 1 (to refactor);
+   wfrej counts the updates refused (a downdate's pivot, the check) */
 static int sp_wb_update(sp_lrnm *L)
 {
     int n = L->n, k = L->wk, one = 1, nc = 0;
@@ -612,10 +613,12 @@ static int sp_wb_update(sp_lrnm *L)
         double se = sqrt(fabs(e));
         for (int j = 0; j < k; j++) L->wx[j] = se * L->wt[j];
         fu = sp_chol_r1(k, L->wc, L->wx, e > 0.0 ? 1.0 : -1.0) == 0;
+        L->wfrej += !fu;
     }
     L->wupdates++;
+    if (fu && nc == 0) return 2;   /* nothing moved: wc is still the factor */
     L->wcok = 0;
-    if (!fu || nc == 0) return 1;
+    if (!fu) return 1;
     if (!sp_wb_check(L)) { L->wfrej++; return 1; }
     L->wcok = 1;
     L->wfup++;
