@@ -306,7 +306,8 @@ typedef struct {
     double *wa, *wc, *wd, *wdh, *ws, *wt, *wn, *wse, wfl;
     long wbuilds, wupdates, wfull, wused;   /* wused: solves it preconditioned */
     /* wc updated by rank-one terms instead of refactored (sp_wb_update): wcok, wc is the factor
-       of wa; wx 3 wk, wv wk scratch; wfup: updates so taken, wfrej: updated factors refused */
+       of wa; wx 3 wk, wv wk scratch; wfup: updates so taken, wfrej: refused (a downdate's pivot,
+       the check) */
     int wcok;
     double *wx, *wv;
     long wfup, wfrej;
