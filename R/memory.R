@@ -458,7 +458,7 @@ memory_spicy_lowrank <- function(add, n, M, R, nt, ctl) {
   rmax <- min(n, max(lowrank_ranks(n, M, ctl)))
   add("Woodbury preconditioner: capacitance, factor, gathered rows, Gram blocks",
       2 * k * k + n * (rmax + 1) + (if (R * R <= 2^24) R * R + R else 0), "linear")
-  add("Woodbury vectors and row blocks' sums", 5.5 * n + (nt + 2) * k, "linear")
+  add("Woodbury vectors and row blocks' sums", 5.5 * n + (nt + 6) * k, "linear")
 }
 
 # Empirical Bayes on a low-rank store (src/bayes_lowrank.c): the Gram matrix of the factors and

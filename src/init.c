@@ -33,6 +33,7 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(kridge_fly, 5),
     ENTRY(spicy, 4),
     ENTRY(spicy_gram, 3),
+    ENTRY(spicy_cholup, 3),
     ENTRY(svmfam, 6),
     ENTRY(l01, 5),
     ENTRY(bayes, 4),

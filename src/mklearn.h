@@ -728,6 +728,9 @@ SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
 /* A'B for double matrices A (n x ra) and B (n x rb) by the low-rank Woodbury preconditioner's
    blocked product (sym: A'A from A alone, its upper triangle mirrored); for the tests. */
 SEXP mkc_spicy_gram(SEXP A, SEXP B, SEXP sym);
+/* the upper Cholesky factor R updated by sg[i] X[i, ]'X[i, ] for each row of X in turn (the
+   Woodbury capacitance's factor updates, sp_chol_r1; NULL when a downdate fails); for the tests */
+SEXP mkc_spicy_cholup(SEXP R, SEXP X, SEXP sg);
 
 /* ====================================================================== SVM family */
 /* SimpleMKL, HessianMKL and lp-norm MKL minimise J(d), the optimal C-SVM dual value on

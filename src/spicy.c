@@ -235,10 +235,11 @@ static int sp_run(sp_state *S, mk_hist *hist, int *iter)
                 "prod %.3f ls %.3f outer %.3f\n", S->tm[0], S->tm[1], S->tm[2], S->tm[3], S->tm[8],
                 S->tm[4], S->tm[5], S->tm[6], S->tm[7]);
     if (o->verbose && S->lr.on)
-        Rprintf("spicy low rank: Woodbury solves %ld, builds %ld (from scratch %ld), updates %ld, "
-                "without CG %ld (checks %ld), inner loops stopped at the gap %d\n", S->lr.wused,
-                S->lr.wbuilds, S->lr.wfull, S->lr.wupdates, S->lr.wdirects, S->lr.wchecks,
-                S->nearly);
+        Rprintf("spicy low rank: Woodbury solves %ld, builds %ld (from scratch %ld), updates %ld "
+                "(factor updated %ld, refused %ld), without CG %ld (checks %ld), inner loops "
+                "stopped at the gap %d, model line slopes %ld\n", S->lr.wused, S->lr.wbuilds,
+                S->lr.wfull, S->lr.wupdates, S->lr.wfup, S->lr.wfrej, S->lr.wdirects,
+                S->lr.wchecks, S->nearly, S->md.slopes);
     if (o->verbose && S->bx.on)
         Rprintf("spicy box: free coordinates %ld (%.1f a step), set changes %ld, rounds %ld, "
                 "unsettled %ld\n",

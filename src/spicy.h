@@ -131,6 +131,15 @@
 #define SP_WB_GRAM 16777216 /* ... and its cache of the factors' Gram blocks, doubles at most */
 #define SP_WB_GRAMX 1000.0 /* ... and while the blocks not cached yet (2 n r_a r_b flops each)
                               cost at most this many products with the operator (4 n k) */
+#define SP_WB_UPD 8.0      /* ... its factor by a rank-one update per coordinate moved (k^2 / 2
+                              rotations) while SP_WB_UPD x that many <= k, else refactored */
+#define SP_WB_DOWN 1e-8    /* ... a downdate keeps each pivot's square above this fraction of
+                              the old one, else the capacitance is refactored */
+#define SP_WB_CHK 1e-11    /* ... and an updated factor's product with a fixed vector matches
+                              the capacitance's to this (relative), else refactored */
+#define SP_LM_REL 1e-12    /* low rank: the model's line minimum is taken when a Newton step on
+                              its slope moves t by at most this (relative): t is then the root of
+                              the slope's linear piece; the bracket's width otherwise */
 #define SP_GRAM_ROWS 256   /* rows per block of the Gram blocks' own product (sp_gram) */
 #define SP_BLOCK_MIN 200    /* ... and always up to this size (a small factor is cheap) */
 #define SP_EARLY_GAP 20.0   /* low rank: an inner loop checks the gap it would certify once the
@@ -240,10 +249,12 @@ typedef struct {
 } sp_ncache;
 
 /* Model direction (sp_model_direction): 12 n doubles of scratch (NULL: not used); rounds taken;
-   hx (low-rank store, else NULL): H D from the Newton direction's CG residual (sp_solve) */
+   hx (low-rank store, else NULL): H D from the Newton direction's CG residual (sp_solve);
+   slopes: evaluations of the model's slope by its line minimisation (each a pass of the loss) */
 typedef struct {
     double *w, *hx;
     int rounds;
+    long slopes;
 } sp_model;
 
 /* SVM dual points (sp_svm_dual): the combined kernel (n x n), alpha, gradient and dual point
@@ -294,6 +305,12 @@ typedef struct {
     int wk, wkmax, wvalid, wfail, *woff, *widx;
     double *wa, *wc, *wd, *wdh, *ws, *wt, *wn, *wse, wfl;
     long wbuilds, wupdates, wfull, wused;   /* wused: solves it preconditioned */
+    /* wc updated by rank-one terms instead of refactored (sp_wb_update): wcok, wc is the factor
+       of wa; wx 3 wk, wv wk scratch; wfup: updates so taken, wfrej: refused (a downdate's pivot,
+       the check) */
+    int wcok;
+    double *wx, *wv;
+    long wfup, wfrej;
     /* the solve by Woodbury alone (sp_lrwb_direct): 1 checked since the last build, -1 not yet,
        0 failed its check; solves it did, checks */
     int wdirect;
@@ -449,6 +466,7 @@ void sp_lrnm_mv(void *ctx, const double *p, double *q);
 double sp_lrnm_entry(const void *ctx, int i, int j);
 void sp_lrnm_gather(sp_lrnm *L, const double *key, int cap);
 int sp_lrwb_prepare(sp_lrnm *L);
+int sp_chol_r1(int k, double *R, double *x, double sg);
 void sp_lrwb_apply(void *ctx, const double *r, double *z);
 int sp_lrwb_direct(sp_lrnm *L, const double *g, double *d, double *r, double *hx, double target);
 void sp_lr_alloc(sp_state *S);

@@ -29,6 +29,7 @@ static double sp_model_slope(sp_state *S, const double *x, const double *dd, dou
                              double *dh)
 {
     int n = S->n;
+    S->md.slopes++;
     for (int i = 0; i < n; i++) tmp[i] = x[i] + t * dd[i];
     S->L->phi(n, S->y, tmp, S->aux, S->gsl, S->eps, gl2, hh, S->o->cw);
     double h = a + t * b, c = b;
@@ -38,7 +39,10 @@ static double sp_model_slope(sp_state *S, const double *x, const double *dd, dou
 }
 
 /* the minimum of m along dd from x: the root of the slope, which is nondecreasing and piecewise
-   linear in t (h(0) = a < 0): Newton's method on it, bracketed, with bisection as safeguard */
+   linear in t (h(0) = a < 0): Newton's method on it, bracketed, with bisection as safeguard.
+   On a low-rank store a Newton step of at most SP_LM_REL t ends it (the root of the linear piece
+   at t: the rest of the iterations only moved the rounding; NOTES-spicy.md); elsewhere the
+   bracket's width does (dense and on-the-fly fits as they were) */
 static double sp_model_linemin(sp_state *S, const double *x, const double *dd, double a,
                                double b, const double *gl1, double *tmp, double *gl2, double *hh)
 {
@@ -49,6 +53,7 @@ static double sp_model_linemin(sp_state *S, const double *x, const double *dd, d
         if (h < 0.0) lo = t; else hi = t;
         if (R_FINITE(hi) && hi - lo <= 1e-12 * hi) break;
         double tn = dh > 0.0 ? t - h / dh : R_PosInf;
+        if (tn > lo && tn < hi && S->lr.on && fabs(tn - t) <= SP_LM_REL * t) return tn;
         if (!(tn > lo && tn < hi)) tn = R_FINITE(hi) ? 0.5 * (lo + hi) : 2.0 * t;
         if (!R_FINITE(hi) && tn > 1e12) return tn;   /* no curvature ahead: the step cap bounds D */
         t = tn;

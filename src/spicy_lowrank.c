@@ -576,13 +576,30 @@ static int sp_wb_build(sp_lrnm *L)
     return 0;
 }
 
+/* whether the factor wc, updated by rank-one terms, still factors wa: R'R v = wa v for a fixed
+   v to SP_WB_CHK (relative), O(k^2) */
+static int sp_wb_check(sp_lrnm *L)
+{
+    int k = L->wk, one = 1;
+    double done = 1.0, dzero = 0.0, *v = L->wx, *q = L->wv, e = 0.0, s = 0.0;
+    for (int j = 0; j < k; j++) v[j] = 1.0 + (double) (j % 7) / 7.0;
+    F77_CALL(dsymv)("U", &k, &done, L->wa, &k, v, &one, &dzero, q, &one FCONE);
+    F77_CALL(dtrmv)("U", "N", "N", &k, L->wc, &k, v, &one FCONE FCONE FCONE);
+    F77_CALL(dtrmv)("U", "T", "N", &k, L->wc, &k, v, &one FCONE FCONE FCONE);
+    for (int j = 0; j < k; j++) { e += (v[j] - q[j]) * (v[j] - q[j]); s += q[j] * q[j]; }
+    return e <= SP_WB_CHK * SP_WB_CHK * s;
+}
+
 /* the capacitance after the diagonal moved on few coordinates (the model rounds): a rank-one
-   term per coordinate; returns 0 when too many moved (a rebuild is cheaper) */
+   term per coordinate. Returns 0 when too many moved (a rebuild is cheaper), 2 when its factor
+   wc was updated with it (at most k / SP_WB_UPD coordinates, checked), else 1 (to refactor);
+   wfrej counts the updates refused (a downdate's pivot, the check) */
 static int sp_wb_update(sp_lrnm *L)
 {
     int n = L->n, k = L->wk, one = 1, nc = 0;
     for (int i = 0; i < n; i++)
         if (!sp_wb_same(sp_wb_diag(L, i), L->wd[i]) && (size_t) ++nc * k > (size_t) n) return 0;
+    int fu = L->wcok && SP_WB_UPD * nc <= k;
     for (int i = 0; i < n; i++) {
         double d = sp_wb_diag(L, i);
         L->wdh[i] = L->dh[i];
@@ -592,9 +609,20 @@ static int sp_wb_update(sp_lrnm *L)
         if (e == 0.0) continue;
         sp_wb_row(L, i, L->wt);
         F77_CALL(dsyr)("U", &k, &e, L->wt, &one, L->wa, &k FCONE);
+        if (!fu) continue;
+        double se = sqrt(fabs(e));
+        for (int j = 0; j < k; j++) L->wx[j] = se * L->wt[j];
+        fu = sp_chol_r1(k, L->wc, L->wx, e > 0.0 ? 1.0 : -1.0) == 0;
+        L->wfrej += !fu;
     }
     L->wupdates++;
-    return 1;
+    if (fu && nc == 0) return 2;   /* nothing moved: wc is still the factor */
+    L->wcok = 0;
+    if (!fu) return 1;
+    if (!sp_wb_check(L)) { L->wfrej++; return 1; }
+    L->wcok = 1;
+    L->wfup++;
+    return 2;
 }
 
 static int sp_wb_factor(sp_lrnm *L)
@@ -602,6 +630,7 @@ static int sp_wb_factor(sp_lrnm *L)
     int k = L->wk, info = 0;
     memcpy(L->wc, L->wa, sizeof(double) * (size_t) k * k);
     F77_CALL(dpotrf)("U", &k, L->wc, &k, &info FCONE);
+    L->wcok = info == 0;
     return info;
 }
 
@@ -613,7 +642,10 @@ int sp_lrwb_prepare(sp_lrnm *L)
     int k = 1;
     for (int a = 0; a < L->na; a++) k += L->st->goff[L->act[a] + 1] - L->st->goff[L->act[a]] + 1;
     if (k > L->wkmax || (double) k * k > SP_WB_COST * L->n) return -1;
-    if (L->wvalid && L->wk == k && sp_wb_update(L) && sp_wb_factor(L) == 0) return 0;
+    if (L->wvalid && L->wk == k) {
+        int u = sp_wb_update(L);
+        if (u == 2 || (u == 1 && sp_wb_factor(L) == 0)) return 0;
+    }
     L->wvalid = sp_wb_build(L) == 0;
     if (!L->wvalid) return -1;
     L->wdirect = -1;
@@ -724,6 +756,9 @@ void sp_lr_alloc(sp_state *S)
     L->wse = (double *) R_alloc(n, sizeof(double));
     L->widx = (int *) R_alloc(n, sizeof(int));
     L->ws = (double *) R_alloc((size_t) n * (rmax + 1), sizeof(double));
+    L->wx = (double *) R_alloc(4 * (size_t) k, sizeof(double));
+    L->wv = L->wx + 3 * (size_t) k;
+    L->wcok = 0; L->wfup = 0; L->wfrej = 0;
     L->wvalid = 0; L->wfail = 0; L->wbuilds = 0; L->wupdates = 0; L->wfull = 0; L->wused = 0;
     L->wdirect = -1; L->wdirects = 0; L->wchecks = 0;
     /* the Gram caches, R x R (up to SP_WB_GRAM doubles; else every build from scratch) */

@@ -441,3 +441,78 @@ void sp_newton_alloc(sp_state *S)
     S->hl = (double *) R_alloc(n, sizeof(double));
     S->D = (double *) R_alloc(n, sizeof(double));
 }
+
+/* the pivot of column l (its rotations j < l applied, xl the rest of x there): its rotation
+   into c[l], s[l]; -1 when a downdate would leave its square below SP_WB_DOWN times the old one */
+static int sp_chol_pivot(double *rl, int l, double xl, double sg, double *c, double *s)
+{
+    double d = rl[l], d2 = d * d + sg * xl * xl;
+    if (!(d2 > SP_WB_DOWN * d * d)) return -1;
+    double r = sqrt(d2);
+    c[l] = r / d;
+    s[l] = xl / d;
+    rl[l] = r;
+    return 0;
+}
+
+/* R'R + sg x x' (sg = 1: update, -1: downdate) for the upper Cholesky factor R (k x k,
+   column-major), x destroyed: the rotations of LINPACK's dchud / dchdd, applied column by column
+   (each column read once, contiguous), two columns at a time (two independent chains of
+   rotations; the same operations as one at a time). Returns 0, or -1 when a downdate fails
+   (sp_chol_pivot; R is then partly updated: refactor). The Woodbury capacitance's model-round
+   updates (sp_wb_update; NOTES-spicy.md). */
+int sp_chol_r1(int k, double *R, double *x, double sg)
+{
+    double *c = x + k, *s = x + 2 * (size_t) k;   /* x has 3 k entries: x, cosines, sines */
+    int l = 0;
+    for (; l + 1 < k; l += 2) {
+        double *ra = R + (size_t) l * k, *rb = ra + k, xa = x[l], xb = x[l + 1];
+        for (int j = 0; j < l; j++) {
+            if (s[j] == 0.0) continue;
+            double a = (ra[j] + sg * s[j] * xa) / c[j], b = (rb[j] + sg * s[j] * xb) / c[j];
+            xa = c[j] * xa - s[j] * a;
+            xb = c[j] * xb - s[j] * b;
+            ra[j] = a;
+            rb[j] = b;
+        }
+        if (sp_chol_pivot(ra, l, xa, sg, c, s) != 0) return -1;
+        if (s[l] != 0.0) {
+            double b = (rb[l] + sg * s[l] * xb) / c[l];
+            xb = c[l] * xb - s[l] * b;
+            rb[l] = b;
+        }
+        if (sp_chol_pivot(rb, l + 1, xb, sg, c, s) != 0) return -1;
+    }
+    if (l < k) {
+        double *rl = R + (size_t) l * k, xl = x[l];
+        for (int j = 0; j < l; j++) {
+            if (s[j] == 0.0) continue;
+            double r = (rl[j] + sg * s[j] * xl) / c[j];
+            xl = c[j] * xl - s[j] * r;
+            rl[j] = r;
+        }
+        if (sp_chol_pivot(rl, l, xl, sg, c, s) != 0) return -1;
+    }
+    return 0;
+}
+
+/* test entry: R (upper Cholesky factor, k x k) updated by sg[i] X[i, ]'X[i, ] for each row i of
+   X in turn (sp_chol_r1); NULL when a downdate fails */
+SEXP mkc_spicy_cholup(SEXP R, SEXP X, SEXP sg)
+{
+    if (!isReal(R) || !isMatrix(R) || nrows(R) != ncols(R) || !isReal(X) || !isMatrix(X) ||
+        ncols(X) != nrows(R) || !isReal(sg) || XLENGTH(sg) != nrows(X))
+        error("spicy_cholup: R square, X with its columns, sg one per row of X (doubles)");
+    int k = nrows(R), nr = nrows(X);
+    SEXP out = PROTECT(duplicate(R));
+    double *x = (double *) R_alloc(3 * (size_t) (k > 0 ? k : 1), sizeof(double));
+    for (int i = 0; i < nr; i++) {
+        for (int j = 0; j < k; j++) x[j] = REAL(X)[i + (size_t) j * nr];
+        if (sp_chol_r1(k, REAL(out), x, REAL(sg)[i] > 0.0 ? 1.0 : -1.0) != 0) {
+            UNPROTECT(1);
+            return R_NilValue;
+        }
+    }
+    UNPROTECT(1);
+    return out;
+}

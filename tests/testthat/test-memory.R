@@ -144,7 +144,7 @@ test_that("a fit above the budget stops at once naming the need, the budget and 
   expect_error(mkl(d$x, d$y, kernels = ks, method = "spicy",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "dense")),
                paste0("needs .* \\(dense store.*Remedies: mkl_control\\(store = \"lowrank\"\\) ",
-                      "\\(needs 92.5 MB\\); mkl_control\\(store = \"fly\"\\) \\(needs 336 MB"))
+                      "\\(needs 92.6 MB\\); mkl_control\\(store = \"fly\"\\) \\(needs 336 MB"))
   # and a store that needs more is none
   expect_error(mkl(d$x, d$y, kernels = ks, method = "simple",
                    control = mkl_control(memory = 1e6, nthreads = 1, store = "fly")),
