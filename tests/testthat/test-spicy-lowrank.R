@@ -21,8 +21,6 @@ test_that("the Woodbury preconditioner takes the hinge's solves on a low-rank st
   # those solves take no CG iteration: H d = b - (wd - dh) d from the Woodbury solve alone
   direct <- as.integer(sub(".*without CG ([0-9]+) .*", "\\1", line))
   expect_identical(direct, used)
-  # the last inner loop stops once the gap it would certify is within tol (checked every second
-  # Newton step), and the outer iteration certifies that gap
   # the model rounds move the diagonal on few coordinates: the capacitance's Cholesky factor
   # takes a rank-one update per coordinate instead of a refactoring, and none is refused
   upd <- as.integer(sub(".*updates ([0-9]+) .*", "\\1", line))
@@ -33,6 +31,8 @@ test_that("the Woodbury preconditioner takes the hinge's solves on a low-rank st
   # a few passes of the loss per round (about 10 when it ran until its bracket closed)
   slopes <- as.integer(sub(".*model line slopes ([0-9]+).*", "\\1", line))
   expect_lt(slopes, 7 * (fit$info$model_rounds + fit$info$newton_steps))
+  # the last inner loop stops once the gap it would certify is within tol (checked every second
+  # Newton step), and the outer iteration certifies that gap
   early <- as.integer(sub(".*stopped at the gap ([0-9]+).*", "\\1", line))
   expect_gte(early, 1L)
   expect_lte(fit$info$gap, 0.9 * 0.01)   # the default tol
