@@ -249,6 +249,17 @@ static void ls_feasible(int n, const double *y, double C, const double *Cv, doub
     if (s != 0.0) mk_svm_project(n, y, Cv, a);
 }
 
+/* The point made feasible (y'a = 0), its exact w, gradient G and violation (returned); the block's
+   pending changes are then void (w is exact). */
+static double ls_settle(ls_state *S, const double *Cv, double *G)
+{
+    ls_feasible(S->n, S->y, S->C, Cv, S->a);
+    double viol = ls_exact(S->Ft, S->n, S->R, S->y, S->C, S->jit, S->a, S->w, G, &S->reads);
+    S->cached = 0;
+    S->rent = 0.0;
+    return viol;
+}
+
 int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double jit, double tol,
             int maxiter, double *alpha, double *grad, double *w, mk_svm_result *res)
 {
@@ -322,20 +333,14 @@ int mk_lsvm(const double *Ft, int n, int R, const double *y, double C, double ji
         }
         if (!full && p <= left) { force = 1; sprev = fabs(s); continue; }
         force = 0;
-        ls_feasible(n, y, C, Cv, alpha);
-        viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad, &S.reads);
-        if (S.cached) { S.cached = 0; S.rent = 0.0; }   /* w exact: nothing pending */
+        viol = ls_settle(&S, Cv, grad);
         fresh = 1;
         if (p > left) { status = 1; break; }
         eps *= 0.25;
     }
     /* stopped by maxiter after a loose round: the reported point is made feasible (y'a = 0)
        and its objective, bias and violation are of it, not of the last exact check */
-    if (!fresh) {
-        ls_feasible(n, y, C, Cv, alpha);
-        viol = ls_exact(Ft, n, R, y, C, jit, alpha, w, grad, &S.reads);
-        S.cached = 0; S.rent = 0.0;
-    }
+    if (!fresh) viol = ls_settle(&S, Cv, grad);
     ls_uncache(&S);
     mk_svm_finish(n, y, Cv, alpha, grad, viol, passes, status, res);
     res->work = S.reads;
