@@ -16,7 +16,7 @@
   mwu_status = c(done = 0L, infeasible = 1L),
   limits = c(kernel_whole_max = 8388608L, kcache_min = 4L, kcache_ranges = 8L,
              hess_free_max = 4096L, neighbour_chunk = 4194304L, offdiag_rows = 128L,
-             lsvm_cache = 2048L)
+             lsvm_cache = 2048L, eb_scoring_maxvar = 200L)
 )
 
 # The name of a result code (e.g. code_name("bayes_stop", 2L) is "stalled").

@@ -465,7 +465,7 @@ memory_spicy_lowrank <- function(add, n, M, R, nt, ctl) {
 # the Woodbury matrices ((R + 1)^2 each) and the scoring system's products, formed from the Gram
 # matrix (no n-row vector per kernel or free variance).
 memory_bayes_lowrank <- function(add, n, M, R) {
-  nv <- min(M, 200) + 3   # the scoring system's variables (EB_SCORING_MAXVAR, src/bayes.h)
+  nv <- min(M, .mk_codes$limits[["eb_scoring_maxvar"]]) + 3   # the scoring system's variables
   add("Gram matrix, Cholesky factor and its inverse (3 (R + 1)^2)", 3 * (R + 1)^2, "linear")
   add("scoring system: products (2 (R + 1) x nv) and matrices (3 nv^2)",
       2 * (R + 1) * nv + 3 * nv^2, "linear")

@@ -72,10 +72,6 @@ typedef struct {
 } eb_work;
 
 enum { EB_VAR_NOISE = -1, EB_VAR_BIAS = -2 };
-/* At most this many free variances take a scoring step (its system and products grow with
-   them); more fall back to MacKay's step, and the scoring phase waits for fewer. */
-#define EB_SCORING_MAXVAR 200
-
 /* A point: the variances, J there, and (after eb_stats) the traces and quadratic forms. */
 typedef struct {
     double *d, s2, d0, J;

@@ -922,6 +922,9 @@ int mk_l01_lr_solve(mk_l01_lr *L, double rho1, int nrhs, const double *const *rh
 enum { EB_STOP_FP = 0, EB_STOP_LIMIT = 1, EB_STOP_STALLED = 2, EB_STOP_NOTPD = 3, EB_NSTOP = 4 };
 /* Update rules (R: .mk_codes$bayes_update). */
 enum { EB_UPD_MACKAY = 0, EB_UPD_MM = 1, EB_UPD_SCORING = 2, EB_NUPD = 3 };
+/* At most this many free variances take a scoring step (its system and products grow with
+   them: R/memory.R); more fall back to MacKay's step, and the scoring phase waits for fewer. */
+#define EB_SCORING_MAXVAR 200
 SEXP mkc_bayes(SEXP store, SEXP y, SEXP control, SEXP start);
 
 /* ====================================================================== mwu.c */

@@ -329,9 +329,10 @@ SEXP mkc_codes(void)
     /* sizes R's memory arithmetic (R/memory.R) needs: read from here, not restated */
     static const char *const lim[] = { "kernel_whole_max", "kcache_min", "kcache_ranges",
                                        "hess_free_max", "neighbour_chunk", "offdiag_rows",
-                                       "lsvm_cache" };
+                                       "lsvm_cache", "eb_scoring_maxvar" };
     const int limv[] = { (int) MK_KERNEL_WHOLE_MAX, MK_KCACHE_MIN, MK_KCACHE_RANGES,
-                         MK_HESS_FREE_MAX, MK_NB_CHUNK, MK_OFFDIAG_ROWS, MK_LSVM_CACHE };
+                         MK_HESS_FREE_MAX, MK_NB_CHUNK, MK_OFFDIAG_ROWS, MK_LSVM_CACHE,
+                         EB_SCORING_MAXVAR };
     const int nlim = (int) (sizeof(limv) / sizeof(limv[0]));
     SEXP out = mk_list_new(nm);
     mk_list_set(out, "loss", mk_codes_vec(loss, MK_NLOSS));
