@@ -60,23 +60,15 @@ void eb_lr_init(eb_work *w, int nv)
     for (int i = 0; i < n; i++) L->ones[i] = 1.0;
     double done = 1.0, dzero = 0.0;
     if (R > 0) {
-        /* by panels of 256 columns and blocks of 1024 rows, with an interrupt check between
-           them (O(n R^2) in all): the diagonal block by dsyrk, the part above it by dgemm */
+        /* the upper triangle by blocks of 1024 rows (mk_crossprod_acc, linalg.c: about ten
+           times the reference BLAS's dsyrk and dgemm, which took a fifth of a fit on Adult;
+           NOTES-bayes.md), with an interrupt check between them (O(n R^2) in all) */
         double tlast = mk_time();
-        for (int j0 = 0; j0 < R; j0 += 256) {
-            int jb = R - j0 < 256 ? R - j0 : 256;
-            const double *Gj = st->G + (size_t) j0 * n;
-            double *Cd = L->C + j0 + (size_t) j0 * R1, *Co = L->C + (size_t) j0 * R1;
-            for (int i0 = 0; i0 < n; i0 += 1024) {
-                int nb = n - i0 < 1024 ? n - i0 : 1024;
-                double bt = i0 == 0 ? 0.0 : 1.0;
-                F77_CALL(dsyrk)("U", "T", &jb, &nb, &done, Gj + i0, &n, &bt, Cd, &R1
-                                FCONE FCONE);
-                if (j0 > 0)
-                    F77_CALL(dgemm)("T", "N", &j0, &jb, &nb, &done, st->G + i0, &n, Gj + i0, &n,
-                                    &bt, Co, &R1 FCONE FCONE);
-                mk_interrupt_every(&tlast, 0.02);
-            }
+        for (size_t q = 0; q < (size_t) R1 * R; q++) L->C[q] = 0.0;
+        for (int i0 = 0; i0 < n; i0 += 1024) {
+            int nb = n - i0 < 1024 ? n - i0 : 1024;
+            mk_crossprod_acc(nb, n, R, R, 1.0, st->G + i0, st->G + i0, 1, L->C, R1);
+            mk_interrupt_every(&tlast, 0.02);
         }
         F77_CALL(dgemv)("T", &n, &R, &done, st->G, &n, L->ones, &one, &dzero,
                         L->C + (size_t) R * R1, &one FCONE);

@@ -7,6 +7,7 @@
 static const R_CallMethodDef callMethods[] = {
     ENTRY(threads, 1),
     ENTRY(codes, 0),
+    ENTRY(gram, 3),
     ENTRY(check_kernels, 3),
     ENTRY(store_dense, 1),
     ENTRY(store_pool, 2),
@@ -32,7 +33,6 @@ static const R_CallMethodDef callMethods[] = {
     ENTRY(kridge, 3),
     ENTRY(kridge_fly, 5),
     ENTRY(spicy, 4),
-    ENTRY(spicy_gram, 3),
     ENTRY(spicy_cholup, 3),
     ENTRY(svmfam, 6),
     ENTRY(l01, 5),

@@ -244,7 +244,7 @@ static void l01_work_init(l01_work *k, const mk_store *st, const l01_opts *o, co
 
     wsolver *ws = &k->ws;
     ws->n = n; ws->M = M; ws->mode = o->wstep; ws->have_factor = 0; ws->nfact = 0; ws->cgit = 0;
-    ws->lr = st->kind == MK_STORE_LOWRANK ? mk_l01_lr_new(st, o->wstep) : NULL;
+    ws->lr = st->kind == MK_STORE_LOWRANK ? mk_l01_lr_new(st, o->wstep, x->free) : NULL;
     ws->kc = NULL;
     if (st->kind == MK_STORE_FLY) {
         ws->kc = (mk_kcache *) R_alloc(1, sizeof(mk_kcache));
@@ -313,16 +313,23 @@ static void l01_wb_step(l01_work *k, const mk_store *st, const double *y, const 
             rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] - 1.0));
             v[i] = rho1;
         }
-        const double *rr2[2] = { rhs, v };
-        double *xx2[2] = { w0, w1 };
-        wsolve(&k->ws, rho1, 2, rr2, xx2, o->cg_tol, o->cg_maxiter);
-        for (int i = 0; i < n; i++) {
-            num += y[i] * (x->u[i] - 1.0 + x->lambda[i] / rho1) + (rhs[i] - w0[i]) / rho1;
-            den += w1[i] / rho1;
+        if (k->ws.lr && k->ws.mode == 1) {
+            /* Woodbury on a low-rank store: w, b and G in two passes over the factors */
+            double sy = 0.0;
+            for (int i = 0; i < n; i++) sy += y[i] * (x->u[i] - 1.0 + x->lambda[i] / rho1);
+            bnew = mk_l01_lr_wb(k->ws.lr, rho1, rhs, sy, k->nf, k->fidx, x->w, k->G);
+        } else {
+            const double *rr2[2] = { rhs, v };
+            double *xx2[2] = { w0, w1 };
+            wsolve(&k->ws, rho1, 2, rr2, xx2, o->cg_tol, o->cg_maxiter);
+            for (int i = 0; i < n; i++) {
+                num += y[i] * (x->u[i] - 1.0 + x->lambda[i] / rho1) + (rhs[i] - w0[i]) / rho1;
+                den += w1[i] / rho1;
+            }
+            bnew = -num / den;
+            for (int i = 0; i < n; i++) x->w[i] = w0[i] - bnew * w1[i];
+            l01_products(k, st, x->w);
         }
-        bnew = -num / den;
-        for (int i = 0; i < n; i++) x->w[i] = w0[i] - bnew * w1[i];
-        l01_products(k, st, x->w);
         comb_cols(k->G, n, k->nf, k->fidx, x->d, k->kdw);
     } else {
         /* the spec's order: w (2), then b (3) with the new w */

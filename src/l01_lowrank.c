@@ -3,7 +3,8 @@
  * kernels with d_m > 0 and c = 1 + rho1 jitter sum(d), the matrix is c I + rho1 F F':
  *   - conjugate gradients on the product K(d) p = F (F' p) + jitter sum(d) p, O(n R) each;
  *   - or exactly by Woodbury, x = (rhs - F s) / c with (c / rho1 I + F'F) s = F' rhs, through
- *     the Cholesky factor of that R x R matrix (from G'G, formed once), kept while d is the same.
+ *     the Cholesky factor of that R x R matrix, kept while d is the same, from G'G over the
+ *     free kernels' columns (the only ones with d_m > 0), formed once by mk_crossprod (linalg.c).
  * The rest of the ADMM (K_m w, the d-system) reads the store's O(n r) primitives.
  * (inst/notes/NOTES-l01.md, "Low rank") */
 #define USE_FC_LEN_T
@@ -18,35 +19,74 @@
 
 struct mk_l01_lr {
     const mk_store *st;
-    int n, M, Rtot, mode, Ra, have;
+    int n, M, Rtot, Rf, mode, Ra, have;
     int *cols;          /* Ra: the factor columns of the kernels with d_m > 0 */
+    int *lcol;          /* Ra: their places among the free kernels' Rf columns (G'G's index) */
+    int *free;          /* M: 0 for a kernel held at d_m = 0 */
+    int *fcols;         /* Rf: the free kernels' factor columns, in kernel order */
+    double *g1;         /* Woodbury: Rf column sums of those columns */
+    double *tf, *cf, *va;   /* Woodbury, joint step: Rf each, G_f'rhs, G_f'w, v by column */
     double *sc;         /* Ra: sqrt(d_m) of each of those columns */
     double jd, rho1;    /* jitter sum(d); the rho1 of the factor */
     double *d;          /* M: the weights cols and sc were made for */
     double *t, *t2;     /* Rtot each: F'p of the (up to two) systems */
-    double *GtG, *A;    /* Woodbury: G'G (Rtot x Rtot, lower), the factor (Ra x Ra) */
+    double *GtG, *A;    /* Woodbury: G'G over the free kernels (Rf x Rf), the factor (Ra x Ra) */
     double *q, *q2, *r, *work;
 };
 
 static double *lr_dalloc(size_t len) { return (double *) R_alloc(len ? len : 1, sizeof(double)); }
 
-mk_l01_lr *mk_l01_lr_new(const mk_store *st, int mode)
+mk_l01_lr *mk_l01_lr_new(const mk_store *st, int mode, const int *free)
 {
     if (st->kind != MK_STORE_LOWRANK) error("l01: not a low-rank store");
     mk_l01_lr *L = (mk_l01_lr *) R_alloc(1, sizeof(mk_l01_lr));
-    int n = st->n, R = st->goff[st->M];
-    L->st = st; L->n = n; L->M = st->M; L->Rtot = R; L->mode = mode; L->Ra = 0; L->have = 0;
+    int n = st->n, M = st->M, R = st->goff[M], Rf = 0;
+    for (int m = 0; m < M; m++) if (free[m]) Rf += st->goff[m + 1] - st->goff[m];
+    L->st = st; L->n = n; L->M = M; L->Rtot = R; L->Rf = Rf; L->mode = mode; L->Ra = 0;
+    L->have = 0;
     L->cols = (int *) R_alloc(R ? R : 1, sizeof(int));
-    L->sc = lr_dalloc(R); L->t = lr_dalloc(R); L->t2 = lr_dalloc(R); L->d = lr_dalloc(st->M);
+    L->lcol = (int *) R_alloc(R ? R : 1, sizeof(int));
+    L->free = (int *) R_alloc(M, sizeof(int));
+    memcpy(L->free, free, (size_t) M * sizeof(int));
+    L->sc = lr_dalloc(R); L->t = lr_dalloc(R); L->t2 = lr_dalloc(R); L->d = lr_dalloc(M);
     L->q = lr_dalloc(n); L->q2 = lr_dalloc(n); L->r = lr_dalloc(n);
     L->work = lr_dalloc(3 * (size_t) n);
     L->GtG = L->A = NULL;
     L->jd = 0.0; L->rho1 = 0.0;
-    if (mode == 1 && R > 0) {
-        double one = 1.0, zero = 0.0;
-        L->GtG = lr_dalloc((size_t) R * R);
-        L->A = lr_dalloc((size_t) R * R);
-        F77_CALL(dsyrk)("L", "T", &R, &n, &one, st->G, &n, &zero, L->GtG, &R FCONE FCONE);
+    L->fcols = (int *) R_alloc(Rf ? Rf : 1, sizeof(int));
+    for (int m = 0, j = 0; m < M; m++)
+        if (free[m]) for (int k = st->goff[m]; k < st->goff[m + 1]; k++) L->fcols[j++] = k;
+    L->g1 = L->tf = L->cf = L->va = NULL;
+    if (mode == 1 && Rf > 0) {
+        L->g1 = lr_dalloc(Rf); L->tf = lr_dalloc(Rf); L->cf = lr_dalloc(Rf);
+        L->va = lr_dalloc(Rf);
+        for (int j = 0; j < Rf; j++) {
+            const double *g = st->G + (size_t) L->fcols[j] * n;
+            double t = 0.0;
+            for (int i = 0; i < n; i++) t += g[i];
+            L->g1[j] = t;
+        }
+        /* G_a'G_b for free kernels a <= b, each block into its place (both triangles): the
+           kernels held at d_m = 0 never enter the factor (reference dsyrk over all R columns
+           was a fifth of a fit on Adult: NOTES-l01.md, "Low rank") */
+        L->GtG = lr_dalloc((size_t) Rf * Rf);
+        L->A = lr_dalloc((size_t) Rf * Rf);
+        for (int a = 0, oa = 0; a < M; a++) {
+            if (!free[a]) continue;
+            int ra = st->goff[a + 1] - st->goff[a];
+            for (int b = a, ob = oa; b < M; b++) {
+                if (!free[b]) continue;
+                int rb = st->goff[b + 1] - st->goff[b];
+                double *C = L->GtG + oa + (size_t) ob * Rf;
+                mk_crossprod(n, ra, rb, st->G + (size_t) st->goff[a] * n,
+                             st->G + (size_t) st->goff[b] * n, a == b, C, Rf);
+                for (int c = 0; c < rb; c++)
+                    for (int q = 0; q < ra; q++) L->GtG[ob + c + (size_t) (oa + q) * Rf] =
+                        C[q + (size_t) c * Rf];
+                ob += rb;
+            }
+            oa += ra;
+        }
     }
     return L;
 }
@@ -122,13 +162,16 @@ int mk_l01_lr_update(mk_l01_lr *L, const double *d, double rho1)
     const int M = L->M;
     if (L->have && L->rho1 == rho1 && memcmp(L->d, d, (size_t) M * sizeof(double)) == 0)
         return 0;
-    int Ra = 0;
+    int Ra = 0, lf = 0;
     double sd = 0.0;
     for (int m = 0; m < M; m++) {
-        if (!(d[m] > 0.0)) continue;
+        int r = st->goff[m + 1] - st->goff[m];
+        if (!(d[m] > 0.0)) { lf += L->free[m] ? r : 0; continue; }
+        if (!L->free[m]) error("l01: kernel %d is held at weight 0 but has d > 0", m + 1);
         sd += d[m];
         for (int k = st->goff[m]; k < st->goff[m + 1]; k++) {
             L->cols[Ra] = k;
+            L->lcol[Ra] = lf++;
             L->sc[Ra++] = sqrt(d[m]);
         }
     }
@@ -138,12 +181,12 @@ int mk_l01_lr_update(mk_l01_lr *L, const double *d, double rho1)
     memcpy(L->d, d, (size_t) M * sizeof(double));
     L->have = 1;
     if (L->mode != 1 || Ra == 0) return 0;
-    const int R = L->Rtot;
+    const int Rf = L->Rf;
     double cr = (1.0 + rho1 * L->jd) / rho1, *A = L->A;
     for (int b = 0; b < Ra; b++)
         for (int a = b; a < Ra; a++)
             A[a + (size_t) b * Ra] = L->sc[a] * L->sc[b] *
-                L->GtG[L->cols[a] + (size_t) L->cols[b] * R];
+                L->GtG[L->lcol[a] + (size_t) L->lcol[b] * Rf];
     for (int a = 0; a < Ra; a++) A[a + (size_t) a * Ra] += cr;
     int info = 0;
     F77_CALL(dpotrf)("L", &Ra, A, &Ra, &info FCONE);
@@ -204,4 +247,99 @@ int mk_l01_lr_solve(mk_l01_lr *L, double rho1, int nrhs, const double *const *rh
         total += iters;
     }
     return total;
+}
+
+/* The joint (w, b) block of the ADMM (l01.c, l01_wb_step) by Woodbury, for the d of the last
+   update: w_0 and w_1 solve (I + rho1 K(d)) w_k = rhs_k with rhs_1 = rho1 1, b = -(sy + (1'rhs_0
+   - 1'w_0) / rho1) / (1'w_1 / rho1), w = w_0 - b w_1, and P = [K_m w] for the nf free kernels
+   fidx (n x nf, K_m w = G_m (G_m'w) + jitter w). Two passes over the free kernels' factor
+   columns where the w-step and the products took four: G_f'rhs_0 (G_f'rhs_1 = rho1 g1), then
+   w and P together by blocks of rows; 1'w_k and G_f'w come from G'G and g1 (R x R algebra).
+   Returns b. (NOTES-l01.md, "Low rank") */
+double mk_l01_lr_wb(mk_l01_lr *L, double rho1, const double *rhs0, double sy, int nf,
+                    const int *fidx, double *w, double *P)
+{
+    const mk_store *st = L->st;
+    const int n = L->n, Ra = L->Ra, Rf = L->Rf, one = 1, B = 256;
+    if (L->mode != 1) error("l01: the joint Woodbury step needs wstep = \"chol\"");
+    int rf = 0;
+    for (int k = 0; k < nf; k++) rf += L->free[fidx[k]] ? st->goff[fidx[k] + 1] - st->goff[fidx[k]] : -n;
+    if (rf != Rf) error("l01: the joint Woodbury step needs the free kernels in order");
+    const double *G = st->G;
+    double c = 1.0 + rho1 * L->jd, *tf = L->tf, *cf = L->cf, *s0 = L->t, *s1 = L->t2;
+    int nt = mk_threads_for(st->nthreads, (double) n * Rf);
+    (void) nt;
+    /* pass 1: G_f'rhs_0, one dot per free column in a fixed order (threads over columns) */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int j = 0; j < Rf; j++) tf[j] = mk_dot4(n, G + (size_t) L->fcols[j] * n, rhs0);
+    /* s_k = (c / rho1 I + F'F)^{-1} F'rhs_k; 1'w_k = (1'rhs_k - (F'1)'s_k) / c */
+    double sr0 = 0.0, sw0, sw1;
+    for (int i = 0; i < n; i++) sr0 += rhs0[i];
+    for (int a = 0; a < Ra; a++) {
+        s0[a] = L->sc[a] * tf[L->lcol[a]];
+        s1[a] = L->sc[a] * rho1 * L->g1[L->lcol[a]];
+    }
+    if (Ra > 0) {
+        int info = 0;
+        F77_CALL(dpotrs)("L", &Ra, &one, L->A, &Ra, s0, &Ra, &info FCONE);
+        F77_CALL(dpotrs)("L", &Ra, &one, L->A, &Ra, s1, &Ra, &info FCONE);
+    }
+    double f0 = 0.0, f1 = 0.0;
+    for (int a = 0; a < Ra; a++) {
+        double g1a = L->sc[a] * L->g1[L->lcol[a]];
+        f0 += g1a * s0[a];
+        f1 += g1a * s1[a];
+    }
+    sw0 = (sr0 - f0) / c;
+    sw1 = (rho1 * n - f1) / c;
+    double b = -(sy + (sr0 - sw0) / rho1) / (sw1 / rho1);
+    /* v = sc (s_0 - b s_1) on the active columns, so that F(s_0 - b s_1) = G_a v;
+       G_f'w = (G_f'rhs_0 - b rho1 g1 - G_f'G_a v) / c */
+    for (int a = 0; a < Ra; a++) s0[a] = L->sc[a] * (s0[a] - b * s1[a]);
+    for (int j = 0; j < Rf; j++) {
+        const double *gg = L->GtG + (size_t) j * Rf;   /* column j = row j (symmetric) */
+        double t = 0.0;
+        for (int a = 0; a < Ra; a++) t += gg[L->lcol[a]] * s0[a];
+        cf[j] = (tf[j] - b * rho1 * L->g1[j] - t) / c;
+    }
+    /* pass 2, by blocks of rows (threads over blocks; each entry summed in column order): w =
+       (rhs_0 - b rho1 - G_a v) / c, then P[, k] = G_{fidx[k]} cf + jitter w */
+    double *act = L->va;   /* v at a free column that is active, else 0 */
+    for (int j = 0; j < Rf; j++) act[j] = 0.0;
+    for (int a = 0; a < Ra; a++) act[L->lcol[a]] = s0[a];
+    const double jit = st->jitter;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int i0 = 0; i0 < n; i0 += B) {
+        int i1 = i0 + B < n ? i0 + B : n;
+        double gw[256];
+        for (int i = i0; i < i1; i++) gw[i - i0] = 0.0;
+        for (int k = 0, j = 0; k < nf; k++) {
+            int m = fidx[k], r = st->goff[m + 1] - st->goff[m];
+            double *pk = P + (size_t) k * n;
+            for (int i = i0; i < i1; i++) pk[i] = 0.0;
+            for (int e = 0; e < r; e++, j++) {
+                const double *restrict g = G + (size_t) L->fcols[j] * n + i0;
+                double *restrict pr = pk + i0, *restrict gr = gw;
+                double vc = cf[j], va = act[j];
+                if (va != 0.0) {
+                    MK_SIMD
+                    for (int i = 0; i < i1 - i0; i++) { pr[i] += g[i] * vc; gr[i] += g[i] * va; }
+                } else {
+                    MK_SIMD
+                    for (int i = 0; i < i1 - i0; i++) pr[i] += g[i] * vc;
+                }
+            }
+        }
+        for (int i = i0; i < i1; i++) w[i] = (rhs0[i] - b * rho1 - gw[i - i0]) / c;
+        if (jit != 0.0)
+            for (int k = 0; k < nf; k++) {
+                double *pk = P + (size_t) k * n;
+                for (int i = i0; i < i1; i++) pk[i] += jit * w[i];
+            }
+    }
+    return b;
 }

@@ -1,7 +1,8 @@
 /* Shared numerics: sweeps over symmetric matrices (kernels, Newton matrices), products and
  * quadratic forms with one or two vectors, in full, upper or packed single-precision storage,
  * threaded by column ranges of equal triangle area; mk_symmat and its product. Used by SpicyMKL,
- * L0/1 (l01.c) and any solver that multiplies by a kernel or a symmetric system matrix. Plain
+ * L0/1 (l01.c) and any solver that multiplies by a kernel or a symmetric system matrix; the Gram
+ * products A'B of tall matrices (low-rank factors) faster than the reference BLAS. Plain
  * C (no R API): every function is safe inside OpenMP regions but mk_symmat_mv, which opens one.
  */
 #include "mklearn.h"
@@ -338,6 +339,56 @@ MK_CLONES double mk_dot4(int n, const double *a, const double *b)
     }
     for (; j < n; j++) t0 += a[j] * b[j];
     return (t0 + t1) + (t2 + t3);
+}
+
+/* s[j + 2 c] = sum_{i0 <= i < i1} a_j[i] b_c[i] for two columns a_j and four b_c: eight
+   accumulators, the columns read once (the reference BLAS dgemm takes one dot at a time) */
+MK_CLONES
+static void gram_tile(const double *a0, const double *a1, const double *b0, const double *b1,
+                      const double *b2, const double *b3, int i0, int i1, double *s)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+    MK_SIMD_RED(s0, s1, s2, s3, s4, s5, s6, s7)
+    for (int i = i0; i < i1; i++) {
+        double x0 = a0[i], x1 = a1[i];
+        s0 += x0 * b0[i]; s1 += x1 * b0[i]; s2 += x0 * b1[i]; s3 += x1 * b1[i];
+        s4 += x0 * b2[i]; s5 += x1 * b2[i]; s6 += x0 * b3[i]; s7 += x1 * b3[i];
+    }
+    s[0] = s0; s[1] = s1; s[2] = s2; s[3] = s3; s[4] = s4; s[5] = s5; s[6] = s6; s[7] = s7;
+}
+
+/* C += al A'B by blocks of MK_XPROD_ROWS rows (a block of A stays in cache while the columns
+   of B pass), the blocks' sums added in row order; sym (A = B): the upper triangle only. Edge
+   tiles repeat the last column and drop its sums. */
+void mk_crossprod_acc(int nr, int ld, int ra, int rb, double al, const double *A,
+                      const double *B, int sym, double *C, int ldc)
+{
+    double s[8];
+    for (int i0 = 0; i0 < nr; i0 += MK_XPROD_ROWS) {
+        int i1 = i0 + MK_XPROD_ROWS < nr ? i0 + MK_XPROD_ROWS : nr;
+        for (int c = 0; c < rb; c += 4) {
+            const double *bc[4];
+            for (int j = 0; j < 4; j++) bc[j] = B + (size_t) (c + j < rb ? c + j : rb - 1) * ld;
+            int qe = sym ? (c + 4 < ra ? c + 4 : ra) : ra;
+            for (int q = 0; q < qe; q += 2) {
+                const double *a0 = A + (size_t) q * ld, *a1 = q + 1 < ra ? a0 + ld : a0;
+                gram_tile(a0, a1, bc[0], bc[1], bc[2], bc[3], i0, i1, s);
+                for (int j = 0; j < 4 && c + j < rb; j++)
+                    for (int h = 0; h < 2 && q + h < ra && (!sym || q + h <= c + j); h++)
+                        C[q + h + (size_t) (c + j) * ldc] += al * s[h + 2 * j];
+            }
+        }
+    }
+}
+
+void mk_crossprod(int n, int ra, int rb, const double *A, const double *B, int sym, double *C,
+                  int ldc)
+{
+    for (int c = 0; c < rb; c++) for (int q = 0; q < ra; q++) C[q + (size_t) c * ldc] = 0.0;
+    mk_crossprod_acc(n, n, ra, rb, 1.0, A, sym ? A : B, sym, C, ldc);
+    if (sym)
+        for (int c = 0; c < rb; c++)
+            for (int q = c + 1; q < ra; q++) C[q + (size_t) c * ldc] = C[c + (size_t) q * ldc];
 }
 
 void mk_symmat_op_mv(void *ctx, const double *p, double *q)

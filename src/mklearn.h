@@ -296,6 +296,9 @@ SEXP mkc_store_factor_tmul(SEXP store, SEXP idx, SEXP x);
 SEXP mkc_store_lowrank(SEXP store, SEXP tol, SEXP rank);
 SEXP mkc_store_lowrank_test(SEXP store, SEXP fac, SEXP beta);
 SEXP mkc_threads(SEXP requested);
+/* A'B for double matrices A (n x ra) and B (n x rb) by mk_crossprod (sym: A'A from A alone);
+   for the tests */
+SEXP mkc_gram(SEXP A, SEXP B, SEXP sym);
 
 /* ====================================================================== store_pair.c */
 /* MWUMKL's access paths to the store (dense and fly backends).
@@ -577,6 +580,16 @@ double mk_quad(const mk_ksrc *K, const double *v);
 /* a'b, summed in index order */
 double mk_dot(int n, const double *a, const double *b);
 double mk_dot4(int n, const double *a, const double *b);
+/* Gram products of tall matrices (low-rank factors), faster than the reference BLAS's dgemm:
+   mk_crossprod_acc: C += al A'B (ra x rb, leading dimension ldc) for nr x ra and nr x rb
+   matrices of leading dimension ld, by blocks of MK_XPROD_ROWS rows; sym (A = B): the upper
+   triangle only. mk_crossprod: C = A'B for n-row A and B (sym: A'A, the upper triangle
+   mirrored). */
+#define MK_XPROD_ROWS 256
+void mk_crossprod_acc(int nr, int ld, int ra, int rb, double al, const double *A,
+                      const double *B, int sym, double *C, int ldc);
+void mk_crossprod(int n, int ra, int rb, const double *A, const double *B, int sym, double *C,
+                  int ldc);
 /* Columns [*j0, *j1) of thread t of T: column ranges of equal upper-triangle area over 0..n */
 void mk_tri_cols(int n, int t, int T, int *j0, int *j1);
 /* A symmetric matrix in one of two storages: H (n x n, upper triangle, double), or P (upper
@@ -725,9 +738,6 @@ int mk_cg_solve(const mk_cg *c, double *x, double *r, int *iters);
    (n*M), b, rho (n), aux (2n), gamma (2) of a previous fit. Returns a named list (alpha, b,
    rho, aux, gamma, primal, dual, gap, converged, iterations, ..., history, norms). */
 SEXP mkc_spicy(SEXP store, SEXP y, SEXP control, SEXP init);
-/* A'B for double matrices A (n x ra) and B (n x rb) by the low-rank Woodbury preconditioner's
-   blocked product (sym: A'A from A alone, its upper triangle mirrored); for the tests. */
-SEXP mkc_spicy_gram(SEXP A, SEXP B, SEXP sym);
 /* the upper Cholesky factor R updated by sg[i] X[i, ]'X[i, ] for each row of X in turn (the
    Woodbury capacitance's factor updates, sp_chol_r1; NULL when a downdate fails); for the tests */
 SEXP mkc_spicy_cholup(SEXP R, SEXP X, SEXP sg);
@@ -901,13 +911,18 @@ SEXP mkc_svmfam(SEXP method, SEXP store, SEXP y, SEXP C, SEXP control, SEXP init
    b, a; T: n logicals, the warm-up working set). */
 SEXP mkc_l01(SEXP store, SEXP y, SEXP C, SEXP control, SEXP start);
 /* (l01_lowrank.c) its w-step (I + rho1 K(d)) x = rhs on a low-rank store, O(n R) memory: mode 0
-   conjugate gradients, 1 Woodbury. update returns 1 when it factored; solve takes the CG warm
-   start in x and returns the CG iterations. */
+   conjugate gradients, 1 Woodbury over the kernels free[m] != 0 (the others stay at d_m = 0).
+   update returns 1 when it factored; solve takes the CG warm start in x and returns the CG
+   iterations. */
 typedef struct mk_l01_lr mk_l01_lr;
-mk_l01_lr *mk_l01_lr_new(const mk_store *st, int mode);
+mk_l01_lr *mk_l01_lr_new(const mk_store *st, int mode, const int *free);
 int mk_l01_lr_update(mk_l01_lr *L, const double *d, double rho1);
 int mk_l01_lr_solve(mk_l01_lr *L, double rho1, int nrhs, const double *const *rhs,
                     double *const *x, double cg_tol, int cg_maxiter);
+/* the joint (w, b) step with Woodbury (mode 1): w and [K_m w] over the nf free kernels fidx
+   (P, n x nf) for rhs_0 and rhs_1 = rho1 1, sy = sum y (u - 1 + lambda / rho1); returns b */
+double mk_l01_lr_wb(mk_l01_lr *L, double rho1, const double *rhs0, double sy, int nf,
+                    const int *fidx, double *w, double *P);
 
 /* ====================================================================== bayes.c */
 /* Empirical Bayesian MKL (Tomioka & Suzuki 2010, Eqs. 19-23): MacKay updates of the kernel

@@ -140,7 +140,6 @@
 #define SP_LM_REL 1e-12    /* low rank: the model's line minimum is taken when a Newton step on
                               its slope moves t by at most this (relative): t is then the root of
                               the slope's linear piece; the bracket's width otherwise */
-#define SP_GRAM_ROWS 256   /* rows per block of the Gram blocks' own product (sp_gram) */
 #define SP_BLOCK_MIN 200    /* ... and always up to this size (a small factor is cheap) */
 #define SP_EARLY_GAP 20.0   /* low rank: an inner loop checks the gap it would certify once the
                                last certified gap is at most this times tol, */

@@ -309,71 +309,6 @@ static void sp_wb_row(const sp_lrnm *L, int i, double *u)
     u[L->wk - 1] = sp_wb_s(L->gb);
 }
 
-/* s[j + 2 c] = sum_{i0 <= i < i1} a_j[i] b_c[i] for two columns a_j and four b_c: eight
-   accumulators, the columns read once (the reference BLAS dgemm takes one dot at a time) */
-MK_CLONES
-static void sp_gram_tile(const double *a0, const double *a1, const double *b0, const double *b1,
-                         const double *b2, const double *b3, int i0, int i1, double *s)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
-    MK_SIMD_RED(s0, s1, s2, s3, s4, s5, s6, s7)
-    for (int i = i0; i < i1; i++) {
-        double x0 = a0[i], x1 = a1[i];
-        s0 += x0 * b0[i]; s1 += x1 * b0[i]; s2 += x0 * b1[i]; s3 += x1 * b1[i];
-        s4 += x0 * b2[i]; s5 += x1 * b2[i]; s6 += x0 * b3[i]; s7 += x1 * b3[i];
-    }
-    s[0] = s0; s[1] = s1; s[2] = s2; s[3] = s3; s[4] = s4; s[5] = s5; s[6] = s6; s[7] = s7;
-}
-
-/* C += al A'B (ra x rb, leading dimension ldc) for nr x ra and nr x rb matrices (leading
-   dimension ld), by blocks of SP_GRAM_ROWS rows (a block of A stays in cache while the columns
-   of B pass), the blocks' sums added in row order; sym (A = B): the upper triangle only. Edge
-   tiles repeat the last column and drop its sums. */
-static void sp_gram(int nr, int ld, int ra, int rb, double al, const double *A, const double *B,
-                    int sym, double *C, int ldc)
-{
-    double s[8];
-    for (int i0 = 0; i0 < nr; i0 += SP_GRAM_ROWS) {
-        int i1 = i0 + SP_GRAM_ROWS < nr ? i0 + SP_GRAM_ROWS : nr;
-        for (int c = 0; c < rb; c += 4) {
-            const double *bc[4];
-            for (int j = 0; j < 4; j++) bc[j] = B + (size_t) (c + j < rb ? c + j : rb - 1) * ld;
-            int qe = sym ? (c + 4 < ra ? c + 4 : ra) : ra;
-            for (int q = 0; q < qe; q += 2) {
-                const double *a0 = A + (size_t) q * ld, *a1 = q + 1 < ra ? a0 + ld : a0;
-                sp_gram_tile(a0, a1, bc[0], bc[1], bc[2], bc[3], i0, i1, s);
-                for (int j = 0; j < 4 && c + j < rb; j++)
-                    for (int h = 0; h < 2 && q + h < ra && (!sym || q + h <= c + j); h++)
-                        C[q + h + (size_t) (c + j) * ldc] += al * s[h + 2 * j];
-            }
-        }
-    }
-}
-
-/* C = A'B (all of it, leading dimension ldc) by sp_gram; sym: A'A, its upper triangle mirrored */
-static void sp_gram_full(int n, int ra, int rb, const double *A, const double *B, int sym,
-                         double *C, int ldc)
-{
-    for (int c = 0; c < rb; c++) for (int q = 0; q < ra; q++) C[q + (size_t) c * ldc] = 0.0;
-    sp_gram(n, n, ra, rb, 1.0, A, sym ? A : B, sym, C, ldc);
-    if (sym)
-        for (int c = 0; c < rb; c++)
-            for (int q = c + 1; q < ra; q++) C[q + (size_t) c * ldc] = C[c + (size_t) q * ldc];
-}
-
-/* A'B by sp_gram_full (mklearn.h) */
-SEXP mkc_spicy_gram(SEXP A, SEXP B, SEXP sym)
-{
-    if (!isReal(A) || !isReal(B) || !isMatrix(A) || !isMatrix(B) || nrows(A) != nrows(B))
-        error("spicy_gram: A and B must be double matrices with as many rows");
-    int n = nrows(A), ra = ncols(A), rb = ncols(B), sy = asLogical(sym) == TRUE;
-    if (sy && rb != ra) error("spicy_gram: sym needs B = A");
-    SEXP C = PROTECT(allocMatrix(REALSXP, ra, rb));
-    sp_gram_full(n, ra, rb, REAL(A), REAL(B), sy, REAL(C), ra);
-    UNPROTECT(1);
-    return C;
-}
-
 /* G_a'G_b and G_a'1, G_b'1 into the caches (a <= b, kernel numbers) */
 static void sp_wb_gram(sp_lrnm *L, int ma, int mb)
 {
@@ -392,7 +327,7 @@ static void sp_wb_gram(sp_lrnm *L, int ma, int mb)
         L->gok[m * M + m] |= 2;
     }
     if (L->gok[ma * M + mb] & 1) return;
-    sp_gram_full(n, ra, rb, Ga, Gb, ma == mb,
+    mk_crossprod(n, ra, rb, Ga, Gb, ma == mb,
                  L->gg + L->st->goff[ma] + (size_t) L->st->goff[mb] * R, R);
     L->gok[ma * M + mb] |= 1;
 }
@@ -432,7 +367,7 @@ static void sp_wb_offv(sp_lrnm *L, double v, int chunk)
             }
             if (nr == 0) continue;
             sp_wb_gather(L, L->widx, L->wse, nr, L->ws);
-            sp_gram(nr, nr, k, k, (double) sg, L->ws, L->ws, 1, L->wa, k);
+            mk_crossprod_acc(nr, nr, k, k, (double) sg, L->ws, L->ws, 1, L->wa, k);
             nr = 0;
         }
     }

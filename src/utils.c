@@ -395,3 +395,16 @@ SEXP mkc_threads(SEXP requested)
     if (!isInteger(requested) || LENGTH(requested) != 1) error("'requested' must be one integer");
     return ScalarInteger(mk_threads(INTEGER(requested)[0]));
 }
+
+/* A'B by mk_crossprod (linalg.c); for the tests */
+SEXP mkc_gram(SEXP A, SEXP B, SEXP sym)
+{
+    if (!isReal(A) || !isReal(B) || !isMatrix(A) || !isMatrix(B) || nrows(A) != nrows(B))
+        error("gram: A and B must be double matrices with as many rows");
+    int n = nrows(A), ra = ncols(A), rb = ncols(B), sy = asLogical(sym) == TRUE;
+    if (sy && rb != ra) error("gram: sym needs B = A");
+    SEXP C = PROTECT(allocMatrix(REALSXP, ra, rb));
+    mk_crossprod(n, ra, rb, REAL(A), REAL(B), sy, REAL(C), ra);
+    UNPROTECT(1);
+    return C;
+}

@@ -292,6 +292,35 @@ test_that("MKL-L0/1 on exact factors gives the dense iterates, with either w-ste
   expect_lt(abs(b$objective - a$objective) / a$objective, 1e-6)
 })
 
+test_that("MKL-L0/1's Woodbury step on exact factors with kernels held out or at weight 0", {
+  # the joint (w, b) step in two passes over the free kernels' factors (src/l01_lowrank.c):
+  # Gram matrix of the free kernels only, a free kernel at d = 0, the jitter
+  d <- lr_data(n = 90, seed = 5)
+  set.seed(5)
+  z <- matrix(rnorm(d$n * 2), d$n)
+  K <- array(0, c(d$n, d$n, 5))
+  K[, , 1:3] <- d$K
+  K[, , 4] <- tcrossprod(z[, 1])
+  K[, , 5] <- exp(-as.matrix(dist(z))^2 / 2)
+  G <- lapply(1:5, function(m) lr_factor(K[, , m]))
+  Kx <- lr_dense(G)
+  for (m in 1:5) Kx[, , m] <- Kx[, , m] + diag(1e-3, d$n)
+  st <- lowrank_store(G, jitter = 1e-3)
+  for (sel in c(3, 5)) for (C in c(0.1, 10)) {
+    ctl <- list(wstep = "chol", tol = 1e-6, select = sel)
+    a <- fit_l01(Kx, d$yc, "classification", C, ctl, NULL)
+    b <- fit_l01(st, d$yc, "classification", C, ctl, NULL)
+    lab <- paste("select", sel, "C", C)
+    expect_identical(b$iterations, a$iterations, label = lab)
+    expect_identical(b$state$T, a$state$T, label = lab)
+    expect_lt(max(abs(b$state$w - a$state$w)), 1e-10 * max(abs(a$state$w)), label = lab)
+    expect_lt(max(abs(b$state$d - a$state$d)), 1e-10, label = lab)
+    expect_lt(abs(b$b - a$b), 1e-10, label = lab)
+    # some iterations ran with fewer kernels at d > 0 than let in
+    expect_lt(min(b$history$n_active), min(sel, 5), label = lab)
+  }
+})
+
 test_that("MKL-L0/1 on truncated factors: P-stationarity recomputed from the factors", {
   d <- lr_data(n = 100, seed = 9)
   G <- lapply(1:3, function(m) lr_factor(d$K[, , m], rel = 1e-3, rmax = 10))

@@ -39,9 +39,9 @@ test_that("the Woodbury preconditioner takes the hinge's solves on a low-rank st
   expect_true(fit$converged)
 })
 
-test_that("the Woodbury capacitance's blocked product equals crossprod() at every edge tile", {
+test_that("the blocked Gram product (linalg.c, the Woodbury capacitance's and MKL-L0/1's) equals crossprod() at every edge tile", {
   set.seed(2)
-  gram <- function(A, B, sym) .Call(mklearn:::C_spicy_gram, A, B, sym)
+  gram <- function(A, B, sym) .Call(mklearn:::C_gram, A, B, sym)
   # rows not a multiple of the 256-row blocks, columns not of the 2 x 4 tiles
   for (n in c(1L, 7L, 300L, 513L)) for (ra in c(1L, 2L, 5L)) for (rb in c(1L, 3L, 4L, 6L)) {
     A <- matrix(rnorm(n * ra), n)
