@@ -249,6 +249,46 @@ int mk_l01_lr_solve(mk_l01_lr *L, double rho1, int nrhs, const double *const *rh
     return total;
 }
 
+/* y[0..nb) += sum_e x[e] g_e[0..nb) over r columns g_e = g + e ld, and z += the same with
+   x2 when z != NULL, four columns at a time (one read of the columns, one read and write of y
+   and z per four columns; each entry summed in a fixed order) */
+static void lr_axpy_cols(int nb, int ld, int r, const double *g, const double *x, double *y,
+                         const double *x2, double *z)
+{
+    int e = 0;
+    for (; e + 3 < r; e += 4) {
+        const double *restrict g0 = g + (size_t) e * ld, *restrict g1 = g0 + ld,
+            *restrict g2 = g1 + ld, *restrict g3 = g2 + ld;
+        double *restrict yr = y, *restrict zr = z;
+        double x0 = x[e], x1 = x[e + 1], xx2 = x[e + 2], x3 = x[e + 3];
+        if (z) {
+            double u0 = x2[e], u1 = x2[e + 1], u2 = x2[e + 2], u3 = x2[e + 3];
+            MK_SIMD
+            for (int i = 0; i < nb; i++) {
+                yr[i] += (g0[i] * x0 + g1[i] * x1) + (g2[i] * xx2 + g3[i] * x3);
+                zr[i] += (g0[i] * u0 + g1[i] * u1) + (g2[i] * u2 + g3[i] * u3);
+            }
+        } else {
+            MK_SIMD
+            for (int i = 0; i < nb; i++)
+                yr[i] += (g0[i] * x0 + g1[i] * x1) + (g2[i] * xx2 + g3[i] * x3);
+        }
+    }
+    for (; e < r; e++) {
+        const double *restrict g0 = g + (size_t) e * ld;
+        double *restrict yr = y, *restrict zr = z;
+        double x0 = x[e];
+        if (z) {
+            double u0 = x2[e];
+            MK_SIMD
+            for (int i = 0; i < nb; i++) { yr[i] += g0[i] * x0; zr[i] += g0[i] * u0; }
+        } else {
+            MK_SIMD
+            for (int i = 0; i < nb; i++) yr[i] += g0[i] * x0;
+        }
+    }
+}
+
 /* The joint (w, b) block of the ADMM (l01.c, l01_wb_step) by Woodbury, for the d of the last
    update: w_0 and w_1 solve (I + rho1 K(d)) w_k = rhs_k with rhs_1 = rho1 1, b = -(sy + (1'rhs_0
    - 1'w_0) / rho1) / (1'w_1 / rho1), w = w_0 - b w_1, and P = [K_m w] for the nf free kernels
@@ -304,7 +344,7 @@ double mk_l01_lr_wb(mk_l01_lr *L, double rho1, const double *rhs0, double sy, in
         for (int a = 0; a < Ra; a++) t += gg[L->lcol[a]] * s0[a];
         cf[j] = (tf[j] - b * rho1 * L->g1[j] - t) / c;
     }
-    /* pass 2, by blocks of rows (threads over blocks; each entry summed in column order): w =
+    /* pass 2, by blocks of rows (threads over blocks; each entry summed in a fixed order): w =
        (rhs_0 - b rho1 - G_a v) / c, then P[, k] = G_{fidx[k]} cf + jitter w */
     double *act = L->va;   /* v at a free column that is active, else 0 */
     for (int j = 0; j < Rf; j++) act[j] = 0.0;
@@ -321,18 +361,10 @@ double mk_l01_lr_wb(mk_l01_lr *L, double rho1, const double *rhs0, double sy, in
             int m = fidx[k], r = st->goff[m + 1] - st->goff[m];
             double *pk = P + (size_t) k * n;
             for (int i = i0; i < i1; i++) pk[i] = 0.0;
-            for (int e = 0; e < r; e++, j++) {
-                const double *restrict g = G + (size_t) L->fcols[j] * n + i0;
-                double *restrict pr = pk + i0, *restrict gr = gw;
-                double vc = cf[j], va = act[j];
-                if (va != 0.0) {
-                    MK_SIMD
-                    for (int i = 0; i < i1 - i0; i++) { pr[i] += g[i] * vc; gr[i] += g[i] * va; }
-                } else {
-                    MK_SIMD
-                    for (int i = 0; i < i1 - i0; i++) pr[i] += g[i] * vc;
-                }
-            }
+            const double *gk = G + (size_t) st->goff[m] * n + i0;
+            int on = L->d[m] > 0.0;   /* the active kernels' columns also make G_a v */
+            lr_axpy_cols(i1 - i0, n, r, gk, cf + j, pk + i0, on ? act + j : NULL, on ? gw : NULL);
+            j += r;
         }
         for (int i = i0; i < i1; i++) w[i] = (rhs0[i] - b * rho1 - gw[i - i0]) / c;
         if (jit != 0.0)

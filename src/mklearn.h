@@ -5,7 +5,8 @@
  *   kernels.c          kernel functions, Gram arrays, normalisation
  *   store.c            the kernel store: the only way a solver reads kernels (dense or on the fly;
  *                      store_chain.c, store_pair.c (MWUMKL's paths), store_call.c beside it)
- *   linalg.c           shared numerics: sweeps over symmetric matrices (kernels, Newton matrices)
+ *   linalg.c           shared numerics: sweeps over symmetric matrices (kernels, Newton matrices),
+ *                      Gram products of low-rank factors
  *   kstats.c           shared numerics: kernel statistics and screening bounds of ||x||_K
  *   cg.c               shared numerics: preconditioned (deflated) conjugate gradients
  *   svm.c              SMO C-SVM on a dense matrix or through the column cache
