@@ -5,7 +5,8 @@
  *   - or exactly by Woodbury, x = (rhs - F s) / c with (c / rho1 I + F'F) s = F' rhs, through
  *     the Cholesky factor of that R x R matrix, kept while d is the same, from G'G over the
  *     free kernels' columns (the only ones with d_m > 0), formed once by mk_crossprod (linalg.c).
- * The rest of the ADMM (K_m w, the d-system) reads the store's O(n r) primitives.
+ * With Woodbury the joint (w, b) step also makes the products K_m w (mk_l01_lr_wb); otherwise
+ * the rest of the ADMM (K_m w, the d-system) reads the store's O(n r) primitives.
  * (inst/notes/NOTES-l01.md, "Low rank") */
 #define USE_FC_LEN_T
 #include "mklearn.h"
@@ -33,6 +34,8 @@ struct mk_l01_lr {
     double *GtG, *A;    /* Woodbury: G'G over the free kernels (Rf x Rf), the factor (Ra x Ra) */
     double *q, *q2, *r, *work;
 };
+
+#define L01_LR_ROWS 256   /* rows per block of the joint step's second pass */
 
 static double *lr_dalloc(size_t len) { return (double *) R_alloc(len ? len : 1, sizeof(double)); }
 
@@ -68,7 +71,8 @@ mk_l01_lr *mk_l01_lr_new(const mk_store *st, int mode, const int *free)
         }
         /* G_a'G_b for free kernels a <= b, each block into its place (both triangles): the
            kernels held at d_m = 0 never enter the factor (reference dsyrk over all R columns
-           was a fifth of a fit on Adult: NOTES-l01.md, "Low rank") */
+           was half of 300 iterations on Adult: NOTES-l01.md, "Adult at rank cap 50: the
+           Woodbury step in two passes") */
         L->GtG = lr_dalloc((size_t) Rf * Rf);
         L->A = lr_dalloc((size_t) Rf * Rf);
         for (int a = 0, oa = 0; a < M; a++) {
@@ -249,29 +253,29 @@ int mk_l01_lr_solve(mk_l01_lr *L, double rho1, int nrhs, const double *const *rh
     return total;
 }
 
-/* y[0..nb) += sum_e x[e] g_e[0..nb) over r columns g_e = g + e ld, and z += the same with
-   x2 when z != NULL, four columns at a time (one read of the columns, one read and write of y
+/* y[0..nb) += sum_e x[e] g_e[0..nb) over r columns g_e = g + e ld, and z += sum_e u[e] g_e
+   when z != NULL, four columns at a time (one read of the columns, one read and write of y
    and z per four columns; each entry summed in a fixed order) */
 static void lr_axpy_cols(int nb, int ld, int r, const double *g, const double *x, double *y,
-                         const double *x2, double *z)
+                         const double *u, double *z)
 {
     int e = 0;
     for (; e + 3 < r; e += 4) {
         const double *restrict g0 = g + (size_t) e * ld, *restrict g1 = g0 + ld,
             *restrict g2 = g1 + ld, *restrict g3 = g2 + ld;
         double *restrict yr = y, *restrict zr = z;
-        double x0 = x[e], x1 = x[e + 1], xx2 = x[e + 2], x3 = x[e + 3];
+        double x0 = x[e], x1 = x[e + 1], x2 = x[e + 2], x3 = x[e + 3];
         if (z) {
-            double u0 = x2[e], u1 = x2[e + 1], u2 = x2[e + 2], u3 = x2[e + 3];
+            double u0 = u[e], u1 = u[e + 1], u2 = u[e + 2], u3 = u[e + 3];
             MK_SIMD
             for (int i = 0; i < nb; i++) {
-                yr[i] += (g0[i] * x0 + g1[i] * x1) + (g2[i] * xx2 + g3[i] * x3);
+                yr[i] += (g0[i] * x0 + g1[i] * x1) + (g2[i] * x2 + g3[i] * x3);
                 zr[i] += (g0[i] * u0 + g1[i] * u1) + (g2[i] * u2 + g3[i] * u3);
             }
         } else {
             MK_SIMD
             for (int i = 0; i < nb; i++)
-                yr[i] += (g0[i] * x0 + g1[i] * x1) + (g2[i] * xx2 + g3[i] * x3);
+                yr[i] += (g0[i] * x0 + g1[i] * x1) + (g2[i] * x2 + g3[i] * x3);
         }
     }
     for (; e < r; e++) {
@@ -279,7 +283,7 @@ static void lr_axpy_cols(int nb, int ld, int r, const double *g, const double *x
         double *restrict yr = y, *restrict zr = z;
         double x0 = x[e];
         if (z) {
-            double u0 = x2[e];
+            double u0 = u[e];
             MK_SIMD
             for (int i = 0; i < nb; i++) { yr[i] += g0[i] * x0; zr[i] += g0[i] * u0; }
         } else {
@@ -295,16 +299,21 @@ static void lr_axpy_cols(int nb, int ld, int r, const double *g, const double *x
    fidx (n x nf, K_m w = G_m (G_m'w) + jitter w). Two passes over the free kernels' factor
    columns where the w-step and the products took four: G_f'rhs_0 (G_f'rhs_1 = rho1 g1), then
    w and P together by blocks of rows; 1'w_k and G_f'w come from G'G and g1 (R x R algebra).
-   Returns b. (NOTES-l01.md, "Low rank") */
+   Returns b. (NOTES-l01.md, "Low rank" and "Adult at rank cap 50: the Woodbury step in two
+   passes") */
 double mk_l01_lr_wb(mk_l01_lr *L, double rho1, const double *rhs0, double sy, int nf,
                     const int *fidx, double *w, double *P)
 {
     const mk_store *st = L->st;
-    const int n = L->n, Ra = L->Ra, Rf = L->Rf, one = 1, B = 256;
+    const int n = L->n, Ra = L->Ra, Rf = L->Rf, one = 1, B = L01_LR_ROWS;
     if (L->mode != 1) error("l01: the joint Woodbury step needs wstep = \"chol\"");
     int rf = 0;
-    for (int k = 0; k < nf; k++) rf += L->free[fidx[k]] ? st->goff[fidx[k] + 1] - st->goff[fidx[k]] : -n;
-    if (rf != Rf) error("l01: the joint Woodbury step needs the free kernels in order");
+    for (int k = 0; k < nf; k++) {
+        if (!L->free[fidx[k]] || (k > 0 && fidx[k] <= fidx[k - 1]))
+            error("l01: the joint Woodbury step needs the free kernels in order");
+        rf += st->goff[fidx[k] + 1] - st->goff[fidx[k]];
+    }
+    if (rf != Rf) error("l01: the joint Woodbury step needs every free kernel");
     const double *G = st->G;
     double c = 1.0 + rho1 * L->jd, *tf = L->tf, *cf = L->cf, *s0 = L->t, *s1 = L->t2;
     int nt = mk_threads_for(st->nthreads, (double) n * Rf);
@@ -355,7 +364,7 @@ double mk_l01_lr_wb(mk_l01_lr *L, double rho1, const double *rhs0, double sy, in
 #endif
     for (int i0 = 0; i0 < n; i0 += B) {
         int i1 = i0 + B < n ? i0 + B : n;
-        double gw[256];
+        double gw[L01_LR_ROWS];
         for (int i = i0; i < i1; i++) gw[i - i0] = 0.0;
         for (int k = 0, j = 0; k < nf; k++) {
             int m = fidx[k], r = st->goff[m + 1] - st->goff[m];
