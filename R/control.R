@@ -33,7 +33,7 @@
   # cg_tol = NULL: min(1e-6, tol / 10), below the block changes tol asks for (R/l01.R)
   l01 = list(tol = 3e-3, maxiter = 20000L, rho1 = 4, rho2 = NULL, rho3 = NULL,
              identity_cut = 1.5, start = "reference", svm_C = 1,
-             b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "cg",
+             b0 = 1, a0 = 0, warmup = 5L, warmup_size = NA_integer_, wstep = "auto",
              cg_tol = NULL, joint_wb = TRUE, freeze_T = 1000L,
              restarts = 0L, select = NULL, kcache = NA_integer_, kcols = NA_integer_),
   # bayes: tol bounds max_m |dJ / d log d_m| = d_m |t_m - q_m| / 2 (nats), Eq. 23's fixed point
@@ -163,7 +163,10 @@ check_row_start_store <- function(control) {
 #'     `svm_C` (1)); `warmup` (5) iterations on a class-balanced working set of `warmup_size`
 #'     samples (NA: all); `wstep` (`"cg"`: warm-started conjugate gradients to relative residual
 #'     `cg_tol` (default `min(1e-6, tol / 10)`); `"chol"`: a Cholesky factor reused while d
-#'     does not change); `joint_wb`
+#'     does not change, of an n x n matrix on a dense or on-the-fly store, of an R x R one by
+#'     Woodbury on a low-rank store, R the total rank of the kernels let in; `"auto"`, the
+#'     default: `"chol"` on a low-rank store when \eqn{R^2 \le 50 n} and \eqn{R \le 4096},
+#'     `"cg"` otherwise); `joint_wb`
 #'     (TRUE: w and b as one ADMM block; FALSE: the paper's w-then-b order); `freeze_T` (1000:
 #'     the iteration after which the working set stops changing; it also stops after three
 #'     2-cycles); `restarts` (0: chained warm restarts of the authors' protocol); `select`

@@ -53,6 +53,16 @@ l01_svm <- function(Kc, y, C, d, kw = TRUE, kc = 0L) {
   s
 }
 
+# The w-step of wstep = "auto": Woodbury ("chol") on a low-rank store when the kernels let in
+# have a total rank R with R^2 <= 50 n and R <= 4096, conjugate gradients otherwise. Woodbury's
+# R^3 / 3 factorisation after a change of d then costs less than about ten CG iterations,
+# each two passes over the n x R factors, and G'G with its factor take at most 270 MB
+# (inst/notes/NOTES-l01.md, "Low rank"). Also read by the memory check (R/memory.R).
+l01_wstep <- function(wstep, lowrank, R, n) {
+  if (!identical(wstep, "auto")) return(wstep)
+  if (lowrank && R^2 <= 50 * n && R <= 4096) "chol" else "cg"
+}
+
 # The kernels nearly the identity on the training set: effective number of neighbours of a
 # training point (kernel_neighbours(), R/store.R) below cut. The d-step can prefer them, as
 # they reproduce any margin target on the training points, and a fit on them predicts sign(b)
@@ -206,6 +216,7 @@ fit_l01 <- function(store, y, task, C, control, init) {
   warm <- !is.null(init) && !is.null(init$w) && length(init$w) == n
   free <- if (warm && length(init$free) == M) init$free else
     l01_preselect(store, y, Kc, kscale, control, M)
+  control$wstep <- l01_wstep(control$wstep, lr, if (lr) sum(diff(store$goff)[free]) else 0, n)
   run <- l01_run(store, y, C, control, init, warm, free, Kc, kscale, prog)
   if (!warm) {
     # a run that collapsed onto kernels nearly the identity is run again (the collapse is
@@ -236,6 +247,7 @@ fit_l01 <- function(store, y, task, C, control, init) {
   hist <- as.data.frame(r$history)
   info <- list(n_sv = r$n_T, n_S = r$n_S, kscale = kscale, C_scaled = Cs,
                rho = c(ctl$rho1, ctl$rho2, ctl$rho3), change = r$change,
+               wstep = control$wstep,
                chol_factorizations = r$chol_factorizations, cg_iterations = r$cg_iterations,
                solver_time = proc.time()[["elapsed"]] - t0, runs = runs,
                T_frozen_at = r$T_frozen, held_out = which(!free),
@@ -278,6 +290,6 @@ check_l01_control <- function(s) {
   if (!is.null(s[["start"]]))
     s[["start"]] <- match_arg(s[["start"]], c("svm", "reference"), name = "start")
   if (!is.null(s[["wstep"]]))
-    s[["wstep"]] <- match_arg(s[["wstep"]], c("cg", "chol"), name = "wstep")
+    s[["wstep"]] <- match_arg(s[["wstep"]], c("auto", "cg", "chol"), name = "wstep")
   s
 }

@@ -151,7 +151,10 @@ memory_parts <- function(method, n, M, store, nt, ctl, task = "classification", 
       # columns (added below, with CG's K_m p when some columns are not combined), the cache's
       # diagonals, index and distances, the passes' range sums and each thread's scratch (a
       # point's columns and distances); Kd for the Cholesky w-step only
-      chol <- identical(ctl[["wstep"]], "chol")
+      # "auto" as fit_l01() resolves it, from the bound R on the total rank (the kernels let
+      # in may have less: then Woodbury may run where this counted CG, by at most 2 x 50 n
+      # doubles, small beside the factors)
+      chol <- identical(l01_wstep(ctl[["wstep"]], store == "lowrank", R, n), "chol")
       if (store == "lowrank") {
         if (chol) add("G'G and its factor (R x R)", 2 * R * R, "linear")
       } else if (fly) {

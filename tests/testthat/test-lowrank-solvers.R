@@ -386,6 +386,41 @@ test_that("mkl() on the full-rank low-rank store predicts as the dense fit (spic
   }
 })
 
+test_that("MKL-L0/1's default w-step: Woodbury on a low-rank store of small total rank", {
+  expect_identical(l01_wstep("auto", TRUE, 100, 200), "chol")     # 100^2 = 50 x 200
+  expect_identical(l01_wstep("auto", TRUE, 101, 200), "cg")
+  expect_identical(l01_wstep("auto", TRUE, 4097, 1e6), "cg")      # G'G and factor too large
+  expect_identical(l01_wstep("auto", FALSE, 10, 1e6), "cg")       # dense, on the fly: n x n
+  expect_identical(l01_wstep("cg", TRUE, 10, 1e6), "cg")
+  expect_identical(l01_wstep("chol", FALSE, 10, 10), "chol")
+  set.seed(5)
+  n <- 300
+  x <- matrix(rnorm(n * 3), n); z <- matrix(rnorm(200 * 3), 200)
+  y <- factor(ifelse(x[, 1] + x[, 2]^2 - 1 + rnorm(n, sd = 0.3) > 0, "a", "b"))
+  ks <- kernel_set(rbf_kernel(c(1, 3)))
+  run <- function(...) mkl(x, y, kernels = ks, method = "l01",
+                           control = mkl_control(nthreads = 1, platt = "train", ...))
+  fa <- run(store = "lowrank", rank = 20)                  # R <= 40: 40^2 <= 50 x 300
+  expect_identical(fa$info$wstep, "chol")
+  expect_gt(fa$info$chol_factorizations, 0L)
+  expect_identical(fa$info$cg_iterations, 0L)
+  # the same fit as the Woodbury step asked for by name; CG reaches its fixed point
+  fc <- run(store = "lowrank", rank = 20, wstep = "chol")
+  expect_identical(fa$state, fc$state)
+  fg <- run(store = "lowrank", rank = 20, wstep = "cg")
+  expect_identical(fg$info$wstep, "cg")
+  expect_gt(fg$info$cg_iterations, 0L)
+  expect_gte(mean(predict(fa, z) == predict(fg, z)), 0.99)
+  expect_identical(run(store = "dense")$info$wstep, "cg")
+  # the memory check counts Woodbury's G'G and factor when "auto" takes it
+  p <- memory_parts("l01", n, 2, "lowrank", 1L, method_control("l01", list(rank = 20)),
+                    R = 40)
+  expect_true(any(grepl("G'G", p$part)))
+  p <- memory_parts("l01", n, 2, "lowrank", 1L, method_control("l01", list(rank = 100)),
+                    R = 200)
+  expect_false(any(grepl("G'G", p$part)))
+})
+
 test_that("MKL-L0/1 on a low-rank store with more kernels than `select` lets in `select`", {
   set.seed(5)
   n <- 150
