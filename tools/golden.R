@@ -37,6 +37,7 @@ scenarios <- function(mk) {
   s3 <- sim(300, seed = 3)
   dense <- mk$mkl_control(store = "dense")
   fly <- mk$mkl_control(store = "fly")
+  lr <- mk$mkl_control(store = "lowrank", rank = 10L, platt = "train")
   fit <- function(tag, ...) {
     golden_tag(tag)
     suppressWarnings(mk$mkl(...))
@@ -85,6 +86,18 @@ scenarios <- function(mk) {
     fit("l01 dense", s1$x, s1$y, kernels = ks, method = "l01", control = dense),
     fit("l01 fly n300", s3$x, s3$y, kernels = ks, method = "l01", control = fly),
     fit("bayes regression", s1$x, s1$r, kernels = ks, method = "bayes", control = dense),
+    # the low-rank store (rank cap 10): every method on it, MKL-L0/1 with either w-step
+    fit("uniform lowrank n300", s3$x, s3$y, kernels = ks, method = "uniform", control = lr),
+    fit("simple lowrank n300", s3$x, s3$y, kernels = ks, method = "simple", control = lr),
+    fit("hessian lowrank n300", s3$x, s3$y, kernels = ks, method = "hessian", control = lr),
+    fit("lp lowrank n300", s3$x, s3$y, kernels = ks, method = "lp", control = lr),
+    fit("spicy hinge lowrank n300", s3$x, s3$y, kernels = ks, method = "spicy",
+        loss = "hinge", control = lr),
+    fit("bayes regression lowrank n300", s3$x, s3$r, kernels = ks, method = "bayes",
+        control = lr),
+    fit("l01 lowrank n300", s3$x, s3$y, kernels = ks, method = "l01", control = lr),
+    fit("l01 lowrank cg n300", s3$x, s3$y, kernels = ks, method = "l01",
+        control = mk$mkl_control(store = "lowrank", rank = 10L, platt = "train", wstep = "cg")),
     fit("bayes classification fly", s1$x, s1$y, kernels = ks, method = "bayes", control = fly),
     fit("mwu", s1$x, s1$y, kernels = ks, method = "mwu"),
     fit("mwu refit n300", s3$x, s3$y, kernels = ks, method = "mwu",
