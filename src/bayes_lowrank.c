@@ -61,7 +61,7 @@ void eb_lr_init(eb_work *w, int nv)
     double done = 1.0, dzero = 0.0;
     if (R > 0) {
         /* the upper triangle by blocks of 1024 rows (mk_crossprod_acc, linalg.c: about ten
-           times the reference BLAS's dsyrk and dgemm, which took a fifth of a fit on Adult;
+           times the reference BLAS's dsyrk and dgemm, which took about 29 s of CPU on Adult;
            NOTES-bayes.md), with an interrupt check between them (O(n R^2) in all) */
         double tlast = mk_time();
         for (size_t q = 0; q < (size_t) R1 * R; q++) L->C[q] = 0.0;
