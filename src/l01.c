@@ -308,17 +308,15 @@ static void l01_wb_step(l01_work *k, const mk_store *st, const double *y, const 
         /* (w, b) as one block: w = w0 - b w1 with (I + rho1 K(d)) w0 = -Y (lambda +
            rho1 (u - 1)), (I + rho1 K(d)) w1 = rho1 1, and b from y'(u + Y K(d) w + b y - 1
            + lambda / rho1) = 0 */
-        double num = 0.0, den = 0.0;
-        for (int i = 0; i < n; i++) {
-            rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] - 1.0));
-            v[i] = rho1;
-        }
+        for (int i = 0; i < n; i++) rhs[i] = -y[i] * (x->lambda[i] + rho1 * (x->u[i] - 1.0));
         if (k->ws.lr && k->ws.mode == 1) {
             /* Woodbury on a low-rank store: w, b and G in two passes over the factors */
             double sy = 0.0;
             for (int i = 0; i < n; i++) sy += y[i] * (x->u[i] - 1.0 + x->lambda[i] / rho1);
             bnew = mk_l01_lr_wb(k->ws.lr, rho1, rhs, sy, k->nf, k->fidx, x->w, k->G);
         } else {
+            double num = 0.0, den = 0.0;
+            for (int i = 0; i < n; i++) v[i] = rho1;
             const double *rr2[2] = { rhs, v };
             double *xx2[2] = { w0, w1 };
             wsolve(&k->ws, rho1, 2, rr2, xx2, o->cg_tol, o->cg_maxiter);

@@ -30,9 +30,9 @@ struct mk_l01_lr {
     double *sc;         /* Ra: sqrt(d_m) of each of those columns */
     double jd, rho1;    /* jitter sum(d); the rho1 of the factor */
     double *d;          /* M: the weights cols and sc were made for */
-    double *t, *t2;     /* Rtot each: F'p of the (up to two) systems */
+    double *t, *t2;     /* Rtot each: F'p (t2: the joint step's second system) */
     double *GtG, *A;    /* Woodbury: G'G over the free kernels (Rf x Rf), the factor (Ra x Ra) */
-    double *q, *q2, *r, *work;
+    double *q, *r, *work;
 };
 
 #define L01_LR_ROWS 256   /* rows per block of the joint step's second pass */
@@ -52,7 +52,7 @@ mk_l01_lr *mk_l01_lr_new(const mk_store *st, int mode, const int *free)
     L->free = (int *) R_alloc(M, sizeof(int));
     memcpy(L->free, free, (size_t) M * sizeof(int));
     L->sc = lr_dalloc(R); L->t = lr_dalloc(R); L->t2 = lr_dalloc(R); L->d = lr_dalloc(M);
-    L->q = lr_dalloc(n); L->q2 = lr_dalloc(n); L->r = lr_dalloc(n);
+    L->q = lr_dalloc(n); L->r = lr_dalloc(n);
     L->work = lr_dalloc(3 * (size_t) n);
     L->GtG = L->A = NULL;
     L->jd = 0.0; L->rho1 = 0.0;
@@ -101,13 +101,11 @@ static int lr_threads(const mk_l01_lr *L)
     return mk_threads_for(L->st->nthreads, (double) L->n * L->Ra);
 }
 
-/* t_k = F'p_k for k < np (1 or 2): one dot product per active column and system, in a fixed
-   order (threads over columns); both systems in one pass over each column, each sum in the
-   order of the one-system pass (the same bits) */
-static void lr_ftmul(const mk_l01_lr *L, int np, const double *const *p, double *const *t)
+/* t = F'p: one dot product per active column, in a fixed order (threads over columns) */
+static void lr_ftmul(const mk_l01_lr *L, const double *p, double *t)
 {
     const int n = L->n, Ra = L->Ra;
-    const double *G = L->st->G, *p0 = p[0], *p1 = np > 1 ? p[1] : NULL;
+    const double *G = L->st->G;
     int nt = lr_threads(L);
     (void) nt;
 #ifdef _OPENMP
@@ -115,18 +113,15 @@ static void lr_ftmul(const mk_l01_lr *L, int np, const double *const *p, double 
 #endif
     for (int a = 0; a < Ra; a++) {
         const double *g = G + (size_t) L->cols[a] * n;
-        double s0 = 0.0, s1 = 0.0;
-        if (p1) for (int i = 0; i < n; i++) { s0 += g[i] * p0[i]; s1 += g[i] * p1[i]; }
-        else for (int i = 0; i < n; i++) s0 += g[i] * p0[i];
-        t[0][a] = L->sc[a] * s0;
-        if (p1) t[1][a] = L->sc[a] * s1;
+        double s = 0.0;
+        for (int i = 0; i < n; i++) s += g[i] * p[i];
+        t[a] = L->sc[a] * s;
     }
 }
 
-/* out_k = F t_k + diag * p_k for k < np (1 or 2; p NULL: no diagonal term), by blocks of rows
-   (threads); both systems in one pass over the columns, each in the one-system order */
-static void lr_fmul(const mk_l01_lr *L, int np, const double *const *t, double diag,
-                    const double *const *p, double *const *out)
+/* out = F t + diag * p (p may be NULL: no diagonal term), by blocks of rows (threads) */
+static void lr_fmul(const mk_l01_lr *L, const double *t, double diag, const double *p,
+                    double *out)
 {
     int nt = lr_threads(L);
     (void) nt;
@@ -137,16 +132,12 @@ static void lr_fmul(const mk_l01_lr *L, int np, const double *const *t, double d
 #endif
     for (int i0 = 0; i0 < n; i0 += B) {
         int i1 = i0 + B < n ? i0 + B : n;
-        for (int k = 0; k < np; k++)
-            for (int i = i0; i < i1; i++) out[k][i] = p ? diag * p[k][i] : 0.0;
-        double *o0 = out[0], *o1 = np > 1 ? out[1] : NULL;
+        for (int i = i0; i < i1; i++) out[i] = p ? diag * p[i] : 0.0;
         for (int a = 0; a < Ra; a++) {
             const double *g = G + (size_t) L->cols[a] * n;
-            double v0 = L->sc[a] * t[0][a], v1 = o1 ? L->sc[a] * t[1][a] : 0.0;
-            if (v0 != 0.0 && v1 != 0.0)
-                for (int i = i0; i < i1; i++) { o0[i] += g[i] * v0; o1[i] += g[i] * v1; }
-            else if (v0 != 0.0) for (int i = i0; i < i1; i++) o0[i] += g[i] * v0;
-            else if (v1 != 0.0) for (int i = i0; i < i1; i++) o1[i] += g[i] * v1;
+            double v = L->sc[a] * t[a];
+            if (v == 0.0) continue;
+            for (int i = i0; i < i1; i++) out[i] += g[i] * v;
         }
     }
 }
@@ -154,8 +145,8 @@ static void lr_fmul(const mk_l01_lr *L, int np, const double *const *t, double d
 /* q = K(d) p = F (F'p) + jitter sum(d) p */
 static void lr_kd(const mk_l01_lr *L, const double *p, double *q, double *t)
 {
-    lr_ftmul(L, 1, &p, &t);
-    lr_fmul(L, 1, (const double *const *) &t, L->jd, &p, &q);
+    lr_ftmul(L, p, t);
+    lr_fmul(L, t, L->jd, p, q);
 }
 
 /* Make the active columns current for d (and, with Woodbury, the factor for d and rho1).
@@ -217,19 +208,17 @@ int mk_l01_lr_solve(mk_l01_lr *L, double rho1, int nrhs, const double *const *rh
     int total = 0;
     if (nrhs < 1 || nrhs > 2) error("l01: 1 or 2 w-systems at a time, not %d", nrhs);
     if (L->mode == 1) {
+        /* the joint (w, b) step takes mk_l01_lr_wb (below): here one system at a time */
         double c = 1.0 + rho1 * L->jd;
         int Ra = L->Ra, one = 1, info = 0;
-        /* both systems through one pass over the factors each way (NOTES-l01.md, "Adult at
-           rank cap 50: the row order, C and rho1") */
-        double *t[2] = { L->t, L->t2 }, *q[2] = { L->q, L->q2 };
-        if (Ra > 0) {
-            lr_ftmul(L, nrhs, rhs, t);
-            for (int k = 0; k < nrhs; k++)
-                F77_CALL(dpotrs)("L", &Ra, &one, L->A, &Ra, t[k], &Ra, &info FCONE);
-            lr_fmul(L, nrhs, (const double *const *) t, 0.0, NULL, q);
-        } else for (int k = 0; k < nrhs; k++) memset(q[k], 0, (size_t) n * sizeof(double));
-        for (int k = 0; k < nrhs; k++)
-            for (int i = 0; i < n; i++) x[k][i] = (rhs[k][i] - q[k][i]) / c;
+        for (int k = 0; k < nrhs; k++) {
+            if (Ra > 0) {
+                lr_ftmul(L, rhs[k], L->t);
+                F77_CALL(dpotrs)("L", &Ra, &one, L->A, &Ra, L->t, &Ra, &info FCONE);
+                lr_fmul(L, L->t, 0.0, NULL, L->q);
+            } else memset(L->q, 0, (size_t) n * sizeof(double));
+            for (int i = 0; i < n; i++) x[k][i] = (rhs[k][i] - L->q[i]) / c;
+        }
         return 0;
     }
     lr_wop op = { L, rho1, L->t };
