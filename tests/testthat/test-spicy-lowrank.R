@@ -39,7 +39,7 @@ test_that("the Woodbury preconditioner takes the hinge's solves on a low-rank st
   expect_true(fit$converged)
 })
 
-test_that("the blocked Gram product (linalg.c, the Woodbury capacitance's and MKL-L0/1's) equals crossprod() at every edge tile", {
+test_that("the blocked Gram product of linalg.c equals crossprod() at every edge tile", {
   set.seed(2)
   gram <- function(A, B, sym) .Call(mklearn:::C_gram, A, B, sym)
   # rows not a multiple of the 256-row blocks, columns not of the 2 x 4 tiles
